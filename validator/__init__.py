@@ -1,0 +1,1 @@
+"""The output schema and a deterministic, ground-truth-free validator of candidate outputs."""

@@ -1,0 +1,1 @@
+"""Validator checks, each a small named, weighted unit registered in the check registry."""
