@@ -1,0 +1,232 @@
+"""Find the datasets under a benchmark root: any folder, at any depth, that holds `VLM/random.txt`.
+
+A real MDS-Bench checkout nests them as ``datasets/<group>/<dataset_id>/``; the bundled suite puts them one
+level down. Discovery never walks into a dataset's own ``data/`` (raw files, possibly terabytes) or ``VLM/``
+folders. A dataset whose manifest is broken is skipped with a logged warning and recorded as a
+`DiscoveryProblem`, so one bad folder never hides the others.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchmark.errors import BenchmarkError
+from benchmark.layout import AGENT_DIR, OutputLayout
+from benchmark.manifest import DATA_DIR, MANIFEST_NAME, VLM_DIR, ManifestEntry, parse_manifest
+
+__all__ = ["Dataset", "DiscoveryProblem", "discover", "discover_with_problems"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Dataset:
+    """One benchmark dataset folder (``<root>/data/``, ``<root>/VLM/random.txt``, ``<root>/VLM/<run>/``).
+
+    Attributes:
+        root: The dataset folder (absolute).
+        name: The folder's name, used as the dataset id.
+        manifest_path: ``<root>/VLM/random.txt``.
+        vlm_dir: ``<root>/VLM``.
+    """
+
+    root: Path
+    name: str
+    manifest_path: Path
+    vlm_dir: Path
+    _entries: list[ManifestEntry] | None = field(default=None, init=False, repr=False, compare=False)
+
+    @classmethod
+    def from_root(cls, root: str | Path) -> Dataset:
+        """Describe the dataset at ``root`` (its manifest is parsed lazily, on first `entries()`).
+
+        Args:
+            root: The dataset folder.
+
+        Returns:
+            The dataset.
+        """
+        path = Path(root).absolute()
+        vlm = path / VLM_DIR
+        return cls(root=path, name=path.name, manifest_path=vlm / MANIFEST_NAME, vlm_dir=vlm)
+
+    @property
+    def data_dir(self) -> Path:
+        """The raw-data folder, ``<root>/data``."""
+        return self.root / DATA_DIR
+
+    def entries(self) -> list[ManifestEntry]:
+        """The manifest entries in index order, parsed once and cached.
+
+        Returns:
+            The entries (the cached list; do not mutate it).
+
+        Raises:
+            ManifestError: The manifest is missing or malformed.
+        """
+        if self._entries is None:
+            self._entries = parse_manifest(self.manifest_path, self.root)
+        return self._entries
+
+    @property
+    def indices(self) -> list[int]:
+        """The sample indices of the manifest, ascending."""
+        return [e.index for e in self.entries()]
+
+    def entry(self, index: int) -> ManifestEntry:
+        """The manifest entry for one index.
+
+        Args:
+            index: A sample index.
+
+        Returns:
+            The entry.
+
+        Raises:
+            KeyError: The manifest has no such index.
+        """
+        for e in self.entries():
+            if e.index == index:
+                return e
+        raise KeyError(f"{self.name}: manifest {self.manifest_path} has no index {index}")
+
+    def prediction_dir(self, run_name: str) -> Path:
+        """Where a run's outputs live: ``<root>/VLM/<run_name>/agent1_data_organization``.
+
+        Args:
+            run_name: A single folder name (the model or strategy name).
+
+        Returns:
+            The path (not created).
+
+        Raises:
+            LayoutError: ``run_name`` is empty or is not a single plain folder name.
+        """
+        return OutputLayout.for_run(self.root, run_name).root
+
+    def runs(self) -> list[str]:
+        """The runs already written: ``VLM`` sub-folders that hold an ``agent1_data_organization`` folder.
+
+        Returns:
+            Their names, sorted (the reference scorer's default model list, SPEC §3.8).
+        """
+        if not self.vlm_dir.is_dir():
+            return []
+        return sorted(p.name for p in self.vlm_dir.iterdir() if (p / AGENT_DIR).is_dir())
+
+
+@dataclass(frozen=True)
+class DiscoveryProblem:
+    """A dataset folder that discovery skipped, and why.
+
+    Attributes:
+        root: The dataset folder.
+        error: The error that made it unusable (its ``str`` names the file and line).
+    """
+
+    root: Path
+    error: BenchmarkError
+
+    @property
+    def name(self) -> str:
+        """The dataset folder's name."""
+        return self.root.name
+
+    @property
+    def reason(self) -> str:
+        """The full located message, ``"<file>:<line>: <reason>"``."""
+        return str(self.error)
+
+
+def discover_with_problems(
+    root: str | Path, *, names: Iterable[str] | None = None
+) -> tuple[list[Dataset], list[DiscoveryProblem]]:
+    """Find every dataset under ``root`` and report the ones that are broken.
+
+    Each dataset's manifest is parsed (without checking that raw files exist, so a checkout without its raw
+    data is still listed); a dataset whose manifest fails is skipped, logged as a warning and returned as a
+    problem.
+
+    Args:
+        root: A benchmark root, a group folder, or a single dataset folder.
+        names: Keep only these dataset names (folder names).
+
+    Returns:
+        ``(datasets, problems)``, both sorted by name then path.
+
+    Raises:
+        BenchmarkError: ``root`` does not exist or is not a folder, or a name in ``names`` matches no dataset
+            (the message lists the available ones).
+    """
+    base = Path(root).expanduser().absolute()
+    if not base.is_dir():
+        state = "is not a folder" if base.exists() else "does not exist"
+        raise BenchmarkError(base, f"benchmark root {state} (looked for folders holding VLM/{MANIFEST_NAME})")
+    wanted = set(names) if names is not None else None
+    datasets: list[Dataset] = []
+    problems: list[DiscoveryProblem] = []
+    for folder in _dataset_folders(base):
+        if wanted is not None and folder.name not in wanted:
+            continue
+        dataset = Dataset.from_root(folder)
+        try:
+            dataset.entries()
+        except BenchmarkError as exc:
+            logger.warning("skipping dataset %s: %s", folder, exc)
+            problems.append(DiscoveryProblem(folder, exc))
+            continue
+        datasets.append(dataset)
+    if wanted is not None:
+        found = {d.name for d in datasets} | {p.name for p in problems}
+        missing = sorted(wanted - found)
+        if missing:
+            available = sorted(f.name for f in _dataset_folders(base))
+            raise BenchmarkError(
+                base, f"no dataset named {', '.join(missing)} (available: {', '.join(available) or 'none'})"
+            )
+    datasets.sort(key=lambda d: (d.name, str(d.root)))
+    for before, after in itertools.pairwise(datasets):
+        if before.name == after.name:
+            # Both are kept (they are different folders), but anything keyed by dataset name will collide.
+            logger.warning("two datasets are named %r: %s and %s", after.name, before.root, after.root)
+    problems.sort(key=lambda p: (p.name, str(p.root)))
+    return datasets, problems
+
+
+def discover(root: str | Path, *, names: Iterable[str] | None = None) -> list[Dataset]:
+    """Find every usable dataset under ``root`` (broken ones are skipped with a warning).
+
+    Args:
+        root: A benchmark root, a group folder, or a single dataset folder.
+        names: Keep only these dataset names.
+
+    Returns:
+        The datasets, sorted by name.
+
+    Raises:
+        BenchmarkError: ``root`` does not exist, or a requested name matches no dataset.
+    """
+    return discover_with_problems(root, names=names)[0]
+
+
+def _dataset_folders(base: Path) -> list[Path]:
+    """Every folder under ``base`` (itself included) holding ``VLM/random.txt``; skips data/ and VLM/."""
+    found: list[Path] = []
+
+    def on_error(exc: OSError) -> None:
+        logger.warning("cannot list %s during discovery: %s", exc.filename, exc.strerror or exc)
+
+    for dirpath, dirnames, _ in os.walk(base, onerror=on_error):
+        here = Path(dirpath)
+        if (here / VLM_DIR / MANIFEST_NAME).is_file():
+            found.append(here)
+            # A dataset's own raw data and run outputs never hold further datasets.
+            dirnames[:] = [d for d in dirnames if d not in (DATA_DIR, VLM_DIR)]
+        # Hidden folders (.git, caches) are not datasets; sorting keeps the walk deterministic.
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+    return found
