@@ -1,0 +1,208 @@
+"""Scoring whole datasets and benchmark roots: the eval_results dict, its JSON file, and parallel scoring."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections import Counter
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from benchmark.errors import BenchmarkError
+from benchmark.groundtruth import ground_truth_path, load_ground_truth_dict
+from benchmark.layout import AGENT_DIR
+from benchmark.score.dataset import score_prediction
+from benchmark.score.profiles import Profile, resolve
+
+log = logging.getLogger(__name__)
+
+
+def dataset_root_of(path: str | Path) -> Path:
+    """Accept a dataset root or its ``VLM`` folder (the reference CLI takes either)."""
+    p = Path(path)
+    return p.parent if p.name == "VLM" and not (p / "VLM").is_dir() else p
+
+
+def default_models(dataset_root: Path) -> list[str]:
+    """``VLM`` sub-folders holding an ``agent1_data_organization`` folder, sorted."""
+    vlm = dataset_root / "VLM"
+    return sorted(p.name for p in vlm.iterdir() if (p / AGENT_DIR).is_dir()) if vlm.is_dir() else []
+
+
+def score_dataset(
+    dataset_root: str | Path,
+    *,
+    ground_truth: str | Path | dict[str, Any] | None = None,
+    models: Iterable[str] | None = None,
+    profile: str | Profile = "official",
+) -> dict[str, Any]:
+    """Score every model (run) of one dataset, like the reference ``evaluate_source_gate.py``.
+
+    Args:
+        dataset_root: The dataset folder (or its ``VLM`` folder).
+        ground_truth: A GT file or an already-loaded GT dict (default: first sorted
+            ``VLM/ground_truth*.json``).
+        models: Model folder names under ``VLM`` (default: those holding ``agent1_data_organization``).
+        profile: ``official``, ``strict`` or a :class:`Profile`.
+
+    Returns:
+        ``{"dataset", "dataset_dir", "ground_truth_file", "profile", "models": {model: {"metrics",
+        "per_sample", "dimensions", "breakdown", "error"}}}``. Problems (unreadable GT, missing model folder)
+        become per-model errors; nothing raises for bad input.
+    """
+    prof = resolve(profile)
+    root = dataset_root_of(dataset_root)
+    names = list(models) if models is not None else default_models(root)
+    gt: dict[str, Any] | None = None
+    gt_file: str | None = None
+    gt_error: str | None = None
+    try:
+        if isinstance(ground_truth, dict):
+            gt = ground_truth
+        else:
+            path = Path(ground_truth) if ground_truth is not None else ground_truth_path(root)
+            gt_file = str(path)
+            gt = load_ground_truth_dict(path)
+    except BenchmarkError as exc:
+        gt_error = str(exc)
+    out_models: dict[str, Any] = {}
+    for model in names:
+        pred = root / "VLM" / model / AGENT_DIR
+        if gt is None:
+            res: dict[str, Any] = {
+                "metrics": {},
+                "per_sample": [],
+                "dimensions": {},
+                "breakdown": {},
+                "error": gt_error,
+            }
+        elif not pred.is_dir():
+            res = {
+                "metrics": {},
+                "per_sample": [],
+                "dimensions": {},
+                "breakdown": {},
+                "error": f"no folder {pred}",
+            }
+        else:
+            res = score_prediction(pred, gt, profile=prof, dataset_root=root).to_dict()
+        out_models[model] = {"model": model, **res}
+    return {
+        "dataset": root.name,
+        "dataset_dir": str(root),
+        "ground_truth_file": gt_file,
+        "profile": prof.name,
+        "info": dataset_info(root, gt or {}),
+        "models": out_models,
+    }
+
+
+def _extension(path: str) -> str:
+    name = path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
+    for double in (".nii.gz", ".ome.tif", ".ome.tiff"):
+        if name.endswith(double):
+            return double
+    return "." + name.rsplit(".", 1)[1] if "." in name else "(folder)"
+
+
+def dataset_info(root: Path, gt: dict[str, Any]) -> dict[str, Any]:
+    """Attributes for the breakdown tables: task, dimension, modality and the manifest's main source format.
+
+    Args:
+        root: The dataset folder.
+        gt: Its raw GT dict ({} when unreadable).
+
+    Returns:
+        ``{"task_type", "dimension", "modality", "source_format"}`` (None where unknown).
+    """
+    from benchmark.manifest import parse_manifest
+    from benchmark.score.dataset import gt_samples
+    from benchmark.score.semantic import expected_task
+
+    expected = expected_task(gt, gt_samples(gt)) if gt else None
+    fmt: str | None = None
+    try:
+        exts = Counter(_extension(e.raw) for e in parse_manifest(root / "VLM" / "random.txt", root))
+        fmt = exts.most_common(1)[0][0] if exts else None
+    except (BenchmarkError, OSError) as exc:
+        log.debug("no manifest format for %s: %s", root, exc)
+    modality = gt.get("modality_primary")
+    return {
+        "task_type": expected.task if expected else None,
+        "dimension": expected.dim if expected else None,
+        "modality": modality if isinstance(modality, str) else None,
+        "source_format": fmt,
+    }
+
+
+def default_output(dataset_root: str | Path, profile: str | Profile) -> Path:
+    """``VLM/eval_results_<profile>.json`` (never the reference's own ``eval_results_v2.json``)."""
+    return dataset_root_of(dataset_root) / "VLM" / f"eval_results_{resolve(profile).name}.json"
+
+
+def write_results(results: dict[str, Any], path: str | Path) -> Path:
+    """Write an eval_results dict as UTF-8 JSON (atomic replace).
+
+    Args:
+        results: A :func:`score_dataset` result.
+        path: Target file.
+
+    Returns:
+        The path written.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
+    tmp.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, target)
+    return target
+
+
+def _score_one(args: tuple[str, list[str] | None, Profile]) -> dict[str, Any]:
+    root, models, prof = args
+    return score_dataset(root, models=models, profile=prof)
+
+
+def score_root(
+    root: str | Path,
+    *,
+    models: Iterable[str] | None = None,
+    profile: str | Profile = "official",
+    workers: int | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Score every dataset under a benchmark root, datasets in parallel processes.
+
+    Args:
+        root: A benchmark root (any folder whose sub-folders, at any depth, hold ``VLM/random.txt``), or one
+            dataset.
+        models: Restrict to these models; a dataset lacking one records it as an error (skipped in the macro).
+        profile: Scoring profile.
+        workers: Worker processes (default: CPU count, capped by the number of datasets; 1 = in-process).
+
+    Returns:
+        ``{dataset name: score_dataset(...) result}`` in discovery order.
+    """
+    from benchmark.discover import discover
+
+    prof = resolve(profile)
+    roots = [str(d.root) for d in discover(root)]
+    wanted = list(models) if models is not None else None
+    jobs = [(r, _present(Path(r), wanted), prof) for r in roots]
+    n = min(len(jobs), workers or os.cpu_count() or 1)
+    if n <= 1:
+        done = [_score_one(j) for j in jobs]
+    else:
+        with ProcessPoolExecutor(max_workers=n) as pool:
+            done = list(pool.map(_score_one, jobs))
+    return {res["dataset"]: res for res in done}
+
+
+def _present(root: Path, wanted: list[str] | None) -> list[str] | None:
+    # A model asked for but absent from a dataset is skipped there (not an error), like the reference table.
+    if wanted is None:
+        return None
+    have = set(default_models(root))
+    return [m for m in wanted if m in have]

@@ -1,0 +1,113 @@
+"""The field matcher φ(key, actual, expected) and block scores (SPEC §3.4).
+
+Dispatch is by the type of the *expected* value, then by the key name: enum keys compare lower-case exact,
+path keys compare normalised full paths (or stems), everything else compares ``norm_token`` text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchmark.score import constants as C
+from benchmark.score.normalize import is_number, is_placeholder, norm_full_path, norm_text, norm_token, round4
+from benchmark.score.source import aliases_of, normalize_source_stem
+
+
+@dataclass(frozen=True)
+class MatchOptions:
+    """GT ``content`` switches that change how strings are compared.
+
+    Attributes:
+        strict_path_full_match: Always compare path keys as full paths.
+        strict_text_keys: Keys compared lower-case exact instead of by token.
+    """
+
+    strict_path_full_match: bool = False
+    strict_text_keys: frozenset[str] = field(default_factory=frozenset)
+
+    @staticmethod
+    def from_content(content: dict[str, Any]) -> MatchOptions:
+        """Read the options from a GT ``content`` block."""
+        keys = content.get("strict_content_text_keys")
+        return MatchOptions(
+            strict_path_full_match=bool(content.get("strict_path_full_match", False)),
+            strict_text_keys=frozenset(str(k).lower() for k in keys)
+            if isinstance(keys, list)
+            else frozenset(),
+        )
+
+
+def is_path_key(key: str) -> bool:
+    """Whether the key names a path (``*path*``, ``*source_file*``, ``*filename*``, ``*_relative``,
+    ``*_relpath``).
+    """
+    k = key.lower()
+    return any(t in k for t in C.PATH_KEY_CONTAINS) or k.endswith(C.PATH_KEY_ENDSWITH)
+
+
+def _is_null_expected(expected: Any) -> bool:
+    return expected is None or (isinstance(expected, str) and expected.strip().lower() in C.NULL_EQ_TOKENS)
+
+
+def field_score(key: str, actual: Any, expected: Any, opts: MatchOptions | None = None) -> float:
+    """φ: how well ``actual`` reproduces ``expected`` under ``key`` (0..1).
+
+    Args:
+        key: The field name (drives enum / path / text dispatch for strings).
+        actual: The predicted value (None when absent).
+        expected: The GT value.
+        opts: GT content switches.
+
+    Returns:
+        The score in [0, 1].
+    """
+    opts = opts or MatchOptions()
+    if _is_null_expected(expected):
+        return 1.0 if is_placeholder(actual, key) else 0.0
+    if isinstance(expected, bool):
+        return 1.0 if actual is expected else 0.0
+    if is_number(expected):
+        try:
+            return 1.0 if float(actual) == float(expected) else 0.0
+        except (TypeError, ValueError):
+            return 0.0
+    if isinstance(expected, list):
+        want = {norm_token(v) for v in expected}
+        got = {norm_token(v) for v in actual} if isinstance(actual, list) else set()
+        union = want | got
+        return len(want & got) / len(union) if union else 1.0
+    if isinstance(expected, dict):
+        return block_score(actual, expected, opts)
+    return _string_score(key, actual, str(expected), opts)
+
+
+def _string_score(key: str, actual: Any, expected: str, opts: MatchOptions) -> float:
+    k = key.lower()
+    if actual is None:
+        return 0.0
+    if k in C.ENUM_KEYS:
+        return 1.0 if norm_text(actual) == norm_text(expected) else 0.0
+    if is_path_key(k):
+        full = opts.strict_path_full_match or "/" in expected or "\\" in expected
+        if full or C.PATH_EXTENSION_RE.search(expected.strip()):
+            return 1.0 if norm_full_path(actual) == norm_full_path(expected) else 0.0
+        got, want = normalize_source_stem(actual), normalize_source_stem(expected)
+        return 1.0 if got and want and aliases_of({got}) & aliases_of({want}) else 0.0
+    if k in opts.strict_text_keys:
+        return 1.0 if norm_text(actual) == norm_text(expected) else 0.0
+    return 1.0 if norm_token(actual) == norm_token(expected) else 0.0
+
+
+def block_details(
+    actual: Any, expected: dict[str, Any], opts: MatchOptions | None = None
+) -> dict[str, float]:
+    """φ per expected key of a block (``actual`` that is not a dict counts as empty)."""
+    block = actual if isinstance(actual, dict) else {}
+    return {k: field_score(k, block.get(k), v, opts) for k, v in expected.items()}
+
+
+def block_score(actual: Any, expected: dict[str, Any], opts: MatchOptions | None = None) -> float:
+    """Mean φ over the expected keys, rounded to 4 decimals (like the reference); 1.0 for an empty block."""
+    scores = block_details(actual, expected, opts)
+    return round4(sum(scores.values()) / len(scores)) if scores else 1.0

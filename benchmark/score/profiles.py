@@ -1,0 +1,82 @@
+"""Scoring profiles: ``official`` (the reference scorer, quirks included) and ``strict`` (documented
+corrections).
+
+Each correction is one boolean flag, so any single difference from ``official`` can be switched on or off
+(``Profile.named("strict").replace(geometry=False)``). docs/scoring.md gives the reason for every flag.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A set of corrections applied on top of the reference scorer's behaviour.
+
+    Attributes:
+        name: Label written into results.
+        missing_samples_zero: Source-gated means (SC, IC, IV, INR, CF) count samples with no valid annotation
+            as 0 instead of leaving them out.
+        image_path_not_evidence: ``record.image_path`` is neither a scanned source value nor trace evidence.
+        labels_not_evidence: ``label_text`` / ``class_name`` / ``label_name`` are neither scanned source
+            values nor trace evidence.
+        non_object_json_invalid: An annotation whose top level is not a JSON object is an invalid sample; the
+            reference scorer aborts the whole model instead.
+        geometry: When the GT sample carries ``geometry``, mask Dice, box F1 and slice/frame correctness
+            become extra content-fidelity blocks and are reported as separate columns.
+    """
+
+    name: str = "official"
+    missing_samples_zero: bool = False
+    image_path_not_evidence: bool = False
+    labels_not_evidence: bool = False
+    non_object_json_invalid: bool = False
+    geometry: bool = False
+
+    @staticmethod
+    def named(name: str) -> Profile:
+        """Return a built-in profile by name.
+
+        Args:
+            name: ``official`` or ``strict``.
+
+        Returns:
+            The profile.
+
+        Raises:
+            ValueError: For an unknown name (the message lists the valid ones).
+        """
+        try:
+            return PROFILES[name]
+        except KeyError:
+            raise ValueError(
+                f"unknown scoring profile {name!r}; valid: {', '.join(sorted(PROFILES))}"
+            ) from None
+
+    def replace(self, **flags: bool) -> Profile:
+        """Return a copy with some flags changed (the name gets a ``+custom`` suffix)."""
+        return dataclasses.replace(self, name=f"{self.name}+custom", **flags)
+
+    @property
+    def corrections(self) -> tuple[str, ...]:
+        """Names of the flags that are on."""
+        return tuple(f.name for f in dataclasses.fields(self) if f.name != "name" and getattr(self, f.name))
+
+
+OFFICIAL = Profile()
+STRICT = Profile(
+    name="strict",
+    missing_samples_zero=True,
+    image_path_not_evidence=True,
+    labels_not_evidence=True,
+    non_object_json_invalid=True,
+    geometry=True,
+)
+PROFILES: dict[str, Profile] = {"official": OFFICIAL, "strict": STRICT}
+
+
+def resolve(profile: str | Profile) -> Profile:
+    """Accept a profile or its name."""
+    return profile if isinstance(profile, Profile) else Profile.named(profile)
