@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import numpy as np
-from conftest import Builder, write_png
+from score_builders import Builder, write_png
 
 from benchmark.score.dataset import score_prediction
 from benchmark.score.evaluate import score_dataset

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import Builder
+from score_builders import Builder
 
 from benchmark.score.dataset import score_prediction
 from benchmark.score.evaluate import score_dataset
@@ -24,7 +24,7 @@ def test_corrupt_png_is_invalid_with_reason(build_dataset: Builder) -> None:
 
 def test_png_walk_catches_truncation_and_bad_crc(tmp_path: Path) -> None:
     import numpy as np
-    from conftest import write_png
+    from score_builders import write_png
 
     write_png(tmp_path / "a.png", np.zeros((4, 4)))
     data = (tmp_path / "a.png").read_bytes()

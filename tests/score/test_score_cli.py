@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import Builder
+from score_builders import Builder
 
 from benchmark.score.constants import METRIC_NAMES
 

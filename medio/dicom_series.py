@@ -1,0 +1,194 @@
+"""DICOM series folders: group by series, split mixed series, sort slices by position, stack a volume."""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from medio import _dicom_tags as tags
+from medio.dicom import is_dicom_file, open_dataset, read_dicom
+from medio.errors import CorruptFile, KeyNotFound, MedioError, UnsupportedFormat
+from medio.types import MedImage
+
+log = logging.getLogger(__name__)
+
+# Stop scanning absurdly large trees: a series folder with more files than this is not a single study.
+MAX_FILES = 20000
+
+
+@dataclass
+class SeriesGroup:
+    """The files of one series (one geometry): its key, description and slice order information."""
+
+    key: str
+    description: str | None
+    files: list[Path] = field(default_factory=list)
+    positions: list[tuple[float, ...] | None] = field(default_factory=list)
+    instance_numbers: list[float | None] = field(default_factory=list)
+    orientation: tuple[float, ...] | None = None
+
+
+def scan_series(folder: str | Path) -> list[SeriesGroup]:
+    """Group the DICOM image files under ``folder`` into series, largest first.
+
+    Files are grouped by SeriesInstanceUID; a series whose files disagree on image size or orientation
+    (a localizer stored with the axial stack, say) is split further and the parts get keys ``<uid>#2``....
+
+    Args:
+        folder: The folder (searched recursively).
+
+    Returns:
+        The groups, largest first (ties by key).
+
+    Raises:
+        UnsupportedFormat: No DICOM image file in the folder.
+    """
+    folder = Path(folder)
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))[:MAX_FILES]
+    buckets: dict[tuple[Any, ...], SeriesGroup] = {}
+    parts_per_uid: dict[str, int] = defaultdict(int)
+    for file in files:
+        if not is_dicom_file(file):
+            continue
+        try:
+            ds, _ = open_dataset(file, stop_before_pixels=True)
+        except MedioError as exc:
+            log.warning("skipping unreadable DICOM file %s", exc)
+            continue
+        if ds.get("Rows") is None:
+            continue
+        uid = tags.text(ds, "SeriesInstanceUID") or "unknown-series"
+        iop = tags.orientation(ds, None)
+        geometry = (uid, int(ds.Rows), int(ds.Columns), tuple(round(v, 3) for v in iop) if iop else None)
+        group = buckets.get(geometry)
+        if group is None:
+            parts_per_uid[uid] += 1
+            key = uid if parts_per_uid[uid] == 1 else f"{uid}#{parts_per_uid[uid]}"
+            group = SeriesGroup(key=key, description=tags.text(ds, "SeriesDescription"), orientation=iop)
+            buckets[geometry] = group
+        group.files.append(file)
+        group.positions.append(tags.position(ds, None))
+        group.instance_numbers.append(tags.first_float(ds.get("InstanceNumber")))
+    if not buckets:
+        raise UnsupportedFormat(folder, "folder holds no DICOM image files")
+    return sorted(buckets.values(), key=lambda g: (-len(g.files), g.key))
+
+
+def _slice_order(group: SeriesGroup) -> tuple[list[int], float | None]:
+    """Order slices along the slice normal (ImagePositionPatient · normal), else InstanceNumber, else name."""
+    n = len(group.files)
+    normal = None
+    if group.orientation is not None:
+        normal = np.cross(np.asarray(group.orientation[:3]), np.asarray(group.orientation[3:]))
+    if normal is not None and all(p is not None for p in group.positions):
+        along = [float(np.dot(np.asarray(p), normal)) for p in group.positions]
+        order = sorted(range(n), key=lambda i: along[i])
+        diffs = np.diff([along[i] for i in order])
+        spacing = float(np.median(np.abs(diffs))) if len(diffs) else None
+        return order, spacing or None
+    if all(v is not None for v in group.instance_numbers):
+        return sorted(range(n), key=lambda i: group.instance_numbers[i] or 0.0), None
+    return list(range(n)), None
+
+
+def _select(folder: Path, groups: list[SeriesGroup], series: str | int | None) -> SeriesGroup:
+    if series is None:
+        if len(groups) > 1:
+            log.warning(
+                "%s holds %d series; reading the largest (%s, %d files); pass series= to choose",
+                folder, len(groups), groups[0].key, len(groups[0].files),
+            )  # fmt: skip
+        return groups[0]
+    if isinstance(series, int):
+        if 0 <= series < len(groups):
+            return groups[series]
+        raise KeyNotFound(folder, f"series index {series} out of range: the folder has {len(groups)} series")
+    for group in groups:
+        if group.key == series:
+            return group
+    raise KeyNotFound(folder, f"series {series!r} not found; available: {[g.key for g in groups]}")
+
+
+def read_series(folder: str | Path, *, series: str | int | None = None) -> MedImage:
+    """Read a DICOM series folder as a ``(Z, H, W)`` volume (modality LUT applied per slice).
+
+    Args:
+        folder: The folder.
+        series: SeriesInstanceUID (or split key ``<uid>#k``) or index into the groups (largest first).
+            Default: the largest series, with a logged warning when there are several.
+
+    Returns:
+        The volume; ``meta.keys`` lists every series key in the folder, ``meta.header["series"]`` their sizes.
+
+    Raises:
+        UnsupportedFormat: No DICOM image in the folder.
+        KeyNotFound: ``series`` does not exist.
+        CorruptFile: A slice cannot be decoded or slices disagree in shape.
+    """
+    folder = Path(folder)
+    groups = scan_series(folder)
+    group = _select(folder, groups, series)
+    order, slice_spacing = _slice_order(group)
+    images = [read_dicom(group.files[i]) for i in order]
+    if len(images) == 1:
+        image = images[0]
+    else:
+        try:
+            stack = np.concatenate([im.array[None] if im.meta.axes[0] == "Y" else im.array for im in images])
+        except ValueError as exc:
+            raise CorruptFile(folder, f"slices of series {group.key} differ in shape ({exc})") from exc
+        image = MedImage(stack, images[0].meta)
+        meta = image.meta
+        meta.axes = "Z" + images[0].meta.axes.lstrip("ZT")
+        if meta.spacing is not None:
+            in_plane = meta.spacing[-3:] if "C" in meta.axes else meta.spacing[-2:]
+            meta.spacing = (slice_spacing or tags_first_thickness(images), *in_plane)
+        meta.origin = group.positions[order[0]]
+        meta.rescale_applied = any(im.meta.rescale_applied for im in images)
+        meta.n_frames = None
+    meta = image.meta
+    meta.path = str(folder)
+    meta.format = "dicom_series"
+    meta.keys = [g.key for g in groups]
+    meta.header["series_key"] = group.key
+    meta.header["series"] = [
+        {"key": g.key, "description": g.description, "n_files": len(g.files)} for g in groups
+    ]
+    meta.header["files"] = [str(group.files[i].relative_to(folder)) for i in order][:2000]
+    return MedImage(image.array, meta)
+
+
+def tags_first_thickness(images: list[MedImage]) -> float:
+    """Fallback slice spacing: the first image's spacing header, else 1 mm."""
+    thickness = images[0].meta.header.get("SliceThickness")
+    value = tags.first_float(thickness)
+    return value or 1.0
+
+
+def summarize_series(folder: str | Path) -> dict[str, Any]:
+    """Summarise a DICOM folder from headers only: the series, their sizes and the default choice.
+
+    Args:
+        folder: The folder.
+
+    Returns:
+        A dict with ``series`` (key, description, n_files) and ``default_series``.
+
+    Raises:
+        UnsupportedFormat: No DICOM image in the folder.
+    """
+    groups = scan_series(folder)
+    first, _ = open_dataset(groups[0].files[0], stop_before_pixels=True)
+    return {
+        "series": [{"key": g.key, "description": g.description, "n_files": len(g.files)} for g in groups],
+        "default_series": groups[0].key,
+        "shape": [len(groups[0].files), int(first.Rows), int(first.Columns)],
+        "modality": tags.text(first, "Modality"),
+        "body_part": tags.text(first, "BodyPartExamined"),
+        "keys": [g.key for g in groups],
+    }

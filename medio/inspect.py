@@ -1,0 +1,45 @@
+"""``inspect(path)``: a safe JSON-able summary of any file, for people and for the agents' tools."""
+
+from __future__ import annotations
+
+import logging
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from medio.errors import MedioError
+from medio.read import SUMMARIZERS, resolve
+from medio.sniff import sniff
+from medio.types import jsonable
+
+log = logging.getLogger(__name__)
+
+
+def inspect(path: str | PathLike[str]) -> dict[str, Any]:
+    """Summarise a file or DICOM folder without loading large payloads.
+
+    Headers only: DICOM with ``stop_before_pixels``, NIfTI/MetaImage/TIFF/PNG headers, HDF5 trees, npz member
+    headers, MATLAB ``whosmat``, the first table rows, video container headers.
+
+    Args:
+        path: File or folder.
+
+    Returns:
+        ``{"path", "format", "size_bytes", ...format-specific keys}``. Never raises for bad input: an unknown,
+        empty or corrupt file yields a dict with an ``"error"`` entry (and ``"error_type"``).
+    """
+    p = Path(path)
+    out: dict[str, Any] = {"path": str(p), "format": None, "size_bytes": None}
+    try:
+        out["size_bytes"] = p.stat().st_size if p.is_file() else None
+        family = sniff(p)
+        out["format"] = family
+        out.update(resolve(SUMMARIZERS[family])(p))
+    except MedioError as exc:
+        out.update({"error": exc.reason, "error_type": type(exc).__name__})
+    except OSError as exc:
+        out.update({"error": f"cannot open ({exc})", "error_type": "MedioError"})
+    except Exception as exc:
+        log.debug("inspect failed on %s", p, exc_info=True)
+        out.update({"error": f"{type(exc).__name__}: {exc}", "error_type": "CorruptFile"})
+    return jsonable(out)  # type: ignore[no-any-return]

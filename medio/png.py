@@ -1,0 +1,92 @@
+"""PNG output: atomic writes, and reading a PNG's size from its header alone."""
+
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+
+from medio.errors import CorruptFile, EmptyFile, MedioError, UnsupportedFormat
+
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def write_png(pixels: np.ndarray, path: str | PathLike[str]) -> Path:
+    """Write ``uint8`` pixels as a PNG atomically (temp file in the same folder, then ``os.replace``).
+
+    Readers never see a half-written file, and an interrupted run leaves no partial PNG behind.
+
+    Args:
+        pixels: ``uint8`` ``(H, W)``, ``(H, W, 3)`` or ``(H, W, 4)`` (``uint16`` ``(H, W)`` is kept 16-bit).
+        path: Destination; parent folders are created.
+
+    Returns:
+        The destination path.
+
+    Raises:
+        ValueError: Unsupported dtype or shape.
+        MedioError: The file cannot be written.
+    """
+    from PIL import Image
+
+    arr = np.asarray(pixels)
+    if arr.dtype == bool:
+        arr = arr.astype(np.uint8)
+    if not (arr.dtype == np.uint8 or (arr.dtype == np.uint16 and arr.ndim == 2)):
+        raise ValueError(f"write_png needs uint8 pixels (or 2D uint16), got {arr.dtype} {list(arr.shape)}")
+    if arr.ndim not in (2, 3) or (arr.ndim == 3 and arr.shape[2] not in (1, 3, 4)):
+        raise ValueError(
+            f"write_png needs (H, W), (H, W, 3) or (H, W, 4) pixels, got shape {list(arr.shape)}"
+        )
+    if arr.ndim == 3 and arr.shape[2] == 1:
+        arr = arr[..., 0]
+    dest = Path(path)
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    except OSError as exc:
+        raise MedioError(dest, f"cannot create the output folder or temp file ({exc})") from exc
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            Image.fromarray(np.ascontiguousarray(arr)).save(fh, format="PNG")
+        os.replace(tmp, dest)
+    except BaseException as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise MedioError(dest, f"cannot write PNG ({exc})") from exc
+        raise
+    return dest
+
+
+def read_png_size(path: str | PathLike[str]) -> tuple[int, int]:
+    """Return ``(width, height)`` of a PNG from its IHDR chunk (reads 24 bytes).
+
+    Args:
+        path: The PNG.
+
+    Returns:
+        Width and height in pixels.
+
+    Raises:
+        EmptyFile: Zero-byte file.
+        UnsupportedFormat: Not a PNG.
+        CorruptFile: Header truncated.
+    """
+    p = Path(path)
+    try:
+        with p.open("rb") as fh:
+            head = fh.read(24)
+    except OSError as exc:
+        raise MedioError(p, f"cannot open ({exc})") from exc
+    if not head:
+        raise EmptyFile(p, "the file is empty (0 bytes)")
+    if not head.startswith(_PNG_SIGNATURE):
+        raise UnsupportedFormat(p, "not a PNG (bad signature)")
+    if len(head) < 24 or head[12:16] != b"IHDR":
+        raise CorruptFile(p, "PNG header truncated or IHDR chunk missing")
+    width, height = struct.unpack(">II", head[16:24])
+    return int(width), int(height)

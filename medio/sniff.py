@@ -1,0 +1,191 @@
+"""Identify a file's format: by extension first, then by its magic bytes."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from pathlib import Path
+
+from medio.errors import EmptyFile, MedioError, UnsupportedFormat
+
+# Longest suffixes first so ".nii.gz" wins over ".gz".
+EXTENSIONS: dict[str, str] = {
+    ".nii.gz": "nifti",
+    ".nii": "nifti",
+    ".dcm": "dicom",
+    ".dicom": "dicom",
+    ".ima": "dicom",
+    ".mha": "itk",
+    ".mhd": "itk",
+    ".nrrd": "itk",
+    ".nhdr": "itk",
+    ".tif": "tiff",
+    ".tiff": "tiff",
+    ".png": "bitmap",
+    ".jpg": "bitmap",
+    ".jpeg": "bitmap",
+    ".bmp": "bitmap",
+    ".pgm": "bitmap",
+    ".ppm": "bitmap",
+    ".pbm": "bitmap",
+    ".pnm": "bitmap",
+    ".gif": "bitmap",
+    ".npy": "npy",
+    ".npz": "npz",
+    ".h5": "hdf5",
+    ".hdf5": "hdf5",
+    ".hdf": "hdf5",
+    ".mat": "matlab",
+    ".parquet": "table",
+    ".pq": "table",
+    ".csv": "table",
+    ".tsv": "table",
+    ".avi": "video",
+    ".mp4": "video",
+    ".mov": "video",
+    ".m4v": "video",
+    ".mkv": "video",
+    ".webm": "video",
+}
+
+HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+_HEAD_BYTES = 1100
+
+
+def sniff(path: str | Path) -> str:
+    """Return the format family of ``path``.
+
+    A folder is a DICOM series. A known extension decides directly (``.mat`` is refined to v5 or v7.3 by its
+    header); otherwise the magic bytes are read.
+
+    Args:
+        path: A file or folder.
+
+    Returns:
+        One of ``"dicom"``, ``"dicom_series"``, ``"nifti"``, ``"itk"``, ``"tiff"``, ``"bitmap"``, ``"npy"``,
+        ``"npz"``, ``"hdf5"``, ``"matlab"``, ``"table"``, ``"video"``.
+
+    Raises:
+        MedioError: The path does not exist.
+        EmptyFile: The file has zero bytes.
+        UnsupportedFormat: Neither extension nor magic bytes are recognised.
+    """
+    p = Path(path)
+    if p.is_dir():
+        return "dicom_series"
+    if not p.exists():
+        raise MedioError(p, "no such file or folder")
+    if p.stat().st_size == 0:
+        raise EmptyFile(p, "the file is empty (0 bytes)")
+    name = p.name.lower()
+    for suffix, family in EXTENSIONS.items():
+        if name.endswith(suffix):
+            return family
+    with p.open("rb") as fh:
+        head = fh.read(_HEAD_BYTES)
+    found = sniff_bytes(head)
+    if found is None and head[:2] == b"\x1f\x8b":
+        found = _sniff_gzip(p)
+    if found is None:
+        raise UnsupportedFormat(
+            p,
+            f"unknown extension {p.suffix or '(none)'!r} and no known magic bytes (starts with {head[:8]!r})",
+        )
+    return found
+
+
+def sniff_bytes(head: bytes) -> str | None:
+    """Recognise a format from the first bytes of a file.
+
+    Args:
+        head: At least the first 1100 bytes when available (DICOM's tag sits at 128, NIfTI-1's at 344, an HDF5
+            signature after a MATLAB 512-byte userblock).
+
+    Returns:
+        The format family, or ``None`` when nothing matches.
+    """
+    if head[128:132] == b"DICM":
+        return "dicom"
+    if head[344:348] in (b"n+1\x00", b"ni1\x00") or head[4:8] in (b"n+2\x00", b"ni2\x00"):
+        return "nifti"
+    if head.startswith(b"MATLAB"):
+        return "matlab"
+    if head.startswith(HDF5_SIGNATURE) or head[512:520] == HDF5_SIGNATURE:
+        return "hdf5"
+    if head.startswith(b"\x93NUMPY"):
+        return "npy"
+    if head.startswith(b"PK\x03\x04"):
+        return "npz"
+    if head.startswith(b"PAR1"):
+        return "table"
+    if head.startswith((b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")):
+        return "tiff"
+    if head.startswith((b"\x89PNG", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"BM")):
+        return "bitmap"
+    if head[:2] in (b"P1", b"P2", b"P3", b"P4", b"P5", b"P6") and head[2:3] in (b"\n", b" ", b"\r", b"\t"):
+        return "bitmap"
+    if head.startswith(b"RIFF") and head[8:12] == b"AVI ":
+        return "video"
+    if head[4:8] == b"ftyp" or head.startswith(b"\x1aE\xdf\xa3"):
+        return "video"
+    if head.startswith(b"NRRD") or head.startswith((b"ObjectType", b"NDims")):
+        return "itk"
+    if _looks_like_raw_dicom(head):
+        return "dicom"
+    if _looks_like_delimited_text(head):
+        return "table"
+    return None
+
+
+def _looks_like_raw_dicom(head: bytes) -> bool:
+    # A DICOM data set written without the 128-byte preamble starts with a little-endian group 0002 or 0008
+    # element (PS3.10 7.1 makes the preamble mandatory, but many exporters drop it).
+    if len(head) < 8:
+        return False
+    group = int.from_bytes(head[0:2], "little")
+    element = int.from_bytes(head[2:4], "little")
+    return group in (0x0002, 0x0008) and element < 0x0100
+
+
+def _looks_like_delimited_text(head: bytes) -> bool:
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        # The head may end in the middle of a multi-byte character.
+        try:
+            text = head[:-4].decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+    lines = [ln for ln in text.splitlines()[:5] if ln.strip()]
+    if len(lines) < 2:
+        return False
+    for sep in (",", "\t", ";"):
+        counts = {ln.count(sep) for ln in lines[:-1]}
+        if len(counts) == 1 and counts.pop() > 0:
+            return True
+    return False
+
+
+def _sniff_gzip(path: Path) -> str | None:
+    try:
+        with gzip.open(path, "rb") as fh:
+            inner = fh.read(_HEAD_BYTES)
+    except (OSError, EOFError, zlib.error):
+        return None
+    return "nifti" if sniff_bytes(inner) == "nifti" else None
+
+
+def table_delimiter(path: Path) -> str:
+    """Return the delimiter of a text table (tab for ``.tsv``, else guessed from the first line).
+
+    Args:
+        path: A CSV/TSV file.
+
+    Returns:
+        ``","``, ``"\\t"`` or ``";"``.
+    """
+    if path.name.lower().endswith(".tsv"):
+        return "\t"
+    with path.open("rb") as fh:
+        first = fh.readline(65536).decode("utf-8", errors="replace")
+    return max((",", "\t", ";"), key=first.count)

@@ -1,0 +1,82 @@
+"""PNG output (atomic write, header size) and safe inspection summaries."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import medio
+
+
+def test_write_png_is_atomic_and_round_trips(tmp_path):
+    pixels = np.random.default_rng(0).integers(0, 256, (7, 9, 3), dtype=np.uint8)
+    dest = tmp_path / "out" / "img.png"
+    medio.write_png(pixels, dest)
+    np.testing.assert_array_equal(np.asarray(Image.open(dest)), pixels)
+    assert medio.read_png_size(dest) == (9, 7)
+    assert [p.name for p in dest.parent.iterdir()] == ["img.png"]  # no temp file left behind
+
+
+def test_failed_write_leaves_the_old_file_intact(tmp_path, monkeypatch):
+    dest = tmp_path / "img.png"
+    medio.write_png(np.zeros((2, 2), np.uint8), dest)
+    before = dest.read_bytes()
+
+    def broken_save(self, fh, format=None):
+        fh.write(b"partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(Image.Image, "save", broken_save)
+    with pytest.raises(medio.MedioError, match="disk full"):
+        medio.write_png(np.ones((2, 2), np.uint8), dest)
+    assert dest.read_bytes() == before and len(list(tmp_path.iterdir())) == 1
+
+
+def test_write_png_refuses_non_8bit_pixels(tmp_path):
+    with pytest.raises(ValueError, match="uint8"):
+        medio.write_png(np.zeros((2, 2), np.float32), tmp_path / "x.png")
+
+
+def test_read_png_size_errors(tmp_path):
+    bad = tmp_path / "bad.png"
+    bad.write_bytes(b"not a png at all, really")
+    with pytest.raises(medio.UnsupportedFormat):
+        medio.read_png_size(bad)
+
+
+def test_inspect_dicom_reads_headers_only(pydicom_file):
+    summary = medio.inspect(pydicom_file("CT_small.dcm"))
+    assert summary["format"] == "dicom" and summary["shape"] == [128, 128]
+    assert summary["rescale"] == [1.0, -1024.0] and summary["modality"] == "CT"
+    json.dumps(summary)
+
+
+def test_inspect_never_raises_on_bad_input(tmp_path):
+    empty = tmp_path / "empty.nii"
+    empty.write_bytes(b"")
+    junk = tmp_path / "junk.h5"
+    junk.write_bytes(b"garbage" * 20)
+    unknown = tmp_path / "what.xyz"
+    unknown.write_bytes(b"\x01\x02\x03" * 50)
+    for path, kind in [(empty, "EmptyFile"), (junk, "CorruptFile"), (unknown, "UnsupportedFormat")]:
+        summary = medio.inspect(path)
+        assert summary["error_type"] == kind and summary["error"], summary
+        json.dumps(summary)
+    assert "error" in medio.inspect(tmp_path / "missing.png")
+
+
+def test_inspect_nifti_and_png_headers(tmp_path, nibabel_data):
+    summary = medio.inspect(nibabel_data / "example4d.nii.gz")
+    assert summary["n_volumes"] == summary["shape"][3] and summary["axes_on_disk"] == "XYZT"
+    png = tmp_path / "a.png"
+    Image.fromarray(np.zeros((3, 5), np.uint16)).save(png)
+    assert medio.inspect(png)["size"] == [5, 3]
+
+
+def test_meta_to_dict_is_json_able(pydicom_file):
+    meta = medio.read(pydicom_file("MR_small.dcm")).meta
+    data = json.loads(json.dumps(meta.to_dict()))
+    assert data["modality"] == "MR" and data["shape"] == [64, 64] and data["axes"] == "YX"
