@@ -54,3 +54,17 @@ def test_hydra_app_accepts_a_strategy_override(tmp_path: Path) -> None:
     out = _run(["-c", code], cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "kind: direct" in out.stdout
+
+
+def test_every_package_folder_is_listed_for_the_wheel() -> None:
+    """A subpackage missing from pyproject's explicit list would vanish from a non-editable install."""
+    import tomllib
+
+    repo = Path(__file__).resolve().parent.parent
+    listed = set(tomllib.loads((repo / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    on_disk = {
+        ".".join(init.parent.relative_to(repo).parts)
+        for top in PACKAGES
+        for init in (repo / top).rglob("__init__.py")
+    }
+    assert on_disk - listed == set(), "add these to [tool.setuptools] packages"

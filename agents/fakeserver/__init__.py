@@ -1,0 +1,35 @@
+"""An offline, scripted OpenAI-compatible server: the test double of every LiteLLM-backed agent.
+
+Run ``python -m agents.fakeserver --script FILE`` for a demo server, or use `FakeServer` in tests.
+"""
+
+from agents.fakeserver.script import (
+    Delay,
+    Fault,
+    Garbage,
+    Reply,
+    Script,
+    Step,
+    TurnScript,
+    assistant_turn,
+    script_from_json,
+    tool_call,
+    with_faults,
+)
+from agents.fakeserver.server import FakeServer, RecordedRequest
+
+__all__ = [
+    "Delay",
+    "FakeServer",
+    "Fault",
+    "Garbage",
+    "RecordedRequest",
+    "Reply",
+    "Script",
+    "Step",
+    "TurnScript",
+    "assistant_turn",
+    "script_from_json",
+    "tool_call",
+    "with_faults",
+]

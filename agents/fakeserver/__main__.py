@@ -1,0 +1,55 @@
+"""``python -m agents.fakeserver [--script FILE] [--port N] [--latency S]``: serve a scripted fake provider.
+
+Prints the URL to give LiteLLM as ``api_base`` (with ``model="openai/<anything>"``) and serves until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from agents.fakeserver.script import Reply, TurnScript, script_from_json
+from agents.fakeserver.server import FakeServer
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the demo server.
+
+    Args:
+        argv: Command-line arguments (default: ``sys.argv[1:]``).
+
+    Returns:
+        The exit status.
+    """
+    parser = argparse.ArgumentParser(prog="python -m agents.fakeserver", description=__doc__)
+    parser.add_argument(
+        "--script", type=Path, help="JSON list of turns (see agents.fakeserver.script_from_json)"
+    )
+    parser.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0: any free port)")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer")
+    args = parser.parse_args(argv)
+    if args.script is not None:
+        try:
+            script = script_from_json(json.loads(args.script.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            print(f"error: cannot load script {args.script}: {exc}", file=sys.stderr)
+            return 2
+    else:
+        script = TurnScript([], after_end=Reply(content="Hello from the fake server."))
+    server = FakeServer(script, latency_s=args.latency, port=args.port).start()
+    print(server.url, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,241 @@
+"""One model call through LiteLLM, with our cache, our retries and cost accounting.
+
+litellm is imported here, lazily, the first time a `ModelClient` is built: the environment is prepared first
+(``LITELLM_LOCAL_MODEL_COST_MAP=True`` so no price map is fetched from the network) and its loggers are
+quieted. LiteLLM's own retries are switched off (``max_retries=0``, ``num_retries=0``) so that the retry count
+we report is the real one.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from agents.litellm.cache import CachedResponse, RequestCache, request_key
+from agents.litellm.retry import RetryPolicy
+
+__all__ = ["ModelClient", "ModelReply", "TokenPrice", "import_litellm"]
+
+log = logging.getLogger(__name__)
+
+
+def import_litellm() -> ModuleType:
+    """Import litellm offline and quietly.
+
+    Returns:
+        The litellm module.
+    """
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True  # its "Give Feedback" banner goes to stdout on every error
+    for name in ("LiteLLM", "LiteLLM Proxy", "LiteLLM Router", "httpx"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    return litellm
+
+
+@dataclass(frozen=True)
+class TokenPrice:
+    """Fallback price when LiteLLM does not know the model.
+
+    Attributes:
+        prompt_usd_per_mtok: Dollars per million prompt tokens.
+        completion_usd_per_mtok: Dollars per million completion tokens.
+    """
+
+    prompt_usd_per_mtok: float = 0.0
+    completion_usd_per_mtok: float = 0.0
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """Price a call.
+
+        Args:
+            prompt_tokens: Prompt tokens.
+            completion_tokens: Completion tokens.
+
+        Returns:
+            Dollars.
+        """
+        return (
+            prompt_tokens * self.prompt_usd_per_mtok + completion_tokens * self.completion_usd_per_mtok
+        ) / 1e6
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """One answered call.
+
+    Attributes:
+        message: The assistant message as plain JSON (``role``, ``content``, optional ``tool_calls``).
+        prompt_tokens: Prompt tokens (the original call's when replayed from the cache).
+        completion_tokens: Completion tokens.
+        cost_usd: Dollars (the original call's when replayed).
+        cached: Whether the cache answered.
+        retries: Transient failures retried before the answer.
+        latency_s: Seconds spent in this call (retries and waits included).
+    """
+
+    message: dict[str, Any]
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    cached: bool
+    retries: int
+    latency_s: float
+
+
+def _plain_message(message: Any) -> dict[str, Any]:
+    """Reduce a LiteLLM ``Message`` to the JSON we send back and cache."""
+    out: dict[str, Any] = {"role": "assistant", "content": getattr(message, "content", None)}
+    calls = getattr(message, "tool_calls", None) or []
+    if calls:
+        out["tool_calls"] = [
+            {
+                "id": str(getattr(c, "id", "") or f"call_{k}"),
+                "type": "function",
+                "function": {
+                    "name": str(getattr(c.function, "name", "") or ""),
+                    "arguments": str(getattr(c.function, "arguments", "") or ""),
+                },
+            }
+            for k, c in enumerate(calls)
+        ]
+    return out
+
+
+class ModelClient:
+    """Calls one model through ``litellm.acompletion``.
+
+    Args:
+        model: Any LiteLLM model string (``openai/gpt-4o-mini``, ``gemini/...``, ``ollama/...``).
+        api_base: Endpoint override (e.g. a local server); None for the provider default.
+        api_key: Explicit key; None lets LiteLLM read the provider's environment variable. Held in memory
+            only: never logged, cached or traced.
+        timeout_s: Per-attempt timeout.
+        retry: Retry policy for transient errors.
+        cache: Response cache, or None.
+        price: Fallback price when LiteLLM has no cost for the model.
+        extra_params: Further ``acompletion`` parameters (part of the cache key).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 120.0,
+        retry: RetryPolicy | None = None,
+        cache: RequestCache | None = None,
+        price: TokenPrice | None = None,
+        extra_params: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._litellm = import_litellm()
+        self.model = model
+        self.api_base = api_base
+        self._api_key = api_key
+        self.timeout_s = timeout_s
+        self.retry = retry or RetryPolicy()
+        self.cache = cache
+        self.price = price or TokenPrice()
+        self.extra_params = dict(extra_params or {})
+
+    def __repr__(self) -> str:
+        return f"ModelClient(model={self.model!r}, api_base={self.api_base!r})"
+
+    def supports_vision(self) -> bool:
+        """Ask LiteLLM whether the model takes images (False when it does not know the model)."""
+        try:
+            return bool(self._litellm.supports_vision(model=self.model))
+        except Exception:  # unknown models make LiteLLM raise; treat them as text-only
+            return False
+
+    async def complete(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]],
+        params: Mapping[str, Any],
+        candidate_index: int,
+    ) -> ModelReply:
+        """Answer one request from the cache or the provider.
+
+        Args:
+            messages: Chat messages.
+            tools: Tool definitions.
+            params: Sampling parameters (temperature, max_tokens, seed ...).
+            candidate_index: Part of the cache key.
+
+        Returns:
+            The reply.
+
+        Raises:
+            Exception: The provider's error when it is not transient or retries ran out.
+        """
+        start = time.perf_counter()
+        all_params = {**self.extra_params, **params}
+        # Hashing a long conversation costs time; only pay for it when there is a cache to ask.
+        key = (
+            request_key(self.model, messages, tools, all_params, candidate_index)
+            if self.cache is not None
+            else ""
+        )
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                return ModelReply(
+                    hit.message,
+                    hit.prompt_tokens,
+                    hit.completion_tokens,
+                    hit.cost_usd,
+                    True,
+                    0,
+                    time.perf_counter() - start,
+                )
+        retries = 0
+
+        def on_retry(error: BaseException, attempt: int) -> None:
+            nonlocal retries
+            retries += 1
+            log.info("transient error from %s (attempt %d): %s", self.model, attempt, type(error).__name__)
+
+        async def attempt() -> Any:
+            return await self._litellm.acompletion(
+                model=self.model,
+                messages=list(messages),
+                tools=list(tools) or None,
+                api_base=self.api_base,
+                api_key=self._api_key,
+                timeout=self.timeout_s,
+                max_retries=0,
+                num_retries=0,
+                **all_params,
+            )
+
+        response = await self.retry.call(attempt, on_retry)
+        message = _plain_message(response.choices[0].message)
+        usage = getattr(response, "usage", None)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        cost = self._cost(response, prompt_tokens, completion_tokens)
+        if self.cache is not None:
+            self.cache.put(key, self.model, CachedResponse(message, prompt_tokens, completion_tokens, cost))
+        return ModelReply(
+            message, prompt_tokens, completion_tokens, cost, False, retries, time.perf_counter() - start
+        )
+
+    def _cost(self, response: Any, prompt_tokens: int, completion_tokens: int) -> float:
+        hidden = getattr(response, "_hidden_params", None) or {}
+        cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
+        if cost is None:
+            try:
+                cost = self._litellm.completion_cost(completion_response=response)
+            except Exception:  # unknown model or provider: fall back to our configured price
+                cost = None
+        if not cost:
+            return self.price.cost(prompt_tokens, completion_tokens)
+        return float(cost)

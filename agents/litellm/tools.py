@@ -1,0 +1,458 @@
+"""The tools the LiteLLM agent may call, their argument models and their JSON-schema definitions.
+
+Each tool's arguments are a pydantic model; the definitions sent to the provider are generated from those
+models, and the model's raw argument JSON is validated against them before anything runs. Every failure
+(unknown tool, invalid JSON, wrong types, a refused path, an unreadable file) becomes a `ToolResult` with
+``error`` set and a message the model sees; nothing here raises into the agent loop.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agents.base import Task
+from agents.litellm.sandbox import Sandbox, SandboxError
+
+__all__ = ["TOOL_MODELS", "ToolBox", "ToolResult", "tool_definitions"]
+
+log = logging.getLogger(__name__)
+
+_VIEW_MAX_SIDE = 512
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ListDirArgs(_Args):
+    """List a folder of the dataset (names, sizes; folders end with /)."""
+
+    path: str = Field("data", description="Folder relative to the dataset root, e.g. 'data' or 'data/case1'.")
+
+
+class ReadTextArgs(_Args):
+    """Read the beginning of a text file of the dataset (CSV, TXT, JSON ...)."""
+
+    path: str = Field(description="File relative to the dataset root, e.g. 'data/labels.csv'.")
+    max_bytes: int = Field(4096, ge=1, description="How many bytes of the head to return.")
+
+
+class InspectArgs(_Args):
+    """Summarise a raw file: format, shape, dtype, spacing, modality, key headers, container keys, columns."""
+
+    path: str = Field(description="File or DICOM folder relative to the dataset root.")
+
+
+class RenderArgs(_Args):
+    """Render a raw file to the output image (kind='image') or label-map mask (kind='mask') of a sample."""
+
+    index: int = Field(
+        description="Manifest index of the sample; writes images/<index>.png or masks/<index>.png."
+    )
+    source: str = Field(description="Raw file relative to the dataset root.")
+    kind: Literal["image", "mask"] = Field("image", description="'mask' keeps integer class ids unscaled.")
+    key: str | None = Field(None, description="Container key (npz/h5/mat member) to read.")
+    item: int | None = Field(None, description="Item index inside a stacked container, when needed.")
+    volume: int | None = Field(None, description="Volume index of a 4D file, when needed.")
+    slice_index: int | None = Field(
+        None, description="Slice of a volume; default: mask's largest slice or middle."
+    )
+    axis: int = Field(0, ge=0, le=2, description="Slicing axis of a volume (0 = axial in array order).")
+    frame: int | None = Field(None, description="Frame of a video or multi-frame file.")
+    window_center: float | None = Field(
+        None, description="Display window centre (e.g. 40 for CT soft tissue)."
+    )
+    window_width: float | None = Field(None, gt=0, description="Display window width (e.g. 400).")
+    mask_source: str | None = Field(None, description="Mask file whose largest-foreground slice is chosen.")
+
+
+class ViewImageArgs(_Args):
+    """Look at an image: one you wrote (where='output') or a PNG/JPG of the dataset (where='dataset')."""
+
+    path: str = Field(description="e.g. 'images/0.png' (output) or 'data/x.png' (dataset).")
+    where: Literal["output", "dataset"] = Field("output", description="Which root the path is relative to.")
+
+
+class WriteAnnotationArgs(_Args):
+    """Write standardized_annotations/<index>.json for one sample (replaces an earlier version)."""
+
+    index: int = Field(description="Manifest index of the sample.")
+    annotation: dict[str, Any] = Field(description="The complete per-image annotation object.")
+
+
+class WriteDataMetaArgs(_Args):
+    """Write data_meta.json for the whole dataset (replaces an earlier version)."""
+
+    data_meta: dict[str, Any] = Field(description="The complete dataset metadata object.")
+
+
+class FinishArgs(_Args):
+    """End the work on this dataset."""
+
+    summary: str = Field("", description="One or two sentences on what was done and any doubt left.")
+
+
+TOOL_MODELS: dict[str, type[_Args]] = {
+    "list_dir": ListDirArgs,
+    "read_text": ReadTextArgs,
+    "inspect": InspectArgs,
+    "render": RenderArgs,
+    "view_image": ViewImageArgs,
+    "write_annotation": WriteAnnotationArgs,
+    "write_data_meta": WriteDataMetaArgs,
+    "finish": FinishArgs,
+}
+
+
+def _strip_titles(schema: Any) -> Any:
+    # Pydantic adds a "title" to every property; providers ignore them and they cost tokens on every call.
+    if isinstance(schema, dict):
+        return {k: _strip_titles(v) for k, v in schema.items() if k != "title"}
+    if isinstance(schema, list):
+        return [_strip_titles(v) for v in schema]
+    return schema
+
+
+def tool_definitions() -> list[dict[str, Any]]:
+    """Return the OpenAI-style tool definitions, generated from the argument models.
+
+    Returns:
+        One ``{"type": "function", "function": {"name", "description", "parameters"}}`` per tool.
+    """
+    out = []
+    for name, model in TOOL_MODELS.items():
+        params = _strip_titles(model.model_json_schema())
+        params.pop("description", None)
+        out.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "description": (model.__doc__ or "").strip(),
+                    "parameters": params,
+                },
+            }
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call returned.
+
+    Attributes:
+        text: The result shown to the model (JSON or a message).
+        error: The kind of failure (``unknown_tool``, ``invalid_json``, ``invalid_arguments``, ``sandbox``,
+            ``tool_error``), or None on success.
+        image_url: A ``data:image/png;base64,...`` URL to show a vision model, if any.
+        finished: True when the model called ``finish``.
+    """
+
+    text: str
+    error: str | None = None
+    image_url: str | None = None
+    finished: bool = False
+
+
+def _json(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, default=str)
+
+
+class ToolBox:
+    """Runs tool calls for one candidate inside its sandbox.
+
+    Args:
+        task: The dataset and candidate.
+        sandbox: Where reads and writes may go.
+        vision: Whether ``view_image`` returns the image itself (else a text summary only).
+    """
+
+    def __init__(self, task: Task, sandbox: Sandbox, vision: bool) -> None:
+        self.task = task
+        self.sandbox = sandbox
+        self.vision = vision
+        self._indices = set(task.indices)
+        self._handlers: dict[str, Callable[[Any], ToolResult]] = {
+            "list_dir": self._list_dir,
+            "read_text": self._read_text,
+            "inspect": self._inspect,
+            "render": self._render,
+            "view_image": self._view_image,
+            "write_annotation": self._write_annotation,
+            "write_data_meta": self._write_data_meta,
+            "finish": self._finish,
+        }
+
+    def run(self, name: str, raw_arguments: str | None) -> ToolResult:
+        """Validate and run one tool call.
+
+        Args:
+            name: The tool name the model asked for.
+            raw_arguments: The argument JSON string as the model produced it.
+
+        Returns:
+            The result; failures are results with ``error`` set, never exceptions.
+        """
+        model = TOOL_MODELS.get(name)
+        if model is None:
+            return ToolResult(
+                f"Unknown tool {name!r}. Available tools: {', '.join(TOOL_MODELS)}.", "unknown_tool"
+            )
+        try:
+            parsed = json.loads(raw_arguments or "{}")
+        except ValueError as exc:
+            return ToolResult(
+                f"The arguments of {name} are not valid JSON ({exc}). Send one JSON object.", "invalid_json"
+            )
+        if not isinstance(parsed, dict):
+            return ToolResult(f"The arguments of {name} must be a JSON object.", "invalid_json")
+        try:
+            args = model.model_validate(parsed)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()
+            )
+            return ToolResult(f"Invalid arguments for {name}: {problems}.", "invalid_arguments")
+        try:
+            return self._handlers[name](args)
+        except SandboxError as exc:
+            return ToolResult(str(exc), "sandbox")
+        except Exception as exc:  # a tool failure is the model's information, not a crash of the run
+            log.debug("tool %s failed", name, exc_info=True)
+            return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", "tool_error")
+
+    # -- read tools ------------------------------------------------------------------------------
+
+    def _list_dir(self, args: ListDirArgs) -> ToolResult:
+        folder = self.sandbox.read_path(args.path)
+        if not folder.is_dir():
+            raise SandboxError(args.path, "not a folder")
+        cap = self.sandbox.limits.max_dir_entries
+        children = sorted(folder.iterdir(), key=lambda p: p.name)
+        lines = []
+        for child in children[:cap]:
+            if child.is_dir():
+                lines.append(f"{child.name}/")
+            else:
+                size = child.stat().st_size if child.exists() else 0
+                lines.append(f"{child.name}\t{size}")
+        if len(children) > cap:
+            lines.append(f"... {len(children) - cap} more entries not shown")
+        header = f"{self.sandbox.to_model(folder)}/ ({len(children)} entries)"
+        return ToolResult("\n".join([header, *lines]))
+
+    def _read_text(self, args: ReadTextArgs) -> ToolResult:
+        cap = self.sandbox.limits.max_text_bytes
+        if args.max_bytes > cap:
+            raise SandboxError(args.path, f"max_bytes {args.max_bytes} is above the {cap}-byte read cap")
+        target = self.sandbox.read_path(args.path)
+        if not target.is_file():
+            raise SandboxError(args.path, "not a file")
+        size = target.stat().st_size
+        with target.open("rb") as handle:
+            head = handle.read(args.max_bytes)
+        if b"\x00" in head:
+            return ToolResult(f"{args.path} looks binary ({size} bytes); use inspect instead.", "tool_error")
+        text = head.decode("utf-8", errors="replace")
+        more = f"\n[... truncated: {size - len(head)} more bytes]" if size > len(head) else ""
+        return ToolResult(text + more)
+
+    def _inspect(self, args: InspectArgs) -> ToolResult:
+        import medio
+
+        target = self.sandbox.read_path(args.path)
+        self.sandbox.check_size(target, args.path)
+        summary = medio.inspect(target)
+        return ToolResult(_json(self._relativize(summary)))
+
+    def _relativize(self, obj: Any) -> Any:
+        # Never show the model (or the cache key) absolute paths: they differ between machines and runs.
+        root = str(self.sandbox.dataset_root)
+        if isinstance(obj, str) and obj.startswith(root):
+            return obj[len(root) :].lstrip("/") or "."
+        if isinstance(obj, dict):
+            return {k: self._relativize(v) for k, v in obj.items()}
+        if isinstance(obj, list | tuple):
+            return [self._relativize(v) for v in obj]
+        return obj
+
+    # -- write tools -----------------------------------------------------------------------------
+
+    def _check_index(self, index: int) -> None:
+        if index not in self._indices:
+            raise SandboxError(str(index), f"index {index} is not in the manifest ({sorted(self._indices)})")
+
+    def _render(self, args: RenderArgs) -> ToolResult:
+        import medio
+
+        self._check_index(args.index)
+        source = self.sandbox.read_path(args.source)
+        self.sandbox.check_size(source, args.source)
+        image = medio.read(source, key=args.key, index=args.item, volume=args.volume, frame=args.frame)
+        mask_array = None
+        if args.mask_source is not None:
+            mask_path = self.sandbox.read_path(args.mask_source)
+            self.sandbox.check_size(mask_path, args.mask_source)
+            mask_array = medio.read(mask_path).array
+        window = None
+        if args.window_center is not None and args.window_width is not None:
+            window = (args.window_center, args.window_width)
+        rendered = medio.render(
+            image,
+            slice_index=args.slice_index,
+            axis=args.axis,
+            frame=None if image.meta.frame_index is not None else args.frame,
+            window=window,
+            label=args.kind == "mask",
+            mask=mask_array,
+        )
+        folder = "images" if args.kind == "image" else "masks"
+        dest = self.sandbox.write_path(f"{folder}/{args.index}.png")
+        medio.write_png(rendered.pixels, dest)
+        height, width = rendered.pixels.shape[:2]
+        result: dict[str, Any] = {
+            "written": f"{folder}/{args.index}.png",
+            "size": [int(width), int(height)],
+            "render": self._relativize(rendered.info),
+            "source": {
+                "format": image.meta.format,
+                "shape": list(image.meta.shape),
+                "axes": image.meta.axes,
+                "spacing": image.meta.spacing,
+                "modality": image.meta.modality,
+                "n_frames": image.meta.n_frames,
+                "fps": image.meta.fps,
+            },
+        }
+        if args.kind == "mask":
+            result["label_values"] = sorted(int(v) for v in np.unique(rendered.pixels))
+            partner = self.sandbox.output_path(f"images/{args.index}.png")
+            if partner.is_file():
+                with _open_image(partner) as img:
+                    if img.size != (width, height):
+                        result["warning"] = (
+                            f"mask is {width}x{height} but images/{args.index}.png is "
+                            f"{img.size[0]}x{img.size[1]}"
+                        )
+        return ToolResult(_json(result))
+
+    def _view_image(self, args: ViewImageArgs) -> ToolResult:
+        if args.where == "output":
+            target = self.sandbox.output_path(args.path)
+        else:
+            target = self.sandbox.read_path(args.path)
+        self.sandbox.check_size(target, args.path)
+        with _open_image(target) as img:
+            pixels = np.asarray(img)
+            summary: dict[str, Any] = {
+                "path": args.path,
+                "size": [img.size[0], img.size[1]],
+                "mode": img.mode,
+                "min": int(pixels.min()) if pixels.size else None,
+                "max": int(pixels.max()) if pixels.size else None,
+                "mean": round(float(pixels.mean()), 3) if pixels.size else None,
+            }
+            values = np.unique(pixels)
+            if values.size <= 16:
+                summary["distinct_values"] = [int(v) for v in values]
+            url = _data_url(img) if self.vision else None
+        if url is None:
+            summary["note"] = "this model cannot see images; this is a textual summary"
+        return ToolResult(_json(summary), image_url=url)
+
+    def _write_annotation(self, args: WriteAnnotationArgs) -> ToolResult:
+        from benchmark.atomic import atomic_write_json
+
+        self._check_index(args.index)
+        warnings = _annotation_warnings(args.annotation, args.index)
+        dest = self.sandbox.write_path(f"standardized_annotations/{args.index}.json")
+        atomic_write_json(dest, args.annotation)
+        return ToolResult(
+            _json({"written": f"standardized_annotations/{args.index}.json", "warnings": warnings})
+        )
+
+    def _write_data_meta(self, args: WriteDataMetaArgs) -> ToolResult:
+        from benchmark.atomic import atomic_write_json
+
+        dest = self.sandbox.write_path("data_meta.json")
+        atomic_write_json(dest, args.data_meta)
+        written = len(self.written_indices())
+        warnings = _schema_problems("DataMeta", args.data_meta)
+        volume = args.data_meta.get("data_volume")
+        if isinstance(volume, dict) and volume.get("total") != written:
+            warnings.append(
+                f"data_volume.total is {volume.get('total')!r} but {written} annotations are written"
+            )
+        return ToolResult(_json({"written": "data_meta.json", "warnings": warnings}))
+
+    def _finish(self, args: FinishArgs) -> ToolResult:
+        missing = sorted(self._indices - self.written_indices())
+        return ToolResult(_json({"finished": True, "missing_annotations": missing}), finished=True)
+
+    def written_indices(self) -> set[int]:
+        """Return the manifest indices that have an annotation file in the output folder."""
+        folder = self.sandbox.output_dir / "standardized_annotations"
+        return {i for i in self._indices if (folder / f"{i}.json").is_file()}
+
+
+def _open_image(path: Path) -> Any:
+    from PIL import Image
+
+    return Image.open(path)
+
+
+def _data_url(img: Any) -> str:
+    from PIL import Image
+
+    view = img.convert("RGB") if img.mode not in ("L", "RGB") else img.copy()
+    view.thumbnail((_VIEW_MAX_SIDE, _VIEW_MAX_SIDE), Image.Resampling.NEAREST)
+    buffer = io.BytesIO()
+    view.save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _annotation_warnings(annotation: dict[str, Any], index: int) -> list[str]:
+    """Cheap structural hints for the model (the validator does the real checking later)."""
+    warnings = []
+    for block in ("record", "context", "media_geometry", "tasks"):
+        if not isinstance(annotation.get(block), dict):
+            warnings.append(f"block {block!r} is missing or not an object")
+    record = annotation.get("record")
+    if isinstance(record, dict) and record.get("image_path") != f"images/{index}.png":
+        warnings.append(f"record.image_path should be 'images/{index}.png'")
+    tasks = annotation.get("tasks")
+    if isinstance(tasks, dict):
+        active = [k for k in ("classification", "segmentation", "detection") if tasks.get(k)]
+        if len(active) != 1:
+            warnings.append(f"exactly one task branch must be non-empty, found {active or 'none'}")
+    if "__desc" in json.dumps(annotation) or "__options" in json.dumps(annotation):
+        warnings.append("remove keys ending in __desc / __options")
+    return warnings + _schema_problems("Annotation", annotation)
+
+
+def _schema_problems(model_name: str, document: dict[str, Any], limit: int = 8) -> list[str]:
+    """Validate against the validator's pydantic schema, when that package is installed."""
+    try:
+        from validator import schema
+    except ImportError:
+        return []
+    model = getattr(schema, model_name, None)
+    if model is None:
+        return []
+    try:
+        model.model_validate(document)
+    except ValidationError as exc:
+        return [
+            f"schema: {'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()[:limit]
+        ]
+    return []

@@ -1,0 +1,112 @@
+"""A JSONL trace of one candidate: every model call and every tool call, one JSON object per line.
+
+Secrets never reach the file: every string is scrubbed of the values of credential-looking environment
+variables (``*_API_KEY``, ``*_TOKEN``, ``*SECRET*`` ...) and of any extra secret the caller registers, and
+inline images (``data:`` URLs) are replaced by their length so traces stay small.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, TextIO
+
+__all__ = ["REDACTED", "TraceWriter", "redact", "secret_values"]
+
+REDACTED = "[redacted]"
+
+_SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
+# Short values (e.g. "1", "true") would scrub harmless text everywhere; real keys are long.
+_MIN_SECRET_LEN = 8
+_DATA_URL = re.compile(r"data:image/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=]+")
+
+
+def secret_values(extra: Iterable[str | None] = ()) -> tuple[str, ...]:
+    """Collect the secret strings to scrub: credential-like environment variables plus ``extra``.
+
+    Args:
+        extra: Further secrets (e.g. an API key passed explicitly); None entries are ignored.
+
+    Returns:
+        The distinct secrets, longest first (so a key containing another is scrubbed whole).
+    """
+    found = {v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= _MIN_SECRET_LEN}
+    found.update(v for v in extra if v and len(v) >= _MIN_SECRET_LEN)
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+def redact(value: Any, secrets: tuple[str, ...]) -> Any:
+    """Return ``value`` with every secret replaced and inline images summarised, recursively.
+
+    Args:
+        value: Any JSON-able value.
+        secrets: Strings to replace by ``[redacted]``.
+
+    Returns:
+        A scrubbed copy.
+    """
+    if isinstance(value, str):
+        out = _DATA_URL.sub(lambda m: f"<inline image, {len(m.group(0))} chars>", value)
+        for secret in secrets:
+            if secret in out:
+                out = out.replace(secret, REDACTED)
+        return out
+    if isinstance(value, dict):
+        return {str(k): redact(v, secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact(v, secrets) for v in value]
+    return value
+
+
+class TraceWriter:
+    """Append-only JSONL trace; each line has ``t`` (seconds since the trace opened) and ``event``.
+
+    Args:
+        path: The trace file (parent folders are created; an existing file is appended to).
+        secrets: Extra secret strings to scrub besides the environment's.
+
+    Example:
+        >>> with TraceWriter(tmp / "trace.jsonl") as trace:  # doctest: +SKIP
+        ...     trace.write("tool", name="list_dir", args={"path": "data"})
+    """
+
+    def __init__(self, path: Path, secrets: Iterable[str | None] = ()) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._secrets = secret_values(secrets)
+        self._start = time.perf_counter()
+        self._lock = threading.Lock()
+        self._handle: TextIO | None = self.path.open("a", encoding="utf-8")
+
+    def write(self, event: str, **fields: Any) -> None:
+        """Append one event.
+
+        Args:
+            event: The event kind (``"start"``, ``"model_call"``, ``"tool"``, ``"end"`` ...).
+            **fields: JSON-able details; non-JSON values are stringified.
+        """
+        record = {"t": round(time.perf_counter() - self._start, 4), "event": event, **fields}
+        line = json.dumps(redact(record, self._secrets), ensure_ascii=False, default=str)
+        with self._lock:
+            if self._handle is None:
+                return
+            self._handle.write(line + "\n")
+            self._handle.flush()
+
+    def close(self) -> None:
+        """Close the file; later writes are ignored."""
+        with self._lock:
+            if self._handle is not None:
+                self._handle.close()
+                self._handle = None
+
+    def __enter__(self) -> TraceWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,96 @@
+"""Per-call framework overhead of the LiteLLM agent against the fake server (zero latency).
+
+Runs candidates whose model answers every turn with text (no tool work), so the loop's wall time is
+model-call machinery only: LiteLLM's request/response path plus ours (retry wrapper, cache key, trace,
+usage accounting). Then replays exactly the same requests with bare ``litellm.acompletion`` calls. Prints ms
+per call net of the server's own handling time, and the difference: what our framework adds to LiteLLM.
+
+    /work/venv/bin/python perf/agent_overhead.py [--turns 10] [--candidates 10] [--cache]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from agents.base import Limits, ManifestEntry, Task
+from agents.fakeserver import FakeServer, Reply, TurnScript
+from agents.litellm import LiteLLMAgent
+from agents.litellm.client import import_litellm
+
+
+async def _replay(server: FakeServer, bodies: list[dict[str, Any]]) -> float:
+    litellm = import_litellm()
+    start = time.perf_counter()
+    for body in bodies:
+        await litellm.acompletion(
+            model="openai/fake",
+            messages=body["messages"],
+            tools=body.get("tools"),
+            api_base=server.url,
+            api_key="sk-fake",
+            max_retries=0,
+            temperature=body.get("temperature"),
+        )
+    return time.perf_counter() - start
+
+
+async def _agent_runs(agent: LiteLLMAgent, tasks: list[Task]) -> int:
+    calls = 0
+    for task in tasks:
+        calls += (await agent.generate(task)).usage.calls
+    return calls
+
+
+def main() -> None:
+    """Measure and print the overhead."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--turns", type=int, default=10, help="model calls per candidate")
+    parser.add_argument("--candidates", type=int, default=10)
+    parser.add_argument("--cache", action="store_true", help="also key every call into a (cold) SQLite cache")
+    args = parser.parse_args()
+    server = FakeServer(TurnScript([], after_end=Reply(content="thinking", usage=(10, 2)))).start()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp) / "ds"
+            (root / "data").mkdir(parents=True)
+            base = Task(
+                root=root,
+                name="ds",
+                entries=(ManifestEntry(0, "data/x.png"),),
+                out_dir=Path(tmp) / "c",
+                limits=Limits(max_turns=args.turns),
+            )
+            tasks = [base.for_candidate(k, Path(tmp) / f"c{k}") for k in range(args.candidates)]
+            cache = Path(tmp) / "cache.sqlite" if args.cache else None
+            agent = LiteLLMAgent(
+                "openai/fake", api_base=server.url, api_key="sk-fake", vision=False, cache=cache
+            )
+            asyncio.run(_agent_runs(agent, [base.for_candidate(99, Path(tmp) / "warm")]))  # warm-up
+            server.reset()
+            start = time.perf_counter()
+            calls = asyncio.run(_agent_runs(agent, tasks))
+            loop_s = time.perf_counter() - start
+            server_s = sum(r.server_s for r in server.requests)
+            bodies = server.chat_requests
+            server.reset()
+            bare_s = asyncio.run(_replay(server, bodies))
+            bare_server_s = sum(r.server_s for r in server.requests)
+    finally:
+        server.stop()
+    agent_ms = (loop_s - server_s) / calls * 1000
+    bare_ms = (bare_s - bare_server_s) / len(bodies) * 1000
+    mode = "on" if args.cache else "off"
+    print(f"calls: {calls} ({args.candidates} candidates x {args.turns} turns), cache={mode}")
+    print(f"server time per call:              {server_s / calls * 1000:7.3f} ms")
+    print(f"agent loop per call:               {agent_ms:7.3f} ms (client side, net of server time)")
+    print(f"bare litellm.acompletion per call: {bare_ms:7.3f} ms (same requests replayed)")
+    print(f"our framework on top of litellm:   {agent_ms - bare_ms:7.3f} ms per call")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""The sandbox refuses every escape, reports it to the model, and nothing outside the candidate changes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+from agent_scripts import make_agent, make_task, tree_digest
+
+from agents.fakeserver import Reply, TurnScript, assistant_turn, tool_call
+from agents.litellm import Sandbox, SandboxError, SandboxLimits
+
+ESCAPES = [
+    ("read_text", {"path": "data/../VLM/ground_truth_tiny.json"}),  # relative ..
+    ("read_text", {"path": "/etc/passwd"}),  # absolute
+    ("read_text", {"path": "data/link_out/secret.txt"}),  # symlink leaving the dataset
+    ("read_text", {"path": "data/%2e%2e/VLM/random.txt"}),  # URL-encoded ..
+    ("list_dir", {"path": "~"}),  # home
+    ("read_text", {"path": "data/labels.csv\x00.png"}),  # NUL byte
+    ("read_text", {"path": "VLM/random.txt"}),  # inside the dataset but outside data/
+    (
+        "render",
+        {"index": 0, "source": "data/case0/mask.nii.gz", "kind": "mask"},
+    ),  # write through planted link
+    ("write_annotation", {"index": 99, "annotation": {}}),  # index outside the manifest
+    ("read_text", {"path": "data/huge.bin", "max_bytes": 10**9}),  # read above the cap
+    ("inspect", {"path": "data/huge.bin"}),  # file above the size cap
+    ("view_image", {"path": "../../tiny_seg/data/preview.png"}),  # leave the output folder
+    ("list_dir", {"path": "C:/Windows"}),  # drive path
+    ("read_text", {"path": "data\\..\\VLM\\random.txt"}),  # backslashes
+]
+
+
+def test_escape_attempts_are_refused_and_reported_and_nothing_outside_changes(
+    seg_dataset: Path, tmp_path: Path, fake_server
+):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("top secret", encoding="utf-8")
+    os.symlink(outside, seg_dataset / "data" / "link_out")
+    with (seg_dataset / "data" / "huge.bin").open("wb") as handle:
+        handle.truncate(3 * 1024 * 1024)  # sparse: big on paper, cheap on disk
+    out_dir = tmp_path / "cand"
+    task = make_task(seg_dataset, out_dir)
+    task.output_dir.mkdir(parents=True)
+    os.symlink(seg_dataset / "data", task.output_dir / "masks")  # a planted link towards the dataset
+    before = tree_digest(tmp_path, skip=out_dir)
+
+    calls = [tool_call(name, args, f"esc_{k}") for k, (name, args) in enumerate(ESCAPES)]
+    script = TurnScript([assistant_turn(*calls), assistant_turn(tool_call("finish", {}))], Reply(content="?"))
+    server = fake_server(script)
+    limits = SandboxLimits(max_file_bytes=1024 * 1024, max_text_bytes=64 * 1024)
+    candidate = asyncio.run(make_agent(server, sandbox_limits=limits, max_bad_tool_calls=100).generate(task))
+
+    answers = {
+        m["tool_call_id"]: m["content"] for m in server.chat_requests[1]["messages"] if m["role"] == "tool"
+    }
+    assert len(answers) == len(ESCAPES)
+    for k, (name, args) in enumerate(ESCAPES):
+        assert answers[f"esc_{k}"].startswith("refused path"), (name, args, answers[f"esc_{k}"])
+    assert "top secret" not in str(server.chat_requests)
+    assert "ground truth" not in str(server.chat_requests)
+    assert tree_digest(tmp_path, skip=out_dir) == before
+    assert candidate.status == "failed"  # it finished without writing a single annotation
+    assert "no annotation" in (candidate.reason or "")
+
+
+def test_paths_inside_the_dataset_resolve_including_internal_symlinks(seg_dataset: Path, tmp_path: Path):
+    os.symlink(seg_dataset / "data" / "case0", seg_dataset / "data" / "alias")
+    box = Sandbox(seg_dataset, tmp_path / "out")
+    assert box.read_path("data/case0/image.nii.gz") == (seg_dataset / "data/case0/image.nii.gz").resolve()
+    assert box.read_path("./data/alias/mask.nii.gz").name == "mask.nii.gz"
+    assert box.read_path("") == box.read_path("data") == (seg_dataset / "data").resolve()
+    assert box.write_path("images/0.png").parent.is_dir()
+
+
+@pytest.mark.parametrize("bad", ["../x", "/abs", "~/x", "a%2Fb", "a\\b", "a\x00b", "data/../../x", "D:/x"])
+def test_malformed_paths_raise_a_sandbox_error_naming_the_path(seg_dataset: Path, tmp_path: Path, bad: str):
+    box = Sandbox(seg_dataset, tmp_path / "out")
+    with pytest.raises(SandboxError) as err:
+        box.read_path(bad)
+    assert repr(bad) in str(err.value)
+    with pytest.raises(SandboxError):
+        box.output_path(bad)
