@@ -1,36 +1,63 @@
 """Entry point of ``python -m experiments`` (Hydra).
 
 Example:
-    python -m experiments --cfg job            # print the composed config
-    python -m experiments strategy=s3          # run S3 (arrives with the strategies)
+    python -m experiments strategy=s3                       # S3 on the bundled suite with the rules agent
+    python -m experiments -m strategy=s0,s1,s2,s3,s4        # the ablation (tables and figure at the end)
+    python -m experiments strategy=s3 selector=majority benchmark.datasets=[synth-fundus-npy]
+    python -m experiments --cfg job                         # print the composed config
 """
 
 from __future__ import annotations
 
+import logging
 import sys
+from pathlib import Path
 
 import hydra
-from omegaconf import DictConfig, OmegaConf
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig
 
+from benchmark.errors import BenchmarkError
 from experiments._config_path import config_dir
+from experiments.suite import NoDatasetsError
+from strategies.registry import UnknownNameError
+from strategies.selectors import OracleNotAllowed
 
-EXIT_NOT_AVAILABLE = 2
+EXIT_USAGE = 2
+EXIT_INCOMPLETE = 3
 
 
 @hydra.main(config_path=str(config_dir()), config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> None:
-    """Run one experiment described by ``cfg``.
+    """Run one experiment described by ``cfg`` and print the eleven metrics (official and strict).
 
     Args:
         cfg: The composed Hydra configuration.
     """
-    print(OmegaConf.to_yaml(cfg))
-    print(
-        "experiments: the strategy runner is not implemented yet (it arrives with the strategies issue); "
-        "the configuration above is what it will run.",
-        file=sys.stderr,
-    )
-    sys.exit(EXIT_NOT_AVAILABLE)
+    from experiments.run import run_experiment
+
+    run_dir = Path(HydraConfig.get().runtime.output_dir)
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+            handler.setLevel(logging.WARNING)  # per-sample INFO goes to the run's log file, not the terminal
+    try:
+        outcome = run_experiment(cfg, run_dir)
+    except (
+        UnknownNameError,
+        OracleNotAllowed,
+        NoDatasetsError,
+        BenchmarkError,
+        ValueError,
+        ImportError,
+    ) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+    print(outcome.table)
+    for name, error in outcome.errors.items():
+        print(f"{name}: failed: {error}", file=sys.stderr)
+    print(f"run folder: {run_dir}", file=sys.stderr)
+    if outcome.incomplete and str(HydraConfig.get().mode) != "RunMode.MULTIRUN":
+        sys.exit(EXIT_INCOMPLETE)
 
 
 if __name__ == "__main__":

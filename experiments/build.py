@@ -1,0 +1,158 @@
+"""Config → objects: the agent, the strategy (with its selector), the validator and the per-task options.
+
+Everything is looked up in a registry or imported from ``_target_``; nothing here branches on a strategy name.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from omegaconf import DictConfig, OmegaConf
+
+from agents.base import Agent, Limits
+from strategies.base import Strategy, strategies
+from strategies.registry import Registry, load_object
+from strategies.selectors import build_selector, is_oracle
+
+__all__ = [
+    "AGENT_TASK_KEYS",
+    "agents",
+    "build_agent",
+    "build_strategy",
+    "import_plugins",
+    "task_options",
+    "validator_profile",
+    "wants_oracle",
+]
+
+log = logging.getLogger(__name__)
+
+agents: Registry[Any] = Registry(
+    "agent",
+    entry_point_group="medstrat.agents",
+    lazy={
+        "rules": "agents.rules:RulesAgent",
+        "litellm": "agents.litellm:LiteLLMAgent",
+    },
+)
+"""Agent classes (or factories) by name; ``agent._target_`` bypasses the registry."""
+
+AGENT_TASK_KEYS = ("name", "_target_", "temperature", "limits", "options")
+"""Agent config keys that describe the task rather than the constructor."""
+
+
+def _plain(node: Any) -> Any:
+    return OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else node
+
+
+def import_plugins(modules: Any) -> None:
+    """Import the user's plug-in modules (``run.imports``) (their decorators register plug-ins)."""
+    for name in _plain(modules) or []:
+        importlib.import_module(str(name))
+
+
+def build_agent(cfg: Mapping[str, Any] | DictConfig) -> Agent:
+    """Construct the agent: ``_target_`` when given, else the registry entry named ``name``.
+
+    Args:
+        cfg: The ``agent`` config node; keys other than `AGENT_TASK_KEYS` go to the constructor.
+
+    Returns:
+        The agent.
+
+    Raises:
+        UnknownNameError: An unknown agent name.
+        TypeError: The object built does not implement the `Agent` protocol.
+    """
+    data = dict(_plain(cfg))
+    target = data.get("_target_")
+    factory = load_object(str(target)) if target else agents.get(str(data.get("name", "rules")))
+    kwargs = {k: v for k, v in data.items() if k not in AGENT_TASK_KEYS}
+    if "temperature" in inspect.signature(factory).parameters and "temperature" in data:
+        kwargs["temperature"] = data["temperature"]
+    agent = factory(**kwargs)
+    if not isinstance(agent, Agent):
+        raise TypeError(
+            f"{target or data.get('name')} built {type(agent).__name__}, which lacks the Agent "
+            "protocol (name, async generate(task), async revise(task, candidate, feedback, fields))"
+        )
+    return agent
+
+
+def task_options(agent_cfg: Mapping[str, Any] | DictConfig, seed: int) -> dict[str, Any]:
+    """The `Task` fields that come from the agent config: temperature, limits, free options, seed."""
+    data = dict(_plain(agent_cfg))
+    return {
+        "seed": int(seed),
+        "temperature": float(data.get("temperature") or 0.0),
+        "limits": Limits(**(data.get("limits") or {})),
+        "options": dict(data.get("options") or {}),
+    }
+
+
+def wants_oracle(strategy_cfg: Mapping[str, Any] | DictConfig, selector_cfg: Any) -> bool:
+    """Whether the configured selector is the ground-truth oracle (before building it)."""
+    sel = _plain(strategy_cfg).get("selector") or {}
+    chosen = sel if isinstance(sel, dict) and sel.get("_target_") else _plain(selector_cfg)
+    try:
+        return is_oracle(build_selector(chosen, allow_oracle=True))
+    except Exception:  # a broken selector is reported when the strategy is built
+        return False
+
+
+def build_strategy(
+    cfg: Mapping[str, Any] | DictConfig, selector_cfg: Any = None, *, allow_oracle: bool = False
+) -> Strategy:
+    """Construct the strategy: the factory named by ``kind`` called with the other keys.
+
+    Args:
+        cfg: The ``strategy`` node (``name``, ``kind``, factory options, optional ``selector._target_``).
+        selector_cfg: The top-level ``selector`` node, used when ``strategy.selector._target_`` is unset.
+        allow_oracle: ``analysis.oracle``.
+
+    Returns:
+        The strategy.
+
+    Raises:
+        UnknownNameError: An unknown strategy kind or selector name (the message lists the valid ones).
+        OracleNotAllowed: The oracle selector without ``analysis.oracle=true``.
+    """
+    data = dict(_plain(cfg))
+    factory = strategies.get(str(data.get("kind") or data.get("name")))
+    kwargs = {k: v for k, v in data.items() if k not in ("name", "kind", "selector")}
+    if "selector" in inspect.signature(factory).parameters:
+        sel = data.get("selector") or {}
+        spec = (
+            sel
+            if isinstance(sel, dict) and sel.get("_target_")
+            else (sel if isinstance(sel, str) else _plain(selector_cfg))
+        )
+        kwargs["selector"] = build_selector(spec, allow_oracle=allow_oracle)
+    return factory(**kwargs)
+
+
+def validator_profile(
+    cfg: Mapping[str, Any] | DictConfig, folder: Path, strategy_profile: str | None
+) -> str | Path:
+    """The profile the run validates with: the composed ``validator`` node written to
+    ``folder/<profile>.yaml``
+    (so command-line weight overrides apply), or ``mdsbench`` for the ``paper`` strategy profile."""
+    data = dict(_plain(cfg))
+    name = str(data.get("profile", "evidence"))
+    if strategy_profile == "paper" and name != "mdsbench":
+        log.warning(
+            "strategy.profile=paper uses the reference procedure: validating with the mdsbench profile "
+            "instead of %s",
+            name,
+        )
+        return "mdsbench"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path

@@ -1,0 +1,188 @@
+"""What a run leaves behind: the export in the benchmark layout, the scores, ``metrics*.json``,
+``samples.jsonl``,
+``usage.json``, and the terminal table.
+
+The export is ``export/<dataset>/VLM/{random.txt, ground_truth*.json, gt_geometry}`` (symlinks to the dataset)
+plus ``export/<dataset>/VLM/<run-name>/agent1_data_organization`` (a copy of the selected folder), so
+``python -m benchmark.score --root export --models <run-name>`` reads it unchanged. The run's own metrics are
+computed from that same export, so both agree by construction.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from agents.base import OUTPUT_SUBDIR, Usage
+from benchmark.atomic import atomic_write_json, atomic_write_text
+from benchmark.discover import Dataset
+from benchmark.score.aggregate import macro
+from benchmark.score.constants import METRIC_NAMES
+from benchmark.score.evaluate import score_dataset
+from strategies.selectors import e2e_pass
+
+__all__ = ["PROFILES", "export_dataset", "format_table", "metrics_document", "score_exports", "write_outputs"]
+
+log = logging.getLogger(__name__)
+
+PROFILES = ("official", "strict")
+
+
+def export_dataset(dataset: Dataset, selected: Path, export_root: Path, run_name: str) -> Path:
+    """Lay out one dataset's selected output in the benchmark layout; return its folder."""
+    out = export_root / dataset.name
+    vlm = out / "VLM"
+    vlm.mkdir(parents=True, exist_ok=True)
+    for item in sorted(dataset.vlm_dir.iterdir()):
+        if (item / OUTPUT_SUBDIR).is_dir() or item.name.startswith("eval_results"):
+            continue  # other runs and scorer outputs are not part of the task
+        link = vlm / item.name
+        if not link.is_symlink() and not link.exists():
+            os.symlink(item.resolve(), link)
+    target = vlm / run_name / OUTPUT_SUBDIR
+    if target.exists():
+        shutil.rmtree(target)
+    if selected.is_dir():
+        shutil.copytree(selected, target)
+    return out
+
+
+def score_exports(exports: Mapping[str, Path], run_name: str) -> dict[str, dict[str, Any]]:
+    """Score every exported dataset under both profiles: ``{profile: {dataset: score_dataset(...)}}``."""
+    return {
+        p: {name: score_dataset(root, models=[run_name], profile=p) for name, root in exports.items()}
+        for p in PROFILES
+    }
+
+
+def metrics_document(
+    results: Mapping[str, Any],
+    run_name: str,
+    profile: str,
+    *,
+    incomplete: bool = False,
+    upper_bound: bool = False,
+) -> dict[str, Any]:
+    """``{"profile", "macro": {the eleven}, "datasets": {name: {the eleven}}}`` (+ flags when set).
+
+    Datasets the scorer could not score (no output) are left out, as the reference main table does.
+    """
+    agg = macro(results, [run_name])["models"][run_name]
+    datasets = {}
+    for name, res in results.items():
+        model = res.get("models", {}).get(run_name) or {}
+        if model.get("metrics") and not model.get("error"):
+            datasets[name] = {k: float(model["metrics"][k]) for k in METRIC_NAMES}
+    doc: dict[str, Any] = {
+        "profile": profile,
+        "macro": {k: (float(agg["metrics"][k]) if agg["metrics"] else None) for k in METRIC_NAMES},
+        "datasets": datasets,
+    }
+    if incomplete:
+        doc["incomplete"] = True
+    if upper_bound:
+        doc["upper_bound"] = True
+    return doc
+
+
+def _per_sample(results: Mapping[str, Any], dataset: str, run_name: str) -> dict[str, dict[str, Any]]:
+    model = results.get(dataset, {}).get("models", {}).get(run_name) or {}
+    out = {}
+    for ps in model.get("per_sample", []):
+        out[str(ps["index"])] = {
+            "pair_valid": ps["pair_valid"],
+            "source_score": ps["source_score"],
+            "schema_valid_score": ps["schema_valid_score"],
+            "semantic_score": ps["semantic_score"],
+            "content_fidelity_score": ps["content_fidelity_score"],
+            "e2e": e2e_pass(ps),
+        }
+    return out
+
+
+def write_outputs(
+    run_dir: Path,
+    run_name: str,
+    records: Mapping[str, dict[str, Any]],
+    scores: Mapping[str, Mapping[str, Any]],
+    usage: Mapping[str, Usage],
+    *,
+    incomplete: bool,
+    upper_bound: bool,
+    extra_usage: Mapping[str, Any],
+) -> dict[str, dict[str, Any]]:
+    """Write ``metrics.json``, ``metrics_strict.json``, ``samples.jsonl`` and ``usage.json``.
+
+    Args:
+        run_dir: The run folder.
+        run_name: The model folder name in the export.
+        records: Per dataset, its strategy result dict (``StrategyResult.to_dict``) or ``{"error": ...}``.
+        scores: ``{profile: {dataset: score_dataset result}}``.
+        usage: Per dataset, the usage summed over its calls.
+        incomplete: The run stopped early (budget) or a dataset failed.
+        upper_bound: Ground truth influenced selection (oracle).
+        extra_usage: Further keys for usage.json (budget state, candidate counts).
+
+    Returns:
+        ``{profile: metrics document}``.
+    """
+    docs = {
+        p: metrics_document(scores[p], run_name, p, incomplete=incomplete, upper_bound=upper_bound)
+        for p in PROFILES
+    }
+    atomic_write_json(run_dir / "metrics.json", docs["official"])
+    atomic_write_json(run_dir / "metrics_strict.json", docs["strict"])
+    lines = []
+    for dataset, rec in records.items():
+        per = {p: _per_sample(scores[p], dataset, run_name) for p in PROFILES}
+        for key, decision in sorted(rec.get("decisions", {}).items(), key=lambda kv: int(kv[0])):
+            row = {
+                "dataset": dataset,
+                "index": int(key),
+                "strategy": rec.get("strategy"),
+                "decision": decision,
+                "validator_total": decision.get("score"),
+                "scores": {p: per[p].get(key) for p in PROFILES},
+            }
+            if upper_bound:
+                row["upper_bound"] = True
+            lines.append(json.dumps(row, sort_keys=True))
+    atomic_write_text(run_dir / "samples.jsonl", "".join(line + "\n" for line in lines))
+    total = Usage()
+    for u in usage.values():
+        total = total + u
+    atomic_write_json(
+        run_dir / "usage.json",
+        {"total": total.to_dict(), "datasets": {k: u.to_dict() for k, u in usage.items()}, **extra_usage},
+    )
+    return docs
+
+
+def format_table(docs: Mapping[str, Mapping[str, Any]], title: str) -> str:
+    """The eleven macro metrics, one row per scoring profile, as a fixed-width text table."""
+    head = f"{'profile':10s}" + "".join(f"{k:>7s}" for k in METRIC_NAMES)
+    rows = [title, head, "-" * len(head)]
+    for profile, doc in docs.items():
+        values = doc["macro"]
+        cells = "".join(
+            f"{values[k]:7.4f}" if values[k] is not None else f"{'n/a':>7s}" for k in METRIC_NAMES
+        )
+        rows.append(f"{profile:10s}{cells}")
+    flags = [f for f in ("incomplete", "upper_bound") if any(d.get(f) for d in docs.values())]
+    if flags:
+        rows.append(
+            "NOTE: "
+            + ", ".join(
+                {
+                    "incomplete": "INCOMPLETE (budget hit or failures: partial results)",
+                    "upper_bound": "UPPER BOUND (oracle selector used ground truth)",
+                }[f]
+                for f in flags
+            )
+        )
+    return "\n".join(rows)

@@ -1,0 +1,226 @@
+"""One run of ``python -m experiments``: every dataset concurrently under one semaphore for model calls and a
+thread pool for CPU work, resumable (done-markers), bounded (budget), with progress, ending in the run folder.
+
+Run folder: ``candidates/<dataset>/<k>/`` (each with its ``candidate.json`` done-marker),
+``selected/<dataset>/``
+(``agent1_data_organization`` + ``result.json`` written last), ``export/``, ``metrics.json``,
+``metrics_strict.json``, ``samples.jsonl``, ``usage.json``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from agents.base import Agent, Task, Usage
+from benchmark.atomic import atomic_write_json
+from benchmark.discover import Dataset
+from experiments.build import (
+    build_agent,
+    build_strategy,
+    import_plugins,
+    task_options,
+    validator_profile,
+    wants_oracle,
+)
+from experiments.progress import Progress
+from experiments.results import export_dataset, format_table, score_exports, write_outputs
+from experiments.suite import ensure_bundled_suite, select_datasets
+from strategies._context import BudgetGate, RunContext, use
+from strategies.base import ProfileValidator, Strategy, Validator
+
+__all__ = ["RESULT_MARKER", "RunOutcome", "benchmark_root", "run_experiment"]
+
+log = logging.getLogger(__name__)
+
+RESULT_MARKER = "result.json"
+
+
+@dataclass
+class RunOutcome:
+    """What the CLI prints and the sweep callback collects.
+
+    Attributes:
+        run_dir: The run folder.
+        metrics: ``{"official": metrics.json, "strict": metrics_strict.json}``.
+        incomplete: True when the budget stopped it or a dataset failed.
+        wall_s: Wall-clock seconds.
+        table: The terminal table.
+    """
+
+    run_dir: Path
+    metrics: dict[str, dict[str, Any]]
+    incomplete: bool
+    wall_s: float
+    table: str
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+def benchmark_root(cfg: DictConfig) -> Path:
+    """The benchmark root: ``benchmark.root`` when set, else the bundled suite (generated on first use)."""
+    if cfg.get("root"):
+        return Path(str(cfg.root)).expanduser()
+    return ensure_bundled_suite(str(cfg.get("size", "small")), int(cfg.get("seed", 0)), cfg.get("cache_dir"))
+
+
+async def _one_dataset(
+    strategy: Strategy, task: Task, agent: Agent, validator: Validator, resume: bool, progress: Progress
+) -> dict[str, Any]:
+    marker = task.out_dir / RESULT_MARKER
+    if resume and marker.is_file():
+        try:
+            record: dict[str, Any] = json.loads(marker.read_text(encoding="utf-8"))
+            progress.dataset_done(task.name, reused=True)
+            return record
+        except ValueError:
+            log.warning("unreadable %s; redoing %s", marker, task.name)
+    try:
+        result = await strategy(task, agent, validator)
+        record = result.to_dict()
+    except Exception as exc:  # one dataset's failure must not lose the others
+        log.exception("strategy failed on %s", task.name)
+        record = {
+            "error": f"{type(exc).__name__}: {exc}",
+            "decisions": {},
+            "candidates": [],
+            "usage": Usage().to_dict(),
+            "incomplete": True,
+        }
+    if not record.get("incomplete") and "error" not in record:
+        atomic_write_json(marker, record)  # written last: resume trusts a dataset only when this exists
+    progress.dataset_done(task.name)
+    return record
+
+
+def _usage(record: dict[str, Any]) -> Usage:
+    data = {k: v for k, v in record.get("usage", {}).items() if k != "total_tokens"}
+    return Usage(**data)
+
+
+def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
+    """Run the configured strategy over the configured benchmark and write the run folder.
+
+    Args:
+        cfg: The composed config (see ``conf/config.yaml``).
+        run_dir: The run folder (Hydra's output dir).
+
+    Returns:
+        The outcome.
+
+    Raises:
+        NoDatasetsError: The benchmark root holds no dataset.
+        UnknownNameError: An unknown strategy, selector or agent name.
+    """
+    start = time.perf_counter()
+    import_plugins(cfg.run.get("imports"))
+    root = benchmark_root(cfg.benchmark)
+    datasets = select_datasets(root, cfg.benchmark.get("datasets"), cfg.benchmark.get("shard"))
+    allow_oracle = bool(cfg.get("analysis", {}).get("oracle", False))
+    strategy = build_strategy(cfg.strategy, cfg.get("selector"), allow_oracle=allow_oracle)
+    upper_bound = allow_oracle and wants_oracle(cfg.strategy, cfg.get("selector"))
+    agent = build_agent(cfg.agent)
+    executor = ThreadPoolExecutor(max_workers=int(cfg.run.get("workers") or os.cpu_count() or 2))
+    profile = validator_profile(cfg.validator, run_dir / ".validator", cfg.strategy.get("profile"))
+    validator = ProfileValidator(profile, executor)
+    budget = BudgetGate(cfg.run.get("budget_tokens"), cfg.run.get("budget_usd"))
+    progress = Progress(len(datasets), enabled=bool(cfg.run.get("progress", True)))
+    options = task_options(cfg.agent, int(cfg.run.seed))
+    tasks = {d.name: Task.from_dataset(d, run_dir / "selected" / d.name, **options) for d in datasets}
+
+    async def main() -> dict[str, dict[str, Any]]:
+        ctx = RunContext(
+            candidates_root=run_dir / "candidates",
+            resume=bool(cfg.run.resume),
+            semaphore=asyncio.Semaphore(int(cfg.run.concurrency)),
+            budget=budget,
+            on_candidate=lambda t, c: progress.candidate_done(c),
+        )
+        use(ctx)
+        done = await asyncio.gather(
+            *(
+                _one_dataset(strategy, t, agent, validator, bool(cfg.run.resume), progress)
+                for t in tasks.values()
+            )
+        )
+        return dict(zip(tasks, done, strict=True))
+
+    try:
+        records = asyncio.run(main())
+    finally:
+        progress.close()
+        executor.shutdown(wait=True)
+    return _finish(cfg, run_dir, datasets, records, budget, upper_bound, start)
+
+
+def _finish(
+    cfg: DictConfig,
+    run_dir: Path,
+    datasets: list[Dataset],
+    records: dict[str, dict[str, Any]],
+    budget: BudgetGate,
+    upper_bound: bool,
+    start: float,
+) -> RunOutcome:
+    run_name = str(cfg.run.name)
+    exports = {
+        d.name: export_dataset(
+            d, run_dir / "selected" / d.name / "agent1_data_organization", run_dir / "export", run_name
+        )
+        for d in datasets
+        if "error" not in records[d.name] and records[d.name].get("decisions")
+    }
+    scores = score_exports(exports, run_name)
+    errors = {name: str(r["error"]) for name, r in records.items() if "error" in r}
+    incomplete = budget.hit or bool(errors) or any(r.get("incomplete") for r in records.values())
+    usage = {name: _usage(r) for name, r in records.items()}
+    n_candidates = sum(len(r.get("candidates", [])) for r in records.values())
+    docs = write_outputs(
+        run_dir,
+        run_name,
+        records,
+        scores,
+        usage,
+        incomplete=incomplete,
+        upper_bound=upper_bound,
+        extra_usage={
+            "candidates": n_candidates,
+            "budget": {
+                "max_tokens": budget.max_tokens,
+                "max_usd": budget.max_usd,
+                "hit": budget.hit,
+                "spent_tokens": budget.tokens,
+                "spent_usd": budget.usd,
+            },
+            "errors": errors,
+        },
+    )
+    wall = time.perf_counter() - start
+    agent_name = cfg.agent.get("_target_") or cfg.agent.get("name", "?")
+    tokens = sum(u.total_tokens for u in usage.values())
+    usd = sum(u.cost_usd for u in usage.values())
+    title = (
+        f"{cfg.strategy.name} · {len(datasets)} datasets · agent {agent_name} · {tokens} tokens · ${usd:.4f}"
+    )
+    title += f" · {wall:.1f}s"
+    atomic_write_json(
+        run_dir / "run.json",
+        {
+            "wall_s": wall,
+            "datasets": [d.name for d in datasets],
+            "run_name": run_name,
+            "strategy": cfg.strategy.name,
+            "config": OmegaConf.to_container(
+                OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k != "hydra"]), resolve=True
+            ),
+        },
+    )
+    return RunOutcome(run_dir, docs, incomplete, wall, format_table(docs, title), errors)

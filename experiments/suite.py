@@ -1,0 +1,122 @@
+"""Where the benchmark of a run comes from: the bundled suite (generated once into a cache folder, under a
+file
+lock so parallel jobs of a sweep do not race) or a folder on disk; plus the dataset filter and ``k/n``
+sharding."""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import shutil
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmark.discover import Dataset, discover
+
+__all__ = ["NoDatasetsError", "cache_root", "ensure_bundled_suite", "parse_shard", "select_datasets"]
+
+log = logging.getLogger(__name__)
+
+COMPLETE_MARKER = ".complete"
+
+
+class NoDatasetsError(RuntimeError):
+    """A benchmark root holds no dataset (no folder with ``VLM/random.txt``); says where we looked."""
+
+
+def cache_root() -> Path:
+    """``$MEDSTRAT_CACHE``, else ``$XDG_CACHE_HOME/medstrat``, else ``~/.cache/medstrat``."""
+    if os.environ.get("MEDSTRAT_CACHE"):
+        return Path(os.environ["MEDSTRAT_CACHE"]).expanduser()
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "medstrat"
+
+
+def ensure_bundled_suite(size: str = "small", seed: int = 0, cache_dir: str | Path | None = None) -> Path:
+    """Return the bundled suite's root, generating it first if it is not in the cache yet.
+
+    Args:
+        size: ``small`` or ``full``.
+        seed: The suite seed.
+        cache_dir: Cache folder (default: `cache_root`).
+
+    Returns:
+        ``<cache>/suite-<size>-<seed>``.
+    """
+    from benchmark.synth.suite import generate_suite
+
+    base = Path(cache_dir).expanduser() if cache_dir else cache_root()
+    target = base / f"suite-{size}-{seed}"
+    if (target / COMPLETE_MARKER).is_file():
+        return target
+    base.mkdir(parents=True, exist_ok=True)
+    with open(base / f".suite-{size}-{seed}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the second job of a sweep waits here, then finds the marker
+        if not (target / COMPLETE_MARKER).is_file():
+            log.warning("generating the bundled suite (%s, seed %d) into %s", size, seed, target)
+            tmp = base / f".suite-{size}-{seed}.tmp{os.getpid()}"
+            shutil.rmtree(tmp, ignore_errors=True)
+            generate_suite(tmp, size=size, seed=seed)  # type: ignore[arg-type]
+            (tmp / COMPLETE_MARKER).write_text("ok\n", encoding="utf-8")
+            shutil.rmtree(target, ignore_errors=True)
+            os.replace(tmp, target)
+    return target
+
+
+def parse_shard(shard: str | None) -> tuple[int, int] | None:
+    """``"k/n"`` (1 ≤ k ≤ n) → ``(k, n)``; None for no sharding.
+
+    Raises:
+        ValueError: A malformed shard.
+    """
+    if shard in (None, "", "null"):
+        return None
+    try:
+        k, n = (int(x) for x in str(shard).split("/"))
+    except ValueError:
+        raise ValueError(f"benchmark.shard must look like k/n (e.g. 1/4), got {shard!r}") from None
+    if not 1 <= k <= n:
+        raise ValueError(f"benchmark.shard {shard!r}: need 1 <= k <= n")
+    return k, n
+
+
+def _names(value: Any) -> list[str] | None:
+    if value in (None, "", "null"):
+        return None
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return [str(v) for v in value]
+
+
+def select_datasets(
+    root: Path, names: Iterable[str] | str | None = None, shard: str | None = None
+) -> list[Dataset]:
+    """The datasets of a run: discovered under ``root``, filtered by name, then this job's shard.
+
+    Args:
+        root: The benchmark root.
+        names: Dataset names to keep (a list or a comma-separated string).
+        shard: ``"k/n"``: keep every n-th dataset starting at the k-th (in sorted order).
+
+    Returns:
+        The datasets, sorted by name.
+
+    Raises:
+        NoDatasetsError: Nothing found (the message names the folder searched).
+        BenchmarkError: ``root`` is missing or a requested name does not exist (the message lists the valid
+        ones).
+    """
+    wanted: Sequence[str] | None = _names(names)
+    found = discover(root, names=wanted)
+    if not found:
+        raise NoDatasetsError(
+            f"no datasets under {Path(root).absolute()} (looked for folders holding "
+            "VLM/random.txt at any depth)"
+        )
+    parsed = parse_shard(shard)
+    if parsed is not None:
+        k, n = parsed
+        found = [d for i, d in enumerate(found) if i % n == k - 1]
+    return found

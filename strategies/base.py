@@ -1,0 +1,208 @@
+"""What every strategy shares: the `Strategy` and `Validator` protocols and the `StrategyResult` they return.
+
+A strategy is an async callable ``run(task, agent, validator) -> StrategyResult``, built by a factory that
+takes
+the strategy's typed options (``best_of_n(n=5)``). It writes the selected output into ``task.output_dir`` and
+returns every candidate it made, a decision per sample with its reason, and the usage summed over every call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from agents.base import Agent, Candidate, Task, Usage
+from strategies.registry import Registry
+from validator.report import Report
+from validator.validate import validate
+
+__all__ = [
+    "ProfileValidator",
+    "SampleDecision",
+    "Strategy",
+    "StrategyFactory",
+    "StrategyResult",
+    "Validator",
+    "strategies",
+    "strategy",
+]
+
+R = TypeVar("R")
+
+
+class Validator(Protocol):
+    """Scores a candidate without ground truth (see `validator.validate`)."""
+
+    @property
+    def name(self) -> str:
+        """The validator's (profile) name."""
+        ...
+
+    def validate(self, candidate: Candidate | Path, task: Task) -> Report:
+        """Validate one candidate folder of ``task``'s dataset.
+
+        Args:
+            candidate: The candidate or its ``agent1_data_organization`` folder.
+            task: The dataset it belongs to.
+
+        Returns:
+            The report (per-sample totals, check outcomes, field paths).
+        """
+        ...
+
+
+@dataclass
+class ProfileValidator:
+    """The project's validator under one check profile.
+
+    Attributes:
+        profile: ``"evidence"``, ``"mdsbench"`` or a profile YAML path.
+        executor: Where the CPU-bound checks run (None: the default thread pool); see `avalidate`.
+    """
+
+    profile: str | Path = "evidence"
+    executor: Executor | None = None
+
+    @property
+    def name(self) -> str:
+        """The profile name (the file stem for a YAML path)."""
+        return Path(self.profile).stem if str(self.profile).endswith((".yaml", ".yml")) else str(self.profile)
+
+    def validate(self, candidate: Candidate | Path, task: Task) -> Report:
+        """Validate ``candidate`` against the raw data and manifest of ``task.root`` (never ground truth)."""
+        folder = candidate.output_dir if isinstance(candidate, Candidate) else Path(candidate)
+        return validate(folder, task.root, profile=self.profile)
+
+
+async def run_cpu(validator: Validator, fn: Callable[..., R], *args: Any) -> R:
+    """Run CPU-bound work in the validator's executor so the event loop keeps serving model calls."""
+    executor = getattr(validator, "executor", None)
+    return await asyncio.get_running_loop().run_in_executor(executor, fn, *args)
+
+
+@dataclass
+class SampleDecision:
+    """What a strategy decided for one manifest index.
+
+    Attributes:
+        index: The manifest index.
+        candidate: The position (in `StrategyResult.candidates`) of the candidate whose output was kept,
+        None when
+            no candidate had this sample.
+        reason: Why, in words (``"validator_max: 0.93 > 0.81"``).
+        score: The kept output's validator total.
+        fallback: True when the configured selector failed here and ``validator_max`` decided instead.
+        details: Strategy-specific extras (votes, reverted fields, per-candidate scores).
+    """
+
+    index: int
+    candidate: int | None
+    reason: str
+    score: float = 0.0
+    fallback: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able dict."""
+        return {
+            "index": self.index,
+            "candidate": self.candidate,
+            "reason": self.reason,
+            "score": round(self.score, 6),
+            "fallback": self.fallback,
+            "details": self.details,
+        }
+
+
+@dataclass
+class StrategyResult:
+    """The outcome of one strategy on one dataset.
+
+    Attributes:
+        strategy: The strategy's name.
+        output_dir: The selected ``agent1_data_organization`` folder (``task.output_dir``).
+        candidates: Every candidate produced (generations and revisions), in creation order.
+        decisions: One decision per manifest index.
+        usage: Summed over every agent call.
+        upper_bound: True when ground truth influenced the choice (the ``oracle`` selector): not a real
+        result.
+        incomplete: True when the budget stopped the strategy early.
+        notes: Free log lines (reverted fields, skipped rounds).
+    """
+
+    strategy: str
+    output_dir: Path
+    candidates: list[Candidate]
+    decisions: dict[int, SampleDecision]
+    usage: Usage
+    upper_bound: bool = False
+    incomplete: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able dict (the run's per-dataset record)."""
+        return {
+            "strategy": self.strategy,
+            "output_dir": str(self.output_dir),
+            "candidates": [c.to_dict() for c in self.candidates],
+            "decisions": {str(i): d.to_dict() for i, d in sorted(self.decisions.items())},
+            "usage": self.usage.to_dict(),
+            "upper_bound": self.upper_bound,
+            "incomplete": self.incomplete,
+            "notes": list(self.notes),
+        }
+
+
+class Strategy(Protocol):
+    """``await strategy(task, agent, validator)``: standardize ``task`` into ``task.output_dir``."""
+
+    async def __call__(self, task: Task, agent: Agent, validator: Validator) -> StrategyResult:
+        """Run the strategy on one dataset.
+
+        Args:
+            task: The dataset; the selected output goes to ``task.output_dir``.
+            agent: Anything implementing the `Agent` protocol.
+            validator: The ground-truth-free validator.
+
+        Returns:
+            The result.
+        """
+        ...
+
+
+StrategyFactory = Callable[..., Strategy]
+
+strategies: Registry[StrategyFactory] = Registry(
+    "strategy",
+    entry_point_group="medstrat.strategies",
+    lazy={
+        "direct": "strategies.direct:direct",
+        "s0": "strategies.direct:direct",
+        "self_refine": "strategies.self_refine:self_refine",
+        "s1": "strategies.self_refine:self_refine",
+        "checklist": "strategies.checklist:checklist",
+        "s2": "strategies.checklist:checklist",
+        "best_of_n": "strategies.best_of_n:best_of_n",
+        "s3": "strategies.best_of_n:best_of_n",
+        "fieldwise": "strategies.fieldwise:fieldwise",
+        "s4": "strategies.fieldwise:fieldwise",
+    },
+)
+"""Strategy factories by name (S0-S4 under their ids and their names)."""
+
+
+def strategy(name: str, *, aliases: tuple[str, ...] = ()) -> Callable[[StrategyFactory], StrategyFactory]:
+    """Decorator registering a strategy factory (``@strategy("s3", aliases=("best_of_n",))``)."""
+    return strategies.register(name, aliases=aliases)
+
+
+def usage_of(candidates: Sequence[Candidate]) -> Usage:
+    """Sum of the candidates' usages."""
+    total = Usage()
+    for c in candidates:
+        total = total + c.usage
+    return total

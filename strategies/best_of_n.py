@@ -1,0 +1,75 @@
+"""S3, best-of-n (paper Appendix E): n complete candidates; per sample the selector keeps one of them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agents.base import Agent, Candidate, Task
+from strategies._context import current
+from strategies._mechanics import assemble, generate_many, validate_all
+from strategies._paper_profile import select_paper
+from strategies.base import Strategy, StrategyResult, Validator, strategy, usage_of
+from strategies.selectors import Selector, choose, is_oracle, validator_max
+
+Profile = str  # "ours" (any selector, our validator) or "paper" (the reference procedure, SPEC §4)
+
+
+@strategy("best_of_n", aliases=("s3",))
+def best_of_n(
+    n: int = 5,
+    selector: Selector = validator_max,
+    early_stop_at: float | None = None,
+    profile: Profile = "ours",
+) -> Strategy:
+    """Generate n complete candidates and keep, per sample, the one the selector prefers.
+
+    Args:
+        n: Candidates per dataset.
+        selector: Chooses one candidate per sample from the validator's reports.
+        early_stop_at: Stop generating once every sample has a candidate scoring at least this.
+        profile: ``ours`` or ``paper`` (the reference S3 sort key and meta choice; use the mdsbench
+        validator).
+    """
+
+    async def stop(validator: Validator, task: Task, made: list[Candidate]) -> bool:
+        reports = await validate_all(validator, made, task)
+        best = {
+            i: max((r.samples[i].total for r in reports if i in r.samples), default=0.0) for i in task.indices
+        }
+        return early_stop_at is not None and all(v >= early_stop_at for v in best.values())
+
+    async def run(task: Task, agent: Agent, validator: Validator) -> StrategyResult:
+        rule = (lambda made: stop(validator, task, made)) if early_stop_at is not None else None
+        candidates = await generate_many(agent, task, n, stop=rule)
+        if not candidates:
+            return StrategyResult("s3", task.output_dir, [], {}, usage_of([]), incomplete=True)
+        reports = await validate_all(validator, candidates, task)
+        if profile == "paper":
+            decisions = select_paper(task, candidates, reports)
+        else:
+            decisions = choose(selector, task, candidates, reports)
+            assemble(task, candidates, {i: d.candidate for i, d in decisions.items()}, reports)
+        return StrategyResult(
+            "s3",
+            task.output_dir,
+            candidates,
+            decisions,
+            usage_of(candidates),
+            upper_bound=is_oracle(selector),
+            incomplete=_budget_hit(),
+            notes=_notes(candidates, n),
+        )
+
+    return run
+
+
+def _notes(candidates: Sequence[Candidate], n: int) -> list[str]:
+    notes = [f"candidate {c.candidate_index} failed: {c.reason}" for c in candidates if not c.ok]
+    if len(candidates) < n:
+        notes.append(f"{len(candidates)} of {n} candidates generated")
+    return notes
+
+
+def _budget_hit() -> bool:
+    budget = current().budget
+    return budget is not None and budget.hit

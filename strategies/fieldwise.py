@@ -1,0 +1,105 @@
+"""S4, field-wise selection (paper Appendix E): S3's choice as base, a weighted vote over high-risk fields,
+and
+the base kept wherever the merged sample validates worse by more than a margin."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agents.base import Agent, Task
+from strategies._mechanics import (
+    SampleSource,
+    candidate_metas,
+    generate_many,
+    read_annotation,
+    validate_all,
+    write_selected,
+)
+from strategies._paper_profile import vote_paper
+from strategies._vote import DIMENSION, TASK, donor_for, merge_sample, vote_field
+from strategies.base import Strategy, StrategyResult, Validator, run_cpu, strategy, usage_of
+from strategies.selectors import choose, validator_max
+
+VOTED_FIELDS: tuple[str, ...] = (
+    TASK,
+    DIMENSION,
+    "media_geometry.media.annotation_type",
+    "context.sample.modality_primary",
+    "context.sample.extra.source_file",
+    "context.sample.extra.original_filename",
+)
+
+
+@strategy("fieldwise", aliases=("s4",))
+def fieldwise(
+    n: int = 5, fields: Sequence[str] = VOTED_FIELDS, margin: float = 0.05, profile: str = "ours"
+) -> Strategy:
+    """Vote the high-risk fields across n candidates on top of S3's per-sample choice.
+
+    Args:
+        n: Candidates per dataset.
+        fields: Field paths voted (task type and dimension decide the branch donor).
+        margin: Keep the base when the merged sample's validator total is lower by more than this.
+        profile: ``ours`` or ``paper`` (the reference S4 vote; use the mdsbench validator).
+    """
+
+    async def run(task: Task, agent: Agent, validator: Validator) -> StrategyResult:
+        candidates = await generate_many(agent, task, n)
+        if not candidates:
+            return StrategyResult("s4", task.output_dir, [], {}, usage_of([]), incomplete=True)
+        reports = await validate_all(validator, candidates, task)
+        if profile == "paper":
+            decisions = vote_paper(
+                task, candidates, reports, margin, getattr(validator, "profile", "mdsbench")
+            )
+            return StrategyResult("s4", task.output_dir, candidates, decisions, usage_of(candidates))
+        decisions = choose(validator_max, task, candidates, reports)
+        base_sources, merged_sources = {}, {}
+        for index, decision in decisions.items():
+            if decision.candidate is None:
+                continue
+            docs = {
+                k: d
+                for k, c in enumerate(candidates)
+                if (d := read_annotation(c.output_dir, index)) is not None
+            }
+            scores = {k: r.samples[index].total for k, r in enumerate(reports) if index in r.samples}
+            base = decision.candidate
+            votes = [vote_field(f, docs, scores) for f in fields]
+            by_path = {v.path: v for v in votes}
+            donor = (
+                donor_for(by_path[TASK].winner, by_path[DIMENSION].winner, docs, scores, base)
+                if TASK in by_path and DIMENSION in by_path
+                else base
+            )
+            base_src = SampleSource.of(candidates[base].output_dir, index)
+            donor_src = SampleSource.of(candidates[donor].output_dir, index)
+            assert base_src is not None and donor_src is not None  # both hold an annotation by construction
+            base_sources[index] = base_src
+            merged_sources[index] = SampleSource(
+                merge_sample(docs[base], docs[donor], votes), donor_src.image, donor_src.mask
+            )
+            decision.details.update(donor=donor, votes={v.path: v.weights for v in votes})
+        metas = candidate_metas(candidates, reports)
+        write_selected(task.output_dir, merged_sources, metas)
+        merged = await run_cpu(validator, validator.validate, task.output_dir, task)
+        final = dict(merged_sources)
+        for index, decision in decisions.items():
+            if index not in merged_sources:
+                continue
+            after = merged.samples[index].total
+            if after < decision.score - margin:
+                final[index] = base_sources[index]
+                decision.reason = (
+                    f"fieldwise: merge scored {after:.3f} < base {decision.score:.3f} - {margin}; kept base"
+                )
+            else:
+                decision.reason = (
+                    f"fieldwise: base {decision.candidate}, branch from {decision.details['donor']}"
+                )
+                decision.score = after
+        if any(final[i] is not merged_sources[i] for i in final):
+            write_selected(task.output_dir, final, metas)
+        return StrategyResult("s4", task.output_dir, candidates, decisions, usage_of(candidates))
+
+    return run

@@ -1,0 +1,157 @@
+"""Typed registries of plug-ins: names → objects, filled by decorators, lazy ``"module:object"`` entries and
+entry points of installed packages.
+
+One `Registry` per kind of plug-in (strategies, selectors). A typo gets an `UnknownNameError` that lists
+the valid
+names, so ``strategy.kind=best_of_m`` fails with something a user can act on.
+
+Example:
+    >>> selectors = Registry[Selector]("selector", entry_point_group="medstrat.selectors")
+    >>> @selectors.register("mine")
+    ... def mine(index, candidates, reports, task): return 0
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Callable, Mapping
+from importlib.metadata import entry_points
+from typing import Any, Generic, TypeVar, cast
+
+__all__ = ["Registry", "UnknownNameError", "load_object"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class UnknownNameError(KeyError):
+    """A registry has no entry of that name; the message lists the valid ones.
+
+    Args:
+        kind: What was looked up (``"strategy"``, ``"selector"``).
+        name: The unknown name.
+        valid: The names that exist.
+    """
+
+    def __init__(self, kind: str, name: str, valid: list[str]) -> None:
+        self.kind, self.name, self.valid = kind, name, valid
+        super().__init__(f"unknown {kind} {name!r}; valid {kind}s: {', '.join(valid) or 'none'}")
+
+    def __str__(self) -> str:
+        # KeyError's str() quotes its argument; show the plain sentence instead.
+        return str(self.args[0])
+
+
+def load_object(spec: str) -> Any:
+    """Import ``"package.module:object"`` (or ``"package.module.object"``) and return the object.
+
+    Args:
+        spec: The dotted path; ``:`` separates the module from the attribute path when present.
+
+    Returns:
+        The object.
+
+    Raises:
+        ImportError: The module cannot be imported or has no such attribute.
+    """
+    if ":" in spec:
+        module_name, attr = spec.split(":", 1)
+    else:
+        module_name, _, attr = spec.rpartition(".")
+    if not module_name:
+        raise ImportError(f"{spec!r} is not an importable 'module:object' path")
+    module = importlib.import_module(module_name)
+    obj: Any = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError as exc:
+            raise ImportError(f"module {module_name!r} has no attribute {attr!r} (from {spec!r})") from exc
+    return obj
+
+
+class Registry(Generic[T]):
+    """Names → plug-ins of one kind.
+
+    Args:
+        kind: Human name of the kind, used in error messages.
+        entry_point_group: The ``project.entry-points`` group scanned for outside plug-ins (on first miss).
+        lazy: Built-in entries as ``name → "module:object"``, imported only when asked for.
+    """
+
+    def __init__(
+        self, kind: str, *, entry_point_group: str | None = None, lazy: Mapping[str, str] | None = None
+    ) -> None:
+        self.kind = kind
+        self.entry_point_group = entry_point_group
+        self._entries: dict[str, T | str] = dict(lazy or {})
+        self._entry_points_loaded = False
+
+    def register(self, name: str | None = None, *, aliases: tuple[str, ...] = ()) -> Callable[[T], T]:
+        """Decorator registering an object under ``name`` (default: its ``__name__``) and aliases.
+
+        Args:
+            name: The registry name.
+            aliases: Further names for the same object.
+
+        Returns:
+            The decorator; it returns the object unchanged.
+        """
+
+        def decorate(obj: T) -> T:
+            key = name or str(getattr(obj, "__name__", ""))
+            if not key:
+                raise ValueError(f"cannot register {obj!r} as a {self.kind}: give it a name")
+            for n in (key, *aliases):
+                self.add(n, obj)
+            return obj
+
+        return decorate
+
+    def add(self, name: str, obj: T | str) -> None:
+        """Register ``obj`` (or a lazy ``"module:object"`` string) under ``name``, replacing any entry."""
+        previous = self._entries.get(name)
+        if previous is not None and previous is not obj and not isinstance(previous, str):
+            log.info("%s %r re-registered (%r replaces %r)", self.kind, name, obj, previous)
+        self._entries[name] = obj
+
+    def get(self, name: str) -> T:
+        """Return the entry named ``name``, importing it on first use.
+
+        Args:
+            name: A registered name.
+
+        Returns:
+            The object.
+
+        Raises:
+            UnknownNameError: No such name (the message lists the valid names).
+            ImportError: A lazy entry points at something that cannot be imported.
+        """
+        if name not in self._entries:
+            self._load_entry_points()
+        if name not in self._entries:
+            raise UnknownNameError(self.kind, name, self.names())
+        entry = self._entries[name]
+        if isinstance(entry, str):
+            entry = cast(T, load_object(entry))
+            self._entries[name] = entry
+        return entry
+
+    def names(self) -> list[str]:
+        """Every registered name, sorted (entry points included)."""
+        self._load_entry_points()
+        return sorted(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self.names()
+
+    def _load_entry_points(self) -> None:
+        if self._entry_points_loaded or self.entry_point_group is None:
+            return
+        self._entry_points_loaded = True
+        for ep in entry_points(group=self.entry_point_group):
+            # Built-ins and decorator registrations win over an outside package reusing their name.
+            self._entries.setdefault(ep.name, ep.value)

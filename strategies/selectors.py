@@ -1,0 +1,264 @@
+"""Selection heuristics: given one manifest index and every candidate's validator report, pick one candidate.
+
+A selector is any callable ``(index, candidates, reports, task) -> int`` returning a position in
+``candidates``.
+Built-ins: ``validator_max`` (the paper's S3), ``majority``, ``random``, ``first`` and ``oracle`` (ground
+truth,
+analysis only). Add yours with ``@selector("name")``, with
+``strategy.selector._target_=my_pkg.my_selector``, or
+with an entry point in the ``medstrat.selectors`` group.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import random as _random
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agents.base import Candidate, Task
+from benchmark.score import constants as score_constants
+from strategies._mechanics import get_path, read_annotation
+from strategies.base import SampleDecision
+from strategies.registry import Registry, load_object
+from validator.report import Report
+
+__all__ = [
+    "ORACLE",
+    "OracleNotAllowed",
+    "Selector",
+    "build_selector",
+    "choose",
+    "e2e_pass",
+    "first",
+    "majority",
+    "oracle",
+    "random",
+    "selector",
+    "selectors",
+    "validator_max",
+]
+
+Selector = Callable[[int, Sequence[Candidate], Sequence[Report], Task], int]
+ORACLE = "oracle"
+
+log = logging.getLogger(__name__)
+
+selectors: Registry[Selector] = Registry("selector", entry_point_group="medstrat.selectors")
+"""Selectors by name."""
+
+
+class OracleNotAllowed(ValueError):
+    """The ``oracle`` selector reads ground truth; it runs only with ``analysis.oracle=true``."""
+
+
+def selector(name: str | None = None) -> Callable[[Selector], Selector]:
+    """Decorator registering a selector under ``name`` (default: the function name)."""
+    return selectors.register(name)
+
+
+def _has_sample(cand: Candidate, index: int) -> bool:
+    return read_annotation(cand.output_dir, index) is not None
+
+
+def _total(report: Report, index: int) -> float:
+    sample = report.samples.get(index)
+    return sample.total if sample is not None else 0.0
+
+
+def _image_score(report: Report, index: int) -> float:
+    sample = report.samples.get(index)
+    outcome = sample.checks.get("image_path") if sample is not None else None
+    return outcome.score if outcome is not None else 0.0
+
+
+@selector("validator_max")
+def validator_max(index: int, candidates: Sequence[Candidate], reports: Sequence[Report], task: Task) -> int:
+    """The candidate with the highest validator total; ties go to the better image, then the lower index."""
+
+    def key(k: int) -> tuple[bool, float, float, int]:
+        return (
+            _has_sample(candidates[k], index),
+            round(_total(reports[k], index), 6),
+            _image_score(reports[k], index),
+            -k,
+        )
+
+    return max(range(len(candidates)), key=key)
+
+
+_AGREEMENT_FIELDS = (
+    "media_geometry.media.task_type",
+    "media_geometry.media.dimension",
+    "context.sample.extra.source_file",
+    "tasks.classification.label",
+)
+
+
+def _signature(cand: Candidate, index: int) -> tuple[str, ...] | None:
+    ann = read_annotation(cand.output_dir, index)
+    if ann is None:
+        return None
+    return tuple(str(get_path(ann, f)).strip().lower() for f in _AGREEMENT_FIELDS)
+
+
+@selector("majority")
+def majority(index: int, candidates: Sequence[Candidate], reports: Sequence[Report], task: Task) -> int:
+    """The best-validated candidate of the largest group agreeing on task, dimension, source and label."""
+    sigs = {k: _signature(c, index) for k, c in enumerate(candidates)}
+    counts = Counter(s for s in sigs.values() if s is not None)
+    if not counts:
+        return validator_max(index, candidates, reports, task)
+    top = max(counts.values())
+    members = [k for k, s in sigs.items() if s is not None and counts[s] == top]
+    return max(members, key=lambda k: (round(_total(reports[k], index), 6), -k))
+
+
+@selector("random")
+def random(index: int, candidates: Sequence[Candidate], reports: Sequence[Report], task: Task) -> int:
+    """A uniformly random candidate holding the sample, seeded by (seed, dataset, index)."""
+    pool = [k for k, c in enumerate(candidates) if _has_sample(c, index)] or list(range(len(candidates)))
+    return _random.Random(f"{task.seed}:{task.name}:{index}").choice(pool)
+
+
+@selector("first")
+def first(index: int, candidates: Sequence[Candidate], reports: Sequence[Report], task: Task) -> int:
+    """The first candidate (by index) holding the sample: best-of-1 with a retry on a missing sample."""
+    return next((k for k, c in enumerate(candidates) if _has_sample(c, index)), 0)
+
+
+def e2e_pass(sample: Mapping[str, Any]) -> bool:
+    """The reference E2E rule on one scorer per-sample dict (SPEC §3.7, the scorer's thresholds)."""
+    t = score_constants.E2E_THRESHOLDS
+    return bool(sample.get("pair_valid")) and (
+        float(sample.get("source_score") or 0) >= t["source_score_min"]
+        and float(sample.get("schema_valid_score") or 0) >= t["schema_valid_score_min"]
+        and float(sample.get("semantic_score") or 0) >= t["semantic_score_min"]
+        and float(sample.get("content_fidelity_score") or 0) >= t["content_fidelity_score_min"]
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _oracle_scores(pred_dir: str, dataset_root: str, stamp: float) -> dict[str, tuple[float, ...]]:
+    # Imported here: only the oracle reaches ground truth, and only through the scorer (DESIGN §2).
+    from benchmark.groundtruth import ground_truth_path, load_ground_truth_dict
+    from benchmark.score.dataset import score_prediction
+
+    gt = load_ground_truth_dict(ground_truth_path(dataset_root))
+    scored = score_prediction(pred_dir, gt, profile="official", dataset_root=dataset_root)
+    return {
+        s.index: (
+            float(e2e_pass(s.to_dict())),
+            s.source_score * s.content_fidelity_score,
+            s.schema_valid_score * s.semantic_score,
+        )
+        for s in scored.per_sample
+    }
+
+
+@selector(ORACLE)
+def oracle(index: int, candidates: Sequence[Candidate], reports: Sequence[Report], task: Task) -> int:
+    """UPPER BOUND, reads ground truth: the candidate the scorer likes best (E2E, then SCJ, then SSC)."""
+
+    def key(k: int) -> tuple[float, ...]:
+        pred = candidates[k].output_dir
+        stamp = max((p.stat().st_mtime for p in Path(pred).rglob("*.json")), default=0.0)
+        return (*_oracle_scores(str(pred), str(task.root), stamp).get(str(index), (0.0, 0.0, 0.0)), -k)
+
+    return max(range(len(candidates)), key=key)
+
+
+def build_selector(
+    spec: str | Mapping[str, Any] | Selector | None, *, allow_oracle: bool = False
+) -> Selector:
+    """Turn a config value into a selector.
+
+    Args:
+        spec: A registered name; a mapping with ``_target_`` (an importable callable: a function is the
+        selector
+            itself, or a factory when further keys are given; a class is instantiated with them) or
+            ``name``; a
+            callable; None for ``validator_max``.
+        allow_oracle: Whether the ground-truth ``oracle`` may be used (``analysis.oracle=true``).
+
+    Returns:
+        The selector.
+
+    Raises:
+        UnknownNameError: An unknown name (the message lists the valid ones).
+        OracleNotAllowed: ``oracle`` without ``allow_oracle``.
+        ImportError: A ``_target_`` that cannot be imported.
+    """
+    if spec is None:
+        return validator_max
+    if callable(spec):
+        chosen: Selector = spec
+    elif isinstance(spec, str):
+        chosen = selectors.get(spec)
+    else:
+        options = {k: v for k, v in spec.items() if k not in ("_target_", "name")}
+        target = spec.get("_target_")
+        if target:
+            obj = load_object(str(target))
+            # A class or a factory (a function given options) is called; a bare function is the selector.
+            chosen = obj(**options) if (inspect.isclass(obj) or options) else obj
+        else:
+            chosen = selectors.get(str(spec.get("name") or "validator_max"))
+    if is_oracle(chosen) and not allow_oracle:
+        raise OracleNotAllowed(
+            "the oracle selector reads ground truth: enable it with analysis.oracle=true "
+            "(its results are an upper bound, never a strategy result)"
+        )
+    return chosen
+
+
+def choose(
+    sel: Selector, task: Task, candidates: Sequence[Candidate], reports: Sequence[Report]
+) -> dict[int, SampleDecision]:
+    """Run ``sel`` on every manifest index; a selector that raises on an index falls back to
+    ``validator_max``.
+
+    Args:
+        sel: The selector.
+        task: The dataset task.
+        candidates: The candidates (at least one).
+        reports: Their reports, same order.
+
+    Returns:
+        Per index, the decision (position, reason, score, fallback flag, every candidate's total).
+    """
+    name = selector_name(sel)
+    out: dict[int, SampleDecision] = {}
+    for index in task.indices:
+        totals = {str(k): round(_total(r, index), 6) for k, r in enumerate(reports)}
+        try:
+            k = int(sel(index, candidates, reports, task))
+            if not 0 <= k < len(candidates):
+                raise IndexError(f"returned position {k}, but there are {len(candidates)} candidates")
+            reason, fallback = f"{name}: candidate {k}", False
+        except Exception as exc:  # a plug-in bug on one sample must not lose the dataset
+            log.warning("selector %s failed on %s/%s (%s); using validator_max", name, task.name, index, exc)
+            k = validator_max(index, candidates, reports, task)
+            reason, fallback = f"{name} raised {type(exc).__name__}: {exc}; validator_max chose {k}", True
+        if not _has_sample(candidates[k], index):
+            out[index] = SampleDecision(
+                index, None, "no candidate wrote this sample", 0.0, fallback, {"totals": totals}
+            )
+            continue
+        out[index] = SampleDecision(index, k, reason, _total(reports[k], index), fallback, {"totals": totals})
+    return out
+
+
+def is_oracle(sel: Selector) -> bool:
+    """Whether ``sel`` is the ground-truth oracle."""
+    return sel is oracle
+
+
+def selector_name(sel: Selector) -> str:
+    """A display name for reports."""
+    inner = sel.func if isinstance(sel, functools.partial) else sel
+    return str(getattr(inner, "__name__", type(inner).__name__))

@@ -1,0 +1,56 @@
+"""Fixtures for runner tests: the two-dataset suite, composed configs, a subprocess environment."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import DictConfig
+
+FAKES = Path(__file__).resolve().parent.parent / "strategies"
+sys.path.insert(0, str(FAKES))  # the protocol test agents live beside the strategy tests
+
+from strategy_fakes import make_suite  # noqa: E402
+
+from experiments._config_path import config_dir  # noqa: E402
+
+FAKE_AGENT = "agent._target_=strategy_fakes.NoisyOracleAgent"
+
+
+@pytest.fixture(scope="session")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The suite root (generated once per session)."""
+    return make_suite(tmp_path_factory.mktemp("suite"))
+
+
+@pytest.fixture
+def make_cfg(suite: Path) -> Callable[..., DictConfig]:
+    """Compose the real config with the test agent on the small suite, plus overrides."""
+
+    def make(*overrides: str) -> DictConfig:
+        with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
+            return compose(
+                "config",
+                overrides=[
+                    "benchmark=dir",
+                    f"benchmark.root={suite}",
+                    FAKE_AGENT,
+                    "run.progress=false",
+                    *overrides,
+                ],
+            )
+
+    return make
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    """Environment for ``python -m experiments`` subprocesses: test agents importable, cache in tmp."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(FAKES), env.get("PYTHONPATH", "")])
+    env["MEDSTRAT_CACHE"] = str(tmp_path / "cache")
+    return env
