@@ -1,0 +1,284 @@
+"""`RulesAgent`: the offline, deterministic baseline standardizer (no model) implementing the `Agent`
+protocol.
+
+It is a baseline and, at temperature > 0, a simulation of sampling noise (softmax over its own ranked
+hypotheses at
+each decision point); it is never a model. Usage is zero tokens, zero cost and zero calls, with real wall
+time; the
+trace (JSONL) records every decision and every per-sample error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import shutil
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import medio
+from agents.base import Candidate, Feedback, Task, Usage
+from agents.rules.classify import plan_labels
+from agents.rules.context import DatasetContext
+from agents.rules.decisions import Decider, DecisionRecord
+from agents.rules.pipeline import DatasetPlan, standardize_sample
+from agents.rules.revise import fields_to_rewrite, merge_fields, points_for_fields
+from agents.rules.source import container_shapes, mask_candidates, mask_key_hypotheses
+from agents.rules.writer import SampleResult, build_annotation, build_data_meta
+from benchmark.atomic import atomic_write_json
+from benchmark.layout import OutputLayout
+
+log = logging.getLogger(__name__)
+
+__all__ = ["TRACE_NAME", "RulesAgent"]
+
+TRACE_NAME = "trace.jsonl"
+_CONTAINER_SUFFIXES = (".npz", ".h5", ".hdf5", ".mat")
+
+
+class RulesAgent:
+    """The ``rules`` baseline: general heuristics over what is on disk, with seeded sampling among hypotheses.
+
+    Args:
+        temperature: Default temperature when the task's is None-like; the task's own temperature wins.
+        name: The agent's name in candidates and reports.
+    """
+
+    def __init__(self, temperature: float | None = None, name: str = "rules") -> None:
+        self.name = name
+        self.default_temperature = temperature
+
+    async def generate(self, task: Task) -> Candidate:
+        """Standardize every manifest sample of the task's dataset into ``task.output_dir``.
+
+        Args:
+            task: The dataset and run options (seed, candidate index, temperature).
+
+        Returns:
+            The candidate; ``status="failed"`` only when nothing at all could be written.
+        """
+        return await asyncio.to_thread(self._run, task, {}, frozenset(), None)
+
+    async def revise(
+        self, task: Task, candidate: Candidate, feedback: Feedback | str, editable_fields: Sequence[str]
+    ) -> Candidate:
+        """Re-decide, at temperature 0, the decision points behind the fields the feedback names.
+
+        Every other decision is replayed from the candidate's trace, and only the named (and editable)
+        fields of
+        the written JSON change; images and masks are rewritten only when a named field concerns them.
+
+        Args:
+            task: The dataset; its ``output_dir`` receives the revised candidate.
+            candidate: The candidate to revise.
+            feedback: What to fix (field paths in ``Feedback.items``; free text re-decides every editable
+            field).
+            editable_fields: Field paths the revision may change.
+
+        Returns:
+            The revised candidate.
+        """
+        return await asyncio.to_thread(self._revise, task, candidate, feedback, tuple(editable_fields))
+
+    # ------------------------------------------------------------------ generation
+    def _run(
+        self,
+        task: Task,
+        replay: dict[tuple[int | None, str], str],
+        redecide: frozenset[str],
+        only_write: dict[int | None, list[str]] | None,
+    ) -> Candidate:
+        start = time.perf_counter()
+        layout = OutputLayout(task.output_dir)
+        trace_path = Path(task.out_dir) / TRACE_NAME
+        temperature = task.temperature if task.temperature is not None else (self.default_temperature or 0.0)
+        trace = _Trace(trace_path)
+        decider = Decider(
+            temperature=float(temperature),
+            seed=task.seed,
+            candidate_index=task.candidate_index,
+            replay=replay,
+            redecide=redecide,
+            on_record=trace.decision,
+        )
+        trace.write(
+            "start",
+            agent=self.name,
+            dataset=task.name,
+            seed=task.seed,
+            temperature=temperature,
+            candidate_index=task.candidate_index,
+            samples=len(task.entries),
+        )
+        try:
+            ctx = DatasetContext.build(Path(task.root), task.name, [e.relpath for e in task.entries])
+            plan = self._plan(ctx, decider)
+        except (OSError, ValueError, medio.MedioError) as exc:
+            trace.write("end", status="failed", reason=str(exc))
+            trace.close()
+            return self._candidate(task, start, trace_path, "failed", f"cannot read the dataset: {exc}")
+        trace.write("plan", task_type=plan.task, context=ctx.json_dump())
+        results: list[SampleResult] = []
+        seen: dict[str, int] = {}
+        for entry in task.entries:
+            occurrence = seen.get(entry.relpath, 0)
+            seen[entry.relpath] = occurrence + 1
+            try:
+                done = standardize_sample(ctx, plan, entry.index, entry.relpath, occurrence, decider)
+            except (medio.MedioError, ValueError, IndexError, KeyError, OSError) as exc:
+                log.info("rules: sample %s of %s skipped: %s", entry.index, task.name, exc)
+                trace.write("sample_error", sample=entry.index, source=entry.relpath, error=str(exc))
+                continue
+            results.append(done.result)
+            self._write_sample(layout, done, only_write)
+        classes = next((r.classes for r in reversed(results) if r.classes), {})
+        modality = _majority([r.modality for r in results]) or "NA"
+        meta = build_data_meta(
+            task.name, results, modality=modality, task=plan.task, classes=classes, anatomy=plan.anatomy
+        )
+        if only_write is None or None in only_write:
+            self._write_meta(layout, meta, None if only_write is None else only_write[None])
+        status, reason = ("ok", None) if results else ("failed", "no sample could be standardized")
+        trace.write("end", status=status, written=len(results), skipped=len(task.entries) - len(results))
+        trace.close()
+        return self._candidate(task, start, trace_path, status, reason)
+
+    def _plan(self, ctx: DatasetContext, decider: Decider) -> DatasetPlan:
+        seg_signals = sum(
+            1 for s in ctx.sources[:3] if mask_candidates(ctx.files, s, exclude=set(ctx.sources) - {s})
+        )
+        container_mask = False
+        first = ctx.sources[0]
+        if first.lower().endswith(_CONTAINER_SUFFIXES):
+            container_mask = bool(
+                mask_key_hypotheses(list(shapes := container_shapes(ctx.root / first)), shapes)
+            )
+        plan = DatasetPlan(task=ctx.decide_task(decider, seg_signals, container_mask), anatomy=ctx.anatomy())
+        if plan.task == "classification":
+            plan.labels = plan_labels(ctx, decider)
+        return plan
+
+    def _write_sample(
+        self, layout: OutputLayout, done: Any, only_write: dict[int | None, list[str]] | None
+    ) -> None:
+        result: SampleResult = done.result
+        annotation = build_annotation(result)
+        path = layout.annotation_path(result.index)
+        if only_write is not None:
+            fields = only_write.get(result.index)
+            if not fields:
+                return
+            old = _load(path)
+            if old is not None:
+                annotation = merge_fields(old, annotation, fields)
+            if not any(
+                f.startswith(("image", "record.image_path", "media_geometry.spatial", "tasks.segmentation"))
+                for f in fields
+            ):
+                atomic_write_json(path, annotation)
+                return
+        medio.write_png(done.image, layout.image_path(result.index))
+        if done.mask is not None:
+            layout.masks_dir.mkdir(parents=True, exist_ok=True)
+            medio.write_png(done.mask, layout.masks_dir / f"{result.index}.png")
+        atomic_write_json(path, annotation)
+
+    def _write_meta(self, layout: OutputLayout, meta: dict[str, Any], fields: list[str] | None) -> None:
+        if fields is not None:
+            old = _load(layout.data_meta_path)
+            if old is not None:
+                meta = merge_fields({"data_meta": old}, {"data_meta": meta}, fields)["data_meta"]
+        atomic_write_json(layout.data_meta_path, meta)
+
+    def _candidate(self, task: Task, start: float, trace: Path, status: str, reason: str | None) -> Candidate:
+        usage = Usage(wall_s=round(time.perf_counter() - start, 4), calls=0)
+        return Candidate(
+            output_dir=task.output_dir,
+            usage=usage,
+            trace_path=trace,
+            status=status,  # type: ignore[arg-type]
+            reason=reason,
+            candidate_index=task.candidate_index,
+            agent=self.name,
+        )
+
+    # ------------------------------------------------------------------ revision
+    def _revise(
+        self, task: Task, candidate: Candidate, feedback: Feedback | str, editable: tuple[str, ...]
+    ) -> Candidate:
+        start = time.perf_counter()
+        target = task.output_dir
+        if Path(candidate.output_dir).resolve() != Path(target).resolve():
+            if target.exists():
+                shutil.rmtree(target)
+            shutil.copytree(candidate.output_dir, target)
+        replay = _load_replay(candidate.trace_path)
+        only_write = fields_to_rewrite(feedback, editable, task.indices)
+        redecide = points_for_fields(only_write)
+        revised = self._run(
+            task.for_candidate(task.candidate_index, task.out_dir, seed=task.seed),
+            replay,
+            redecide,
+            only_write,
+        )
+        usage = Usage(wall_s=round(time.perf_counter() - start, 4), calls=0)
+        return Candidate(
+            output_dir=revised.output_dir,
+            usage=usage,
+            trace_path=revised.trace_path,
+            status=revised.status,
+            reason=revised.reason,
+            candidate_index=revised.candidate_index,
+            agent=self.name,
+        )
+
+
+class _Trace:
+    """The candidate's JSONL trace (decisions, per-sample errors), written line by line."""
+
+    def __init__(self, path: Path) -> None:
+        from agents.trace import TraceWriter
+
+        if path.exists():
+            path.unlink()
+        self._writer = TraceWriter(path)
+
+    def write(self, event: str, **fields: Any) -> None:
+        self._writer.write(event, **fields)
+
+    def decision(self, record: DecisionRecord) -> None:
+        self._writer.write("decision", **record.to_dict())
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _load_replay(trace: Path | None) -> dict[tuple[int | None, str], str]:
+    replay: dict[tuple[int | None, str], str] = {}
+    if trace is None or not Path(trace).is_file():
+        return replay
+    for line in Path(trace).read_text(encoding="utf-8").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event.get("event") == "decision":
+            replay[(event.get("sample"), str(event.get("point")))] = str(event.get("chosen"))
+    return replay
+
+
+def _majority(values: list[str]) -> str | None:
+    if not values:
+        return None
+    return max(dict.fromkeys(values), key=values.count)

@@ -1,0 +1,373 @@
+"""Identify a sample's source and its siblings: the file to read, mask/label files, container keys, subject
+id.
+
+Everything here looks only at what is on disk under ``<dataset>/data/``: file and folder names, file sizes and
+the headers `medio` reports. Never the ground truth (``VLM/``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agents.rules.decisions import Hypothesis
+from agents.rules.tables import TABLE_SUFFIXES
+from agents.rules.vocab import ANNOTATION_TOKENS, GENERIC_NAMES, tokens
+
+__all__ = [
+    "DatasetFiles",
+    "container_shapes",
+    "image_key_hypotheses",
+    "mask_candidates",
+    "mask_key_hypotheses",
+    "read_target_hypotheses",
+    "stem",
+    "subject_hypotheses",
+]
+
+_TEXT_SUFFIXES = (".md", ".txt", ".rst")
+_DIGITS = re.compile(r"\d+")
+_IMAGE_KEY_WORDS = {
+    "image": 3.0,
+    "images": 3.0,
+    "img": 2.5,
+    "data": 1.0,
+    "volume": 2.0,
+    "vol": 1.5,
+    "bmode": 2.5,
+    "recon": 2.0,
+    "x": 1.0,
+    "ct": 2.0,
+    "mr": 2.0,
+    "t1": 1.5,
+    "t2": 1.5,
+    "raw": 1.0,
+}
+_MASK_KEY_WORDS = {"label", "labels", "mask", "masks", "seg", "segmentation", "gt", "y", "annotation"}
+_NOT_IMAGE_KEY_WORDS = {
+    "spacing",
+    "ids",
+    "id",
+    "case",
+    "displacement",
+    "velocity",
+    "strain",
+    "meta",
+    "header",
+    "preview",
+    "thumbnail",
+    "affine",
+}
+
+
+def stem(name: str) -> str:
+    """A file name without its (possibly double) extension (``a.nii.gz`` → ``a``, ``b.seg.nrrd`` → ``b``)."""
+    base = name.rsplit("/", 1)[-1]
+    lower = base.lower()
+    for ext in (".nii.gz", ".seg.nrrd", ".ome.tiff", ".ome.tif", ".tar.gz"):
+        if lower.endswith(ext):
+            return base[: -len(ext)]
+    return base.rsplit(".", 1)[0] if "." in base[1:] else base
+
+
+@dataclass
+class DatasetFiles:
+    """A one-time listing of ``<root>/data``.
+
+    Attributes:
+        root: The dataset root.
+        files: Every file, as dataset-relative POSIX paths (``data/...``), sorted.
+    """
+
+    root: Path
+    files: list[str] = field(default_factory=list)
+
+    @classmethod
+    def scan(cls, root: Path) -> DatasetFiles:
+        """List every file under ``root/data`` (symlinked folders are not followed).
+
+        Args:
+            root: The dataset root.
+
+        Returns:
+            The listing.
+        """
+        data = root / "data"
+        found: list[str] = []
+        for folder, _dirs, names in os.walk(data):
+            rel = Path(folder).relative_to(root).as_posix()
+            found.extend(f"{rel}/{n}" for n in names if not n.startswith("."))
+        return cls(root, sorted(found))
+
+    def texts(self) -> list[str]:
+        """README-like text files (``.md``, ``.txt``, ``.rst`` whose name is not a per-sample label file)."""
+        return [
+            f
+            for f in self.files
+            if (f.lower().endswith(_TEXT_SUFFIXES) and "readme" in f.lower())
+            or f.lower().endswith((".md", ".rst"))
+        ]
+
+    def tables(self) -> list[str]:
+        """Files that may be tables."""
+        return [f for f in self.files if f.lower().endswith(TABLE_SUFFIXES) and f not in self.texts()]
+
+    def is_annotation(self, relpath: str) -> bool:
+        """True when a folder or the file name carries an annotation word (``masks/``, ``_seg``,
+        ``labelsTr``)."""
+        words = set()
+        for part in relpath.split("/")[1:]:
+            words.update(tokens(part))
+            words.add(part.lower())
+        return bool(words & ANNOTATION_TOKENS)
+
+
+def _is_generic(name: str) -> bool:
+    """A file name that does not identify the sample (``IM0001``, ``segmentation``, ``image``)."""
+    lower = name.lower()
+    return lower in GENERIC_NAMES or bool(re.fullmatch(r"(im|img|image|slice|i)?[_-]?\d+", lower))
+
+
+def _is_visit_folder(name: str) -> bool:
+    """A study/series/date folder, which names an acquisition rather than the subject."""
+    words = set(tokens(name))
+    return bool(
+        words & {"study", "series", "sequence", "scan", "visit", "session", "ses", "run", "acq"}
+    ) or bool(re.search(r"(19|20)\d{6}", name))
+
+
+def _digit_runs(text: str) -> set[str]:
+    return {d.lstrip("0") or "0" for d in _DIGITS.findall(text)}
+
+
+def _shared_prefix(a: list[str], b: list[str]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def mask_candidates(
+    files: DatasetFiles, source: str, *, exclude: set[str] | None = None
+) -> list[Hypothesis[str]]:
+    """Rank the annotation-like image files that may hold ``source``'s mask.
+
+    Scores add: shared name tokens, the same number in both names, closeness in the folder tree, the same file
+    type; a candidate that names another sample's number is penalised.
+
+    Args:
+        files: The dataset listing.
+        source: The sample's source path (``data/...``).
+        exclude: Paths that cannot be the mask (the source itself, other samples' sources).
+
+    Returns:
+        Hypotheses over dataset-relative paths, best first (empty when nothing annotation-like exists).
+    """
+    exclude = exclude or set()
+    src_parts = source.split("/")
+    src_stem = stem(src_parts[-1])
+    src_words = set(tokens(src_stem)) - ANNOTATION_TOKENS
+    src_digits = _digit_runs(src_stem)
+    if _is_generic(src_stem) or not src_digits:
+        src_digits = _digit_runs(" ".join(p for p in src_parts[1:-1] if not _is_visit_folder(p)))
+    path_words = set(tokens("/".join(src_parts[1:-1])))
+    ext = src_parts[-1].lower().rsplit(".", 1)[-1]
+    out: list[Hypothesis[str]] = []
+    for cand in files.files:
+        if cand == source or cand in exclude or cand.lower().endswith(TABLE_SUFFIXES + _TEXT_SUFFIXES):
+            continue
+        if cand.lower().endswith((".raw", ".zraw")) or not files.is_annotation(cand):
+            continue
+        c_parts = cand.split("/")
+        c_stem = stem(c_parts[-1])
+        c_words = set(tokens(c_stem)) - ANNOTATION_TOKENS
+        c_digits = _digit_runs(c_stem)
+        score = 0.0
+        shared_words = (src_words | path_words) & c_words
+        score += 0.8 * len(shared_words)
+        if src_digits and c_digits:
+            score += 2.0 if src_digits & c_digits else -3.0
+        score += 0.4 * _shared_prefix(src_parts[:-1], c_parts[:-1])
+        if c_parts[-1].lower().rsplit(".", 1)[-1] == ext:
+            score += 0.3
+        if score > 0.5:
+            out.append(Hypothesis(cand, score, f"shares {sorted(shared_words)[:3]} / numbers", cand))
+    return sorted(out, key=lambda h: -h.score)[:5]
+
+
+def container_shapes(path: Path) -> dict[str, tuple[int, ...]]:
+    """Shapes of a container's members (npz, HDF5, MATLAB) from `medio.inspect`, without loading payloads.
+
+    Args:
+        path: The container file.
+
+    Returns:
+        ``{key: shape}`` (empty when the file is not a container or cannot be inspected).
+    """
+    import medio
+
+    info = medio.inspect(path)
+    out: dict[str, tuple[int, ...]] = {}
+    for group in ("members", "datasets", "variables"):
+        for key, facts in (info.get(group) or {}).items():
+            if isinstance(facts, dict) and isinstance(facts.get("shape"), list):
+                out[str(key)] = tuple(int(s) for s in facts["shape"])
+    return out
+
+
+def _series_uid(path: Path) -> str | None:
+    import medio
+
+    header = medio.inspect(path).get("header") or {}
+    uid = header.get("SeriesInstanceUID")
+    return str(uid) if uid else None
+
+
+def read_target_hypotheses(files: DatasetFiles, source: str) -> list[Hypothesis[str]]:
+    """Should the reader open the listed file or its folder (a DICOM series sliced into files)?
+
+    Args:
+        files: The dataset listing.
+        source: The manifest path.
+
+    Returns:
+        Hypotheses over dataset-relative paths (the file itself, or its folder).
+    """
+    if not source.lower().endswith((".dcm", ".dicom", ".ima")) and "." in source.rsplit("/", 1)[-1]:
+        return [Hypothesis(source, 3.0, "a self-contained file")]
+    folder = source.rsplit("/", 1)[0]
+    siblings = [
+        f for f in files.files if f.rsplit("/", 1)[0] == folder and f.lower().endswith((".dcm", ".ima"))
+    ]
+    others = [f for f in siblings if f != source][:2]
+    uid = _series_uid(files.root / source) if others else None
+    same = uid is not None and all(_series_uid(files.root / f) == uid for f in others)
+    if len(siblings) >= 3 and same:
+        return [
+            Hypothesis(folder, 3.0, f"{len(siblings)} DICOM slices in the folder: a series", folder),
+            Hypothesis(source, 0.8, "the listed slice alone", source),
+        ]
+    if len(siblings) >= 3:
+        return [
+            Hypothesis(source, 3.0, "the folder's files belong to different series", source),
+            Hypothesis(folder, 0.3, "read the folder as a series anyway", folder),
+        ]
+    return [Hypothesis(source, 3.0, "a single DICOM file", source)]
+
+
+def image_key_hypotheses(
+    keys: list[str], shapes: dict[str, tuple[int, ...]] | None = None
+) -> list[Hypothesis[str]]:
+    """Rank container keys (npz members, HDF5 datasets, MATLAB variables) as the image.
+
+    Args:
+        keys: The container's keys.
+        shapes: Known shapes per key (a key with fewer than 2 dimensions is skipped).
+
+    Returns:
+        Hypotheses over keys, best first.
+    """
+    out: list[Hypothesis[str]] = []
+    for position, key in enumerate(keys):
+        words = tokens(key.rsplit("/", 1)[-1])
+        if shapes and len(shapes.get(key, (2, 2))) < 2:
+            continue
+        if set(words) & _MASK_KEY_WORDS:
+            continue
+        score = max((_IMAGE_KEY_WORDS.get(w, 0.0) for w in words), default=0.0) + 1.0 - 0.1 * position
+        if set(words) & _NOT_IMAGE_KEY_WORDS:
+            score -= 2.5
+        out.append(Hypothesis(key, score, "key name", key))
+    return sorted(out, key=lambda h: -h.score)
+
+
+def mask_key_hypotheses(
+    keys: list[str], shapes: dict[str, tuple[int, ...]] | None = None
+) -> list[Hypothesis[str]]:
+    """Rank container keys as the label map (``label``, ``mask``, ``seg`` ...); empty when none looks like
+    one.
+
+    Args:
+        keys: The container's keys.
+        shapes: Known shapes per key; a key with fewer than 2 dimensions (a label vector) is not a map.
+
+    Returns:
+        Hypotheses over keys.
+    """
+    out = [
+        Hypothesis(k, 3.0 - 0.1 * i, "mask-like key", k)
+        for i, k in enumerate(keys)
+        if set(tokens(k.rsplit("/", 1)[-1])) & _MASK_KEY_WORDS and len((shapes or {}).get(k, (2, 2))) >= 2
+    ]
+    return out
+
+
+def subject_hypotheses(
+    source: str, *, patient_id: str | None, join_value: str | None, mask: str | None, label_word: str | None
+) -> list[Hypothesis[str]]:
+    """Rank subject ids for a sample.
+
+    Args:
+        source: The manifest path.
+        patient_id: DICOM PatientID, when the header has one.
+        join_value: The value that joined the sample to a label table.
+        mask: The mask file chosen, if any (the part its name shares with the source is the subject).
+        label_word: A class word found in the file name (removed from the stem).
+
+    Returns:
+        Hypotheses over ids, best first.
+    """
+    parts = source.split("/")
+    base = stem(parts[-1])
+    hyps: list[Hypothesis[str]] = []
+    if patient_id:
+        hyps.append(Hypothesis(patient_id, 3.0, "DICOM PatientID"))
+    if join_value and stem(join_value) != base:
+        hyps.append(Hypothesis(stem(join_value), 2.2, "the id that joined the label table"))
+    generic = _is_generic(base)
+    folders = [
+        p
+        for p in parts[1:-1]
+        if p.lower() not in GENERIC_NAMES and _DIGITS.search(p) and not _is_visit_folder(p)
+    ]
+    if generic and folders:
+        hyps.append(
+            Hypothesis(folders[-1], 2.5, "the file name is generic: the case folder names the sample")
+        )
+    if mask:
+        shared = _common_stem(base, stem(mask.rsplit("/", 1)[-1]))
+        if shared and shared != base:
+            hyps.append(Hypothesis(shared, 2.3, "the part of the name the image and its mask share"))
+    if label_word and label_word.lower() in base.lower():
+        trimmed = re.sub(re.escape(label_word), "", base, flags=re.I).strip("_- ")
+        if trimmed:
+            hyps.append(Hypothesis(trimmed, 2.1, "file name without its class word"))
+    if folders and folders[-1] in base and folders[-1] != base:
+        hyps.append(Hypothesis(folders[-1], 2.0, "the patient folder"))
+    hyps.append(Hypothesis(base, 1.8, "the file stem"))
+    if folders and not generic:
+        hyps.append(Hypothesis(folders[-1], 0.6, "the nearest numbered folder"))
+    unique: dict[str, Hypothesis[str]] = {}
+    for h in hyps:
+        if h.value not in unique or unique[h.value].score < h.score:
+            unique[h.value] = h
+    return sorted(unique.values(), key=lambda h: -h.score)
+
+
+def _common_stem(a: str, b: str) -> str:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    prefix = a[:n]
+    cut = max(prefix.rfind(c) for c in "_-. ")
+    if n == len(a) or n == len(b):
+        return prefix
+    if cut < 3:
+        return ""
+    return prefix[:cut]

@@ -1,0 +1,179 @@
+"""Label tables found in a raw folder (CSV, TSV, JSON records, parquet) and joining them to a sample.
+
+A table is joined to a sample through any column whose value names the sample: its file name, its stem, a
+folder
+on its path or its patient id. Tables are read whole with pandas, so only files under `MAX_TABLE_BYTES` are
+used.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+log = logging.getLogger(__name__)
+
+__all__ = ["MAX_TABLE_BYTES", "TABLE_SUFFIXES", "Join", "Table", "load_table", "sample_ids"]
+
+MAX_TABLE_BYTES = 20_000_000
+TABLE_SUFFIXES = (".csv", ".tsv", ".json", ".parquet", ".txt")
+
+
+@dataclass
+class Table:
+    """A table read from the raw folder.
+
+    Attributes:
+        relpath: Its path relative to the dataset root (``data/...``).
+        frame: The rows (every cell as read; JSON dict-of-records gets its keys in a ``__key__`` column).
+        raw: The parsed JSON document when the file was JSON (COCO files are kept whole here).
+    """
+
+    relpath: str
+    frame: pd.DataFrame
+    raw: Any = None
+    _lookup: dict[str, tuple[dict[str, list[int]], dict[str, list[int]]]] | None = None
+
+    def lookup(self) -> dict[str, tuple[dict[str, list[int]], dict[str, list[int]]]]:
+        """Per column, ``value → row positions`` and ``file stem of the value → row positions`` (built
+        once)."""
+        if self._lookup is None:
+            self._lookup = {}
+            for column in self.frame.columns:
+                exact: dict[str, list[int]] = {}
+                stems: dict[str, list[int]] = {}
+                for pos, value in enumerate(self.frame[column].astype(str).str.strip()):
+                    exact.setdefault(value, []).append(pos)
+                    stems.setdefault(_stem(value.rsplit("/", 1)[-1]), []).append(pos)
+                self._lookup[str(column)] = (exact, stems)
+        return self._lookup
+
+
+@dataclass
+class Join:
+    """Rows of a table that belong to one sample.
+
+    Attributes:
+        table: The table.
+        column: The column that named the sample.
+        value: The matching cell value (the sample's identifier in that table).
+        rows: The matching rows.
+        strength: How specific the match was (file name 3, stem 2.5, folder 1.5).
+    """
+
+    table: Table
+    column: str
+    value: str
+    rows: pd.DataFrame
+    strength: float
+
+
+def load_table(path: Path, relpath: str) -> Table | None:
+    """Read a CSV/TSV/JSON/parquet table, or None when the file is not a table (or too large).
+
+    Args:
+        path: The file.
+        relpath: Its dataset-relative path.
+
+    Returns:
+        The table, or None.
+    """
+    try:
+        if path.stat().st_size > MAX_TABLE_BYTES:
+            return None
+        suffix = path.suffix.lower()
+        if suffix == ".parquet":
+            frame = pd.read_parquet(path)
+            # Image cells (PNG bytes) are payload, not labels.
+            binary = [
+                c for c in frame.columns if len(frame) and isinstance(frame[c].iloc[0], bytes | bytearray)
+            ]
+            return Table(relpath, frame.drop(columns=binary))
+        if suffix == ".json":
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            return Table(relpath, _json_frame(doc), raw=doc)
+        if suffix in (".csv", ".tsv", ".txt"):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            first = text.split("\n", 1)[0]
+            if suffix == ".txt" and not any(sep in first for sep in (",", "\t")):
+                return None
+            sep = "\t" if "\t" in first else ","
+            frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
+            if frame.shape[1] < 2:
+                return None
+            return Table(relpath, frame)
+    except (OSError, ValueError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        log.debug("%s is not a readable table: %s", relpath, exc)
+    return None
+
+
+def _json_frame(doc: Any) -> pd.DataFrame:
+    if isinstance(doc, list) and doc and all(isinstance(r, dict) for r in doc):
+        return pd.DataFrame(doc).astype(str)
+    if isinstance(doc, dict) and doc and all(isinstance(v, dict) for v in doc.values()):
+        rows = [
+            {"__key__": k, **{kk: vv for kk, vv in v.items() if not isinstance(vv, list | dict)}}
+            for k, v in doc.items()
+        ]
+        return pd.DataFrame(rows).astype(str)
+    return pd.DataFrame()
+
+
+def sample_ids(relpath: str, patient_id: str | None = None) -> dict[str, float]:
+    """Strings that may name a sample in a table, with how specific each is.
+
+    Args:
+        relpath: The sample's source path (``data/...``).
+        patient_id: A patient id from the header (DICOM PatientID), if any.
+
+    Returns:
+        ``{identifier: strength}``: the file name 3, its stem 2.5, each folder on the path 1.5, the patient
+        id 2.
+    """
+    parts = relpath.split("/")
+    name = parts[-1]
+    ids: dict[str, float] = {}
+    for folder in parts[1:-1]:
+        ids[folder] = 1.5
+    if patient_id:
+        ids[patient_id] = 2.0
+    stem = _stem(name)
+    ids[stem] = 2.5
+    ids[name] = 3.0
+    return ids
+
+
+def _stem(name: str) -> str:
+    for ext in (".nii.gz", ".seg.nrrd", ".ome.tif", ".ome.tiff"):
+        if name.lower().endswith(ext):
+            return name[: -len(ext)]
+    return name.rsplit(".", 1)[0] if "." in name else name
+
+
+def join(table: Table, ids: dict[str, float]) -> Join | None:
+    """Find the rows of ``table`` that belong to the sample named by ``ids``.
+
+    Args:
+        table: The table.
+        ids: From `sample_ids`.
+
+    Returns:
+        The most specific join (ties: the column with fewer matching rows), or None.
+    """
+    best: Join | None = None
+    for column, (exact, stems) in table.lookup().items():
+        for ident, strength in ids.items():
+            positions = exact.get(ident)
+            if positions is None:
+                positions = stems.get(_stem(ident))
+                strength -= 0.25
+            if not positions:
+                continue
+            if best is None or (strength, -len(positions)) > (best.strength, -len(best.rows)):
+                best = Join(table, column, ident, table.frame.iloc[positions], strength)
+    return best
