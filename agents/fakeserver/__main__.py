@@ -1,6 +1,9 @@
-"""``python -m agents.fakeserver [--script FILE] [--port N] [--latency S]``: serve a scripted fake provider.
+"""``python -m agents.fakeserver [--script FILE | --replay DATASET_ROOT] [--port N] [--latency S]``: serve a
+scripted fake provider.
 
 Prints the URL to give LiteLLM as ``api_base`` (with ``model="openai/<anything>"``) and serves until Ctrl-C.
+``--replay`` serves `agents.fakeserver.replay.replay_script` of a dataset: the rules baseline's decisions as
+tool calls, so a LiteLLM agent pointed at the server standardizes that dataset offline.
 """
 
 from __future__ import annotations
@@ -28,6 +31,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--script", type=Path, help="JSON list of turns (see agents.fakeserver.script_from_json)"
     )
+    parser.add_argument(
+        "--replay",
+        type=Path,
+        metavar="DATASET_ROOT",
+        help="replay the rules agent on this dataset as tool calls",
+    )
     parser.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0: any free port)")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer")
     args = parser.parse_args(argv)
@@ -37,6 +46,21 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError) as exc:
             print(f"error: cannot load script {args.script}: {exc}", file=sys.stderr)
             return 2
+    elif args.replay is not None:
+        from agents.fakeserver.replay import replay_script
+
+        try:
+            script = replay_script(args.replay)
+        except (OSError, ValueError, RuntimeError) as exc:
+            print(f"error: cannot replay {args.replay}: {exc}", file=sys.stderr)
+            return 2
+        print(
+            f"replaying the rules agent on {script.dataset}: {len(script.steps)} turns; reference outputs in "
+            f"{script.reference_dir}",
+            file=sys.stderr,
+        )
+        for index, problem in sorted(script.mismatches.items()):
+            print(f"  sample {index} cannot be reproduced through the tools: {problem}", file=sys.stderr)
     else:
         script = TurnScript([], after_end=Reply(content="Hello from the fake server."))
     server = FakeServer(script, latency_s=args.latency, port=args.port).start()
