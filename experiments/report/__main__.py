@@ -1,0 +1,38 @@
+"""``python -m experiments.report RUN_DIR [--out DIR]``: write ``report.html`` for a run folder."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from experiments.report.build import build_report
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, build the report and print its path.
+
+    Args:
+        argv: Command-line arguments (default: ``sys.argv[1:]``).
+
+    Returns:
+        The exit code: 0 on success, 2 when the run folder does not exist.
+    """
+    parser = argparse.ArgumentParser(prog="python -m experiments.report", description=__doc__)
+    parser.add_argument("run_dir", help="a run folder written by python -m experiments")
+    parser.add_argument(
+        "--out", default=None, help="write report.html and assets/ here (default: the run folder)"
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        path = build_report(args.run_dir, args.out)
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(path.resolve().as_uri())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

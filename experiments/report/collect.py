@@ -1,0 +1,300 @@
+"""Read a finished run folder into the plain records the HTML report is built from.
+
+Everything here is read-only on the run folder. Missing or malformed pieces (a run that crashed before
+``metrics.json``, a candidate that wrote nothing, a broken annotation) become empty values and notes, never
+exceptions: the report of a half-finished run is exactly when a researcher needs it most.
+
+Ground truth is read from the run's own export (``export/<dataset>/VLM/ground_truth*.json``): the report is
+analysis after scoring, like the scorer itself, and nothing read here flows back into a run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents.base import OUTPUT_SUBDIR
+from benchmark.layout import ANNOTATIONS_DIR
+
+__all__ = ["CandidateView", "DatasetView", "RunView", "SampleRow", "load_run"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class CandidateView:
+    """One candidate's output for one sample.
+
+    Attributes:
+        key: Candidate index as a string (``"0"``) or ``"selected"``.
+        image: The written image (``images/<i>.png``), or None when absent.
+        annotation: The parsed per-image JSON, or None when absent or unreadable.
+        status: The candidate's status (``ok``/``failed``) and reason, when known.
+    """
+
+    key: str
+    image: Path | None
+    annotation: Any
+    status: str = ""
+
+
+@dataclass
+class SampleRow:
+    """Everything the report shows for one manifest sample.
+
+    Attributes:
+        dataset: Dataset name.
+        index: Manifest index.
+        task: Task type (from the selected annotation, else the ground truth).
+        decision: The strategy's decision record (candidate, reason, score, ...).
+        scores: ``{profile: per-sample scorer values}`` (None values when unscored).
+        selected: The selected output.
+        candidates: Every candidate's output, in candidate order.
+        gt: The ground truth's sample entry, or None.
+        checks: Validator outcomes ``[{name, score, weight, message}]`` of the selected output.
+        validator_total: The validator's weighted total of the selected output.
+    """
+
+    dataset: str
+    index: int
+    task: str
+    decision: dict[str, Any]
+    scores: dict[str, Any]
+    selected: CandidateView
+    candidates: list[CandidateView]
+    gt: dict[str, Any] | None = None
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    validator_total: float | None = None
+
+
+@dataclass
+class DatasetView:
+    """One dataset of the run: its metrics, usage, error and samples."""
+
+    name: str
+    metrics: dict[str, dict[str, float]]
+    usage: dict[str, Any]
+    error: str | None
+    samples: list[SampleRow]
+    root: Path | None
+
+
+@dataclass
+class RunView:
+    """The whole run folder as the report sees it."""
+
+    run_dir: Path
+    title: str
+    metrics: dict[str, dict[str, Any]]
+    usage: dict[str, Any]
+    datasets: list[DatasetView]
+    ablation_png: Path | None
+    notes: list[str] = field(default_factory=list)
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON file; None (logged) when it is missing or malformed."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        log.warning("report: cannot read %s: %s", path, exc)
+        return None
+
+
+def _samples_jsonl(run_dir: Path) -> dict[tuple[str, int], dict[str, Any]]:
+    rows: dict[tuple[str, int], dict[str, Any]] = {}
+    path = run_dir / "samples.jsonl"
+    if not path.is_file():
+        return rows
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+            rows[(str(row["dataset"]), int(row["index"]))] = row
+        except (ValueError, KeyError, TypeError):
+            continue  # a torn last line must not hide the rest
+    return rows
+
+
+def _dataset_root(run_dir: Path, name: str) -> Path | None:
+    """The dataset folder, found through the export's manifest symlink (the run may have moved)."""
+    manifest = run_dir / "export" / name / "VLM" / "random.txt"
+    if manifest.is_symlink() or manifest.is_file():
+        real = Path(os.path.realpath(manifest))
+        if real.is_file():
+            return real.parent.parent
+    return None
+
+
+def _ground_truth(run_dir: Path, name: str) -> dict[str, Any]:
+    vlm = run_dir / "export" / name / "VLM"
+    for path in sorted(vlm.glob("ground_truth*.json")) if vlm.is_dir() else []:
+        doc = read_json(path)
+        if isinstance(doc, dict) and isinstance(doc.get("samples"), dict):
+            return {str(k): v for k, v in doc["samples"].items()}
+    return {}
+
+
+def _candidate_view(key: str, folder: Path, index: int, status: str = "") -> CandidateView:
+    image = folder / "images" / f"{index}.png"
+    return CandidateView(
+        key=key,
+        image=image if image.is_file() else None,
+        annotation=read_json(folder / ANNOTATIONS_DIR / f"{index}.json"),
+        status=status,
+    )
+
+
+def _candidate_folders(run_dir: Path, name: str) -> list[tuple[str, Path, str]]:
+    base = run_dir / "candidates" / name
+    out = []
+    if base.is_dir():
+        numbered = [p for p in base.iterdir() if p.is_dir() and p.name.isdigit()]
+        for path in sorted(numbered, key=lambda p: int(p.name)):
+            meta = read_json(path / "candidate.json") or {}
+            status = str(meta.get("status", "unfinished"))
+            if meta.get("reason"):
+                status += f": {meta['reason']}"
+            out.append((path.name, path / OUTPUT_SUBDIR, status))
+    return out
+
+
+def _validator_checks(
+    selected: Path, root: Path | None, profile: Any
+) -> dict[int, tuple[float, list[dict[str, Any]]]]:
+    """Re-run the run's validator profile on the selected folder (results are not stored in the run)."""
+    if not selected.is_dir():
+        return {}
+    try:
+        from validator.validate import validate
+
+        report = validate(selected, root, profile=profile)
+    except Exception as exc:  # the report degrades to "no checks" rather than failing
+        log.warning("report: validator failed on %s: %s", selected, exc)
+        return {}
+    out = {}
+    for index, sample in report.samples.items():
+        checks = [
+            {"name": o.name, "score": o.score, "weight": o.weight, "message": o.result.message}
+            for o in sample.checks.values()
+        ]
+        out[index] = (sample.total, checks)
+    return out
+
+
+def _task_of(annotation: Any, gt: dict[str, Any] | None) -> str:
+    if isinstance(annotation, dict):
+        media = annotation.get("media_geometry", {})
+        task = media.get("media", {}).get("task_type") if isinstance(media, dict) else None
+        if isinstance(task, str) and task:
+            return task
+    if isinstance(gt, dict):
+        for name in ("classification", "segmentation", "detection"):
+            if name in (gt.get("expected_tasks") or {}):
+                return name
+    return "unknown"
+
+
+def _validator_profile(run_dir: Path) -> Any:
+    folder = run_dir / ".validator"
+    saved = sorted(folder.glob("*.yaml")) if folder.is_dir() else []
+    return saved[0] if saved else "evidence"
+
+
+def _load_dataset(
+    run_dir: Path,
+    name: str,
+    metrics: dict[str, dict[str, Any]],
+    usage: dict[str, Any],
+    rows: dict[tuple[str, int], dict[str, Any]],
+    profile: Any,
+) -> DatasetView:
+    result = read_json(run_dir / "selected" / name / "result.json") or {}
+    root = _dataset_root(run_dir, name)
+    gt = _ground_truth(run_dir, name)
+    selected_dir = run_dir / "selected" / name / OUTPUT_SUBDIR
+    folders = _candidate_folders(run_dir, name)
+    checks = _validator_checks(selected_dir, root, profile)
+    indices = {i for (d, i) in rows if d == name}
+    indices |= {int(k) for k in result.get("decisions", {}) if str(k).isdigit()}
+    samples = []
+    for index in sorted(indices):
+        row = rows.get((name, index), {})
+        selected = _candidate_view("selected", selected_dir, index)
+        total, sample_checks = checks.get(index, (None, []))
+        samples.append(
+            SampleRow(
+                dataset=name,
+                index=index,
+                task=_task_of(selected.annotation, gt.get(str(index))),
+                decision=row.get("decision") or result.get("decisions", {}).get(str(index)) or {},
+                scores=row.get("scores") or {},
+                selected=selected,
+                candidates=[_candidate_view(k, f, index, s) for k, f, s in folders],
+                gt=gt.get(str(index)),
+                checks=sample_checks,
+                validator_total=total,
+            )
+        )
+    return DatasetView(
+        name=name,
+        metrics={p: (metrics.get(p) or {}).get("datasets", {}).get(name, {}) for p in metrics},
+        usage=(usage.get("datasets") or {}).get(name, {}),
+        error=(usage.get("errors") or {}).get(name) or result.get("error"),
+        samples=samples,
+        root=root,
+    )
+
+
+def load_run(run_dir: Path) -> RunView:
+    """Read a run folder: ``metrics*.json``, ``samples.jsonl``, ``usage.json``, selected and candidates.
+
+    Args:
+        run_dir: The run folder written by ``python -m experiments``.
+
+    Returns:
+        The run's view; absent parts are empty.
+
+    Raises:
+        FileNotFoundError: ``run_dir`` is not a folder.
+    """
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise FileNotFoundError(f"{run_dir}: not a run folder")
+    metrics = {
+        p: doc
+        for p, doc in (
+            ("official", read_json(run_dir / "metrics.json")),
+            ("strict", read_json(run_dir / "metrics_strict.json")),
+        )
+        if isinstance(doc, dict)
+    }
+    usage = read_json(run_dir / "usage.json") or {}
+    run_info = read_json(run_dir / "run.json") or {}
+    rows = _samples_jsonl(run_dir)
+    names = list(run_info.get("datasets") or [])
+    for pool in (
+        [d for d, _ in rows],
+        (usage.get("datasets") or {}).keys(),
+        [p.name for p in (run_dir / "selected").iterdir()] if (run_dir / "selected").is_dir() else [],
+    ):
+        names += [n for n in pool if n not in names]
+    profile = _validator_profile(run_dir)
+    datasets = [_load_dataset(run_dir, n, metrics, usage, rows, profile) for n in sorted(names)]
+    ablation = next(
+        (p for p in (run_dir / "ablation.png", run_dir.parent / "ablation.png") if p.is_file()), None
+    )
+    notes = []
+    if not metrics:
+        notes.append("metrics.json is missing: the run did not finish scoring.")
+    if any(doc.get("incomplete") for doc in metrics.values()):
+        notes.append("INCOMPLETE: the budget was hit or a dataset failed; metrics cover what finished.")
+    if any(doc.get("upper_bound") for doc in metrics.values()):
+        notes.append("UPPER BOUND: the oracle selector used ground truth.")
+    title = f"{run_info.get('strategy', '?')} · {run_info.get('run_name', run_dir.name)} · {run_dir.name}"
+    return RunView(run_dir, title, metrics, usage, datasets, ablation, notes)
