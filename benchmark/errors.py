@@ -7,6 +7,7 @@ one type, record ``str(error)`` (``"<file>:<line>: <reason>"``) and carry on.
 
 from __future__ import annotations
 
+import errno
 import json
 from pathlib import Path
 from typing import Any
@@ -105,3 +106,25 @@ def load_json(path: Path, error: type[BenchmarkError] = BenchmarkError, *, what:
         raise error(
             path, f"malformed JSON: {exc.msg} (column {exc.colno})", line=exc.lineno, column=exc.colno
         ) from None
+
+
+# A full, read-only or over-quota disk fails every later write too: callers stop the run instead of recording
+# one failed sample after another.
+_STORAGE_ERRNOS = frozenset({errno.EROFS, errno.ENOSPC, errno.EDQUOT})
+
+
+def is_storage_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` means the output storage can no longer be written (read-only, full, over quota).
+
+    Args:
+        exc: Any exception.
+
+    Returns:
+        True for an ``OSError`` whose errno is EROFS, ENOSPC or EDQUOT.
+
+    Example:
+        >>> import errno
+        >>> is_storage_failure(OSError(errno.EROFS, "Read-only file system"))
+        True
+    """
+    return isinstance(exc, OSError) and exc.errno in _STORAGE_ERRNOS

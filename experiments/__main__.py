@@ -17,13 +17,14 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from benchmark.errors import BenchmarkError
+from benchmark.errors import BenchmarkError, is_storage_failure
 from experiments._config_path import config_dir
 from experiments.suite import NoDatasetsError
 from strategies.registry import UnknownNameError
 from strategies.selectors import OracleNotAllowed
 
 EXIT_USAGE = 2
+EXIT_STORAGE = 4
 EXIT_INCOMPLETE = 3
 
 
@@ -52,6 +53,15 @@ def main(cfg: DictConfig) -> None:
     ) as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
+    except OSError as exc:
+        if not is_storage_failure(exc):
+            raise
+        print(
+            f"error: the run folder can no longer be written ({exc}); finished work in {run_dir} is intact "
+            "and `run.resume=true` continues from it",
+            file=sys.stderr,
+        )
+        sys.exit(EXIT_STORAGE)
     print(outcome.table)
     for name, error in outcome.errors.items():
         print(f"{name}: failed: {error}", file=sys.stderr)

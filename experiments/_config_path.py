@@ -9,8 +9,8 @@ from pathlib import Path
 def config_dir() -> Path:
     """Return the absolute path of the folder that holds ``config.yaml``.
 
-    A wheel ships ``conf/`` as the package ``experiments.conf``; an editable install maps that package onto the
-    repository's ``conf/``; a plain source checkout has neither, so we fall back to ``<repo>/conf``.
+    A wheel ships ``conf/`` as the package ``experiments.conf``; an editable install maps that package onto
+    the repository's ``conf/``; a plain source checkout has neither, so we fall back to ``<repo>/conf``.
 
     Returns:
         The folder containing ``config.yaml``.

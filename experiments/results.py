@@ -45,10 +45,17 @@ def export_dataset(dataset: Dataset, selected: Path, export_root: Path, run_name
         if not link.is_symlink() and not link.exists():
             os.symlink(item.resolve(), link)
     target = vlm / run_name / OUTPUT_SUBDIR
+    # Copy beside the target and swap it in, so a kill mid-export never leaves a half-copied file where the
+    # scorer (or a reader of the run folder) looks; a leftover ".partial" from an earlier kill is discarded.
+    partial = target.with_name(target.name + ".partial")
+    if partial.exists():
+        shutil.rmtree(partial)
+    if selected.is_dir():
+        shutil.copytree(selected, partial)
     if target.exists():
         shutil.rmtree(target)
-    if selected.is_dir():
-        shutil.copytree(selected, target)
+    if partial.exists():
+        os.replace(partial, target)
     return out
 
 

@@ -24,6 +24,7 @@ from omegaconf import DictConfig, OmegaConf
 from agents.base import Agent, Task, Usage
 from benchmark.atomic import atomic_write_json
 from benchmark.discover import Dataset
+from benchmark.errors import is_storage_failure
 from experiments.build import (
     build_agent,
     build_strategy,
@@ -87,6 +88,8 @@ async def _one_dataset(
         result = await strategy(task, agent, validator)
         record = result.to_dict()
     except Exception as exc:  # one dataset's failure must not lose the others
+        if is_storage_failure(exc):
+            raise  # the disk refuses writes: every later dataset would fail too, so stop the run here
         log.exception("strategy failed on %s", task.name)
         record = {
             "error": f"{type(exc).__name__}: {exc}",
@@ -223,4 +226,9 @@ def _finish(
             ),
         },
     )
+    if cfg.run.get("report", True):
+        # Imported here: the report's modules stay out of --help and of runs that do not want it.
+        from experiments.report import write_report
+
+        write_report(run_dir)  # never raises into the run: a failure is logged and the run still succeeds
     return RunOutcome(run_dir, docs, incomplete, wall, format_table(docs, title), errors)

@@ -29,6 +29,7 @@ from agents.rules.revise import fields_to_rewrite, merge_fields, points_for_fiel
 from agents.rules.source import container_shapes, mask_candidates, mask_key_hypotheses
 from agents.rules.writer import SampleResult, build_annotation, build_data_meta
 from benchmark.atomic import atomic_write_json
+from benchmark.errors import is_storage_failure
 from benchmark.layout import OutputLayout
 
 log = logging.getLogger(__name__)
@@ -129,6 +130,8 @@ class RulesAgent:
             try:
                 done = standardize_sample(ctx, plan, entry.index, entry.relpath, occurrence, decider)
             except (medio.MedioError, ValueError, IndexError, KeyError, OSError) as exc:
+                if is_storage_failure(exc):
+                    raise  # not this sample's fault: the output disk is read-only or full
                 log.info("rules: sample %s of %s skipped: %s", entry.index, task.name, exc)
                 trace.write("sample_error", sample=entry.index, source=entry.relpath, error=str(exc))
                 continue

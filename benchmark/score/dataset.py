@@ -11,7 +11,7 @@ from typing import Any
 from benchmark.score import constants as C
 from benchmark.score._io import JsonRead, read_json
 from benchmark.score.fields import MatchOptions
-from benchmark.score.images import check_image
+from benchmark.score.images import MAX_IMAGE_PIXELS, check_image
 from benchmark.score.metadata import ImageCounts, MetaScores, meta_scores
 from benchmark.score.normalize import mean, round4
 from benchmark.score.profiles import Profile, resolve
@@ -228,7 +228,12 @@ def score_prediction(
     for idx in indices:
         matched = matches[idx]
         read = reads.get(matched) if matched is not None else None
-        image = check_image(images_dir, matched if matched is not None else idx, names)
+        image = check_image(
+            images_dir,
+            matched if matched is not None else idx,
+            names,
+            max_pixels=MAX_IMAGE_PIXELS if prof.image_size_cap else None,
+        )
         reason = None
         if read is not None and not read.ok:
             reason = read.reason

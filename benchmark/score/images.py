@@ -87,13 +87,21 @@ def find_image(images_dir: Path, key: str, names: frozenset[str] | None = None) 
     return None
 
 
-def check_image(images_dir: Path, key: str, names: frozenset[str] | None = None) -> ImageCheck:
+# Pillow's default decompression-bomb limit (Image.MAX_IMAGE_PIXELS), fixed here so the cap does not depend on
+# whatever another library set at run time.
+MAX_IMAGE_PIXELS = 89_478_485
+
+
+def check_image(
+    images_dir: Path, key: str, names: frozenset[str] | None = None, *, max_pixels: int | None = None
+) -> ImageCheck:
     """Locate and verify the image for one annotation key.
 
     Args:
         images_dir: ``agent1_data_organization/images``.
         key: The matched annotation stem (or GT index).
         names: File names in ``images_dir`` when already listed (saves a stat per extension).
+        max_pixels: When set, a PNG whose header claims more pixels is invalid (strict profile only).
 
     Returns:
         The check; never raises.
@@ -112,6 +120,8 @@ def check_image(images_dir: Path, key: str, names: frozenset[str] | None = None)
         if problem is None:
             width, height = struct.unpack(">II", data[16:24])
             problem = None if width and height else "image has zero size"
+            if problem is None and max_pixels is not None and width * height > max_pixels:
+                problem = f"PNG header claims {width}x{height} pixels, above the {max_pixels} pixel cap"
     else:
         problem = _pil_problem(path)
     if problem:

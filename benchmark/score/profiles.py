@@ -26,6 +26,8 @@ class Profile:
             reference scorer aborts the whole model instead.
         geometry: When the GT sample carries ``geometry``, mask Dice, box F1 and slice/frame correctness
             become extra content-fidelity blocks and are reported as separate columns.
+        image_size_cap: An image whose header claims more pixels than Pillow's decompression-bomb limit is
+            invalid; the reference only walks the chunks, so a 64-byte PNG claiming 100000x100000 passes.
     """
 
     name: str = "official"
@@ -34,6 +36,7 @@ class Profile:
     labels_not_evidence: bool = False
     non_object_json_invalid: bool = False
     geometry: bool = False
+    image_size_cap: bool = False
 
     @staticmethod
     def named(name: str) -> Profile:
@@ -73,6 +76,7 @@ STRICT = Profile(
     labels_not_evidence=True,
     non_object_json_invalid=True,
     geometry=True,
+    image_size_cap=True,
 )
 PROFILES: dict[str, Profile] = {"official": OFFICIAL, "strict": STRICT}
 

@@ -103,11 +103,6 @@ def test_strict_scorer_marks_malformed_outputs_invalid_per_sample_and_scores_the
     assert per[5]["schema_valid_score"] == 1.0 and per[5]["pair_valid"]
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="benchmark/score/images.py verifies PNG chunks/CRCs like PIL verify() and never compares the IHDR "
-    "size with the data, so a 64-byte IDAT claiming 100000x100000 passes pair_valid under strict",
-)
 def test_strict_scorer_rejects_a_png_whose_header_claims_ten_gigapixels(corrupted: Path) -> None:
     """Expect: the image of sample 2 (IHDR 100000 × 100000, one row of data) is not a valid pair under
     strict, and scoring it allocates nothing large."""

@@ -25,6 +25,7 @@ def test_strict_turns_on_every_documented_correction() -> None:
         "labels_not_evidence",
         "non_object_json_invalid",
         "geometry",
+        "image_size_cap",
     }
     assert OFFICIAL.corrections == ()
 
@@ -79,6 +80,27 @@ def test_non_object_json_is_an_invalid_sample_not_a_crash(build_dataset: Builder
     assert flag.per_sample[0].source_score == 1.0
     assert flag.per_sample[1].json_present and not flag.per_sample[1].json_valid
     assert flag.metrics["E2E"] == 0.5
+
+
+def test_image_size_cap_rejects_a_png_header_claiming_gigapixels(build_dataset: Builder) -> None:
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    huge = (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 100_000, 100_000, 8, 0, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(b"\x00" * 16))
+        + chunk(b"IEND", b"")
+    )
+    root = build_dataset(n=2)
+    (root / "VLM" / "m" / "agent1_data_organization" / "images" / "1.png").write_bytes(huge)
+    off = _score(root, OFFICIAL)
+    flag = _score(root, OFFICIAL.replace(image_size_cap=True))
+    assert off.per_sample[1].image_valid
+    assert not flag.per_sample[1].image_valid and flag.per_sample[0].image_valid
 
 
 def test_official_non_object_json_is_recorded_as_a_model_error(build_dataset: Builder) -> None:
