@@ -10,6 +10,7 @@ import csv
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,8 @@ from PIL import Image
 
 import medio
 from medio.errors import MedioError
-from validator.sample import file_signature
+from validator._values import clear_token_cache, norm_token
+from validator.sample import ImageFacts, file_signature
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +53,8 @@ class _LRU(OrderedDict[Any, Any]):
 _FACTS: _LRU = _LRU(20_000)
 _RENDERS: _LRU = _LRU(20_000)
 _WRITTEN: _LRU = _LRU(50_000)
+_WRITTEN_BY_CONTENT: _LRU = _LRU(50_000)
+_MASK_IDS: _LRU = _LRU(50_000)
 _TABLES: dict[tuple[str, Any], list[list[str]]] = {}
 
 
@@ -121,12 +125,24 @@ def source_render(
     return result
 
 
-def written_small(path: Path, size: int) -> np.ndarray | None:
-    """The written PNG shrunk to ``size``×``size`` grey (cached by mtime)."""
+def written_small(path: Path, size: int, digest: bytes | None = None) -> np.ndarray | None:
+    """The written PNG shrunk to ``size``×``size`` grey (cached by mtime, and by content when ``digest`` is
+    given: another candidate's byte-identical image is not decoded again).
+
+    Args:
+        path: The written image.
+        size: Side of the grey copy.
+        digest: `validator.sample.content_digest` of the file's bytes, when known.
+
+    Returns:
+        The float32 grey copy, or None when the file cannot be decoded.
+    """
     key = _key(path, {}, size)
     if key is None:
         return None
     cached = _WRITTEN.get(key)
+    if cached is None and digest is not None:
+        cached = _WRITTEN_BY_CONTENT.get((digest, size))
     if cached is None:
         try:
             with Image.open(path) as im:
@@ -134,27 +150,132 @@ def written_small(path: Path, size: int) -> np.ndarray | None:
         except (OSError, ValueError) as exc:
             log.debug("cannot read %s: %s", path, exc)
             return None
-        _WRITTEN.put(key, cached)
+        if digest is not None:
+            _WRITTEN_BY_CONTENT.put((digest, size), cached)
+    _WRITTEN.put(key, cached)
     return cached
 
 
+def mask_ids(facts: ImageFacts) -> list[int] | None:
+    """The distinct values of a label map (first channel), or None when it cannot be decoded.
+
+    Cached by content: candidates of one dataset usually write byte-identical masks.
+    """
+    cached = _MASK_IDS.get(facts.digest) if facts.digest is not None else None
+    if cached is None:
+        pixels = facts.pixels()
+        if pixels is None:
+            return None
+        cached = distinct_values(pixels if pixels.ndim == 2 else pixels[..., 0])
+        if facts.digest is not None:
+            _MASK_IDS.put(facts.digest, cached)
+    return list(cached)
+
+
+def distinct_values(plane: np.ndarray) -> list[int]:
+    """Sorted distinct values as ints (a counting pass for 8/16-bit masks instead of a sort)."""
+    if plane.dtype.kind == "u" and plane.dtype.itemsize <= 2:
+        return [int(v) for v in np.flatnonzero(np.bincount(plane.ravel(), minlength=1))]
+    return [int(v) for v in np.unique(plane)]
+
+
 def shrink(pixels: np.ndarray, size: int) -> np.ndarray:
-    """Grey float32 ``size``×``size`` copy (box filter), so differently sized images compare."""
+    """Grey float32 ``size``×``size`` copy (PIL's BOX filter of the channel mean), so differently sized
+    images compare.
+
+    Each BOX output averages a contiguous run of inputs per axis (`box_windows`); when shrinking, the runs
+    tile the axis, so one ``np.add.reduceat`` per axis computes the resize (for colour images straight on the
+    interleaved channels). This avoids the PIL float-image round trip and any BLAS call, whose worker threads
+    cost more than the arithmetic on images this small.
+    """
     arr = np.asarray(pixels)
+    plain = arr.ndim in (2, 3) and min(arr.shape) > 0
+    if plain and arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        plain = False  # a NaN or inf would spread through the sums; PIL keeps it local
+    if not plain:
+        grey = arr[..., :3].astype(np.float32).mean(axis=2) if arr.ndim == 3 else arr.astype(np.float32)
+        im = Image.fromarray(grey, mode="F")
+        return np.asarray(im.resize((size, size), Image.Resampling.BOX), dtype=np.float32)
     if arr.ndim == 3:
-        arr = arr[..., :3].astype(np.float32).mean(axis=2)
-    im = Image.fromarray(arr.astype(np.float32), mode="F")
-    return np.asarray(im.resize((size, size), Image.Resampling.BOX), dtype=np.float32)
+        height, width, channels = arr.shape[0], arr.shape[1], min(arr.shape[2], 3)
+        if width >= size:
+            interleaved = np.ascontiguousarray(arr[..., :channels]).reshape(height, width * channels)
+            lo, _, count = box_windows(width, size)
+            across = np.add.reduceat(interleaved, lo * channels, axis=1, dtype=np.float64)
+            across /= count * channels
+        else:
+            grey = arr[..., :channels].sum(axis=2, dtype=np.float64) / channels
+            across = _resize_axis(grey, size, 1)
+    else:
+        across = _resize_axis(arr, size, 1)
+    return _resize_axis(across, size, 0).astype(np.float32)
+
+
+def _resize_axis(a: np.ndarray, size: int, axis: int) -> np.ndarray:
+    """BOX resize of a 2D array along one axis, in float64."""
+    n = a.shape[axis]
+    lo, hi, count = box_windows(n, size)
+    shape = (size, 1) if axis == 0 else (1, size)
+    if n >= size:  # the windows tile the axis (see box_windows)
+        summed = np.add.reduceat(a, lo, axis=axis, dtype=np.float64)
+    else:  # enlarging: a window is any run, so use prefix sums
+        prefix = np.zeros((n + 1, a.shape[1]) if axis == 0 else (a.shape[0], n + 1), dtype=np.float64)
+        np.cumsum(a, axis=axis, dtype=np.float64, out=prefix[1:] if axis == 0 else prefix[:, 1:])
+        summed = np.take(prefix, hi, axis=axis) - np.take(prefix, lo, axis=axis)
+    result: np.ndarray = summed / count.reshape(shape)
+    return result
+
+
+@lru_cache(maxsize=4096)
+def box_windows(n: int, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per output sample of a BOX resize from ``n`` to ``size``: the first and past-the-end input and their
+    count. The inputs of one output are contiguous and equally weighted, and when ``n >= size`` the windows
+    tile ``range(n)`` (a test checks both against `box_weights`)."""
+    weights = box_weights(n, size)
+    nonzero = weights > 0
+    lo = nonzero.argmax(axis=1)
+    hi = n - nonzero[:, ::-1].argmax(axis=1)
+    for arr in (lo, hi):
+        arr.setflags(write=False)
+    count = (hi - lo).astype(np.float64)
+    count.setflags(write=False)
+    return lo, hi, count
+
+
+@lru_cache(maxsize=4096)
+def box_weights(n: int, size: int) -> np.ndarray:
+    """PIL's BOX resampling coefficients from ``n`` to ``size`` samples as a ``size``×``n`` matrix.
+
+    Mirrors Pillow's ``precompute_coeffs`` (Resample.c): output ``k`` is centred at ``(k + 0.5) * n /
+    size`` and averages, with equal weight, the inputs whose centres fall in its box (support ``0.5 *
+    max(scale, 1)``). A test compares `shrink` with ``Image.resize`` on many sizes.
+    """
+    scale = n / size
+    filterscale = max(scale, 1.0)
+    support = 0.5 * filterscale
+    weights = np.zeros((size, n), dtype=np.float64)
+    for k in range(size):
+        center = (k + 0.5) * scale
+        lo = max(int(center - support + 0.5), 0)
+        hi = min(int(center + support + 0.5), n)
+        xs = np.arange(lo, hi)
+        t = (xs - center + 0.5) / filterscale
+        w = ((t > -0.5) & (t <= 0.5)).astype(np.float64)
+        total = w.sum()
+        weights[k, lo:hi] = w / total if total != 0.0 else w
+    weights.setflags(write=False)
+    return weights
 
 
 def ncc(a: np.ndarray, b: np.ndarray) -> float:
     """Zero-mean normalised cross-correlation in [-1, 1]; two flat images count as equal when close in
     level."""
-    da, db = a - a.mean(), b - b.mean()
-    na, nb = float(np.sqrt((da * da).sum())), float(np.sqrt((db * db).sum()))
+    ma, mb = a.mean(), b.mean()
+    da, db = (a - ma).ravel(), (b - mb).ravel()
+    na, nb = float(np.sqrt(np.dot(da, da))), float(np.sqrt(np.dot(db, db)))
     if na < 1e-6 or nb < 1e-6:
-        return 1.0 if na < 1e-6 and nb < 1e-6 and abs(float(a.mean() - b.mean())) < 8 else 0.0
-    return float((da * db).sum() / (na * nb))
+        return 1.0 if na < 1e-6 and nb < 1e-6 and abs(float(ma - mb)) < 8 else 0.0
+    return float(np.dot(da, db) / (na * nb))
 
 
 def label_tables(dataset_root: Path, max_bytes: int = 2_000_000) -> list[list[str]]:
@@ -178,3 +299,49 @@ def label_tables(dataset_root: Path, max_bytes: int = 2_000_000) -> list[list[st
             log.debug("skipping table %s: %s", path, exc)
     _TABLES[key] = rows
     return rows
+
+
+@dataclass(frozen=True)
+class LabelIndex:
+    """The label tables with every cell normalised (`norm_token`), indexed by cell value.
+
+    Attributes:
+        rows: Per table row, its non-empty normalised cells.
+        by_cell: Normalised cell value → the rows that contain it.
+    """
+
+    rows: tuple[frozenset[str], ...]
+    by_cell: dict[str, tuple[int, ...]]
+
+    def rows_naming(self, *tokens: str) -> list[frozenset[str]]:
+        """The rows with a cell equal to one of ``tokens`` (empty tokens match nothing)."""
+        hits = sorted({r for t in tokens if t for r in self.by_cell.get(t, ())})
+        return [self.rows[r] for r in hits]
+
+
+_LABEL_INDEX: dict[tuple[str, Any], LabelIndex] = {}
+
+
+def label_index(dataset_root: Path) -> LabelIndex:
+    """`label_tables` normalised and indexed once per dataset (a per-sample scan of every row is slow)."""
+    data = dataset_root / "data"
+    key = (str(data), file_signature(data))
+    cached = _LABEL_INDEX.get(key)
+    if cached is None:
+        rows = tuple(frozenset(c for c in map(norm_token, row) if c) for row in label_tables(dataset_root))
+        by_cell: dict[str, list[int]] = {}
+        for r, cells in enumerate(rows):
+            for cell in cells:
+                by_cell.setdefault(cell, []).append(r)
+        cached = LabelIndex(rows, {k: tuple(v) for k, v in by_cell.items()})
+        _LABEL_INDEX[key] = cached
+    return cached
+
+
+def clear_caches() -> None:
+    """Forget every cached header, render, grey copy and label table (cold-start measurements)."""
+    for cache in (_FACTS, _RENDERS, _WRITTEN, _WRITTEN_BY_CONTENT, _MASK_IDS, _TABLES, _LABEL_INDEX):
+        cache.clear()
+    box_weights.cache_clear()
+    box_windows.cache_clear()
+    clear_token_cache()

@@ -26,7 +26,9 @@ class CheckResult:
 
     def __post_init__(self) -> None:
         # Clamp rather than raise: a user check returning 1.0000001 must not break a run.
-        object.__setattr__(self, "score", min(1.0, max(0.0, float(self.score))))
+        score = self.score
+        if score.__class__ is not float or not 0.0 <= score <= 1.0:
+            object.__setattr__(self, "score", min(1.0, max(0.0, float(score))))
 
     @property
     def passed(self) -> bool:

@@ -8,9 +8,15 @@ with
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import logging
 import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -20,6 +26,7 @@ import numpy as np
 from PIL import Image
 
 from benchmark.manifest import ManifestEntry
+from validator._png import verified_png_size
 from validator._values import get_path
 
 log = logging.getLogger(__name__)
@@ -51,24 +58,93 @@ def safe_join(root: Path, relative: str) -> Path | None:
     return Path(resolved) if resolved is not None else None
 
 
+@lru_cache(maxsize=4096)
+def _real_root(root: str) -> str:
+    return os.path.realpath(root)
+
+
 @lru_cache(maxsize=65_536)
 def _resolve_inside(root: str, relative: str) -> str | None:
-    # Cached: the same source paths are resolved for every candidate of a sample. realpath follows symlinks,
-    # so a
-    # link pointing out of the root is caught here, before anything is opened.
-    base = os.path.realpath(root)
+    # Cached: the same source paths are resolved for every candidate of a sample. A link pointing out of the
+    # root is caught here, before anything is opened.
+    base = _real_root(root)
+    parts = [p for p in relative.split("/") if p not in ("", ".")]
+    if ".." not in parts:
+        # Fast path: the root is already real, so only the components below it need an lstat; this gives
+        # realpath's answer unless one of them is a symlink (then realpath decides below).
+        current = base
+        for k, part in enumerate(parts):
+            current = os.path.join(current, part)
+            try:
+                mode = os.lstat(current).st_mode
+            except (OSError, ValueError):
+                # realpath keeps a missing tail literally; without ".." it cannot climb out.
+                return os.path.join(current, *parts[k + 1 :])
+            if stat.S_ISLNK(mode):
+                break
+        else:
+            return current
     target = os.path.realpath(os.path.join(base, relative))
     return target if target == base or target.startswith(base.rstrip(os.sep) + os.sep) else None
 
 
+# A validate() call looks at one snapshot of the files: inside `stat_cache()`, each path is stat'ed once.
+_STATS: ContextVar[dict[str, os.stat_result | None] | None] = ContextVar("validator_stats", default=None)
+
+
+@contextmanager
+def stat_cache() -> Iterator[None]:
+    """Within the block, `stat_path` (and so `file_signature`) stats each path at most once.
+
+    Yields:
+        Nothing; the cache is dropped when the block ends.
+    """
+    token = _STATS.set({})
+    try:
+        yield
+    finally:
+        _STATS.reset(token)
+
+
+def stat_path(path: str | os.PathLike[str]) -> os.stat_result | None:
+    """``os.stat`` of a path (following symlinks), or None when it does not exist or cannot be stat'ed.
+
+    Args:
+        path: The file or folder.
+
+    Returns:
+        The stat result (memoised inside a `stat_cache` block), or None.
+    """
+    key = os.fspath(path)
+    cache = _STATS.get()
+    if cache is not None and key in cache:
+        return cache[key]
+    try:
+        result: os.stat_result | None = os.stat(key)
+    except (OSError, ValueError):
+        result = None
+    if cache is not None:
+        cache[key] = result
+    return result
+
+
 @dataclass(frozen=True)
 class ImageFacts:
-    """What an image file holds, read once: its size and pixels, or the reason it cannot be opened."""
+    """What an image file holds, read once: its size and pixels, or the reason it cannot be opened.
+
+    Attributes:
+        path: The image file.
+        valid: Whether PIL opens and verifies it (the benchmark's validity test).
+        size: ``(width, height)`` when it opens.
+        error: Why it is not valid (empty when valid).
+        digest: A hash of the file's bytes when it was read whole (keys content caches across candidates).
+    """
 
     path: Path
     valid: bool
     size: tuple[int, int] | None = None  # (width, height)
     error: str = ""
+    digest: bytes | None = None
 
     def pixels(self) -> np.ndarray | None:
         """The decoded pixels (no caching: large and rarely needed twice)."""
@@ -81,10 +157,22 @@ class ImageFacts:
 
 
 _IMAGE_CACHE: dict[tuple[str, int, int], ImageFacts] = {}
+# Content hash → size of an image that verified. Candidates of one dataset often write byte-identical images
+# (the same source rendered the same way), so a candidate's image is verified once, not once per candidate.
+_VERIFIED: dict[bytes, tuple[int, int]] = {}
+_READ_WHOLE_LIMIT = 64 * 1024 * 1024  # bigger files are verified from disk without hashing
+
+
+def content_digest(data: bytes) -> bytes:
+    """The SHA-256 of a file's bytes, the key of the content caches (hardware-accelerated on current CPUs)."""
+    return hashlib.sha256(data).digest()
 
 
 def image_facts(path: Path | None) -> ImageFacts | None:
     """Open an image with PIL ``verify()`` (the benchmark's validity test) and note its size; cached by mtime.
+
+    The file is read once; its bytes are hashed so that an identical image already verified (e.g. written by
+    another candidate) is not verified again.
 
     Args:
         path: The image file, or None.
@@ -94,28 +182,57 @@ def image_facts(path: Path | None) -> ImageFacts | None:
     """
     if path is None:
         return None
-    try:
-        stat = path.stat()
-    except OSError:
+    st = stat_path(path)
+    if st is None:
         return None
-    if not path.is_file():
+    if not stat.S_ISREG(st.st_mode):
         return ImageFacts(path, False, error=f"{path.name} is not a file")
-    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    key = (str(path), st.st_mtime_ns, st.st_size)
     cached = _IMAGE_CACHE.get(key)
     if cached is not None:
         return cached
-    facts: ImageFacts
-    try:
-        with Image.open(path) as im:
-            im.verify()
-            size = (int(im.size[0]), int(im.size[1]))
-        facts = ImageFacts(path, size[0] > 0 and size[1] > 0, size, "" if min(size) > 0 else "empty image")
-    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
-        facts = ImageFacts(path, False, error=f"{path.name} cannot be opened as an image ({exc})")
+    facts = _verified_from_bytes(path) if st.st_size <= _READ_WHOLE_LIMIT else None
+    if facts is None:
+        facts = _verify_file(path)
     if len(_IMAGE_CACHE) > 50_000:
         _IMAGE_CACHE.clear()
     _IMAGE_CACHE[key] = facts
     return facts
+
+
+def _verified_from_bytes(path: Path) -> ImageFacts | None:
+    """Facts of a valid image read whole, or None when it does not verify (the caller then reports why)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    digest = content_digest(data)
+    size = _VERIFIED.get(digest) or verified_png_size(data)
+    if size is None:
+        try:
+            with Image.open(io.BytesIO(data)) as im:
+                im.verify()
+                size = (int(im.size[0]), int(im.size[1]))
+        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
+            return None
+        if min(size) <= 0:
+            return None
+        if len(_VERIFIED) > 200_000:
+            _VERIFIED.clear()
+        _VERIFIED[digest] = size
+    return ImageFacts(path, True, size, "", digest)
+
+
+def _verify_file(path: Path) -> ImageFacts:
+    # The slow path, opened by name so that PIL's error message names the file.
+    try:
+        with Image.open(path) as im:
+            im.verify()
+            size = (int(im.size[0]), int(im.size[1]))
+        return ImageFacts(path, size[0] > 0 and size[1] > 0, size, "" if min(size) > 0 else "empty image")
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+        return ImageFacts(path, False, error=f"{path.name} cannot be opened as an image ({exc})")
 
 
 @dataclass
@@ -160,11 +277,13 @@ class SampleView:
             return self.preloaded, ""
         path = self.annotation_path
         try:
-            text = path.read_text(encoding="utf-8")
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
         except FileNotFoundError:
             return None, f"{ANNOTATIONS_DIR}/{self.index}.json is missing"
         except (OSError, UnicodeDecodeError) as exc:
             return None, f"{ANNOTATIONS_DIR}/{self.index}.json cannot be read ({exc})"
+        self.memo["annotation_text"] = text  # lets checks scan the text before walking the tree
         try:
             return json.loads(text), ""
         except json.JSONDecodeError as exc:
@@ -195,15 +314,23 @@ class SampleView:
         return ""
 
     def get(self, dotted: str) -> Any:
-        """The annotation value at a dotted path, or None."""
-        return get_path(self.annotation, dotted)
+        """The annotation value at a dotted path, or None (memoised: the checks ask for the same paths)."""
+        paths = self._paths
+        if dotted in paths:
+            return paths[dotted]
+        value = paths[dotted] = get_path(self.annotation, dotted)
+        return value
 
     def block(self, dotted: str) -> dict[str, Any]:
         """The dict at a dotted path, or ``{}`` when absent or not a dict."""
         value = self.get(dotted)
         return value if isinstance(value, dict) else {}
 
-    @property
+    @cached_property
+    def _paths(self) -> dict[str, Any]:
+        return {}
+
+    @cached_property
     def extra(self) -> dict[str, Any]:
         """``context.sample.extra`` (``{}`` when absent)."""
         return self.block("context.sample.extra")
@@ -314,10 +441,15 @@ class MetaView:
         return sum(1 for s in self.samples.values() if s.annotation is not None)
 
 
+def clear_file_caches() -> None:
+    """Forget cached image facts, verified contents and resolved paths (cold-start measurements)."""
+    _IMAGE_CACHE.clear()
+    _VERIFIED.clear()
+    _resolve_inside.cache_clear()
+    _real_root.cache_clear()
+
+
 def file_signature(path: Path) -> tuple[int, int] | None:
     """``(mtime_ns, size)`` of a file, or None when it does not exist (cache keys)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_mtime_ns, st.st_size
+    st = stat_path(path)
+    return None if st is None else (st.st_mtime_ns, st.st_size)

@@ -10,6 +10,7 @@ from typing import Any
 from benchmark.discover import Dataset
 from benchmark.errors import ManifestError
 from benchmark.manifest import ManifestEntry
+from validator import _raw
 from validator.registry import CheckSpec, Profile, load_profile
 from validator.report import CheckOutcome, CheckResult, Report, SampleReport, weighted_total
 from validator.sample import (
@@ -19,7 +20,9 @@ from validator.sample import (
     IMAGES_DIR,
     MetaView,
     SampleView,
+    clear_file_caches,
     file_signature,
+    stat_cache,
 )
 
 log = logging.getLogger(__name__)
@@ -71,17 +74,42 @@ def run_checks(view: Any, checks: Iterable[tuple[CheckSpec, float]], index: int)
     Returns:
         The sample report with the weighted-mean total.
     """
-    outcomes: dict[str, CheckOutcome] = {}
-    for spec, weight in checks:
-        try:
-            result = spec.fn(view)
-        except Exception as exc:  # a user check must not stop a run; record it as a failure instead
-            log.exception("check %s crashed on index %s", spec.name, index)
-            result = CheckResult.fail(f"check {spec.name} crashed: {type(exc).__name__}: {exc}", spec.fields)
-        if not result.fields and spec.fields:
-            result = CheckResult(result.score, result.message, spec.fields, result.details)
-        outcomes[spec.name] = CheckOutcome(spec.name, weight, spec.high_risk, result)
+    outcomes = {spec.name: _run_check(spec, weight, view, index) for spec, weight in checks}
     return SampleReport(index, weighted_total(outcomes), outcomes)
+
+
+def run_checks_by_check(
+    views: dict[int, SampleView], checks: Iterable[tuple[CheckSpec, float]]
+) -> dict[int, SampleReport]:
+    """`run_checks` on many views, one check across all views at a time.
+
+    Same results as calling `run_checks` per view (checks are independent and what they memoise is lazy), but
+    running one check's code over every sample in a row keeps it warm in the CPU caches, which is measurably
+    faster than cycling through two dozen checks, pydantic, PIL and NumPy for each sample.
+
+    Args:
+        views: The sample views by index.
+        checks: ``(spec, weight)`` pairs.
+
+    Returns:
+        Per index, the sample report (check outcomes in profile order).
+    """
+    outcomes: dict[int, dict[str, CheckOutcome]] = {i: {} for i in views}
+    for spec, weight in checks:
+        for index, view in views.items():
+            outcomes[index][spec.name] = _run_check(spec, weight, view, index)
+    return {i: SampleReport(i, weighted_total(o), o) for i, o in outcomes.items()}
+
+
+def _run_check(spec: CheckSpec, weight: float, view: Any, index: int) -> CheckOutcome:
+    try:
+        result = spec.fn(view)
+    except Exception as exc:  # a user check must not stop a run; record it as a failure instead
+        log.exception("check %s crashed on index %s", spec.name, index)
+        result = CheckResult.fail(f"check {spec.name} crashed: {type(exc).__name__}: {exc}", spec.fields)
+    if not result.fields and spec.fields:
+        result = CheckResult(result.score, result.message, spec.fields, result.details)
+    return CheckOutcome(spec.name, weight, spec.high_risk, result)
 
 
 def validate_sample(view: SampleView, profile: str | Path | Profile = "evidence") -> SampleReport:
@@ -152,6 +180,18 @@ def validate(
     root = resolve_candidate_dir(candidate_dir).absolute()
     prof = get_profile(profile)
     dataset_root, entries = dataset_root_and_entries(dataset)
+    with stat_cache():  # one snapshot of the files per call: each path is stat'ed once
+        return _validate(root, prof, dataset_root, entries, indices, use_cache)
+
+
+def _validate(
+    root: Path,
+    prof: Profile,
+    dataset_root: Path | None,
+    entries: list[ManifestEntry] | None,
+    indices: Iterable[int] | None,
+    use_cache: bool,
+) -> Report:
     by_index = {e.index: e for e in entries} if entries is not None else {}
     manifest_indices = sorted(by_index) if entries is not None else _annotation_indices(root)
     wanted = sorted(set(indices)) if indices is not None else manifest_indices
@@ -172,18 +212,25 @@ def validate(
         for i in sorted(set(wanted) | set(manifest_indices))
     }
     peers = [views[i] for i in manifest_indices if i in views]
+    pending: dict[int, SampleView] = {}
+    keys: dict[int, tuple[Any, ...]] = {}
     for index in wanted:
         view = views[index]
         view.peers = peers
-        key = _sample_key(root, index, prof, dataset_root, view.entry, candidate_sig) if use_cache else ()
-        cached = _CACHE.get(key) if use_cache else None
-        if cached is None:
-            cached = run_checks(view, prof.checks, index)
-            if use_cache:
-                if len(_CACHE) > _CACHE_LIMIT:
-                    _CACHE.clear()
-                _CACHE[key] = cached
-        samples[index] = cached
+        if use_cache:
+            keys[index] = _sample_key(root, index, prof, dataset_root, view.entry, candidate_sig)
+            cached = _CACHE.get(keys[index])
+            if cached is not None:
+                samples[index] = cached
+                continue
+        pending[index] = view
+    for index, report in run_checks_by_check(pending, prof.checks).items():
+        samples[index] = report
+        if use_cache:
+            if len(_CACHE) > _CACHE_LIMIT:
+                _CACHE.clear()
+            _CACHE[keys[index]] = report
+    samples = {i: samples[i] for i in wanted}  # manifest order, cached or not
     meta_view.samples = {i: views[i] for i in manifest_indices}
     meta = run_checks(meta_view, prof.meta_checks, -1)
     return Report(prof.name, root, samples, meta)
@@ -202,6 +249,14 @@ def _annotation_indices(root: Path) -> list[int]:
     return sorted(int(p.stem) for p in folder.glob("*.json") if p.stem.isdigit())
 
 
-def clear_cache() -> None:
-    """Forget cached sample results (tests and long-lived processes)."""
+def clear_cache(*, evidence: bool = False) -> None:
+    """Forget cached sample results (tests and long-lived processes).
+
+    Args:
+        evidence: Also forget what is cached about files: source headers and renders, written-image facts and
+            grey copies, label tables and resolved paths (a cold start, for measurements).
+    """
     _CACHE.clear()
+    if evidence:
+        _raw.clear_caches()
+        clear_file_caches()

@@ -8,10 +8,10 @@ absolute, a symlink out) fails `source_in_dataset` and every other check treats 
 from __future__ import annotations
 
 import posixpath
+import stat
+from collections import Counter
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from validator import _raw
 from validator._values import (
@@ -26,7 +26,7 @@ from validator._values import (
 from validator.checks.mdsbench import active_task, class_table, table_has_id
 from validator.registry import check
 from validator.report import CheckResult
-from validator.sample import SampleView, image_facts
+from validator.sample import SampleView, image_facts, stat_path
 
 SOURCE = "context.sample.extra.source_file"
 SIBLING_KEYS = ("label_file", "mask_file", "seg_file", "bbox_file", "image_file", "source_image")
@@ -78,13 +78,19 @@ def _declared_source(sample: SampleView) -> tuple[Path | None, str]:
     path = sample.dataset_path(value)
     if path is None:
         return None, f"{SOURCE} {value!r} points outside the dataset; use a path relative to the dataset root"
-    if not path.exists():
+    if stat_path(path) is None:
         return None, f"{SOURCE} {value!r} does not exist under the dataset"
     return path, ""
 
 
 def read_options(sample: SampleView) -> dict[str, Any]:
-    """medio.read options the candidate declared: container key/index, frame, volume."""
+    """medio.read options the candidate declared: container key/index, frame, volume (a fresh dict)."""
+    if "read_options" not in sample.memo:
+        sample.memo["read_options"] = _read_options(sample)
+    return dict(sample.memo["read_options"])
+
+
+def _read_options(sample: SampleView) -> dict[str, Any]:
     extra = sample.extra
     read = extra.get("read")
     declared: dict[str, Any] = read if isinstance(read, dict) else {}
@@ -113,7 +119,7 @@ def read_target(sample: SampleView, path: Path) -> Path:
     folder
     (``extra.source_sample_dir`` when declared inside the dataset, else the file's parent)."""
     dim = norm_dim(sample.get("media_geometry.media.dimension"))
-    if dim != "3d" or not path.is_file() or path.suffix.lower() not in {".dcm", ".dicom", ""}:
+    if dim != "3d" or not _is_file(path) or path.suffix.lower() not in {".dcm", ".dicom", ""}:
         return path
     if _raw.source_facts(path, {}).axes.startswith("Z"):
         return path  # a multi-frame (enhanced) DICOM is a volume on its own
@@ -122,6 +128,11 @@ def read_target(sample: SampleView, path: Path) -> Path:
         return folder
     siblings = [p for p in path.parent.iterdir() if p.suffix.lower() == path.suffix.lower()][:2]
     return path.parent if len(siblings) > 1 else path
+
+
+def _is_file(path: Path) -> bool:
+    st = stat_path(path)
+    return st is not None and stat.S_ISREG(st.st_mode)
 
 
 def image_alternates(sample: SampleView, path: Path) -> list[Path]:
@@ -231,7 +242,7 @@ def source_renders_like_image(sample: SampleView) -> CheckResult:
     size = int(sample.option("ncc_size", 32))
     threshold = float(sample.option("ncc_threshold", 0.8))
     slice_index, axis = _slice(sample)
-    written = _raw.written_small(image.path, size)
+    written = _raw.written_small(image.path, size, image.digest)
     if written is None:
         return CheckResult.fail("the written image cannot be decoded", fields)
     options = read_options(sample)
@@ -362,14 +373,13 @@ def mask_matches_image(sample: SampleView) -> CheckResult:
             f"{image.size[0]}×{image.size[1]}; render the mask at the image's size",  # type: ignore[index]
             (field,),
         )
-    pixels = facts.pixels()
+    ids = _raw.mask_ids(facts)
     table = class_table(branch)
-    if pixels is None or table is None:
+    if ids is None or table is None:
         return CheckResult.fail(
             "the mask cannot be decoded or tasks.segmentation.classes is empty",
             (field, "tasks.segmentation.classes"),
         )
-    ids = [int(v) for v in np.unique(pixels if pixels.ndim == 2 else pixels[..., 0])]
     unknown = [v for v in ids if not table_has_id(table, v)]
     if unknown:
         return CheckResult.fail(
@@ -431,10 +441,9 @@ def _label_evidence(sample: SampleView, names: dict[str, str]) -> set[str]:
     found = {tokens[p] for p in parts if p in tokens}
     stem = norm_token(Path(str(src)).stem)
     if not found and sample.dataset_root is not None and stem:
-        for row in _raw.label_tables(sample.dataset_root):
-            cells = [norm_token(c) for c in row]
-            if any(c and (c == stem or c == norm_token(Path(str(src)).name)) for c in cells):
-                found |= {tokens[c] for c in cells if c in tokens}
+        index = _raw.label_index(sample.dataset_root)
+        for cells in index.rows_naming(stem, norm_token(Path(str(src)).name)):
+            found |= {tokens[c] for c in cells if c in tokens}
     return found
 
 
@@ -502,12 +511,25 @@ def _common_table(peers: list[SampleView], task: str) -> dict[str, Any] | list[A
     key = f"common_table:{task}:{id(peers)}"
     if key not in memo:
         tables = [t for p in peers if active_task(p) == task and (t := class_table(p.block(f"tasks.{task}")))]
-        common = max(tables, key=lambda t: sum(1 for u in tables if u == t)) if len(tables) >= 3 else None
-        if common is not None and sum(1 for u in tables if u == common) * 2 <= len(tables):
-            common = None
+        common = None
+        if len(tables) >= 3:
+            counts = _table_counts(tables)
+            best = max(range(len(tables)), key=counts.__getitem__)  # the first most frequent, as max() picks
+            if counts[best] * 2 > len(tables):
+                common = tables[best]
         memo[key] = common
     result: dict[str, Any] | list[Any] | None = memo[key]
     return result
+
+
+def _table_counts(tables: list[dict[str, Any] | list[Any]]) -> list[int]:
+    """For each table, how many tables equal it (linear time when the tables are hashable)."""
+    try:
+        keys = [frozenset(t.items()) if isinstance(t, dict) else tuple(t) for t in tables]
+        tally = Counter(keys)
+    except TypeError:  # a value is unhashable (a nested list): compare pairwise
+        return [sum(1 for u in tables if u == t) for t in tables]
+    return [tally[k] for k in keys]
 
 
 def _modality_matches(declared: str, evidence: str) -> bool:
