@@ -5,6 +5,9 @@ JSON
 are copied (``record.image_path`` rewritten to the copied image), and ``data_meta.json`` is the meta of the
 candidate whose meta validates best, patched with the real counts of the assembled folder (paper Appendix
 E, S3).
+
+These functions read and write files and are synchronous; strategies call them through `run_cpu` (the run's
+worker pool) so that the event loop keeps serving the model calls of the other datasets meanwhile.
 """
 
 from __future__ import annotations
@@ -178,7 +181,9 @@ def write_selected(
         if src.image is not None:
             ext = src.image.suffix.lower() if src.image.suffix.lower() in IMAGE_EXTENSIONS else ".png"
             target = out / IMAGES_DIR / f"{index}{ext}"
-            atomic_write_bytes(target, src.image.read_bytes())
+            # The selected folder is rebuilt from the candidates on every run, so its bulk files skip fsync
+            # (see `benchmark.atomic`); only data_meta.json, written last, is made durable.
+            atomic_write_bytes(target, src.image.read_bytes(), durable=False)
             if isinstance(ann.get("record"), dict):
                 ann["record"]["image_path"] = f"{IMAGES_DIR}/{index}{ext}"
             facts = image_facts(target)
@@ -186,8 +191,8 @@ def write_selected(
         else:
             images_valid[index] = False
         if src.mask is not None:
-            atomic_write_bytes(out / MASKS_DIR / f"{index}.png", src.mask.read_bytes())
-        atomic_write_json(out / ANNOTATIONS_DIR / f"{index}.json", ann)
+            atomic_write_bytes(out / MASKS_DIR / f"{index}.png", src.mask.read_bytes(), durable=False)
+        atomic_write_json(out / ANNOTATIONS_DIR / f"{index}.json", ann, durable=False)
         annotations[index] = ann
     if meta_override is not None:
         meta = meta_override

@@ -8,8 +8,17 @@ from agents.base import Agent, Candidate, Task
 from strategies._context import current
 from strategies._mechanics import assemble, generate_many, validate_all
 from strategies._paper_profile import select_paper
-from strategies.base import Strategy, StrategyResult, Validator, strategy, usage_of
+from strategies.base import (
+    SampleDecision,
+    Strategy,
+    StrategyResult,
+    Validator,
+    run_cpu,
+    strategy,
+    usage_of,
+)
 from strategies.selectors import Selector, choose, is_oracle, validator_max
+from validator.report import Report
 
 Profile = str  # "ours" (any selector, our validator) or "paper" (the reference procedure, SPEC §4)
 
@@ -44,11 +53,12 @@ def best_of_n(
         if not candidates:
             return StrategyResult("s3", task.output_dir, [], {}, usage_of([]), incomplete=True)
         reports = await validate_all(validator, candidates, task)
+        # Selection reads candidate files and assembly writes the selected folder: both run in the worker
+        # pool, so the event loop keeps serving the model calls of the other datasets.
         if profile == "paper":
-            decisions = select_paper(task, candidates, reports)
+            decisions = await run_cpu(validator, select_paper, task, candidates, reports)
         else:
-            decisions = choose(selector, task, candidates, reports)
-            assemble(task, candidates, {i: d.candidate for i, d in decisions.items()}, reports)
+            decisions = await run_cpu(validator, _select_and_assemble, selector, task, candidates, reports)
         return StrategyResult(
             "s3",
             task.output_dir,
@@ -61,6 +71,25 @@ def best_of_n(
         )
 
     return run
+
+
+def _select_and_assemble(
+    selector: Selector, task: Task, candidates: Sequence[Candidate], reports: Sequence[Report]
+) -> dict[int, SampleDecision]:
+    """Choose per sample with ``selector`` and write the selected folder (blocking; run it in a pool).
+
+    Args:
+        selector: The selector.
+        task: The dataset task.
+        candidates: The candidates.
+        reports: Their validator reports, same order.
+
+    Returns:
+        The per-sample decisions.
+    """
+    decisions = choose(selector, task, candidates, reports)
+    assemble(task, candidates, {i: d.candidate for i, d in decisions.items()}, reports)
+    return decisions
 
 
 def _notes(candidates: Sequence[Candidate], n: int) -> list[str]:

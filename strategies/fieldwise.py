@@ -5,8 +5,9 @@ the base kept wherever the merged sample validates worse by more than a margin."
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from agents.base import Agent, Task
+from agents.base import Agent, Candidate, Task
 from strategies._mechanics import (
     SampleSource,
     candidate_metas,
@@ -17,8 +18,17 @@ from strategies._mechanics import (
 )
 from strategies._paper_profile import vote_paper
 from strategies._vote import DIMENSION, TASK, donor_for, merge_sample, vote_field
-from strategies.base import Strategy, StrategyResult, Validator, run_cpu, strategy, usage_of
+from strategies.base import (
+    SampleDecision,
+    Strategy,
+    StrategyResult,
+    Validator,
+    run_cpu,
+    strategy,
+    usage_of,
+)
 from strategies.selectors import choose, validator_max
+from validator.report import Report
 
 VOTED_FIELDS: tuple[str, ...] = (
     TASK,
@@ -48,40 +58,22 @@ def fieldwise(
         if not candidates:
             return StrategyResult("s4", task.output_dir, [], {}, usage_of([]), incomplete=True)
         reports = await validate_all(validator, candidates, task)
+        # Voting reads every candidate's files and writing the merged folder is disk work: both run in the
+        # worker pool, so the event loop keeps serving the model calls of the other datasets.
         if profile == "paper":
-            decisions = vote_paper(
-                task, candidates, reports, margin, getattr(validator, "profile", "mdsbench")
+            decisions = await run_cpu(
+                validator,
+                vote_paper,
+                task,
+                candidates,
+                reports,
+                margin,
+                getattr(validator, "profile", "mdsbench"),
             )
             return StrategyResult("s4", task.output_dir, candidates, decisions, usage_of(candidates))
-        decisions = choose(validator_max, task, candidates, reports)
-        base_sources, merged_sources = {}, {}
-        for index, decision in decisions.items():
-            if decision.candidate is None:
-                continue
-            docs = {
-                k: d
-                for k, c in enumerate(candidates)
-                if (d := read_annotation(c.output_dir, index)) is not None
-            }
-            scores = {k: r.samples[index].total for k, r in enumerate(reports) if index in r.samples}
-            base = decision.candidate
-            votes = [vote_field(f, docs, scores) for f in fields]
-            by_path = {v.path: v for v in votes}
-            donor = (
-                donor_for(by_path[TASK].winner, by_path[DIMENSION].winner, docs, scores, base)
-                if TASK in by_path and DIMENSION in by_path
-                else base
-            )
-            base_src = SampleSource.of(candidates[base].output_dir, index)
-            donor_src = SampleSource.of(candidates[donor].output_dir, index)
-            assert base_src is not None and donor_src is not None  # both hold an annotation by construction
-            base_sources[index] = base_src
-            merged_sources[index] = SampleSource(
-                merge_sample(docs[base], docs[donor], votes), donor_src.image, donor_src.mask
-            )
-            decision.details.update(donor=donor, votes={v.path: v.weights for v in votes})
-        metas = candidate_metas(candidates, reports)
-        write_selected(task.output_dir, merged_sources, metas)
+        decisions, base_sources, merged_sources, metas = await run_cpu(
+            validator, _vote_and_write, task, candidates, reports, fields
+        )
         merged = await run_cpu(validator, validator.validate, task.output_dir, task)
         final = dict(merged_sources)
         for index, decision in decisions.items():
@@ -99,7 +91,50 @@ def fieldwise(
                 )
                 decision.score = after
         if any(final[i] is not merged_sources[i] for i in final):
-            write_selected(task.output_dir, final, metas)
+            await run_cpu(validator, write_selected, task.output_dir, final, metas)
         return StrategyResult("s4", task.output_dir, candidates, decisions, usage_of(candidates))
 
     return run
+
+
+def _vote_and_write(
+    task: Task, candidates: Sequence[Candidate], reports: Sequence[Report], fields: Sequence[str]
+) -> tuple[
+    dict[int, SampleDecision],
+    dict[int, SampleSource],
+    dict[int, SampleSource],
+    list[tuple[float, dict[str, Any]]],
+]:
+    """S3's choice as base, the field votes and the merged folder written (blocking; run it in a pool).
+
+    Returns:
+        The decisions, per index the base and the merged sources, and the candidates' metas.
+    """
+    decisions = choose(validator_max, task, candidates, reports)
+    base_sources, merged_sources = {}, {}
+    for index, decision in decisions.items():
+        if decision.candidate is None:
+            continue
+        docs = {
+            k: d for k, c in enumerate(candidates) if (d := read_annotation(c.output_dir, index)) is not None
+        }
+        scores = {k: r.samples[index].total for k, r in enumerate(reports) if index in r.samples}
+        base = decision.candidate
+        votes = [vote_field(f, docs, scores) for f in fields]
+        by_path = {v.path: v for v in votes}
+        donor = (
+            donor_for(by_path[TASK].winner, by_path[DIMENSION].winner, docs, scores, base)
+            if TASK in by_path and DIMENSION in by_path
+            else base
+        )
+        base_src = SampleSource.of(candidates[base].output_dir, index)
+        donor_src = SampleSource.of(candidates[donor].output_dir, index)
+        assert base_src is not None and donor_src is not None  # both hold an annotation by construction
+        base_sources[index] = base_src
+        merged_sources[index] = SampleSource(
+            merge_sample(docs[base], docs[donor], votes), donor_src.image, donor_src.mask
+        )
+        decision.details.update(donor=donor, votes={v.path: v.weights for v in votes})
+    metas = candidate_metas(candidates, reports)
+    write_selected(task.output_dir, merged_sources, metas)
+    return decisions, base_sources, merged_sources, metas

@@ -12,9 +12,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import shutil
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -109,6 +111,21 @@ class LiteLLMAgent:
         self.vision = self.client.supports_vision() if vision is None else vision
         self.max_bad_tool_calls = max_bad_tool_calls
         self.tools = tool_definitions()
+        self._tool_pool: ThreadPoolExecutor | None = None
+
+    def _tools_executor(self) -> ThreadPoolExecutor:
+        """The agent's own pool for tool work, created on first use.
+
+        Not the event loop's default executor: LiteLLM hops through that one on every ``acompletion``
+        (it maps parameters in a worker thread), so renders queued there would delay every model call.
+        As many threads as cores: tool work is mostly CPU under the GIL, and more threads would only take
+        the GIL from the event loop more often.
+        """
+        if self._tool_pool is None:
+            self._tool_pool = ThreadPoolExecutor(
+                max_workers=max(2, os.cpu_count() or 2), thread_name_prefix="litellm-agent-tools"
+            )
+        return self._tool_pool
 
     def __repr__(self) -> str:
         return f"LiteLLMAgent(model={self.model!r}, vision={self.vision})"
@@ -141,7 +158,9 @@ class LiteLLMAgent:
         source = Path(candidate.output_dir).resolve()
         target = task.output_dir.resolve()
         if source != target and source.is_dir():
-            shutil.copytree(source, target, dirs_exist_ok=True)
+            await asyncio.get_running_loop().run_in_executor(
+                self._tools_executor(), lambda: shutil.copytree(source, target, dirs_exist_ok=True)
+            )
         text = feedback.render() if isinstance(feedback, Feedback) else str(feedback)
         revise = prompts.REVISE_PROMPT.format(editable=", ".join(editable_fields) or "(none)", feedback=text)
         return await self._run(task, self._task_prompt(task) + "\n\n" + revise, "revise")
@@ -286,14 +305,18 @@ class LiteLLMAgent:
             if not calls:
                 messages.append({"role": "user", "content": prompts.NO_TOOL_CALL_NUDGE})
                 continue
-            await self._run_tools(task, calls, messages, toolbox, state, trace)
+            # One hop per assistant turn (not per tool call): the tools run in order in the agent's pool,
+            # and their results and trace lines are built there too, off the event loop.
+            await asyncio.get_running_loop().run_in_executor(
+                self._tools_executor(), self._run_tools, task, calls, messages, toolbox, state, trace
+            )
             if state.failed is not None:
                 return
             if state.stop_reason is not None and not state.finished:
                 trace.write("stop", reason=state.stop_reason)
                 return
 
-    async def _run_tools(
+    def _run_tools(
         self,
         task: Task,
         calls: list[dict[str, Any]],
@@ -302,6 +325,7 @@ class LiteLLMAgent:
         state: _Run,
         trace: TraceWriter,
     ) -> None:
+        """Run one assistant turn's tool calls in order; called in the agent's pool while the loop waits."""
         images: list[dict[str, Any]] = []
         for call in calls:
             function = call.get("function") or {}
@@ -315,8 +339,7 @@ class LiteLLMAgent:
                 state.stop_reason = f"max_tool_calls ({task.limits.max_tool_calls}) reached"
                 continue
             state.tool_calls += 1
-            # Rendering decodes whole volumes: keep it off the event loop so candidates run concurrently.
-            result = await asyncio.to_thread(toolbox.run, name, function.get("arguments"))
+            result = toolbox.run(name, function.get("arguments"))
             trace.write(
                 "tool",
                 name=name,

@@ -376,7 +376,9 @@ class ToolBox:
         self._check_index(args.index)
         warnings = _annotation_warnings(args.annotation, args.index)
         dest = self.sandbox.write_path(f"standardized_annotations/{args.index}.json")
-        atomic_write_json(dest, args.annotation)
+        # Candidate files are not fsync'ed (see `benchmark.atomic`): the run trusts a candidate only once its
+        # done-marker is written, and a candidate interrupted before that is regenerated.
+        atomic_write_json(dest, args.annotation, durable=False)
         return ToolResult(
             _json({"written": f"standardized_annotations/{args.index}.json", "warnings": warnings})
         )
@@ -385,7 +387,7 @@ class ToolBox:
         from benchmark.atomic import atomic_write_json
 
         dest = self.sandbox.write_path("data_meta.json")
-        atomic_write_json(dest, args.data_meta)
+        atomic_write_json(dest, args.data_meta, durable=False)
         written = len(self.written_indices())
         warnings = _schema_problems("DataMeta", args.data_meta)
         volume = args.data_meta.get("data_volume")
@@ -435,7 +437,8 @@ def _annotation_warnings(annotation: dict[str, Any], index: int) -> list[str]:
         active = [k for k in ("classification", "segmentation", "detection") if tasks.get(k)]
         if len(active) != 1:
             warnings.append(f"exactly one task branch must be non-empty, found {active or 'none'}")
-    if "__desc" in json.dumps(annotation) or "__options" in json.dumps(annotation):
+    text = json.dumps(annotation)
+    if "__desc" in text or "__options" in text:
         warnings.append("remove keys ending in __desc / __options")
     return warnings + _schema_problems("Annotation", annotation)
 
