@@ -155,7 +155,8 @@ async def call_agent(
         cand = await _call(ctx, task, folder, call, candidate_index, seed)
     if cand is None:
         return None
-    atomic_write_json(folder / DONE_MARKER, cand.to_dict())
+    # Off the event loop: the marker is fsynced (resume trusts it), which must not stall other model calls.
+    await asyncio.to_thread(atomic_write_json, folder / DONE_MARKER, cand.to_dict())
     if ctx.on_candidate is not None:
         ctx.on_candidate(task, cand)
     return cand

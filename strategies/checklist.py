@@ -72,7 +72,7 @@ def checklist(whitelist: Sequence[str] = HIGH_RISK_FIELDS, auto_fix: bool = Fals
                 notes.append("budget spent before the revision")
         else:
             notes.append("no failed high-risk item; nothing to revise")
-        adopt(task, made[-1])
+        await run_cpu(validator, adopt, task, made[-1])
         if len(made) > 1:
             notes += enforce_whitelist(base.output_dir, task.output_dir, fields)
         if auto_fix:

@@ -15,7 +15,7 @@ def direct() -> Strategy:
         candidates = await generate_many(agent, task, 1)
         if not candidates:
             return single_result("s0", task, [], None, None, "budget spent before the first call")
-        adopt(task, candidates[0])
+        await run_cpu(validator, adopt, task, candidates[0])
         report = await run_cpu(validator, validator.validate, task.output_dir, task)
         return single_result("s0", task, candidates, 0, report, "direct: the only candidate")
 

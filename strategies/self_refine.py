@@ -50,7 +50,7 @@ def self_refine(rounds: int = 1) -> Strategy:
                 break
         if not made:
             return single_result("s1", task, [], None, None, "budget spent before the first call")
-        adopt(task, made[-1])
+        await run_cpu(validator, adopt, task, made[-1])
         report = await run_cpu(validator, validator.validate, task.output_dir, task)
         return single_result(
             "s1",
