@@ -104,6 +104,7 @@ class RulesAgent:
             replay=replay,
             redecide=redecide,
             on_record=trace.decision,
+            scope=task.name,
         )
         trace.write(
             "start",

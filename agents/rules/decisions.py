@@ -6,9 +6,10 @@ column holds the label, which box convention ...). Each decision lists its hypot
 (ties go to the earlier one); at temperature ``T > 0`` a hypothesis is drawn with probability
 ``softmax(score / T)``. This is a simulation of sampling noise for the strategies to select from, not a model.
 
-The draw for one decision depends only on ``(seed, candidate index, sample, point)``, never on the order in
-which
-samples are processed, so a candidate is reproducible even when samples run concurrently.
+The draw for one decision depends only on ``(seed, candidate index, scope, sample, point)``, never on the
+order in which samples are processed, so a candidate is reproducible even when samples run concurrently. The
+scope (the dataset name) keeps the draws of different datasets independent: without it, candidate k would make
+the same "mistake" at sample i of every dataset, which no sampled model does.
 """
 
 from __future__ import annotations
@@ -105,9 +106,13 @@ def softmax(scores: Sequence[float], temperature: float) -> list[float]:
     return [w / total for w in weights]
 
 
-def _stable_rng(seed: int, candidate_index: int, sample: int | None, point: str) -> random.Random:
+def _stable_rng(
+    seed: int, candidate_index: int, sample: int | None, point: str, scope: str = ""
+) -> random.Random:
     # hashlib, not hash(): Python salts str hashes per process, which would break reproducibility.
     key = f"{seed}|{candidate_index}|{sample}|{point}".encode()
+    if scope:
+        key = f"{scope}|".encode() + key
     return random.Random(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
 
 
@@ -123,6 +128,7 @@ class Decider:
         redecide: Decision points that must be decided afresh at temperature 0 even when ``replay`` has them;
             a point is named either ``"point"`` (every sample) or ``"point@<sample>"`` (one sample).
         on_record: Called with every record as it is made (the agent writes it to the trace).
+        scope: What the draws are independent across (the agent passes the dataset name).
     """
 
     temperature: float = 0.0
@@ -132,6 +138,7 @@ class Decider:
     redecide: frozenset[str] = frozenset()
     on_record: Callable[[DecisionRecord], None] | None = None
     records: list[DecisionRecord] = field(default_factory=list)
+    scope: str = ""
 
     def _must_redecide(self, sample: int | None, point: str) -> bool:
         return point in self.redecide or f"{point}@{sample}" in self.redecide
@@ -164,7 +171,7 @@ class Decider:
             rank, replayed = names.index(earlier), True
         elif temperature > 0 and len(options) > 1:
             probs = softmax([h.score for h in options], temperature)
-            draw = _stable_rng(self.seed, self.candidate_index, sample, point).random()
+            draw = _stable_rng(self.seed, self.candidate_index, sample, point, self.scope).random()
             cumulative = 0.0
             rank = len(options) - 1
             for k, p in enumerate(probs):

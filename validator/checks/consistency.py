@@ -1,0 +1,322 @@
+"""Checks that tie a candidate's choices back to evidence the dataset documents, without ground truth.
+
+The other evidence checks ask "is what was written internally coherent and re-renderable?". These ask "did the
+candidate follow the benchmark's documented rules where the raw folder says what the answer must be?":
+
+- the subject id must *identify* the sample: a file stem or folder name that several manifest lines share
+  cannot;
+- the slice/frame must follow the task rule (docs/benchmark.md, "Which slice or frame is the sample"): the
+  largest-foreground slice of the declared label volume, the middle slice of other volumes, the frame the
+  dataset's frame table names;
+- one candidate must not contradict itself across samples (task type, modality, class table).
+
+Each reads only the manifest, the raw files the candidate declares, and the candidate's own outputs. Reads of
+raw files are cached per (file, mtime, size), so the n candidates of a sample share them.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import re
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import medio
+from validator.registry import check
+from validator.report import CheckResult
+from validator.sample import SampleView, file_signature
+
+log = logging.getLogger(__name__)
+
+SUBJECT = "context.sample.subject_id"
+EXTRA_SUBJECT = "context.sample.extra.subject_id"
+CASE_ID = "context.sample.extra.case_id"
+SLICE = "media_geometry.spatial.three_d.slice_index"
+FRAME = "media_geometry.spatial.video.frame_index"
+TASK = "media_geometry.media.task_type"
+MODALITY = "context.sample.modality_primary"
+
+_MAX_TABLE_BYTES = 2_000_000
+_MASK_KEY_WORDS = ("label", "mask", "seg", "gt", "annot")
+
+
+def _stem(name: str) -> str:
+    base = name.rsplit("/", 1)[-1]
+    for ext in (".nii.gz", ".tar.gz"):
+        if base.lower().endswith(ext):
+            return base[: -len(ext)]
+    return base.rsplit(".", 1)[0] if "." in base else base
+
+
+def _norm(value: Any) -> str:
+    return str(value).strip().lower() if value is not None else ""
+
+
+# ----- subject id -----------------------------------------------------------------------------------------
+def _non_identifying(paths: tuple[str, ...]) -> dict[str, str]:
+    """Tokens that cannot identify one manifest sample, each with the reason.
+
+    A file named by several manifest lines (records of one container), a stem shared by files at different
+    paths (``IM0001.dcm``, ``segmentation.nii``), and a folder above a third or more of the samples
+    (``Videos``, ``subset0``) all name a group, not a sample.
+    """
+    out: dict[str, str] = {}
+    by_path = Counter(paths)
+    for path, n in by_path.items():
+        if n > 1:
+            out[_norm(_stem(path))] = f"the file {path.rsplit('/', 1)[-1]} holds {n} manifest samples"
+    stems = Counter(_norm(_stem(p)) for p in by_path)
+    for token, n in stems.items():
+        if n > 1:
+            out.setdefault(token, f"{n} different manifest files are named {token!r}")
+    folders: Counter[str] = Counter()
+    for path in paths:
+        folders.update({_norm(part) for part in path.split("/")[:-1]})
+    threshold = max(3, int(np.ceil(len(paths) * 0.3)))
+    for token, n in folders.items():
+        if n >= threshold:
+            out.setdefault(token, f"the folder {token!r} holds {n} manifest samples")
+    return out
+
+
+def _manifest_paths(sample: SampleView) -> tuple[str, ...]:
+    peers = sample.peers or []
+    return tuple(p.entry.relpath for p in peers if p.entry is not None)
+
+
+@check(
+    "subject_id_identifies_sample",
+    weight=0.06,
+    fields=(SUBJECT, EXTRA_SUBJECT, CASE_ID),
+    high_risk=True,
+)
+def subject_id_identifies_sample(sample: SampleView) -> CheckResult:
+    """subject_id / case_id is not a file stem or folder name that several manifest samples share."""
+    fields = (SUBJECT, EXTRA_SUBJECT, CASE_ID)
+    if sample.annotation is None:
+        return CheckResult.fail(sample.annotation_error, fields)
+    paths = _manifest_paths(sample)
+    if len(paths) < 2:
+        return CheckResult.ok(fields, skipped="fewer than two manifest samples")
+    generic = _non_identifying(paths)
+    declared = {
+        SUBJECT: sample.get(SUBJECT),
+        EXTRA_SUBJECT: sample.extra.get("subject_id"),
+        CASE_ID: sample.extra.get("case_id"),
+    }
+    bad = {
+        f: (str(v), generic[_norm(v)])
+        for f, v in declared.items()
+        if isinstance(v, str) and _norm(v) in generic
+    }
+    if not bad:
+        return CheckResult.ok(fields)
+    value, why = next(iter(bad.values()))
+    return CheckResult.fail(
+        f"subject id {value!r} does not identify this sample ({why}); use the case id of this record "
+        "(the folder or table row that differs between samples)",
+        tuple(bad),
+        flagged=sorted(bad),
+    )
+
+
+# ----- slice / frame rule ---------------------------------------------------------------------------------
+@lru_cache(maxsize=512)
+def _largest_foreground(path: str, signature: tuple[int, int] | None, key: str | None) -> int | None:
+    """The largest-foreground slice (axis 0) of a label volume, or None when it is not a 3D label map."""
+    del signature  # part of the cache key only: a rewritten file is read again
+    try:
+        image = medio.read(Path(path), key=key)
+        keys = image.meta.keys or []
+        if key is None and len(keys) > 1:
+            wanted = next((k for k in keys if any(w in k.lower() for w in _MASK_KEY_WORDS)), None)
+            if wanted is None:
+                return None
+            image = medio.read(Path(path), key=wanted)
+    except medio.MedioError as exc:
+        log.debug("cannot read label volume %s: %s", path, exc)
+        return None
+    arr = np.asarray(image.array)
+    if (image.meta.axes or "").endswith("C") and arr.ndim >= 3:
+        arr = arr[..., 0]
+    if arr.ndim != 3 or arr.dtype.kind not in "iub" or not arr.any():
+        return None
+    return int(medio.choose_slice(arr.shape, 0, arr))
+
+
+def _expected_slice(sample: SampleView) -> tuple[int | None, str]:
+    task = _norm(sample.get(TASK))
+    shape = sample.get("media_geometry.spatial.three_d.volume_shape_voxels")
+    if task == "segmentation":
+        label = sample.extra.get("mask_file") or sample.extra.get("label_file")
+        path = sample.dataset_path(label)
+        if path is None or not path.is_file():
+            return None, "no declared label volume"
+        k = _largest_foreground(str(path), file_signature(path), None)
+        return k, f"the largest-foreground slice of {label}"
+    if isinstance(shape, list) and shape and isinstance(shape[0], int) and shape[0] > 0:
+        return shape[0] // 2, f"the middle slice of a {shape[0]}-slice volume"
+    return None, "no volume shape"
+
+
+@lru_cache(maxsize=64)
+def _frame_tables(root: str) -> tuple[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]], ...]:
+    """CSV tables under ``data/`` with a ``frame`` column: ``(header, rows)`` each, lower-cased header."""
+    tables = []
+    for path in sorted(Path(root, "data").rglob("*.csv")):
+        try:
+            if path.stat().st_size > _MAX_TABLE_BYTES:
+                continue
+            with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+                rows = list(csv.reader(fh))
+        except OSError:
+            continue
+        if len(rows) < 2:
+            continue
+        header = tuple(c.strip().lower() for c in rows[0])
+        if "frame" in header:
+            tables.append((header, tuple(tuple(r) for r in rows[1:])))
+    return tuple(tables)
+
+
+def _expected_frame(sample: SampleView) -> tuple[int | None, str]:
+    if sample.dataset_root is None:
+        return None, "no dataset"
+    source = sample.extra.get("source_file") or (sample.entry.relpath if sample.entry else None)
+    if not isinstance(source, str):
+        return None, "no source"
+    name = source.rsplit("/", 1)[-1]
+    stem = _stem(name)
+    for header, rows in _frame_tables(str(sample.dataset_root)):
+        col = header.index("frame")
+        for row in rows:
+            cells = {c.strip().rsplit("/", 1)[-1] for c in row}
+            if name in cells or stem in {_stem(c) for c in cells}:
+                try:
+                    return int(float(row[col])), "the frame the dataset's frame table names"
+                except (ValueError, IndexError):
+                    continue
+    n = sample.get("media_geometry.spatial.video.n_frames")
+    if isinstance(n, int) and n > 0:
+        return n // 2, f"the middle frame of {n} (no frame table names this video)"
+    return None, "no frame table and no frame count"
+
+
+@check("plane_follows_rule", weight=0.05, fields=(SLICE, FRAME), high_risk=True)
+def plane_follows_rule(sample: SampleView) -> CheckResult:
+    """The slice/frame is the one the task rule picks (largest-foreground/middle slice, frame-table frame)."""
+    if sample.annotation is None:
+        return CheckResult.fail(sample.annotation_error, (SLICE, FRAME))
+    three_d = sample.block("media_geometry.spatial.three_d")
+    video = sample.block("media_geometry.spatial.video")
+    if three_d:
+        field, declared = SLICE, three_d.get("slice_index")
+        expected, why = _expected_slice(sample)
+    elif video:
+        field, declared = FRAME, video.get("frame_index")
+        expected, why = _expected_frame(sample)
+    else:
+        return CheckResult.ok((SLICE, FRAME), skipped="2D sample")
+    if expected is None:
+        return CheckResult.ok((field,), skipped=why)
+    if isinstance(declared, int) and declared == expected:
+        return CheckResult.ok((field,), expected=expected)
+    return CheckResult.fail(
+        f"{field.rsplit('.', 1)[-1]} is {declared!r} but the task rule picks {expected} ({why}); "
+        "render that plane and its mask",
+        (field,),
+        expected=expected,
+    )
+
+
+_ANNOTATION_NAME = re.compile(
+    r"(^|[^a-z])(seg|segmentation|mask|masks|label|labels|annot|annotation)([^a-z]|$)"
+)
+
+
+@check("task_matches_source_kind", weight=0.06, fields=(TASK,), high_risk=True)
+def task_matches_source_kind(sample: SampleView) -> CheckResult:
+    """A sample whose manifest file is named as a mask/label map is standardized as segmentation."""
+    if sample.annotation is None:
+        return CheckResult.fail(sample.annotation_error, (TASK,))
+    listed = sample.entry.relpath if sample.entry is not None else sample.extra.get("source_file")
+    if not isinstance(listed, str):
+        return CheckResult.ok((TASK,), skipped="no manifest file")
+    name = _stem(listed).lower()
+    task = _norm(sample.get(TASK))
+    if not _ANNOTATION_NAME.search(name) or task in ("segmentation", ""):
+        return CheckResult.ok((TASK,))
+    return CheckResult.fail(
+        f"the manifest lists {listed.rsplit('/', 1)[-1]!r}, a label map, but task_type is {task!r}; a listed "
+        "label map is the segmentation target of the image beside it",
+        (TASK,),
+    )
+
+
+# ----- one candidate, one story ---------------------------------------------------------------------------
+def _class_table(sample: SampleView) -> str:
+    task = _norm(sample.get(TASK))
+    block = sample.block(f"tasks.{task}") if task else {}
+    table = block.get("classes") or block.get("class_names")
+    if not isinstance(table, dict):
+        return ""
+    return "|".join(f"{k}={_norm(v)}" for k, v in sorted(table.items(), key=lambda kv: str(kv[0])))
+
+
+def _facets(sample: SampleView) -> tuple[str, str, str]:
+    return _norm(sample.get(TASK)), _norm(sample.get(MODALITY)), _class_table(sample)
+
+
+def _majority(peers: list[SampleView]) -> tuple[str, str, str]:
+    # Computed once per candidate: the first peer's memo holds it for every sample of the candidate.
+    holder = peers[0].memo
+    if "consistency_majority" not in holder:
+        facets = [_facets(p) for p in peers if p.annotation is not None]
+        holder["consistency_majority"] = tuple(
+            Counter(f[k] for f in facets).most_common(1)[0][0] if facets else "" for k in range(3)
+        )
+    majority: tuple[str, str, str] = holder["consistency_majority"]
+    return majority
+
+
+@check("consistent_across_samples", weight=0.03, fields=(TASK, MODALITY, "tasks"))
+def consistent_across_samples(sample: SampleView) -> CheckResult:
+    """Task type, modality and class table agree with the candidate's other samples (the majority)."""
+    peers = sample.peers or []
+    if sample.annotation is None:
+        return CheckResult.fail(sample.annotation_error, (TASK, MODALITY, "tasks"))
+    if len(peers) < 3:
+        return CheckResult.ok((TASK, MODALITY, "tasks"), skipped="too few samples to compare")
+    mine, common = _facets(sample), _majority(peers)
+    names = (TASK, MODALITY, "class table")
+    fields = (TASK, MODALITY, "tasks")
+    off = [k for k in range(3) if mine[k] != common[k]]
+    if not off:
+        return CheckResult.ok(fields)
+    what = "; ".join(f"{names[k]} {mine[k] or 'empty'!r} vs {common[k] or 'empty'!r}" for k in off)
+    return CheckResult.fail(
+        f"this sample disagrees with the other samples of the dataset ({what}); one dataset has one task, "
+        "one modality and one class table",
+        tuple(fields[k] for k in off),
+        score=1.0 - len(off) / 3,
+    )
+
+
+def clear_caches() -> None:
+    """Forget cached label-volume slices and frame tables (tests, cold-start timing)."""
+    _largest_foreground.cache_clear()
+    _frame_tables.cache_clear()
+
+
+__all__ = [
+    "clear_caches",
+    "consistent_across_samples",
+    "plane_follows_rule",
+    "subject_id_identifies_sample",
+    "task_matches_source_kind",
+]
