@@ -32,6 +32,7 @@ BUILTIN_MODULES = (
     "validator.checks.mdsbench",
     "validator.checks.evidence",
     "validator.checks.meta",
+    "validator.checks.consistency",
 )
 
 
