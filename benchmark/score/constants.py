@@ -1,16 +1,41 @@
-"""The reference scorer's constants, loaded once from the package's own data file.
+"""The reference scorer's constants, loaded once from the `benchmark` package's data file.
 
-Every key list, regex, weight and threshold the scorer needs lives in ``data/mdsbench_constants.json`` (facts
-copied from the reference scorer, SPEC §3), so the code stays readable and the data stays auditable.
+Every key list, regex, weight and threshold the scorer needs lives in
+``benchmark/data/mdsbench_constants.json`` (facts copied from the reference scorer, SPEC §3), so the code
+stays readable and the data stays auditable. `benchmark.normalize` reads the file and owns the
+value-normalisation constants (placeholder tokens, stem extensions and regexes) it shares with the validator
+and the suite generator.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from functools import cache
-from importlib import resources
 from typing import Any
+
+from benchmark import normalize as _shared
+
+# The value-normalisation constants live in benchmark.normalize (shared with the validator and the suite
+# generator); bound here too so the scorer's modules keep one ``C.`` namespace.
+ALIAS_BIDS_RE = _shared.ALIAS_BIDS_RE
+ALIAS_SHORT_RE = _shared.ALIAS_SHORT_RE
+ALLOWED_TASKS = _shared.ALLOWED_TASKS
+BRAIN_CHANNEL_RE = _shared.BRAIN_CHANNEL_RE
+DYNAMICNUCLEARNET_RE = _shared.DYNAMICNUCLEARNET_RE
+FRAME_TOKEN_RE = _shared.FRAME_TOKEN_RE
+MISSING_TOKENS = _shared.MISSING_TOKENS
+NEVER_PLACEHOLDER_NUMERIC_KEYS = _shared.NEVER_PLACEHOLDER_NUMERIC_KEYS
+NULL_EQ_TOKENS = _shared.NULL_EQ_TOKENS
+PLACEHOLDER_LIKE_RE = _shared.PLACEHOLDER_LIKE_RE
+RADIAL_PATH_RE = _shared.RADIAL_PATH_RE
+RADIAL_SUBJECT_RE = _shared.RADIAL_SUBJECT_RE
+SPATIAL_BRANCH_BY_DIM = _shared.SPATIAL_BRANCH_BY_DIM
+STEM_EXTENSIONS = _shared.STEM_EXTENSIONS
+STEM_SUFFIXES = _shared.STEM_SUFFIXES
+TEST_ID_RE = _shared.TEST_ID_RE
+ZERO_IS_PLACEHOLDER_KEYS = _shared.ZERO_IS_PLACEHOLDER_KEYS
+
+raw = _shared.load_constants
+"""Return the parsed constants file (cached); kept under its old name."""
 
 METRIC_NAMES: tuple[str, ...] = ("SV", "SSC", "SC", "IC", "IV", "INR", "CF", "MSC", "MSJ", "SCJ", "E2E")
 """The eleven dataset metrics, in the order the CLI and tables print them."""
@@ -22,22 +47,6 @@ ROUNDED_METRICS: frozenset[str] = frozenset({"SV", "SC", "IC", "IV", "INR", "CF"
 DECIMALS = 4
 
 
-@cache
-def raw() -> dict[str, Any]:
-    """Return the parsed constants file (cached).
-
-    Returns:
-        The mapping from constant name to value.
-    """
-    text = (
-        resources.files("benchmark.score")
-        .joinpath("data/mdsbench_constants.json")
-        .read_text(encoding="utf-8")
-    )
-    data: dict[str, Any] = json.loads(text)
-    return data
-
-
 def _set(name: str) -> frozenset[str]:
     return frozenset(raw()[name])
 
@@ -46,25 +55,16 @@ _C = raw()
 _R = _C["REGEX"]
 
 IMAGE_EXTS: tuple[str, ...] = tuple(_C["IMAGE_EXTS"])
-ALLOWED_TASKS: tuple[str, ...] = tuple(_C["ALLOWED_TASKS"])
-MISSING_TOKENS = _set("MISSING_TOKENS")
-NULL_EQ_TOKENS = _set("NULL_EQ_TOKENS")
-PLACEHOLDER_LIKE_RE = re.compile(_C["PLACEHOLDER_LIKE_RE"])
 SOURCE_TRACE_KEYS: tuple[str, ...] = tuple(_C["SOURCE_TRACE_KEYS"])
 RAW_SOURCE_KEYS: tuple[str, ...] = tuple(_C["RAW_SOURCE_KEYS"])
 RECORD_TRACE_KEYS: tuple[str, ...] = tuple(_C["RECORD_TRACE_KEYS"])
 EXTRA_NESTED_TRACE_KEYS: tuple[str, ...] = tuple(_C["EXTRA_NESTED_TRACE_KEYS"])
 SCAN_VALUE_MAX_LEN: int = _C["SCAN_VALUE_MAX_LEN"]
-NEVER_PLACEHOLDER_NUMERIC_KEYS = _set("NEVER_PLACEHOLDER_NUMERIC_KEYS")
-ZERO_IS_PLACEHOLDER_KEYS = _set("ZERO_IS_PLACEHOLDER_KEYS")
 ENUM_KEYS = _set("ENUM_KEYS")
 PATH_KEY_CONTAINS: tuple[str, ...] = tuple(_C["PATH_KEY_RULE"]["contains_any"])
 PATH_KEY_ENDSWITH: tuple[str, ...] = tuple(_C["PATH_KEY_RULE"]["endswith_any"])
 SCHEMA_CHECK_NAMES: tuple[str, ...] = tuple(_C["SCHEMA_CHECK_NAMES"])
 SCHEMA_DEFAULTS: dict[str, list[str]] = _C["SCHEMA_DEFAULTS"]
-SPATIAL_BRANCH_BY_DIM: dict[str, str] = _C["SPATIAL_BRANCH_BY_DIM"]
-STEM_EXTENSIONS: tuple[str, ...] = tuple(_C["STEM_EXTENSIONS_STRIPPED"])
-STEM_SUFFIXES: tuple[str, ...] = tuple(_C["STEM_SUFFIXES_STRIPPED"])
 MICROSCOPY_PATH_CANDIDATES: tuple[str, ...] = tuple(_C["DERIVE_MICROSCOPY_PATH_CANDIDATES"])
 MRI_RD_PATHS: tuple[str, ...] = tuple(_C["DERIVE_MRI_RD_PATHS"])
 MEDICAL7_NAME_KEYS: tuple[str, ...] = tuple(_C["DERIVE_MEDICAL7_NAME_KEYS"])
@@ -83,14 +83,6 @@ MAIN_TABLE_WEIGHTS: tuple[tuple[tuple[str, ...], float], ...] = tuple(
     (tuple(c["keys"]), float(c["weight"])) for c in _C["MAIN_TABLE_WEIGHTS"]
 )
 
-RADIAL_PATH_RE = re.compile(_R["radial_path"], re.I)
-RADIAL_SUBJECT_RE = re.compile(_R["radial_subject"], re.I)
-DYNAMICNUCLEARNET_RE = re.compile(_R["dynamicnuclearnet"], re.I)
-TEST_ID_RE = re.compile(_R["test_id"], re.I)
-FRAME_TOKEN_RE = re.compile(_R["frame_token"], re.I)
-BRAIN_CHANNEL_RE = re.compile(_R["brain_channel"])
-ALIAS_SHORT_RE = re.compile(_R["alias_short"])
-ALIAS_BIDS_RE = re.compile(_R["alias_bids"])
 NOTES_RES: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.I) for p in _R["notes"])
 PATH_EXTENSION_RE = re.compile(_R["path_extension"], re.I)
 MRI_RD_FILE_RE = re.compile(_R["mri_rd_file"], re.I)

@@ -2,94 +2,38 @@
 
 The reference scorer never looks at pixels to decide whether an annotation describes the right raw file; it
 compares normalised file stems. Its quirks (basename only, a fixed extension list, ``test_NN`` collapsing,
-dataset-specific rules) are reproduced here because the ``official`` numbers depend on them.
+dataset-specific rules) are reproduced because the ``official`` numbers depend on them. The stem and alias
+rules themselves (:func:`normalize_source_stem`, :func:`expand_aliases`) live in `benchmark.normalize`, shared
+with the validator and the suite generator, and are re-exported here; this module adds what needs an
+annotation or a ground-truth sample: the main stem, the scanned stems, the source gate and index matching.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
+from benchmark.normalize import expand_aliases, is_number, nonmissing, normalize_source_stem
 from benchmark.score import constants as C
-from benchmark.score.normalize import is_number, nonmissing
 from benchmark.score.profiles import Profile
 
+__all__ = [
+    "aliases_of",
+    "derive_source_stem",
+    "expand_aliases",
+    "expected_sources",
+    "get_extra",
+    "has_trace_evidence",
+    "match_annotations",
+    "normalize_source_stem",
+    "sample_block",
+    "scanned_stems",
+    "source_from_notes",
+    "source_score",
+]
+
 _LABEL_KEYS = frozenset({"label_text", "class_name", "label_name"})
-
-
-_NON_STEM_RE = re.compile(r"[^a-z0-9_]+")
-
-
-def _cleanup(text: str) -> str:
-    return _NON_STEM_RE.sub("", text.lower().replace("-", "_").replace(" ", "_"))
-
-
-def normalize_source_stem(value: Any) -> str | None:
-    """Normalise a path / id to the reference scorer's comparable stem (cached for strings).
-
-    Args:
-        value: A path, file name or identifier (any JSON value; non-strings are stringified).
-
-    Returns:
-        The stem (lower-case, ``[a-z0-9_]``), or None when nothing is left.
-    """
-    if value is None or value == "":
-        return None
-    return _normalize_text_stem(str(value))
-
-
-@lru_cache(maxsize=65536)
-def _normalize_text_stem(value: str) -> str | None:
-    raw = value.strip().strip("'\"").replace("\\", "/")
-    m = C.RADIAL_PATH_RE.search(raw)
-    if m:
-        return _cleanup(f"{m.group(1)}_{m.group(2)}_{m.group(3)}") or None
-    m = C.RADIAL_SUBJECT_RE.match(raw)
-    if m:
-        return _cleanup(f"{m.group(2)}_{m.group(3)}_{m.group(1)}") or None
-    base = raw.split("/")[-1]
-    m = C.DYNAMICNUCLEARNET_RE.search(raw)
-    if m:
-        return _cleanup(f"{m.group(1)}_{m.group(2)}_{m.group(3)}") or None
-    m = C.TEST_ID_RE.search(base)
-    if m and not C.FRAME_TOKEN_RE.search(base):
-        return m.group(1).lower()
-    low = base.lower()
-    for ext in C.STEM_EXTENSIONS:
-        if low.endswith(ext):
-            base = base[: -len(ext)]
-            break
-    s = _cleanup(base)
-    m = C.BRAIN_CHANNEL_RE.match(s)
-    if m:
-        s = m.group(1)
-    for suffix in C.STEM_SUFFIXES:
-        if s.endswith(suffix):
-            s = s[: -len(suffix)]
-            break
-    return s or None
-
-
-def expand_aliases(stem: str | None) -> set[str]:
-    """Return the stem plus its BIDS p/k aliases (``p23`` ≡ ``p023`` ≡ ``sub_p23`` ≡ ``sub_p23_dti``)."""
-    if not stem:
-        return set()
-    out = {stem}
-    m = C.ALIAS_SHORT_RE.fullmatch(stem) or C.ALIAS_BIDS_RE.fullmatch(stem)
-    if m:
-        g, n = m.group(1), int(m.group(2))
-        out |= {
-            f"{g}{n}",
-            f"{g}{n:02d}",
-            f"sub_{g}{n}",
-            f"sub_{g}{n:02d}",
-            f"sub_{g}{n}_dti",
-            f"sub_{g}{n:02d}_dti",
-        }
-    return out
 
 
 def aliases_of(values: set[str]) -> set[str]:
