@@ -1,9 +1,14 @@
-"""Where the Hydra configs live, whether we run from the source tree, an editable install or a wheel."""
+"""Where the Hydra configs live (source tree, editable install or wheel), and composing one in-process."""
 
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 
 def config_dir() -> Path:
@@ -28,3 +33,24 @@ def config_dir() -> Path:
             return folder.resolve()
     looked = ", ".join(str(c) for c in candidates)
     raise FileNotFoundError(f"config.yaml not found; looked in: {looked}")
+
+
+def compose_config(overrides: Sequence[str] = ()) -> DictConfig:
+    """Compose ``config.yaml`` with Hydra overrides, as ``python -m experiments`` would, without running it.
+
+    Tests and perf drivers use this to build a run configuration in-process.
+
+    Args:
+        overrides: Hydra override strings (``"strategy=s3"``, ``"+agent.api_key=..."``).
+
+    Returns:
+        The composed configuration.
+
+    Raises:
+        FileNotFoundError: If no folder holds ``config.yaml``.
+    """
+    # Imported here so that `import experiments` stays cheap for callers that never compose.
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
+        return compose("config", overrides=list(overrides))

@@ -156,28 +156,24 @@ class ServerProcess:
 
 
 def _config(root: Path, server: Any, n: int, concurrency: int) -> Any:
-    from hydra import compose, initialize_config_dir
+    from experiments import compose_config
 
-    from experiments._config_path import config_dir
-
-    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
-        return compose(
-            "config",
-            overrides=[
-                "strategy=s3",
-                f"strategy.n={n}",
-                "agent=litellm",
-                "agent.model=openai/fake-model",
-                f"agent.api_base={server.url}",
-                "+agent.api_key=sk-fake",
-                "+agent.vision=true",
-                "+agent.timeout_s=30",
-                "benchmark=dir",
-                f"benchmark.root={root}",
-                f"run.concurrency={concurrency}",
-                "run.progress=false",
-            ],
-        )
+    return compose_config(
+        [
+            "strategy=s3",
+            f"strategy.n={n}",
+            "agent=litellm",
+            "agent.model=openai/fake-model",
+            f"agent.api_base={server.url}",
+            "+agent.api_key=sk-fake",
+            "+agent.vision=true",
+            "+agent.timeout_s=30",
+            "benchmark=dir",
+            f"benchmark.root={root}",
+            f"run.concurrency={concurrency}",
+            "run.progress=false",
+        ]
+    )
 
 
 _TICKS = os.sysconf("SC_CLK_TCK")

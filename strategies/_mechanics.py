@@ -26,6 +26,7 @@ from benchmark.layout import ANNOTATIONS_DIR, DATA_META_NAME, IMAGE_EXTENSIONS, 
 from strategies._context import call_agent
 from strategies.base import SampleDecision, StrategyResult, Validator, run_cpu, usage_of
 from strategies.paper import patch_meta
+from validator._values import get_path, set_path
 from validator.report import Report
 from validator.sample import image_facts
 
@@ -79,25 +80,6 @@ async def generate_many(
 async def validate_all(validator: Validator, candidates: Sequence[Candidate], task: Task) -> list[Report]:
     """Validate every candidate (in the validator's CPU pool), in candidate order."""
     return list(await asyncio.gather(*(run_cpu(validator, validator.validate, c, task) for c in candidates)))
-
-
-def get_path(doc: Any, dotted: str) -> Any:
-    """``doc["a"]["b"]`` for ``"a.b"``; None when any step is missing or not a dict."""
-    for part in dotted.split(".") if dotted else ():
-        if not isinstance(doc, dict):
-            return None
-        doc = doc.get(part)
-    return doc
-
-
-def set_path(doc: dict[str, Any], dotted: str, value: Any) -> None:
-    """Set ``doc["a"]["b"] = value`` for ``"a.b"``, creating (or replacing non-dict) parents."""
-    parts = dotted.split(".")
-    for part in parts[:-1]:
-        if not isinstance(doc.get(part), dict):
-            doc[part] = {}
-        doc = doc[part]
-    doc[parts[-1]] = value
 
 
 def read_annotation(root: Path, index: int) -> dict[str, Any] | None:

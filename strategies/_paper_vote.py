@@ -22,9 +22,11 @@ from validator._values import (
     ALLOWED_DIMS,
     ALLOWED_TASKS,
     SPATIAL_BRANCH_BY_DIM,
+    get_path,
     nonmissing,
     norm_dim,
     norm_text,
+    set_path,
 )
 from validator.checks.mdsbench import EXTRA_TRACE_KEYS, class_table, collect_ids, table_has_id
 from validator.registry import Profile
@@ -67,23 +69,6 @@ class VoteResult:
     image_path: Path | None = None
 
 
-def _get(doc: Any, dotted: str) -> Any:
-    for part in dotted.split("."):
-        if not isinstance(doc, dict):
-            return None
-        doc = doc.get(part)
-    return doc
-
-
-def _set(doc: dict[str, Any], dotted: str, value: Any) -> None:
-    parts = dotted.split(".")
-    for part in parts[:-1]:
-        if not isinstance(doc.get(part), dict):
-            doc[part] = {}
-        doc = doc[part]
-    doc[parts[-1]] = value
-
-
 def vote_field(
     path: str,
     normalise: Callable[[Any], str],
@@ -99,7 +84,7 @@ def vote_field(
     """
     groups: dict[str, dict[str, Any]] = {}
     for name, doc in docs.items():
-        value = _get(doc, path)
+        value = get_path(doc, path)
         if not nonmissing(value):
             continue
         key = normalise(value)
@@ -146,17 +131,19 @@ def pick_branch_source(
     """The first candidate (best score first, discovery order on ties) of the highest tier it reaches."""
 
     def cand_task(n: str) -> str:
-        return norm_text(_get(docs[n], "media_geometry.media.task_type"))
+        return norm_text(get_path(docs[n], "media_geometry.media.task_type"))
 
     def cand_dim(n: str) -> str:
-        return norm_dim(_get(docs[n], "media_geometry.media.dimension"))
+        return norm_dim(get_path(docs[n], "media_geometry.media.dimension"))
 
     tests: list[Callable[[str], bool]] = [
         lambda n: (
-            cand_task(n) == task and cand_dim(n) == dim and branch_valid(task, _get(docs[n], f"tasks.{task}"))
+            cand_task(n) == task
+            and cand_dim(n) == dim
+            and branch_valid(task, get_path(docs[n], f"tasks.{task}"))
         ),
-        lambda n: cand_task(n) == task and branch_valid(task, _get(docs[n], f"tasks.{task}")),
-        lambda n: cand_task(n) == task and nonmissing(_get(docs[n], f"tasks.{task}")),
+        lambda n: cand_task(n) == task and branch_valid(task, get_path(docs[n], f"tasks.{task}")),
+        lambda n: cand_task(n) == task and nonmissing(get_path(docs[n], f"tasks.{task}")),
         lambda n: True,
     ]
     for tier, test in zip(TIERS, tests, strict=True):
@@ -190,11 +177,11 @@ def coerce_ids(node: Any, path: str, changes: list[dict[str, Any]]) -> Any:
 def vote_extra(docs: Mapping[str, dict[str, Any]], base: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Unweighted majority of the four trace fields (first seen wins ties); writes winners into ``base``."""
     out: dict[str, dict[str, Any]] = {}
-    extra = _get(base, "context.sample.extra")
+    extra = get_path(base, "context.sample.extra")
     for key in EXTRA_TRACE_KEYS:
         votes: Counter[str] = Counter()
         for doc in docs.values():
-            value = _get(doc, f"context.sample.extra.{key}")
+            value = get_path(doc, f"context.sample.extra.{key}")
             if isinstance(value, str) and nonmissing(value):
                 votes[value] += 1
         if not votes:
@@ -241,32 +228,32 @@ def vote_index(
             "media_geometry.media.dimension": ALLOWED_DIMS,
         }
         if vote["voted"] and (path not in allowed or vote["winner_key"] in allowed[path]):
-            _set(merged, path, vote["winner_value"])
+            set_path(merged, path, vote["winner_value"])
         elif vote["voted"]:
             vote["voted"] = False  # an invalid winner: keep the base's value
         result.field_votes[path] = {k: v for k, v in vote.items() if k != "winner_value"}
-    task = norm_text(_get(merged, "media_geometry.media.task_type"))
-    dim = norm_dim(_get(merged, "media_geometry.media.dimension"))
+    task = norm_text(get_path(merged, "media_geometry.media.task_type"))
+    dim = norm_dim(get_path(merged, "media_geometry.media.dimension"))
     ranked = [n for n, _ in sorted(scores.items(), key=lambda kv: kv[1], reverse=True)]
     source, tier = pick_branch_source(ranked, docs, task, dim)
     src = docs[source] if source is not None else merged
     if tier == TIERS[-1]:
         # The last tier adopts the source's own task and dimension.
-        task = norm_text(_get(src, "media_geometry.media.task_type"))
-        dim = norm_dim(_get(src, "media_geometry.media.dimension"))
+        task = norm_text(get_path(src, "media_geometry.media.task_type"))
+        dim = norm_dim(get_path(src, "media_geometry.media.dimension"))
         for path in ("media_geometry.media.task_type", "media_geometry.media.dimension"):
-            _set(merged, path, _get(src, path))
+            set_path(merged, path, get_path(src, path))
     tasks: dict[str, Any] = {t: {} for t in ALLOWED_TASKS}
     if task in ALLOWED_TASKS:
         tasks[task] = coerce_ids(
-            copy.deepcopy(_get(src, f"tasks.{task}") or {}), f"tasks.{task}", result.id_type_changes
+            copy.deepcopy(get_path(src, f"tasks.{task}") or {}), f"tasks.{task}", result.id_type_changes
         )
     merged["tasks"] = tasks
     spatial: dict[str, Any] = {b: {} for b in SPATIAL_BRANCH_BY_DIM.values()}
     branch = SPATIAL_BRANCH_BY_DIM.get(dim)
     if branch is not None:
-        spatial[branch] = copy.deepcopy(_get(src, f"media_geometry.spatial.{branch}") or {})
-    _set(merged, "media_geometry.spatial", spatial)
+        spatial[branch] = copy.deepcopy(get_path(src, f"media_geometry.spatial.{branch}") or {})
+    set_path(merged, "media_geometry.spatial", spatial)
     result.branch_selection = {
         "branch_source": source,
         "selection_reason": tier,
@@ -277,7 +264,7 @@ def vote_index(
     image_from, image = _image_source(index, reports, [source, base_name, *ranked])
     result.image_from, result.image_path = image_from, image
     if image is not None:
-        _set(merged, "record.image_path", f"images/{index}{image.suffix.lower()}")
+        set_path(merged, "record.image_path", f"images/{index}{image.suffix.lower()}")
     view = SampleView(
         index,
         reports[image_from or base_name].candidate_dir,

@@ -23,7 +23,7 @@ from typing import Any
 
 from benchmark.manifest import ManifestEntry
 from strategies._paper_vote import VoteResult, vote_index
-from validator._values import ALLOWED_TASKS, nonmissing, norm_text
+from validator._values import ALLOWED_TASKS, get_path, nonmissing, norm_text
 from validator.registry import Profile
 from validator.report import Report, SampleReport
 from validator.sample import MetaView, SampleView, image_facts
@@ -216,11 +216,13 @@ def patch_meta(
     """Set data_volume.total/label, valid_image_n.total and task_type from the final outputs (mechanical
     counts)."""
     final = [a for a in annotations.values() if isinstance(a, dict)]
-    tasks = sorted({norm_text(_get(a, "media_geometry.media.task_type")) for a in final} & set(ALLOWED_TASKS))
+    tasks = sorted(
+        {norm_text(get_path(a, "media_geometry.media.task_type")) for a in final} & set(ALLOWED_TASKS)
+    )
     labeled = sum(
         1
         for a in final
-        if nonmissing(_get(a, f"tasks.{norm_text(_get(a, 'media_geometry.media.task_type'))}"))
+        if nonmissing(get_path(a, f"tasks.{norm_text(get_path(a, 'media_geometry.media.task_type'))}"))
     )
     out = dict(meta)
     volume = dict(out.get("data_volume") or {}) if isinstance(out.get("data_volume"), dict) else {}
@@ -231,14 +233,6 @@ def patch_meta(
     out["valid_image_n"] = valid
     out["task_type"] = tasks
     return out
-
-
-def _get(doc: Any, dotted: str) -> Any:
-    for part in dotted.split("."):
-        if not isinstance(doc, dict):
-            return None
-        doc = doc.get(part)
-    return doc
 
 
 @dataclass

@@ -48,6 +48,7 @@ __all__ = [
     "norm_modality",
     "norm_text",
     "norm_token",
+    "set_path",
     "source_aliases",
     "source_stem",
     "string_leaves",
@@ -88,6 +89,16 @@ def get_path(doc: Any, dotted: str) -> Any:
             return None
         node = node.get(part)
     return node
+
+
+def set_path(doc: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set ``doc["a"]["b"] = value`` for ``"a.b"``, creating (or replacing non-dict) parents."""
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        if not isinstance(doc.get(part), dict):
+            doc[part] = {}
+        doc = doc[part]
+    doc[parts[-1]] = value
 
 
 def string_leaves(node: Any, prefix: str) -> Iterator[tuple[str, str]]:

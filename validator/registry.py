@@ -30,7 +30,8 @@ CheckFn = Callable[[Any], CheckResult]
 BUILTIN_MODULES = (
     "validator.checks.structure",
     "validator.checks.mdsbench",
-    "validator.checks.evidence",
+    "validator.checks.evidence_source",
+    "validator.checks.evidence_payload",
     "validator.checks.meta",
     "validator.checks.consistency",
 )

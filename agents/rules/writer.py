@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmark.answer_shape import dataset_meta, sample_annotation
+
 __all__ = ["SampleResult", "build_annotation", "build_data_meta"]
 
-SCHEMA_VERSION = "1.0.1"
-META_SCHEMA_VERSION = "1.0.2"
 _SCHEMA_VARIANT = {
     ("segmentation", "2D"): "2d_coco",
     ("segmentation", "3D"): "3d_mask",
@@ -192,50 +192,22 @@ def build_annotation(result: SampleResult, *, leaf_task: str | None = None) -> d
     """
     tasks: dict[str, Any] = {"classification": {}, "segmentation": {}, "detection": {}}
     tasks[result.task] = _task_branch(result)
-    variant = tasks[result.task]["schema_variant"]
-    return {
-        "record": {
-            "schema_version": SCHEMA_VERSION,
-            "dataset_name": result.dataset_name,
-            "image_path": f"images/{result.index}.png",
-        },
-        "context": {
-            "sample": {
-                "subject_id": result.subject_id,
-                "age_years": 0,
-                "sex": "unknown",
-                "race_ethnicity": "NA",
-                "site_id": "NA",
-                "modality_primary": result.modality,
-                "modality_secondary": "NA",
-                "anatomical_structure": list(result.anatomy) or ["NA"],
-                "modality_special_sample": "NA",
-                "extra": _extra(result),
-            },
-            "text": {
-                "text_id": "NA",
-                "text_path": "NA",
-                "text_type": "NA",
-                "language": "NA",
-                "length_chars": 0,
-            },
-        },
-        "media_geometry": {
-            "media": {
-                "task_type": result.task,
-                "leaf_task": leaf_task or _leaf_task(result),
-                "annotation_type": variant,
-                "dimension": result.dimension,
-                "confidence_global": 1.0,
-            },
-            "spatial": _spatial(result),
-        },
-        "tasks": tasks,
-        "provenance": {
-            "timestamp_utc": "NA",
-            "notes": result.notes or f"Converted from: {result.source_file} by the rules baseline",
-        },
-    }
+    return sample_annotation(
+        dataset_name=result.dataset_name,
+        index=result.index,
+        subject_id=result.subject_id,
+        modality=result.modality,
+        anatomy=list(result.anatomy) or ["NA"],
+        extra=_extra(result),
+        task=result.task,
+        leaf_task=leaf_task or _leaf_task(result),
+        annotation_type=tasks[result.task]["schema_variant"],
+        dimension=result.dimension,
+        spatial=_spatial(result),
+        tasks=tasks,
+        timestamp_utc="NA",
+        notes=result.notes or f"Converted from: {result.source_file} by the rules baseline",
+    )
 
 
 def _leaf_task(result: SampleResult) -> str:
@@ -277,24 +249,13 @@ def build_data_meta(
         per_task = {"detection": {"type": "2d", "num_classes": n_classes}}
     else:
         per_task = {"classification": {"num_classes": n_classes}}
-    return {
-        "schema_version": META_SCHEMA_VERSION,
-        "dataset_name": dataset_name,
-        "release_date": "NA",
-        "homepage_url": "NA",
-        "organization": ["NA"],
-        "challenge_series": "NA",
-        "license": "NA",
-        "dataset_description": description
-        or f"{dataset_name}: {n} samples standardized by the rules baseline",
-        "modality_primary": [modality],
-        "modality_secondary": modalities or ["NA"],
-        "anatomical_structure": list(anatomy) or ["NA"],
-        "disease": ["NA"],
-        "domain": "medical",
-        "data_volume": {"total": n, "train": 0, "val": 0, "test": n, "label": n},
-        "valid_image_n": {"total": n},
-        "label_presence": "labeled",
-        "task_type": [task],
-        "num_classes_per_task": per_task,
-    }
+    return dataset_meta(
+        dataset_name=dataset_name,
+        description=description or f"{dataset_name}: {n} samples standardized by the rules baseline",
+        modality_primary=[modality],
+        modality_secondary=modalities or ["NA"],
+        anatomy=list(anatomy) or ["NA"],
+        n=n,
+        task=task,
+        num_classes_per_task=per_task,
+    )

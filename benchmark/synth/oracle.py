@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmark.answer_shape import dataset_meta, sample_annotation
 from benchmark.synth.groundtruth import class_table, expected_extra, schema_variant
 from benchmark.synth.spec import DatasetSpec, SynthSample
 
@@ -121,45 +122,22 @@ def annotation(spec: DatasetSpec, sample: SynthSample, index: int) -> dict[str, 
         spec.task
     ]
     extra = {**expected_extra(spec, sample), "map_type": map_type, **sample.oracle_extra}
-    return {
-        "record": {"schema_version": "1.0.1", "dataset_name": spec.name, "image_path": f"images/{index}.png"},
-        "context": {
-            "sample": {
-                "subject_id": sample.subject_id,
-                "age_years": 0,
-                "sex": "unknown",
-                "race_ethnicity": "NA",
-                "site_id": "NA",
-                "modality_primary": sample.modality or spec.modality,
-                "modality_secondary": "NA",
-                "anatomical_structure": [spec.anatomy],
-                "modality_special_sample": "NA",
-                "extra": extra,
-            },
-            "text": {
-                "text_id": "NA",
-                "text_path": "NA",
-                "text_type": "NA",
-                "language": "NA",
-                "length_chars": 0,
-            },
-        },
-        "media_geometry": {
-            "media": {
-                "task_type": spec.task,
-                "leaf_task": spec.leaf_task,
-                "annotation_type": schema_variant(spec),
-                "dimension": spec.dimension,
-                "confidence_global": 1.0,
-            },
-            "spatial": spatial_block(spec, sample),
-        },
-        "tasks": task_block(spec, sample, index),
-        "provenance": {
-            "timestamp_utc": "2020-01-01T00:00:00Z",
-            "notes": f"Source file: {sample.manifest_path}",
-        },
-    }
+    return sample_annotation(
+        dataset_name=spec.name,
+        index=index,
+        subject_id=sample.subject_id,
+        modality=sample.modality or spec.modality,
+        anatomy=[spec.anatomy],
+        extra=extra,
+        task=spec.task,
+        leaf_task=spec.leaf_task,
+        annotation_type=schema_variant(spec),
+        dimension=spec.dimension,
+        spatial=spatial_block(spec, sample),
+        tasks=task_block(spec, sample, index),
+        timestamp_utc="2020-01-01T00:00:00Z",
+        notes=f"Source file: {sample.manifest_path}",
+    )
 
 
 def data_meta(spec: DatasetSpec, n: int) -> dict[str, Any]:
@@ -169,26 +147,16 @@ def data_meta(spec: DatasetSpec, n: int) -> dict[str, Any]:
         per_task["include_background"] = True
     if spec.task == "detection":
         per_task["type"] = "bbox"
-    return {
-        "schema_version": "1.0.2",
-        "dataset_name": spec.name,
-        "release_date": "NA",
-        "homepage_url": "NA",
-        "organization": ["NA"],
-        "challenge_series": "NA",
-        "license": "NA",
-        "dataset_description": f"Bundled synthetic dataset {spec.name} (oracle metadata)",
-        "modality_primary": [spec.modality],
-        "modality_secondary": ["NA"],
-        "anatomical_structure": [spec.anatomy],
-        "disease": ["NA"],
-        "domain": "medical",
-        "data_volume": {"total": n, "train": 0, "val": 0, "test": n, "label": n},
-        "valid_image_n": {"total": n},
-        "label_presence": "labeled",
-        "task_type": [spec.task],
-        "num_classes_per_task": {spec.task: per_task},
-    }
+    return dataset_meta(
+        dataset_name=spec.name,
+        description=f"Bundled synthetic dataset {spec.name} (oracle metadata)",
+        modality_primary=[spec.modality],
+        modality_secondary=["NA"],
+        anatomy=[spec.anatomy],
+        n=n,
+        task=spec.task,
+        num_classes_per_task={spec.task: per_task},
+    )
 
 
 def write_oracle(root: Path, spec: DatasetSpec, samples: list[SynthSample], run_name: str) -> Path:

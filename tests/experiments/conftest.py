@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
 FAKES = Path(__file__).resolve().parent.parent / "strategies"
@@ -16,7 +15,7 @@ sys.path.insert(0, str(FAKES))  # the protocol test agents live beside the strat
 
 from strategy_fakes import make_suite  # noqa: E402
 
-from experiments._config_path import config_dir  # noqa: E402
+from experiments import compose_config  # noqa: E402
 
 FAKE_AGENT = "agent._target_=strategy_fakes.NoisyOracleAgent"
 
@@ -32,17 +31,9 @@ def make_cfg(suite: Path) -> Callable[..., DictConfig]:
     """Compose the real config with the test agent on the small suite, plus overrides."""
 
     def make(*overrides: str) -> DictConfig:
-        with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
-            return compose(
-                "config",
-                overrides=[
-                    "benchmark=dir",
-                    f"benchmark.root={suite}",
-                    FAKE_AGENT,
-                    "run.progress=false",
-                    *overrides,
-                ],
-            )
+        return compose_config(
+            ["benchmark=dir", f"benchmark.root={suite}", FAKE_AGENT, "run.progress=false", *overrides]
+        )
 
     return make
 

@@ -8,11 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
 from benchmark.synth.suite import generate_suite
-from experiments._config_path import config_dir
+from experiments import compose_config
 from experiments.run import run_experiment
 
 # Datasets where, at seed 0, S0's candidate makes a detectable, E2E-fatal slip that another candidate avoids:
@@ -33,8 +32,7 @@ def _cfg(root: Path, strategy: str, datasets: list[str] | None) -> DictConfig:
     ]
     if datasets:
         overrides.append(f"benchmark.datasets=[{','.join(datasets)}]")
-    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
-        return compose("config", overrides=overrides)
+    return compose_config(overrides)
 
 
 def _e2e(run_dir: Path) -> tuple[float, dict[str, float]]:

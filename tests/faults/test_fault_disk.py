@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 from fault_builders import broken_files
-from hydra import compose, initialize_config_dir
 
 from benchmark.synth.suite import generate_suite
-from experiments._config_path import config_dir
+from experiments import compose_config
 from experiments.run import run_experiment
 
 DATASETS = ["synth-histology-png", "synth-polyp-coco-png"]
@@ -34,17 +33,9 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _cfg(suite: Path):
-    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
-        return compose(
-            "config",
-            overrides=[
-                "benchmark=dir",
-                f"benchmark.root={suite}",
-                "strategy=s3",
-                "strategy.n=2",
-                "run.progress=false",
-            ],
-        )
+    return compose_config(
+        ["benchmark=dir", f"benchmark.root={suite}", "strategy=s3", "strategy.n=2", "run.progress=false"]
+    )
 
 
 def test_a_disk_that_turns_read_only_mid_run_stops_with_a_clear_error_and_keeps_finished_work(

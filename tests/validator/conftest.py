@@ -66,6 +66,13 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture(params=SUITE_DATASETS)
+def suite_dataset(request: pytest.FixtureRequest) -> str:
+    """Each dataset of `suite` in turn: a test that takes it runs once per dataset."""
+    name: str = request.param
+    return name
+
+
 @pytest.fixture
 def oracle_copy(suite: Path, tmp_path: Path) -> Any:
     """``oracle_copy(name)`` copies a dataset's oracle output to a temp folder and returns a `Candidate`."""

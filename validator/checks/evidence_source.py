@@ -1,0 +1,285 @@
+"""Evidence checks on the declared source: it lies inside the dataset, is the manifest's file, is named
+consistently, re-renders like the written image, and has the declared dimension. None reads ground truth.
+
+A source path is resolved inside the dataset root before anything opens it; a path that escapes (``..``,
+absolute, a symlink out) fails `source_in_dataset` and every other check treats the source as unavailable.
+The resolution helpers (`declared_source`, `read_options`, `read_target`, `image_alternates`) are shared with
+`validator.checks.evidence_payload`.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import stat
+from pathlib import Path
+from typing import Any
+
+from validator import _raw
+from validator._values import nonmissing, norm_dim, norm_text
+from validator.registry import check
+from validator.report import CheckResult
+from validator.sample import SampleView, stat_path
+
+SOURCE = "context.sample.extra.source_file"
+SIBLING_KEYS = ("label_file", "mask_file", "seg_file", "bbox_file", "image_file", "source_image")
+
+
+def _rel(value: str) -> str:
+    return posixpath.normpath(value.strip().replace("\\", "/").lstrip("./")) if value.strip() else ""
+
+
+def declared_source(sample: SampleView) -> tuple[Path | None, str]:
+    """The declared source resolved inside the dataset, or None with the reason (never opens an escaping
+    path)."""
+    if "declared_source" not in sample.memo:
+        sample.memo["declared_source"] = _declared_source(sample)
+    result: tuple[Path | None, str] = sample.memo["declared_source"]
+    return result
+
+
+def _declared_source(sample: SampleView) -> tuple[Path | None, str]:
+    value = sample.extra.get("source_file")
+    if not isinstance(value, str) or not nonmissing(value):
+        return None, f"{SOURCE} is missing"
+    if sample.dataset_root is None:
+        return None, "no dataset folder given, the source cannot be checked"
+    path = sample.dataset_path(value)
+    if path is None:
+        return None, f"{SOURCE} {value!r} points outside the dataset; use a path relative to the dataset root"
+    if stat_path(path) is None:
+        return None, f"{SOURCE} {value!r} does not exist under the dataset"
+    return path, ""
+
+
+def read_options(sample: SampleView) -> dict[str, Any]:
+    """medio.read options the candidate declared: container key/index, frame, volume (a fresh dict)."""
+    if "read_options" not in sample.memo:
+        sample.memo["read_options"] = _read_options(sample)
+    return dict(sample.memo["read_options"])
+
+
+def _read_options(sample: SampleView) -> dict[str, Any]:
+    extra = sample.extra
+    read = extra.get("read")
+    declared: dict[str, Any] = read if isinstance(read, dict) else {}
+    opts: dict[str, Any] = {k: declared.get(k) for k in ("key", "index", "frame", "series", "volume")}
+    for name, keys in (
+        ("key", ("source_key", "key", "dataset_key", "h5_key", "mat_key", "npz_key", "variable")),
+        ("index", ("source_index", "record_index", "stack_index", "page_index", "row_index")),
+        ("volume", ("volume_index",)),
+    ):
+        for k in keys:
+            if (
+                opts.get(name) is None
+                and extra.get(k) is not None
+                and not isinstance(extra.get(k), dict | list)
+            ):
+                opts[name] = extra[k]
+    dim = norm_dim(sample.get("media_geometry.media.dimension"))
+    frame = sample.get("media_geometry.spatial.video.frame_index")
+    if opts.get("frame") is None and dim == "video" and isinstance(frame, int):
+        opts["frame"] = frame
+    return {k: v for k, v in opts.items() if v is not None}
+
+
+def read_target(sample: SampleView, path: Path) -> Path:
+    """What to read for the declared source: a 3D sample declared by one DICOM file of a series reads its
+    folder
+    (``extra.source_sample_dir`` when declared inside the dataset, else the file's parent)."""
+    dim = norm_dim(sample.get("media_geometry.media.dimension"))
+    if dim != "3d" or not _is_file(path) or path.suffix.lower() not in {".dcm", ".dicom", ""}:
+        return path
+    if _raw.source_facts(path, {}).axes.startswith("Z"):
+        return path  # a multi-frame (enhanced) DICOM is a volume on its own
+    folder = sample.dataset_path(sample.extra.get("source_sample_dir"))
+    if folder is not None and folder.is_dir() and path.resolve().is_relative_to(folder):
+        return folder
+    siblings = [p for p in path.parent.iterdir() if p.suffix.lower() == path.suffix.lower()][:2]
+    return path.parent if len(siblings) > 1 else path
+
+
+def _is_file(path: Path) -> bool:
+    st = stat_path(path)
+    return st is not None and stat.S_ISREG(st.st_mode)
+
+
+def image_alternates(sample: SampleView, path: Path) -> list[Path]:
+    """Files the image may have been rendered from when the declared source is the label map (kits-style
+    manifests list ``segmentation.nii``): a declared ``extra.image_file`` or same-format files beside it."""
+    out: list[Path] = []
+    declared = sample.dataset_path(sample.extra.get("image_file") or sample.extra.get("source_image"))
+    if declared is not None and declared.is_file():
+        out.append(declared)
+    labels = {_rel(v) for k in SIBLING_KEYS[:3] if isinstance(v := sample.extra.get(k), str)}
+    if _rel(str(sample.extra.get("source_file"))) in labels and path.is_file():
+        suffix = "".join(path.suffixes[-2:]) if path.name.endswith(".gz") else path.suffix
+        out += sorted(
+            p for p in path.parent.iterdir() if p != path and p.name.endswith(suffix) and not p.is_symlink()
+        )[:4]
+    return out
+
+
+@check("source_in_dataset", weight=0.10, fields=(SOURCE,), high_risk=True)
+def source_in_dataset(sample: SampleView) -> CheckResult:
+    """extra.source_file exists under the dataset and is the manifest's file (or a declared sibling of it)."""
+    if sample.annotation is None:
+        return CheckResult.fail(sample.annotation_error, (SOURCE,))
+    path, error = declared_source(sample)
+    if path is None:
+        hint = f"; the manifest lists {sample.entry.relpath!r}" if sample.entry is not None else ""
+        return CheckResult.fail(error + hint, (SOURCE,))
+    if sample.entry is None:
+        return CheckResult.ok((SOURCE,))
+    declared = _rel(str(sample.extra["source_file"]))
+    manifest = sample.entry.relpath
+    siblings = {_rel(v) for k in SIBLING_KEYS if isinstance(v := sample.extra.get(k), str)}
+    folder_of_manifest = manifest.startswith(declared.rstrip("/") + "/")
+    if declared == manifest or manifest in siblings or folder_of_manifest:
+        return CheckResult.ok((SOURCE,))
+    return CheckResult.fail(
+        f"{SOURCE} is {declared!r} but the manifest lists {manifest!r} for index "
+        f"{sample.index}; use the manifest's file (or declare it as label_file/mask_file)",
+        (SOURCE,),
+        score=0.3,
+    )
+
+
+@check("source_fields_present", weight=0.04, fields=(SOURCE, "context.sample.extra.original_filename"))
+def source_fields_present(sample: SampleView) -> CheckResult:
+    """extra.source_file and original_filename are filled, and original_filename is the source's basename."""
+    fields = (SOURCE, "context.sample.extra.original_filename")
+    if sample.annotation is None:
+        return CheckResult.fail(sample.annotation_error, fields)
+    src, orig = sample.extra.get("source_file"), sample.extra.get("original_filename")
+    if not (isinstance(src, str) and nonmissing(src)):
+        return CheckResult.fail(
+            f"fill {SOURCE} with the raw file's path relative to the dataset root", fields
+        )
+    base = _rel(src).rsplit("/", 1)[-1]
+    if not (isinstance(orig, str) and nonmissing(orig)):
+        return CheckResult.fail(
+            f"fill context.sample.extra.original_filename (here {base!r})", fields, score=0.5
+        )
+    if orig.strip() != base and _rel(orig) != _rel(src):
+        return CheckResult.fail(
+            f"original_filename {orig!r} is not the basename of source_file ({base!r})", fields, score=0.5
+        )
+    return CheckResult.ok(fields)
+
+
+def _slice(sample: SampleView) -> tuple[int | None, int]:
+    three = sample.block("media_geometry.spatial.three_d")
+    index = three.get("slice_index")
+    axis = three.get("slice_axis", 0)
+    axis_num = (
+        axis if isinstance(axis, int) else {"axial": 0, "coronal": 1, "sagittal": 2}.get(norm_text(axis), 0)
+    )
+    return (index if isinstance(index, int) and not isinstance(index, bool) else None), axis_num
+
+
+@check(
+    "source_renders_like_image",
+    weight=0.10,
+    fields=(
+        SOURCE,
+        "media_geometry.spatial.three_d.slice_index",
+        "media_geometry.spatial.video.frame_index",
+        "record.image_path",
+    ),
+    high_risk=True,
+)
+def source_renders_like_image(sample: SampleView) -> CheckResult:
+    """The source re-rendered at the declared slice/frame correlates with the written image (NCC ≥
+    threshold)."""
+    fields = (
+        SOURCE,
+        "media_geometry.spatial.three_d.slice_index",
+        "media_geometry.spatial.video.frame_index",
+        "record.image_path",
+    )
+    if sample.annotation is None:
+        return CheckResult.fail(sample.annotation_error, fields)
+    image = sample.image
+    if image is None or not image.valid:
+        return CheckResult.fail(
+            f"no openable image for index {sample.index} to compare with the source", fields
+        )
+    path, error = declared_source(sample)
+    if path is None:
+        return CheckResult.fail(f"cannot compare with the source: {error}", fields)
+    size = int(sample.option("ncc_size", 32))
+    threshold = float(sample.option("ncc_threshold", 0.8))
+    slice_index, axis = _slice(sample)
+    written = _raw.written_small(image.path, size, image.digest)
+    if written is None:
+        return CheckResult.fail("the written image cannot be decoded", fields)
+    options = read_options(sample)
+    rendered = _raw.source_render(read_target(sample, path), options, slice_index, axis, size)
+    if isinstance(rendered, str):
+        return CheckResult.fail(
+            f"{rendered}; declare the container key/index (extra.source_key/source_index) or fix source_file",
+            fields,
+            score=0.5,
+        )
+    r = _raw.ncc(rendered, written)
+    for alt in image_alternates(sample, path) if r < threshold else []:
+        other = _raw.source_render(alt, options, slice_index, axis, size)
+        r = max(r, _raw.ncc(other, written)) if not isinstance(other, str) else r
+    if r >= threshold:
+        return CheckResult(1.0, "", fields, {"ncc": round(r, 4)})
+    return CheckResult(
+        max(0.0, r) * 0.5,
+        f"the image does not look like {sample.extra.get('source_file')!r} at "
+        f"slice {slice_index} / frame {read_options(sample).get('frame')} (NCC {r:.2f} < "
+        f"{threshold}); re-render it from the declared source, slice and frame",
+        fields,
+        {"ncc": round(r, 4)},
+    )
+
+
+@check("dimension_matches_source", weight=0.05, fields=("media_geometry.media.dimension",), high_risk=True)
+def dimension_matches_source(sample: SampleView) -> CheckResult:
+    """The declared dimension matches the source array's rank and frame count (and the volume shape, if
+    given)."""
+    fields = ("media_geometry.media.dimension", "media_geometry.spatial.three_d.volume_shape_voxels")
+    if sample.annotation is None:
+        return CheckResult.fail(sample.annotation_error, fields)
+    path, error = declared_source(sample)
+    if path is None:
+        return CheckResult(1.0, "", fields, {"skipped": error})  # source_in_dataset already reports it
+    facts = _raw.source_facts(read_target(sample, path), read_options(sample))
+    if not facts.ok:
+        return CheckResult(1.0, "", fields, {"skipped": facts.error})
+    declared = norm_dim(sample.get("media_geometry.media.dimension"))
+    allowed = _source_dims(facts)
+    if declared not in allowed:
+        return CheckResult.fail(
+            f"media.dimension is {declared!r} but the source ({facts.format}, axes "
+            f"{facts.axes}, shape {list(facts.shape)}) is {' or '.join(sorted(allowed))}",
+            fields,
+        )
+    shape = sample.get("media_geometry.spatial.three_d.volume_shape_voxels")
+    numbers = [int(s) for s in shape if isinstance(s, int | float)] if isinstance(shape, list) else []
+    expected = list(facts.shape[:3])
+    if declared == "3d" and facts.axes.startswith("Z") and shape is not None and numbers != expected:
+        return CheckResult.fail(
+            f"three_d.volume_shape_voxels {shape} differs from the source's {expected} (z, h, w)",
+            fields,
+            score=0.5,
+        )
+    return CheckResult.ok(fields)
+
+
+def _source_dims(facts: _raw.SourceFacts) -> set[str]:
+    if facts.axes.startswith("T") or (facts.format == "video"):
+        return {"video"}
+    multi = facts.n_frames is not None and facts.n_frames > 1
+    if facts.axes.startswith("Z") and facts.shape and facts.shape[0] > 1:
+        return {"3d", "video"} if facts.format == "dicom" and multi else {"3d"}
+    if multi and facts.format in {"dicom", "gif", "tiff", "nifti"}:
+        return {
+            "2d",
+            "3d",
+            "video",
+        }  # one decoded frame of a multi-frame source: either reading is defensible
+    return {"2d"}
