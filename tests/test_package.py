@@ -34,8 +34,8 @@ def test_importing_every_package_does_not_import_litellm(tmp_path: Path) -> None
 def test_hydra_app_prints_the_composed_config_from_any_directory(tmp_path: Path) -> None:
     repo = Path(__file__).resolve().parent.parent
     env_code = (
-        "import sys; sys.path.insert(0, %r); import runpy; sys.argv=['experiments','--cfg','job']; "
-        "runpy.run_module('experiments', run_name='__main__')" % str(repo)
+        f"import sys; sys.path.insert(0, {str(repo)!r}); import runpy; sys.argv=['experiments','--cfg','job']; "
+        "runpy.run_module('experiments', run_name='__main__')"
     )
     out = _run(["-c", env_code], cwd=tmp_path)
     assert out.returncode == 0, out.stderr
@@ -47,9 +47,9 @@ def test_hydra_app_prints_the_composed_config_from_any_directory(tmp_path: Path)
 def test_hydra_app_accepts_a_strategy_override(tmp_path: Path) -> None:
     repo = Path(__file__).resolve().parent.parent
     code = (
-        "import sys; sys.path.insert(0, %r); import runpy; "
-        "sys.argv=['experiments','--cfg','job','strategy=s0']; runpy.run_module('experiments', run_name='__main__')"
-        % str(repo)
+        f"import sys; sys.path.insert(0, {str(repo)!r}); import runpy; "
+        "sys.argv=['experiments','--cfg','job','strategy=s0']; "
+        "runpy.run_module('experiments', run_name='__main__')"
     )
     out = _run(["-c", code], cwd=tmp_path)
     assert out.returncode == 0, out.stderr

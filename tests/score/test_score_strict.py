@@ -87,7 +87,8 @@ def test_image_size_cap_rejects_a_png_header_claiming_gigapixels(build_dataset: 
     import zlib
 
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        crc = struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        return struct.pack(">I", len(data)) + kind + data + crc
 
     huge = (
         b"\x89PNG\r\n\x1a\n"
