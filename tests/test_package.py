@@ -34,8 +34,8 @@ def test_importing_every_package_does_not_import_litellm(tmp_path: Path) -> None
 def test_hydra_app_prints_the_composed_config_from_any_directory(tmp_path: Path) -> None:
     repo = Path(__file__).resolve().parent.parent
     env_code = (
-        f"import sys; sys.path.insert(0, {str(repo)!r}); import runpy; sys.argv=['experiments','--cfg','job']; "
-        "runpy.run_module('experiments', run_name='__main__')"
+        f"import sys; sys.path.insert(0, {str(repo)!r}); import runpy; "
+        "sys.argv=['experiments','--cfg','job']; runpy.run_module('experiments', run_name='__main__')"
     )
     out = _run(["-c", env_code], cwd=tmp_path)
     assert out.returncode == 0, out.stderr
