@@ -21,7 +21,6 @@ REPO = Path(__file__).resolve().parents[2]
 ORACLE = "oracle"
 
 
-
 @dataclass(frozen=True)
 class Suite:
     """A generated small suite and how long it took."""

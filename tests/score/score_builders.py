@@ -128,5 +128,3 @@ def square_mask(offset: int = 2) -> np.ndarray:
 
 
 Builder = Callable[..., Path]
-
-
