@@ -96,12 +96,19 @@ def task_options(agent_cfg: Mapping[str, Any] | DictConfig, seed: int) -> dict[s
     }
 
 
+def _selector_spec(strategy_cfg: Mapping[str, Any], selector_cfg: Any) -> Any:
+    # ``strategy.selector`` (a name or a ``_target_`` mapping) wins over the top-level ``selector`` group.
+    sel = strategy_cfg.get("selector") or {}
+    if isinstance(sel, str) or (isinstance(sel, dict) and sel.get("_target_")):
+        return sel
+    return _plain(selector_cfg)
+
+
 def wants_oracle(strategy_cfg: Mapping[str, Any] | DictConfig, selector_cfg: Any) -> bool:
     """Whether the configured selector is the ground-truth oracle (before building it)."""
-    sel = _plain(strategy_cfg).get("selector") or {}
-    chosen = sel if isinstance(sel, dict) and sel.get("_target_") else _plain(selector_cfg)
+    spec = _selector_spec(_plain(strategy_cfg), selector_cfg)
     try:
-        return is_oracle(build_selector(chosen, allow_oracle=True))
+        return is_oracle(build_selector(spec, allow_oracle=True))
     except Exception:  # a broken selector is reported when the strategy is built
         return False
 
@@ -127,13 +134,7 @@ def build_strategy(
     factory = strategies.get(str(data.get("kind") or data.get("name")))
     kwargs = {k: v for k, v in data.items() if k not in ("name", "kind", "selector")}
     if "selector" in inspect.signature(factory).parameters:
-        sel = data.get("selector") or {}
-        spec = (
-            sel
-            if isinstance(sel, dict) and sel.get("_target_")
-            else (sel if isinstance(sel, str) else _plain(selector_cfg))
-        )
-        kwargs["selector"] = build_selector(spec, allow_oracle=allow_oracle)
+        kwargs["selector"] = build_selector(_selector_spec(data, selector_cfg), allow_oracle=allow_oracle)
     return factory(**kwargs)
 
 

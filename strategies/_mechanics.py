@@ -82,22 +82,23 @@ async def validate_all(validator: Validator, candidates: Sequence[Candidate], ta
     return list(await asyncio.gather(*(run_cpu(validator, validator.validate, c, task) for c in candidates)))
 
 
-def read_annotation(root: Path, index: int) -> dict[str, Any] | None:
-    """The candidate's ``standardized_annotations/<index>.json`` as a dict (None if absent/not an object)."""
+def _read_object(path: Path) -> dict[str, Any] | None:
+    # An agent's output may be missing or malformed; either way the strategy treats it as absent.
     try:
-        value = json.loads((root / ANNOTATIONS_DIR / f"{index}.json").read_text(encoding="utf-8"))
+        value = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return value if isinstance(value, dict) else None
+
+
+def read_annotation(root: Path, index: int) -> dict[str, Any] | None:
+    """The candidate's ``standardized_annotations/<index>.json`` as a dict (None if absent/not an object)."""
+    return _read_object(root / ANNOTATIONS_DIR / f"{index}.json")
 
 
 def read_meta(root: Path) -> dict[str, Any] | None:
     """The candidate's ``data_meta.json`` as a dict (None if absent/not an object)."""
-    try:
-        value = json.loads((root / DATA_META_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
+    return _read_object(root / DATA_META_NAME)
 
 
 def find_image(root: Path, index: int, annotation: Mapping[str, Any] | None = None) -> Path | None:

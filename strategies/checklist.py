@@ -73,10 +73,11 @@ def checklist(whitelist: Sequence[str] = HIGH_RISK_FIELDS, auto_fix: bool = Fals
         else:
             notes.append("no failed high-risk item; nothing to revise")
         await run_cpu(validator, adopt, task, made[-1])
+        # Reverting and fixing rewrite the selected folder: disk work, kept off the event loop like the rest.
         if len(made) > 1:
-            notes += enforce_whitelist(base.output_dir, task.output_dir, fields)
+            notes += await run_cpu(validator, enforce_whitelist, base.output_dir, task.output_dir, fields)
         if auto_fix:
-            notes += apply_auto_fix(task.output_dir, list(task.indices))
+            notes += await run_cpu(validator, apply_auto_fix, task.output_dir, list(task.indices))
         final = await run_cpu(validator, validator.validate, task.output_dir, task)
         reason = f"checklist: {len(items)} item(s) sent, {sum('reverted' in n for n in notes)} revert(s)"
         return single_result("s2", task, made, len(made) - 1, final, reason, notes)
