@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Candidate, Task
-from benchmark.score import constants as score_constants
+from benchmark.score.dataset import e2e_pass
 from strategies._mechanics import get_path, read_annotation
 from strategies.base import SampleDecision
 from strategies.registry import Registry, load_object
@@ -129,17 +129,6 @@ def random(index: int, candidates: Sequence[Candidate], reports: Sequence[Report
 def first(index: int, candidates: Sequence[Candidate], reports: Sequence[Report], task: Task) -> int:
     """The first candidate (by index) holding the sample: best-of-1 with a retry on a missing sample."""
     return next((k for k, c in enumerate(candidates) if _has_sample(c, index)), 0)
-
-
-def e2e_pass(sample: Mapping[str, Any]) -> bool:
-    """The reference E2E rule on one scorer per-sample dict (SPEC §3.7, the scorer's thresholds)."""
-    t = score_constants.E2E_THRESHOLDS
-    return bool(sample.get("pair_valid")) and (
-        float(sample.get("source_score") or 0) >= t["source_score_min"]
-        and float(sample.get("schema_valid_score") or 0) >= t["schema_valid_score_min"]
-        and float(sample.get("semantic_score") or 0) >= t["semantic_score_min"]
-        and float(sample.get("content_fidelity_score") or 0) >= t["content_fidelity_score_min"]
-    )
 
 
 @functools.lru_cache(maxsize=4096)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,15 +97,30 @@ def _gated(records: list[SampleScore], attr: str, profile: Profile) -> float:
     return round4(sum(passing) / n) if n else 0.0
 
 
-def _e2e_pass(r: SampleScore) -> bool:
+def e2e_pass(sample: SampleScore | Mapping[str, Any]) -> bool:
+    """The E2E rule on one sample (SPEC §3.7): a valid pair, the source passed, and schema, semantic and
+    content at or above their thresholds.
+
+    Args:
+        sample: A `SampleScore`, or its per-sample dict as written in eval results.
+
+    Returns:
+        Whether the sample counts as an end-to-end success.
+    """
     t = C.E2E_THRESHOLDS
-    return (
-        r.pair_valid
-        and r.source_score >= t["source_score_min"]
-        and r.schema_valid_score >= t["schema_valid_score_min"]
-        and r.semantic_score >= t["semantic_score_min"]
-        and r.content_fidelity_score >= t["content_fidelity_score_min"]
+    if isinstance(sample, Mapping):
+        values = {k: sample.get(k) for k in _E2E_FIELDS}
+    else:
+        values = {k: getattr(sample, k) for k in _E2E_FIELDS}
+    return bool(values["pair_valid"]) and (
+        float(values["source_score"] or 0) >= t["source_score_min"]
+        and float(values["schema_valid_score"] or 0) >= t["schema_valid_score_min"]
+        and float(values["semantic_score"] or 0) >= t["semantic_score_min"]
+        and float(values["content_fidelity_score"] or 0) >= t["content_fidelity_score_min"]
     )
+
+
+_E2E_FIELDS = ("pair_valid", "source_score", "schema_valid_score", "semantic_score", "content_fidelity_score")
 
 
 def compute_metrics(
@@ -160,7 +176,7 @@ def compute_metrics(
         "MSC": meta.msc,
         "MSJ": _geom3(meta.msv, meta.msc, meta.mcf) * cf,
         "SCJ": mean([r.source_score * r.content_fidelity_score for r in records]),
-        "E2E": mean([float(_e2e_pass(r)) for r in records]),
+        "E2E": mean([float(e2e_pass(r)) for r in records]),
     }
     if profile.geometry:
         for name, attr in (("Dice", "dice"), ("BoxF1", "box_f1"), ("SliceOK", "slice_ok")):
