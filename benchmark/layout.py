@@ -14,12 +14,11 @@ strategy, a scratch folder). Every write is atomic (`benchmark.atomic`).
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchmark.atomic import atomic_write_bytes, atomic_write_json
+from benchmark.atomic import atomic_write_json
 from benchmark.errors import LayoutError, load_json
 from benchmark.manifest import VLM_DIR
 
@@ -316,19 +315,7 @@ def _check_pixels(path: Path, pixels: Any, *, allow_colour: bool) -> None:
 
 
 def _write_png(pixels: np.ndarray, path: Path) -> None:
-    """Write through `medio.write_png` (the project's one PNG writer); Pillow only if medio lacks it."""
-    try:
-        import medio
+    """Write through `medio.write_png`, the one atomic PNG writer; lazy, so `import benchmark` stays light."""
+    from medio import write_png
 
-        writer = getattr(medio, "write_png", None)
-    except ImportError:
-        writer = None
-    if writer is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        writer(pixels, path)
-        return
-    from PIL import Image
-
-    buffer = io.BytesIO()
-    Image.fromarray(pixels).save(buffer, format="PNG")
-    atomic_write_bytes(path, buffer.getvalue())
+    write_png(pixels, path)

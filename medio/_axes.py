@@ -32,8 +32,21 @@ def guess_axes(shape: tuple[int, ...], dtype: np.dtype[Any] | str | None = None)
     if ndim == 1:
         return "X"
     color = ndim >= 3 and shape[-1] in (3, 4) and (dtype is None or np.dtype(dtype) == np.uint8)
-    spatial = ndim - color
-    lead = {2: "", 3: "Z", 4: "TZ"}.get(spatial, "?" * (spatial - 2))
+    return axis_letters(ndim - color, color)
+
+
+def axis_letters(spatial: int, color: bool) -> str:
+    """Spell the canonical axes of an array with ``spatial`` non-colour axes, plus a trailing colour axis.
+
+    Args:
+        spatial: Number of non-colour axes (2 for an image, 3 for a volume, 4 for a time series of volumes).
+        color: Whether a trailing colour axis follows.
+
+    Returns:
+        ``"YX"``, ``"ZYX"``, ``"TZYX"`` (``"?"`` for each leading axis beyond four), with ``"C"`` appended for
+        colour.
+    """
+    lead = {2: "", 3: "Z", 4: "TZ"}.get(spatial, "?" * max(spatial - 2, 0))
     return lead + "YX" + ("C" if color else "")
 
 

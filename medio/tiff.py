@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from medio._axes import check_size
+from medio._axes import axis_letters, check_size
 from medio.errors import CorruptFile, KeyNotFound
 from medio.types import MedImage, Meta
 
@@ -70,7 +70,7 @@ def read_tiff(path: str | Path, *, index: int | None = None) -> MedImage:
         color = True
     # Only the TIFF photometric tag makes a trailing 3 a colour axis: a 3-page grey stack is a volume.
     spatial = arr.ndim - color
-    axes = {2: "", 3: "Z", 4: "TZ"}.get(spatial, "?" * max(spatial - 2, 0)) + "YX" + "C" * color
+    axes = axis_letters(spatial, color)
     meta = Meta(
         format="tiff",
         path=str(path),

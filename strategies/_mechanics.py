@@ -23,7 +23,7 @@ from typing import Any
 from agents.base import Agent, Candidate, Task
 from benchmark.atomic import atomic_write_bytes, atomic_write_json
 from benchmark.layout import ANNOTATIONS_DIR, DATA_META_NAME, IMAGE_EXTENSIONS, IMAGES_DIR, MASKS_DIR
-from strategies._context import call_agent
+from strategies._context import call_agent, current
 from strategies.base import SampleDecision, StrategyResult, Validator, run_cpu, usage_of
 from strategies.paper import patch_meta
 from validator._values import get_path, set_path
@@ -276,3 +276,17 @@ def single_result(
         incomplete=chosen is None,
         notes=list(notes or []),
     )
+
+
+def generation_notes(candidates: Sequence[Candidate], n: int) -> list[str]:
+    """Notes for a strategy result: failed candidates, and how many of ``n`` were generated."""
+    notes = [f"candidate {c.candidate_index} failed: {c.reason}" for c in candidates if not c.ok]
+    if len(candidates) < n:
+        notes.append(f"{len(candidates)} of {n} candidates generated")
+    return notes
+
+
+def budget_hit() -> bool:
+    """Whether the run's budget stopped new calls (the result is then incomplete and redone on resume)."""
+    budget = current().budget
+    return budget is not None and budget.hit

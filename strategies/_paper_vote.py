@@ -1,12 +1,10 @@
 """S4's narrow field vote (SPEC §4), re-exported by `strategies.paper`.
 
 Steps per index: the S3 choice is the base; ``task_type``/``dimension``/``annotation_type`` are voted with
-each
-candidate weighing its score; the task and spatial branches come from the best-ranked candidate that agrees
-with
-the vote (tiers below); extra.{source_file, original_filename, label_text, class_name} are majority-voted
-(unweighted); the merge is re-validated and replaced by the best candidate when it scores more than ``margin``
-lower.
+each candidate weighing its score; the task and spatial branches come from the best-ranked candidate that
+agrees with the vote (tiers below); extra.{source_file, original_filename, label_text, class_name} are
+majority-voted (unweighted); the merge is re-validated and replaced by the best candidate when it scores more
+than ``margin`` lower.
 """
 
 from __future__ import annotations

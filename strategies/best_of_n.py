@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agents.base import Agent, Candidate, Task
-from strategies._context import current
-from strategies._mechanics import assemble, generate_many, validate_all
+from strategies._mechanics import assemble, budget_hit, generate_many, generation_notes, validate_all
 from strategies._paper_profile import select_paper
 from strategies.base import (
     SampleDecision,
@@ -66,8 +65,8 @@ def best_of_n(
             decisions,
             usage_of(candidates),
             upper_bound=is_oracle(selector),
-            incomplete=_budget_hit(),
-            notes=_notes(candidates, n),
+            incomplete=budget_hit(),
+            notes=generation_notes(candidates, n),
         )
 
     return run
@@ -90,15 +89,3 @@ def _select_and_assemble(
     decisions = choose(selector, task, candidates, reports)
     assemble(task, candidates, {i: d.candidate for i, d in decisions.items()}, reports)
     return decisions
-
-
-def _notes(candidates: Sequence[Candidate], n: int) -> list[str]:
-    notes = [f"candidate {c.candidate_index} failed: {c.reason}" for c in candidates if not c.ok]
-    if len(candidates) < n:
-        notes.append(f"{len(candidates)} of {n} candidates generated")
-    return notes
-
-
-def _budget_hit() -> bool:
-    budget = current().budget
-    return budget is not None and budget.hit

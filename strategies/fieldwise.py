@@ -10,8 +10,10 @@ from typing import Any
 from agents.base import Agent, Candidate, Task
 from strategies._mechanics import (
     SampleSource,
+    budget_hit,
     candidate_metas,
     generate_many,
+    generation_notes,
     read_annotation,
     validate_all,
     write_selected,
@@ -70,7 +72,15 @@ def fieldwise(
                 margin,
                 getattr(validator, "profile", "mdsbench"),
             )
-            return StrategyResult("s4", task.output_dir, candidates, decisions, usage_of(candidates))
+            return StrategyResult(
+                "s4",
+                task.output_dir,
+                candidates,
+                decisions,
+                usage_of(candidates),
+                incomplete=budget_hit(),
+                notes=generation_notes(candidates, n),
+            )
         decisions, base_sources, merged_sources, metas = await run_cpu(
             validator, _vote_and_write, task, candidates, reports, fields
         )
@@ -92,7 +102,15 @@ def fieldwise(
                 decision.score = after
         if any(final[i] is not merged_sources[i] for i in final):
             await run_cpu(validator, write_selected, task.output_dir, final, metas)
-        return StrategyResult("s4", task.output_dir, candidates, decisions, usage_of(candidates))
+        return StrategyResult(
+            "s4",
+            task.output_dir,
+            candidates,
+            decisions,
+            usage_of(candidates),
+            incomplete=budget_hit(),
+            notes=generation_notes(candidates, n),
+        )
 
     return run
 

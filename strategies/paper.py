@@ -2,15 +2,11 @@
 
 `select_reference` picks, per manifest index, one complete candidate by the reference sort key
 ``(score, image valid, image_path score, -len(name))`` (full ties keep discovery order), and keeps the
-metadata of the
-candidate with the best ``meta_score``, patched with mechanical counts. `vote_reference` starts from that
-choice and
-votes ``task_type``/``dimension``/``annotation_type`` by summed scores, takes the task and spatial branches
-from the
-best-ranked candidate that agrees, majority-votes four source-trace fields, and falls back to the best
-candidate when
-the merge validates worse by more than ``margin``. Use the ``mdsbench`` profile's reports to reproduce the
-paper.
+metadata of the candidate with the best ``meta_score``, patched with mechanical counts. `vote_reference`
+starts from that choice and votes ``task_type``/``dimension``/``annotation_type`` by summed scores, takes the
+task and spatial branches from the best-ranked candidate that agrees, majority-votes four source-trace
+fields, and falls back to the best candidate when the merge validates worse by more than ``margin``. Use the
+``mdsbench`` profile's reports to reproduce the paper.
 """
 
 from __future__ import annotations
@@ -21,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmark.layout import AGENT_DIR, ANNOTATIONS_DIR, DATA_META_NAME, IMAGES_DIR
 from benchmark.manifest import ManifestEntry
 from strategies._paper_vote import VoteResult, vote_index
 from validator._values import ALLOWED_TASKS, get_path, nonmissing, norm_text
 from validator.registry import Profile
 from validator.report import Report, SampleReport
 from validator.sample import MetaView, SampleView, image_facts
-from validator.validate import CANDIDATE_DIR_NAME
 
 __all__ = [
     "CandidateRef",
@@ -53,14 +49,13 @@ class CandidateRef:
 
 
 def discover_candidates(runs_root: str | Path) -> list[CandidateRef]:
-    """The reference S3 discovery: non-dot children (alphabetical) holding outputs directly or one level
-    down."""
+    """The reference S3 discovery: non-dot children (alphabetical) holding outputs here or one level down."""
     found: list[CandidateRef] = []
     for child in sorted(Path(runs_root).iterdir(), key=lambda p: p.name):
         if child.name.startswith(".") or not child.is_dir():
             continue
-        for root in (child, child / CANDIDATE_DIR_NAME):
-            if any((root / n).exists() for n in ("standardized_annotations", "images", "data_meta.json")):
+        for root in (child, child / AGENT_DIR):
+            if any((root / n).exists() for n in (ANNOTATIONS_DIR, IMAGES_DIR, DATA_META_NAME)):
                 found.append(CandidateRef(child.name, root))
                 break
     return found
@@ -213,8 +208,7 @@ def _read_meta(root: Path) -> dict[str, Any] | None:
 def patch_meta(
     meta: dict[str, Any], annotations: Mapping[int, dict[str, Any] | None], images_valid: Mapping[int, bool]
 ) -> dict[str, Any]:
-    """Set data_volume.total/label, valid_image_n.total and task_type from the final outputs (mechanical
-    counts)."""
+    """Set data_volume.total/label, valid_image_n.total and task_type from the final outputs (counts)."""
     final = [a for a in annotations.values() if isinstance(a, dict)]
     tasks = sorted(
         {norm_text(get_path(a, "media_geometry.media.task_type")) for a in final} & set(ALLOWED_TASKS)
@@ -225,10 +219,10 @@ def patch_meta(
         if nonmissing(get_path(a, f"tasks.{norm_text(get_path(a, 'media_geometry.media.task_type'))}"))
     )
     out = dict(meta)
-    volume = dict(out.get("data_volume") or {}) if isinstance(out.get("data_volume"), dict) else {}
+    volume = dict(out["data_volume"]) if isinstance(out.get("data_volume"), dict) else {}
     volume["total"], volume["label"] = len(final), labeled
     out["data_volume"] = volume
-    valid = dict(out.get("valid_image_n") or {}) if isinstance(out.get("valid_image_n"), dict) else {}
+    valid = dict(out["valid_image_n"]) if isinstance(out.get("valid_image_n"), dict) else {}
     valid["total"] = sum(1 for v in images_valid.values() if v)
     out["valid_image_n"] = valid
     out["task_type"] = tasks

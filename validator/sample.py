@@ -1,9 +1,8 @@
 """The bundle a check looks at: one candidate sample (annotation, image, mask, raw source, manifest entry).
 
 Everything is loaded lazily and at most once per view, and nothing raises: a missing or broken file becomes
-``None`` plus an error string the checks turn into a failed result. Paths the candidate declares are resolved
-with
-`safe_join`, which refuses anything that leaves its root *before* the file is opened.
+``None`` plus an error string the checks turn into a failed result. Paths the candidate declares are
+resolved with `safe_join`, which refuses anything that leaves its root *before* the file is opened.
 """
 
 from __future__ import annotations
@@ -25,16 +24,16 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from benchmark.layout import ANNOTATIONS_DIR, DATA_META_NAME, IMAGE_EXTENSIONS, IMAGES_DIR
 from benchmark.manifest import ManifestEntry
 from validator._png import verified_png_size
 from validator._values import get_path
 
 log = logging.getLogger(__name__)
 
-IMAGE_EXTS = (".png", ".jpg", ".jpeg")
-ANNOTATIONS_DIR = "standardized_annotations"
-IMAGES_DIR = "images"
-DATA_META = "data_meta.json"
+# The output layout is fixed in benchmark.layout; bound here under the validator's short names.
+IMAGE_EXTS = IMAGE_EXTENSIONS
+DATA_META = DATA_META_NAME
 
 
 def safe_join(root: Path, relative: str) -> Path | None:

@@ -9,15 +9,14 @@ from typing import Any
 
 from benchmark.discover import Dataset
 from benchmark.errors import ManifestError
+from benchmark.layout import AGENT_DIR, ANNOTATIONS_DIR, IMAGES_DIR, MASKS_DIR
 from benchmark.manifest import ManifestEntry
 from validator import _raw
 from validator.registry import CheckSpec, Profile, load_profile
 from validator.report import CheckOutcome, CheckResult, Report, SampleReport, weighted_total
 from validator.sample import (
-    ANNOTATIONS_DIR,
     DATA_META,
     IMAGE_EXTS,
-    IMAGES_DIR,
     MetaView,
     SampleView,
     clear_file_caches,
@@ -27,7 +26,7 @@ from validator.sample import (
 
 log = logging.getLogger(__name__)
 
-CANDIDATE_DIR_NAME = "agent1_data_organization"
+CANDIDATE_DIR_NAME = AGENT_DIR  # kept for callers that import it from here
 _CACHE: dict[tuple[Any, ...], SampleReport] = {}
 _CACHE_LIMIT = 200_000
 _PROFILES: dict[str, Profile] = {}
@@ -135,7 +134,7 @@ def _sample_key(
     entry: ManifestEntry | None,
     candidate_sig: tuple[Any, ...],
 ) -> tuple[Any, ...]:
-    files = [root / "masks" / f"{index}.png", *(root / IMAGES_DIR / f"{index}{ext}" for ext in IMAGE_EXTS)]
+    files = [root / MASKS_DIR / f"{index}.png", *(root / IMAGES_DIR / f"{index}{ext}" for ext in IMAGE_EXTS)]
     return (
         str(root),
         index,
@@ -168,8 +167,7 @@ def validate(
     Args:
         candidate_dir: An ``agent1_data_organization`` folder or its parent.
         dataset: The dataset (``benchmark.discover.Dataset`` or its root folder); None validates without raw
-        data
-            or manifest (indices then come from the annotation file names).
+            data or manifest (indices then come from the annotation file names).
         profile: ``"evidence"`` (default), ``"mdsbench"``, a YAML path, or a `Profile`.
         indices: Restrict to these indices (default: the manifest's).
         use_cache: Reuse results per (candidate, sample) while the files are unchanged.

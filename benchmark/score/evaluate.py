@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections import Counter
@@ -11,6 +10,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from benchmark.atomic import atomic_write_json
 from benchmark.errors import BenchmarkError
 from benchmark.groundtruth import ground_truth_path, load_ground_truth_dict
 from benchmark.layout import AGENT_DIR
@@ -71,24 +71,11 @@ def score_dataset(
     out_models: dict[str, Any] = {}
     for model in names:
         pred = root / "VLM" / model / AGENT_DIR
-        if gt is None:
-            res: dict[str, Any] = {
-                "metrics": {},
-                "per_sample": [],
-                "dimensions": {},
-                "breakdown": {},
-                "error": gt_error,
-            }
-        elif not pred.is_dir():
-            res = {
-                "metrics": {},
-                "per_sample": [],
-                "dimensions": {},
-                "breakdown": {},
-                "error": f"no folder {pred}",
-            }
-        else:
+        if gt is not None and pred.is_dir():
             res = score_prediction(pred, gt, profile=prof, dataset_root=root).to_dict()
+        else:
+            error = gt_error if gt is None else f"no folder {pred}"
+            res = {"metrics": {}, "per_sample": [], "dimensions": {}, "breakdown": {}, "error": error}
         out_models[model] = {"model": model, **res}
     return {
         "dataset": root.name,
@@ -153,12 +140,7 @@ def write_results(results: dict[str, Any], path: str | Path) -> Path:
     Returns:
         The path written.
     """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
-    tmp.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, target)
-    return target
+    return atomic_write_json(path, results)
 
 
 def _score_one(args: tuple[str, list[str] | None, Profile]) -> dict[str, Any]:

@@ -119,7 +119,7 @@ def test_bad_pixel_arrays_are_rejected_before_writing(
     assert not out.images_dir.exists() and not out.masks_dir.exists()
 
 
-def test_png_writes_go_through_medio_when_it_provides_write_png(
+def test_png_writes_go_through_medio_write_png(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import medio
@@ -128,9 +128,10 @@ def test_png_writes_go_through_medio_when_it_provides_write_png(
 
     def fake_write_png(pixels: np.ndarray, path: str | Path) -> None:
         calls.append(Path(path))
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_bytes(b"png")
 
-    monkeypatch.setattr(medio, "write_png", fake_write_png, raising=False)
+    monkeypatch.setattr(medio, "write_png", fake_write_png)
     out = OutputLayout(tmp_path)
     out.write_image(3, np.zeros((2, 2), dtype=np.uint8))
     assert calls == [out.image_path(3)]

@@ -89,6 +89,21 @@ def _manifest_paths(sample: SampleView) -> tuple[str, ...]:
     return tuple(p.entry.relpath for p in peers if p.entry is not None)
 
 
+def _generic_tokens(sample: SampleView) -> tuple[int, dict[str, str]]:
+    """The number of manifest paths and `_non_identifying` of them, computed once per candidate.
+
+    Every sample of a candidate shares the peer list, so the first peer's memo holds the answer (as in
+    `_majority`); recomputing it per sample would make the check quadratic in the dataset size.
+    """
+    peers = sample.peers or []
+    holder = peers[0].memo if peers else sample.memo
+    if "subject_generic_tokens" not in holder:
+        paths = _manifest_paths(sample)
+        holder["subject_generic_tokens"] = (len(paths), _non_identifying(paths) if len(paths) >= 2 else {})
+    result: tuple[int, dict[str, str]] = holder["subject_generic_tokens"]
+    return result
+
+
 @check(
     "subject_id_identifies_sample",
     weight=0.06,
@@ -100,10 +115,9 @@ def subject_id_identifies_sample(sample: SampleView) -> CheckResult:
     fields = (SUBJECT, EXTRA_SUBJECT, CASE_ID)
     if sample.annotation is None:
         return CheckResult.fail(sample.annotation_error, fields)
-    paths = _manifest_paths(sample)
-    if len(paths) < 2:
+    n_paths, generic = _generic_tokens(sample)
+    if n_paths < 2:
         return CheckResult.ok(fields, skipped="fewer than two manifest samples")
-    generic = _non_identifying(paths)
     declared = {
         SUBJECT: sample.get(SUBJECT),
         EXTRA_SUBJECT: sample.extra.get("subject_id"),
