@@ -170,16 +170,30 @@ def write_outputs(
     return docs
 
 
-def format_table(docs: Mapping[str, Mapping[str, Any]], title: str) -> str:
-    """The eleven macro metrics, one row per scoring profile, as a fixed-width text table."""
+def format_table(docs: Mapping[str, Mapping[str, Any]], title: str, headline: str = "official") -> str:
+    """The eleven macro metrics, one row per scoring profile, as a fixed-width text table.
+
+    Args:
+        docs: ``{profile: metrics document}``.
+        title: First line of the table.
+        headline: The profile shown first and marked with ``*`` (``scorer.profile``).
+
+    Raises:
+        ValueError: If ``headline`` is not one of the profiles in ``docs`` (the message lists them).
+    """
+    if headline not in docs:
+        raise ValueError(f"unknown scorer.profile {headline!r}; valid: {', '.join(docs)}")
     head = f"{'profile':10s}" + "".join(f"{k:>7s}" for k in METRIC_NAMES)
     rows = [title, head, "-" * len(head)]
-    for profile, doc in docs.items():
+    ordered = [headline, *(p for p in docs if p != headline)]
+    for profile in ordered:
+        doc = docs[profile]
         values = doc["macro"]
         cells = "".join(
             f"{values[k]:7.4f}" if values[k] is not None else f"{'n/a':>7s}" for k in METRIC_NAMES
         )
-        rows.append(f"{profile:10s}{cells}")
+        label = f"{profile}*" if profile == headline else profile
+        rows.append(f"{label:10s}{cells}")
     flags = [f for f in ("incomplete", "upper_bound") if any(d.get(f) for d in docs.values())]
     if flags:
         rows.append(

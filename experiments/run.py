@@ -34,7 +34,7 @@ from experiments.build import (
     wants_oracle,
 )
 from experiments.progress import Progress
-from experiments.results import export_dataset, format_table, score_exports, write_outputs
+from experiments.results import PROFILES, export_dataset, format_table, score_exports, write_outputs
 from experiments.suite import ensure_bundled_suite, select_datasets
 from strategies._context import BudgetGate, RunContext, use
 from strategies.base import ProfileValidator, Strategy, Validator
@@ -126,6 +126,9 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     start = time.perf_counter()
     import_plugins(cfg.run.get("imports"))
     root = benchmark_root(cfg.benchmark)
+    headline = str(cfg.get("scorer", {}).get("profile", "official"))
+    if headline not in PROFILES:  # checked before any work, not when the table is printed
+        raise ValueError(f"unknown scorer.profile {headline!r}; valid: {', '.join(PROFILES)}")
     datasets = select_datasets(root, cfg.benchmark.get("datasets"), cfg.benchmark.get("shard"))
     allow_oracle = bool(cfg.get("analysis", {}).get("oracle", False))
     strategy = build_strategy(cfg.strategy, cfg.get("selector"), allow_oracle=allow_oracle)
@@ -231,4 +234,5 @@ def _finish(
         from experiments.report import write_report
 
         write_report(run_dir)  # never raises into the run: a failure is logged and the run still succeeds
-    return RunOutcome(run_dir, docs, incomplete, wall, format_table(docs, title), errors)
+    table = format_table(docs, title, str(cfg.get("scorer", {}).get("profile", "official")))
+    return RunOutcome(run_dir, docs, incomplete, wall, table, errors)

@@ -123,3 +123,16 @@ def test_shards_merge_into_the_unsharded_metrics(make_cfg: Make, tmp_path: Path)
     merged = merge_runs([tmp_path / "shard1", tmp_path / "shard2"], tmp_path / "merged")["official"]
     assert merged["datasets"] == whole["datasets"]
     assert merged["macro"] == pytest.approx(whole["macro"])
+
+
+def test_scorer_profile_orders_the_terminal_table_and_rejects_unknown_names() -> None:
+    from experiments.results import format_table
+
+    docs = {
+        "official": {"macro": dict.fromkeys(METRIC_NAMES, 0.5)},
+        "strict": {"macro": dict.fromkeys(METRIC_NAMES, 0.25)},
+    }
+    lines = format_table(docs, "t", "strict").splitlines()
+    assert lines[3].startswith("strict*") and lines[4].startswith("official ")
+    with pytest.raises(ValueError, match="valid: official, strict"):
+        format_table(docs, "t", "paper")
