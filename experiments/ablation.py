@@ -2,10 +2,8 @@
 ``ablation.png``.
 
 Rows are strategies; columns the eleven metrics (official profile), tokens, USD and E2E per USD; plus
-bootstrap
-95 % CIs (resampling datasets), a paired sign-flip test against S0 on per-sample E2E, the E2E threshold
-grid per
-strategy, and the oracle best-of-n upper bound where a run kept several candidates.
+bootstrap 95 % CIs (resampling datasets), a paired sign-flip test against S0 on per-sample E2E, the E2E
+threshold grid per strategy, and the oracle best-of-n upper bound where a run kept several candidates.
 
     python -m experiments.ablation MULTIRUN_DIR
 """

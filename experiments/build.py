@@ -142,8 +142,8 @@ def validator_profile(
     cfg: Mapping[str, Any] | DictConfig, folder: Path, strategy_profile: str | None
 ) -> str | Path:
     """The profile the run validates with: the composed ``validator`` node written to
-    ``folder/<profile>.yaml``
-    (so command-line weight overrides apply), or ``mdsbench`` for the ``paper`` strategy profile."""
+    ``folder/<profile>.yaml`` (so command-line weight overrides apply), or ``mdsbench`` for the
+    ``paper`` strategy profile."""
     data = dict(_plain(cfg))
     name = str(data.get("profile", "evidence"))
     if strategy_profile == "paper" and name != "mdsbench":

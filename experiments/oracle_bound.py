@@ -1,6 +1,5 @@
 """The oracle best-of-n upper bound of a run: per sample, did *any* generated candidate pass E2E? (ground
-truth,
-through the scorer; an analysis number, never a strategy result)."""
+truth, through the scorer; an analysis number, never a strategy result)."""
 
 from __future__ import annotations
 
@@ -8,9 +7,7 @@ import logging
 from pathlib import Path
 
 from agents.base import OUTPUT_SUBDIR
-from benchmark.errors import BenchmarkError
-from benchmark.groundtruth import ground_truth_path, load_ground_truth_dict
-from benchmark.score.dataset import score_prediction
+from benchmark.score.evaluate import score_candidate
 from strategies.selectors import e2e_pass
 
 __all__ = ["oracle_upper_bound"]
@@ -33,15 +30,14 @@ def oracle_upper_bound(run_dir: Path) -> float | None:
         generated = sorted(p for p in ds_dir.iterdir() if p.name.isdigit() and (p / OUTPUT_SUBDIR).is_dir())
         if len(generated) < 2:
             continue
-        try:
-            gt = load_ground_truth_dict(ground_truth_path(run_dir / "export" / ds_dir.name))
-        except BenchmarkError as exc:
-            log.warning("no ground truth for the oracle bound of %s: %s", ds_dir.name, exc)
-            continue
         best: dict[str, bool] = {}
         root = run_dir / "export" / ds_dir.name
         for cand in generated:
-            scored = score_prediction(cand / OUTPUT_SUBDIR, gt, profile="official", dataset_root=root)
+            scored = score_candidate(cand / OUTPUT_SUBDIR, root, profile="official")
+            if scored.error:
+                log.warning("no oracle bound for %s: %s", ds_dir.name, scored.error)
+                best = {}
+                break
             for s in scored.per_sample:
                 best[s.index] = best.get(s.index, False) or e2e_pass(s.to_dict())
         if best:

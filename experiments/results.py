@@ -1,6 +1,5 @@
 """What a run leaves behind: the export in the benchmark layout, the scores, ``metrics*.json``,
-``samples.jsonl``,
-``usage.json``, and the terminal table.
+``samples.jsonl``, ``usage.json``, and the terminal table.
 
 The export is ``export/<dataset>/VLM/{random.txt, ground_truth*.json, gt_geometry}`` (symlinks to the dataset)
 plus ``export/<dataset>/VLM/<run-name>/agent1_data_organization`` (a copy of the selected folder), so

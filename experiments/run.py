@@ -2,9 +2,8 @@
 thread pool for CPU work, resumable (done-markers), bounded (budget), with progress, ending in the run folder.
 
 Run folder: ``candidates/<dataset>/<k>/`` (each with its ``candidate.json`` done-marker),
-``selected/<dataset>/``
-(``agent1_data_organization`` + ``result.json`` written last), ``export/``, ``metrics.json``,
-``metrics_strict.json``, ``samples.jsonl``, ``usage.json``.
+``selected/<dataset>/`` (``agent1_data_organization`` + ``result.json`` written last), ``export/``,
+``metrics.json``, ``metrics_strict.json``, ``samples.jsonl``, ``usage.json``.
 """
 
 from __future__ import annotations

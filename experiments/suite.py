@@ -1,7 +1,6 @@
 """Where the benchmark of a run comes from: the bundled suite (generated once into a cache folder, under a
-file
-lock so parallel jobs of a sweep do not race) or a folder on disk; plus the dataset filter and ``k/n``
-sharding."""
+file lock so parallel jobs of a sweep do not race) or a folder on disk; plus the dataset
+filter and ``k/n`` sharding."""
 
 from __future__ import annotations
 

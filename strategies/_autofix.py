@@ -1,10 +1,9 @@
 """The reference S2's deterministic fixes (SPEC §4, S2 items 1-3), optional in our S2 (``auto_fix=true``).
 
 Only mechanical repairs that need no judgement: inactive spatial and task branches emptied, ``label_name``
-taken
-from the class table, ``data_meta`` counts and task types recomputed from the written outputs. The reference's
-``annotation_type := schema_variant`` is left out on purpose: it contradicts the ground truth (SPEC §6, bug
-8).
+taken from the class table, ``data_meta`` counts and task types recomputed from the written outputs. The
+reference's ``annotation_type := schema_variant`` is left out on purpose: it contradicts the ground truth
+(SPEC §6, bug 8).
 """
 
 from __future__ import annotations

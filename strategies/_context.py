@@ -2,10 +2,8 @@
 
 Strategies keep the three-argument signature ``run(task, agent, validator)``; the experiment runner sets a
 `RunContext` in a context variable (which asyncio tasks inherit) and every agent call goes through
-`call_agent`,
-which applies it. Without a runner (a notebook, a unit test) the defaults apply: no resume, no budget,
-candidates
-next to the selected folder.
+`call_agent`, which applies it. Without a runner (a notebook, a unit test) the defaults apply: no resume, no
+budget, candidates next to the selected folder.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """Mechanics shared by the strategies: generate n candidates, validate them, assemble the selected folder.
 
 `assemble` is the one place a selected output is written: per sample the chosen candidate's image, mask and
-JSON
-are copied (``record.image_path`` rewritten to the copied image), and ``data_meta.json`` is the meta of the
-candidate whose meta validates best, patched with the real counts of the assembled folder (paper Appendix
-E, S3).
+JSON are copied (``record.image_path`` rewritten to the copied image), and ``data_meta.json`` is the meta of
+the candidate whose meta validates best, patched with the real counts of the assembled folder
+(paper Appendix E, S3).
 
 These functions read and write files and are synchronous; strategies call them through `run_cpu` (the run's
 worker pool) so that the event loop keeps serving the model calls of the other datasets meanwhile.

@@ -1,6 +1,5 @@
-"""The ``paper`` profile of S3/S4: the reference selection and voting of `strategies.paper` (SPEC §4),
-wired to
-our candidates and written with our `write_selected`, so the two profiles differ only in the procedure."""
+"""The ``paper`` profile of S3/S4: the reference selection and voting of `strategies.paper` (SPEC §4), wired
+to our candidates and written with our `write_selected`, so the two profiles differ only in the procedure."""
 
 from __future__ import annotations
 

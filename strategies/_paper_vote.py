@@ -77,8 +77,7 @@ def vote_field(
 
     Returns:
         ``{"voted", "winner_key", "winner_weight", "winner_value", "distribution": [...]}``; ``voted`` is
-        False
-        when no candidate has a value.
+        False when no candidate has a value.
     """
     groups: dict[str, dict[str, Any]] = {}
     for name, doc in docs.items():

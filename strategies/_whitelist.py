@@ -4,8 +4,7 @@ whitelisted field paths; everything else is put back as it was, and every revert
 Paths are dotted JSON paths inside a per-image annotation (``tasks.classification.label``) or, prefixed with
 ``data_meta.``, inside ``data_meta.json``. A path covers its whole subtree; ``"*"`` covers everything. Files:
 the image is restored unless ``images`` is whitelisted, a sample's mask unless ``tasks.segmentation`` is
-covered,
-and a sample the original did not have is removed unless ``"*"`` is whitelisted.
+covered, and a sample the original did not have is removed unless ``"*"`` is whitelisted.
 """
 
 from __future__ import annotations

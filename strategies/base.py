@@ -1,9 +1,9 @@
 """What every strategy shares: the `Strategy` and `Validator` protocols and the `StrategyResult` they return.
 
 A strategy is an async callable ``run(task, agent, validator) -> StrategyResult``, built by a factory that
-takes
-the strategy's typed options (``best_of_n(n=5)``). It writes the selected output into ``task.output_dir`` and
-returns every candidate it made, a decision per sample with its reason, and the usage summed over every call.
+takes the strategy's typed options (``best_of_n(n=5)``). It writes the selected output into
+``task.output_dir`` and returns every candidate it made, a decision per sample with its reason, and the usage
+summed over every call.
 """
 
 from __future__ import annotations

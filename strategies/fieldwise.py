@@ -1,6 +1,5 @@
 """S4, field-wise selection (paper Appendix E): S3's choice as base, a weighted vote over high-risk fields,
-and
-the base kept wherever the merged sample validates worse by more than a margin."""
+and the base kept wherever the merged sample validates worse by more than a margin."""
 
 from __future__ import annotations
 

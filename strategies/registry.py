@@ -1,9 +1,8 @@
 """Typed registries of plug-ins: names → objects, filled by decorators, lazy ``"module:object"`` entries and
 entry points of installed packages.
 
-One `Registry` per kind of plug-in (strategies, selectors). A typo gets an `UnknownNameError` that lists
-the valid
-names, so ``strategy.kind=best_of_m`` fails with something a user can act on.
+One `Registry` per kind of plug-in (strategies, selectors). A typo gets an `UnknownNameError` that lists the
+valid names, so ``strategy.kind=best_of_m`` fails with something a user can act on.
 
 Example:
     >>> selectors = Registry[Selector]("selector", entry_point_group="medstrat.selectors")

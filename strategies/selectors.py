@@ -1,12 +1,9 @@
 """Selection heuristics: given one manifest index and every candidate's validator report, pick one candidate.
 
 A selector is any callable ``(index, candidates, reports, task) -> int`` returning a position in
-``candidates``.
-Built-ins: ``validator_max`` (the paper's S3), ``majority``, ``random``, ``first`` and ``oracle`` (ground
-truth,
-analysis only). Add yours with ``@selector("name")``, with
-``strategy.selector._target_=my_pkg.my_selector``, or
-with an entry point in the ``medstrat.selectors`` group.
+``candidates``. Built-ins: ``validator_max`` (the paper's S3), ``majority``, ``random``, ``first`` and
+``oracle`` (ground truth, analysis only). Add yours with ``@selector("name")``, with
+``strategy.selector._target_=my_pkg.my_selector``, or with an entry point in the ``medstrat.selectors`` group.
 """
 
 from __future__ import annotations
@@ -134,11 +131,9 @@ def first(index: int, candidates: Sequence[Candidate], reports: Sequence[Report]
 @functools.lru_cache(maxsize=4096)
 def _oracle_scores(pred_dir: str, dataset_root: str, stamp: float) -> dict[str, tuple[float, ...]]:
     # Imported here: only the oracle reaches ground truth, and only through the scorer (DESIGN §2).
-    from benchmark.groundtruth import ground_truth_path, load_ground_truth_dict
-    from benchmark.score.dataset import score_prediction
+    from benchmark.score.evaluate import score_candidate
 
-    gt = load_ground_truth_dict(ground_truth_path(dataset_root))
-    scored = score_prediction(pred_dir, gt, profile="official", dataset_root=dataset_root)
+    scored = score_candidate(pred_dir, dataset_root, profile="official")
     return {
         s.index: (
             float(e2e_pass(s.to_dict())),
@@ -168,10 +163,8 @@ def build_selector(
 
     Args:
         spec: A registered name; a mapping with ``_target_`` (an importable callable: a function is the
-        selector
-            itself, or a factory when further keys are given; a class is instantiated with them) or
-            ``name``; a
-            callable; None for ``validator_max``.
+            selector itself, or a factory when further keys are given; a class is instantiated with them) or
+            ``name``; a callable; None for ``validator_max``.
         allow_oracle: Whether the ground-truth ``oracle`` may be used (``analysis.oracle=true``).
 
     Returns:

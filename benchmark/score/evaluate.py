@@ -14,7 +14,7 @@ from benchmark.atomic import atomic_write_json
 from benchmark.errors import BenchmarkError
 from benchmark.groundtruth import ground_truth_path, load_ground_truth_dict
 from benchmark.layout import AGENT_DIR
-from benchmark.score.dataset import score_prediction
+from benchmark.score.dataset import DatasetScore, score_prediction
 from benchmark.score.profiles import Profile, resolve
 
 log = logging.getLogger(__name__)
@@ -30,6 +30,29 @@ def default_models(dataset_root: Path) -> list[str]:
     """``VLM`` sub-folders holding an ``agent1_data_organization`` folder, sorted."""
     vlm = dataset_root / "VLM"
     return sorted(p.name for p in vlm.iterdir() if (p / AGENT_DIR).is_dir()) if vlm.is_dir() else []
+
+
+def score_candidate(
+    pred_dir: str | Path, dataset_root: str | Path, *, profile: str | Profile = "official"
+) -> DatasetScore:
+    """Score one output folder against its dataset's own ground truth (found and loaded here).
+
+    The one way analysis code outside the scorer (the oracle selector, the oracle best-of-n bound) reaches
+    ground truth: it never opens the file itself.
+
+    Args:
+        pred_dir: An ``agent1_data_organization`` folder.
+        dataset_root: The dataset root holding ``VLM/ground_truth*.json``.
+        profile: ``official``, ``strict`` or a :class:`Profile`.
+
+    Returns:
+        The score; ``error`` is set when the ground truth is missing or unreadable. Never raises.
+    """
+    try:
+        gt = load_ground_truth_dict(ground_truth_path(Path(dataset_root)))
+    except BenchmarkError as exc:
+        return DatasetScore(error=str(exc))
+    return score_prediction(pred_dir, gt, profile=profile, dataset_root=dataset_root)
 
 
 def score_dataset(

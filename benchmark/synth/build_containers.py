@@ -125,8 +125,8 @@ def spine_npz(ctx: BuildContext) -> list[SynthSample]:
     )
 )
 def organ_shards(ctx: BuildContext) -> list[SynthSample]:
-    """MedMNIST-like shards: ``images`` ``(K, H, W)``, ``labels`` ``(K,)`` and ``case_ids``; 4 records per
-    shard."""
+    """MedMNIST-like shards: ``images`` ``(K, H, W)``, ``labels`` ``(K,)`` and ``case_ids``;
+    4 records per shard."""
     per = 4
     samples = []
     rows = ["case_id,shard,index,label"]

@@ -31,8 +31,8 @@ from benchmark.synth.spec import BuildContext, DatasetSpec, SynthSample, dataset
     )
 )
 def ct_liver_series(ctx: BuildContext) -> list[SynthSample]:
-    """Portal-venous CT series (target) beside a two-slice localizer; the manifest names the first target
-    slice."""
+    """Portal-venous CT series (target) beside a two-slice localizer; the manifest names
+    the first target slice."""
     samples = []
     spacing = (0.8, 0.8, 2.5)
     for i in range(ctx.n):

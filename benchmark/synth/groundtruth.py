@@ -72,8 +72,8 @@ def source_stem(sample: SynthSample) -> str:
 
 
 def geometry(index: int, spec: DatasetSpec, sample: SynthSample) -> dict[str, Any]:
-    """Our geometry key: image size, slice/frame, the GT label-map path and the COCO boxes
-    (docs/contracts.md)."""
+    """Our geometry key: image size, slice/frame, the GT label-map path and the
+    COCO boxes (docs/contracts.md)."""
     return {
         "image_size": list(sample.image_size),
         "axis": 0 if sample.slice_index is not None else None,

@@ -34,8 +34,8 @@ def ellipse(
 def ellipsoid(
     shape: tuple[int, int, int], center: tuple[float, float, float], radii: tuple[float, float, float]
 ) -> np.ndarray:
-    """A filled axis-aligned ellipsoid as a boolean ``(Z, H, W)`` mask (``center``/``radii`` in ``(z, y,
-    x)``)."""
+    """A filled axis-aligned ellipsoid as a boolean ``(Z, H, W)`` mask (``center``/``radii``
+    in ``(z, y, x)``)."""
     zz, yy, xx = np.ogrid[: shape[0], : shape[1], : shape[2]]
     d = (
         ((zz - center[0]) / radii[0]) ** 2

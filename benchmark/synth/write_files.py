@@ -106,8 +106,8 @@ def write_tiff(path: Path, pixels: np.ndarray, pages: bool = False) -> None:
 
 
 def write_pillow(path: Path, pixels: np.ndarray, **options: Any) -> None:
-    """Write PNG/JPEG/BMP/PGM with Pillow (format from the extension; JPEG quality fixed at 92 unless
-    given)."""
+    """Write PNG/JPEG/BMP/PGM with Pillow (format from the extension; JPEG quality fixed
+    at 92 unless given)."""
     from PIL import Image
 
     if path.suffix.lower() in {".jpg", ".jpeg"}:
@@ -208,8 +208,7 @@ def write_video(path: Path, frames: np.ndarray, fps: int, codec: str) -> None:
     """Encode ``(T, H, W, 3)`` uint8 frames (``mjpeg`` in .avi, ``mpeg4`` in .mp4) single-threaded.
 
     Single-threaded encoding and ``fflags=+bitexact`` keep the container free of version strings and the
-    bitstream
-    independent of thread scheduling.
+    bitstream independent of thread scheduling.
     """
     import av
 

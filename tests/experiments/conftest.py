@@ -13,11 +13,10 @@ from omegaconf import DictConfig
 FAKES = Path(__file__).resolve().parent.parent / "strategies"
 sys.path.insert(0, str(FAKES))  # the protocol test agents live beside the strategy tests
 
+from run_overrides import FAKE_AGENT  # noqa: E402
 from strategy_fakes import make_suite  # noqa: E402
 
 from experiments import compose_config  # noqa: E402
-
-FAKE_AGENT = "agent._target_=strategy_fakes.NoisyOracleAgent"
 
 
 @pytest.fixture(scope="session")

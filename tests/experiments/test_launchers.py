@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FAKE_AGENT
+from run_overrides import FAKE_AGENT
 
 from benchmark.score.constants import METRIC_NAMES
 
