@@ -1,10 +1,9 @@
 """Adapters that turn a researcher's existing agent into a protocol `Agent`.
 
-`from_callable` wraps ``async def my_agent(task_dir, out_dir, model, **kw) -> None`` (a function that
-writes the
-benchmark output folder, typically calling ``litellm.acompletion`` itself). Token and dollar usage is captured
-from LiteLLM's success callbacks while the function runs, so the strategies' cost accounting and budgets
-apply.
+`from_callable` wraps ``async def my_agent(task_dir, out_dir, model, **kw) -> None`` (a function that writes
+the benchmark output folder, typically calling ``litellm.acompletion`` itself). Token and dollar usage is
+captured from LiteLLM's success callbacks while the function runs, so the strategies' cost
+accounting and budgets apply.
 
 Example:
     >>> from agents.adapters import from_callable
@@ -102,12 +101,10 @@ def _install_usage_logger() -> None:
 class CallableAgent:
     """A protocol agent around ``async fn(task_dir, out_dir, model, **kw)``.
 
-    The function receives the dataset root, the ``agent1_data_organization`` folder to write, the model
-    string and,
-    when its signature accepts them (or ``**kw``), ``seed``, ``temperature``, ``candidate_index``, and for a
-    revision ``feedback`` (text), ``editable_fields`` and ``previous_dir``. A function that cannot revise
-    leaves
-    S1/S2 revisions as unchanged copies (logged).
+    The function receives the dataset root, the ``agent1_data_organization`` folder to write, the model string
+    and, when its signature accepts them (or ``**kw``), ``seed``, ``temperature``, ``candidate_index``, and
+    for a revision ``feedback`` (text), ``editable_fields`` and ``previous_dir``. A function that cannot
+    revise leaves S1/S2 revisions as unchanged copies (logged).
 
     Args:
         fn: The agent function.

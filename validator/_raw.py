@@ -70,8 +70,8 @@ def _key(path: Path, options: dict[str, Any], *extra: Any) -> tuple[Any, ...] | 
 
 
 def source_facts(path: Path, options: dict[str, Any]) -> SourceFacts:
-    """Read the source once with ``options`` (``key``, ``index``, ``frame``, ``volume``) and keep its header
-    facts."""
+    """Read the source once with ``options`` (``key``, ``index``, ``frame``, ``volume``) and
+    keep its header facts."""
     key = _key(path, options)
     if key is None:
         return SourceFacts(False, f"{path.name} does not exist")
@@ -268,8 +268,8 @@ def box_weights(n: int, size: int) -> np.ndarray:
 
 
 def ncc(a: np.ndarray, b: np.ndarray) -> float:
-    """Zero-mean normalised cross-correlation in [-1, 1]; two flat images count as equal when close in
-    level."""
+    """Zero-mean normalised cross-correlation in [-1, 1]; two flat images count as equal
+    when close in level."""
     ma, mb = a.mean(), b.mean()
     da, db = (a - ma).ravel(), (b - mb).ravel()
     na, nb = float(np.sqrt(np.dot(da, da))), float(np.sqrt(np.dot(db, db)))

@@ -1,12 +1,9 @@
 """The check registry (``@check``) and profile loading (``conf/validator/*.yaml``).
 
 A check is a function ``fn(view) -> CheckResult`` registered under a name with a default weight, the JSON
-field
-paths it covers and whether it is high-risk (S2's checklist). A profile is a YAML file naming the modules that
-define
-its checks and a weight per check; users add a check by decorating a function in their own module and naming
-the
-module in their profile YAML.
+field paths it covers and whether it is high-risk (S2's checklist). A profile is a YAML file naming the
+modules that define its checks and a weight per check; users add a check by decorating a function in their own
+module and naming the module in their profile YAML.
 """
 
 from __future__ import annotations
@@ -47,8 +44,8 @@ class CheckSpec:
 
     Attributes:
         name: Unique name, used in profiles and reports.
-        fn: ``fn(view) -> CheckResult``; ``view`` is a ``SampleView`` (scope "sample") or ``MetaView``
-        ("meta").
+        fn: ``fn(view) -> CheckResult``; ``view`` is a ``SampleView`` (scope "sample") or
+            ``MetaView`` ("meta").
         weight: Default weight when a profile lists the check without one.
         fields: JSON field paths the check covers (the result may narrow them).
         high_risk: Whether a failure goes into S2's checklist.
@@ -150,8 +147,7 @@ def profile_dirs() -> list[Path]:
     """Folders searched for ``<name>.yaml``: the checkout's ``conf/validator`` or the installed copy.
 
     The configs live at the top of the repository and ship in the wheel as ``experiments/conf``; both are
-    found by
-    path so that the validator never imports ``experiments``.
+    found by path so that the validator never imports ``experiments``.
     """
     top = Path(__file__).resolve().parent.parent
     return [p for p in (top / "conf" / "validator", top / "experiments" / "conf" / "validator") if p.is_dir()]

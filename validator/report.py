@@ -128,8 +128,8 @@ class Report:
         return sum(s.total for s in self.samples.values()) / len(self.samples)
 
     def to_json(self) -> dict[str, Any]:
-        """The CLI's ``--json`` object: ``{"profile", "samples": {"<i>": {"total", "checks"}},
-        "data_meta"}``."""
+        """The CLI's ``--json`` object: ``{"profile", "samples": {"<i>": {"total",
+        "checks"}}, "data_meta"}``."""
         return {
             "profile": self.profile,
             "candidate_dir": str(self.candidate_dir),

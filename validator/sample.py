@@ -40,8 +40,7 @@ def safe_join(root: Path, relative: str) -> Path | None:
     """``root / relative`` if it stays inside ``root`` after resolving ``..`` and symlinks, else None.
 
     Absolute paths, ``..`` climbing out and symlinks pointing outside are all refused, so a caller never opens
-    a
-    file outside the folder it trusts.
+    a file outside the folder it trusts.
 
     Args:
         root: The trusted folder.

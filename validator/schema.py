@@ -2,12 +2,10 @@
 
 The models follow the benchmark's shape and add our payload conventions where the public schema is silent
 (segmentation label-map PNG + class table, COCO boxes, classification label + class table). Extra keys are
-allowed
-wherever the benchmark allows them (every object except the spatial/tasks containers, whose keys are fixed so
-that a
-``three_D`` typo is rejected). `json_schema()` exports draft 2020-12 JSON Schema of both documents; the
-"exactly one active branch" rules are expressed there as ``oneOf`` so a plain JSON Schema validator enforces
-them.
+allowed wherever the benchmark allows them (every object except the spatial/tasks containers, whose keys are
+fixed so that a ``three_D`` typo is rejected). `json_schema()` exports draft 2020-12 JSON Schema of both
+documents; the "exactly one active branch" rules are expressed there as ``oneOf`` so a plain JSON
+Schema validator enforces them.
 """
 
 from __future__ import annotations

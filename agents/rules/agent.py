@@ -2,10 +2,8 @@
 protocol.
 
 It is a baseline and, at temperature > 0, a simulation of sampling noise (softmax over its own ranked
-hypotheses at
-each decision point); it is never a model. Usage is zero tokens, zero cost and zero calls, with real wall
-time; the
-trace (JSONL) records every decision and every per-sample error.
+hypotheses at each decision point); it is never a model. Usage is zero tokens, zero cost and zero calls, with
+real wall time; the trace (JSONL) records every decision and every per-sample error.
 """
 
 from __future__ import annotations
@@ -68,9 +66,8 @@ class RulesAgent:
     ) -> Candidate:
         """Re-decide, at temperature 0, the decision points behind the fields the feedback names.
 
-        Every other decision is replayed from the candidate's trace, and only the named (and editable)
-        fields of
-        the written JSON change; images and masks are rewritten only when a named field concerns them.
+        Every other decision is replayed from the candidate's trace, and only the named (and editable) fields
+        of the written JSON change; images and masks are rewritten only when a named field concerns them.
 
         Args:
             task: The dataset; its ``output_dir`` receives the revised candidate.

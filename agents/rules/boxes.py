@@ -1,8 +1,7 @@
 """Detection boxes of one sample, from a COCO file, YOLO label files or a box table.
 
 The box source and the box convention are decision points (``box_source``, ``box_convention``); class names
-come
-from the COCO categories, a ``classes.txt``-style list, a README code map, or a word of the dataset name.
+come from the COCO categories, a ``classes.txt``-style list, a README code map, or a word of the dataset name.
 """
 
 from __future__ import annotations

@@ -269,8 +269,8 @@ class DatasetContext:
         return decider.choose("task_type", self.task_hypotheses(seg_signals, container_mask))
 
     def mask_words(self, mask_rel: str, source_rel: str) -> list[str]:
-        """Class words in a mask's file name that the image's name does not have (``abd_003_spleen`` →
-        spleen)."""
+        """Class words in a mask's file name that the image's name does not have
+        (``abd_003_spleen`` → spleen)."""
         src = set(tokens(stem(source_rel.rsplit("/", 1)[-1])))
         words = [
             w

@@ -1,8 +1,7 @@
 """The per-sample standardization of the rules baseline: read, pick the plane, render, map labels and boxes.
 
-Every choice goes through the candidate's `Decider` (named decision points, see docs/agents.md), so the
-same code
-produces the argmax answer at temperature 0 and plausible alternatives at temperature > 0.
+Every choice goes through the candidate's `Decider` (named decision points, see docs/agents.md), so the same
+code produces the argmax answer at temperature 0 and plausible alternatives at temperature > 0.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Which decision points a revision re-decides, and how only the named fields are rewritten.
 
-A field path (``tasks.classification.label``, ``context.sample.extra.source_file``,
-``data_meta.task_type``) maps to
-the decision points that produce it. `revise` re-decides those points at temperature 0, replays every other
-decision from the candidate's trace, and copies only the named fields into the written JSON.
+A field path (``tasks.classification.label``, ``context.sample.extra.source_file``, ``data_meta.task_type``)
+maps to the decision points that produce it. `revise` re-decides those points at temperature 0, replays every
+other decision from the candidate's trace, and copies only the named fields into the written JSON.
 """
 
 from __future__ import annotations
@@ -82,8 +81,8 @@ def fields_to_rewrite(
 
 
 def points_for_fields(fields: dict[int | None, list[str]]) -> frozenset[str]:
-    """Decision points to re-decide (``"point@sample"`` for sample fields, ``"point"`` for dataset-level
-    ones)."""
+    """Decision points to re-decide (``"point@sample"`` for sample fields,
+    ``"point"`` for dataset-level ones)."""
     points: set[str] = set()
     for index, paths in fields.items():
         for path in paths:

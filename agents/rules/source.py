@@ -115,8 +115,8 @@ class DatasetFiles:
         return [f for f in self.files if f.lower().endswith(TABLE_SUFFIXES) and f not in self.texts()]
 
     def is_annotation(self, relpath: str) -> bool:
-        """True when a folder or the file name carries an annotation word (``masks/``, ``_seg``,
-        ``labelsTr``)."""
+        """True when a folder or the file name carries an annotation word
+        (``masks/``, ``_seg``, ``labelsTr``)."""
         words = set()
         for part in relpath.split("/")[1:]:
             words.update(tokens(part))

@@ -1,9 +1,8 @@
 """Label tables found in a raw folder (CSV, TSV, JSON records, parquet) and joining them to a sample.
 
 A table is joined to a sample through any column whose value names the sample: its file name, its stem, a
-folder
-on its path or its patient id. Tables are read whole with pandas, so only files under `MAX_TABLE_BYTES` are
-used.
+folder on its path or its patient id. Tables are read whole with pandas, so only files
+under `MAX_TABLE_BYTES` are used.
 """
 
 from __future__ import annotations
@@ -40,8 +39,8 @@ class Table:
     _lookup: dict[str, tuple[dict[str, list[int]], dict[str, list[int]]]] | None = None
 
     def lookup(self) -> dict[str, tuple[dict[str, list[int]], dict[str, list[int]]]]:
-        """Per column, ``value → row positions`` and ``file stem of the value → row positions`` (built
-        once)."""
+        """Per column, ``value → row positions`` and ``file stem of the value →
+        row positions`` (built once)."""
         if self._lookup is None:
             self._lookup = {}
             for column in self.frame.columns:

@@ -1,9 +1,8 @@
 """Words the rules baseline recognises in names and READMEs: modalities, anatomy, annotation and id tokens.
 
 This is general domain vocabulary (what "echo" or "HU" means), applied to whatever text is on disk (the
-dataset
-folder name, folder and file names, README text, DICOM tags). It is not a table of the bundled suite's
-answers.
+dataset folder name, folder and file names, README text, DICOM tags). It is not a table of
+the bundled suite's answers.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Fill the per-image annotation JSON and ``data_meta.json`` (SPEC §2.2–2.3, docs/contracts.md).
 
 The rules baseline first decides everything about a sample (`SampleResult`), then this module turns it into
-the
-benchmark's JSON. Filling rules that the reference scorer enforces (SPEC §2.2, §6 "bugs"): unknown
-demographics
-are the strings ``"unknown"``/``"NA"`` (``null`` fails schema check 6), ``record.schema_version`` is exactly
-``"1.0.1"``, exactly one spatial and one task branch are non-empty, and the source trace lives in
+the benchmark's JSON. Filling rules that the reference scorer enforces (SPEC §2.2, §6 "bugs"): unknown
+demographics are the strings ``"unknown"``/``"NA"`` (``null`` fails schema check 6), ``record.schema_version``
+is exactly ``"1.0.1"``, exactly one spatial and one task branch are non-empty, and the source trace lives in
 ``context.sample.extra`` with ``source_file`` relative to the dataset root (``data/...``).
 """
 

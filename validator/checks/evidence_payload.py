@@ -165,8 +165,8 @@ def boxes_inside_image(sample: SampleView) -> CheckResult:
 
 
 def _label_evidence(sample: SampleView, names: dict[str, str]) -> set[str]:
-    """Class keys whose name the raw evidence supports: folder/file names of the source, or a table row naming
-    it."""
+    """Class keys whose name the raw evidence supports: folder/file names of the source, or a
+    table row naming it."""
     src = sample.extra.get("source_file") or (sample.entry.relpath if sample.entry else "")
     parts = [norm_token(p) for p in str(src).replace("\\", "/").split("/")]
     tokens = {norm_token(name): key for key, name in names.items() if norm_token(name)}
@@ -187,8 +187,7 @@ def _label_evidence(sample: SampleView, names: dict[str, str]) -> set[str]:
 )
 def label_in_class_table(sample: SampleView) -> CheckResult:
     """label is a key of the class table, label_name its value, and the raw evidence (folder name, label
-    table)
-    does not name a different class."""
+    table) does not name a different class."""
     fields = ("tasks.classification.label", "tasks.classification.label_name")
     if sample.annotation is None:
         return CheckResult.fail(sample.annotation_error, fields)
@@ -275,8 +274,8 @@ def _modality_matches(declared: str, evidence: str) -> bool:
 
 @check("modality_matches_source", weight=0.03, fields=("context.sample.modality_primary",), high_risk=True)
 def modality_matches_source(sample: SampleView) -> CheckResult:
-    """modality_primary agrees with the DICOM Modality / MetaImage / NIfTI hint, else with data_meta's
-    modalities."""
+    """modality_primary agrees with the DICOM Modality / MetaImage / NIfTI hint, else
+    with data_meta's modalities."""
     field = "context.sample.modality_primary"
     if sample.annotation is None:
         return CheckResult.fail(sample.annotation_error, (field,))

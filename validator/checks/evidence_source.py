@@ -29,8 +29,8 @@ def _rel(value: str) -> str:
 
 
 def declared_source(sample: SampleView) -> tuple[Path | None, str]:
-    """The declared source resolved inside the dataset, or None with the reason (never opens an escaping
-    path)."""
+    """The declared source resolved inside the dataset, or None with the reason (never
+    opens an escaping path)."""
     if "declared_source" not in sample.memo:
         sample.memo["declared_source"] = _declared_source(sample)
     result: tuple[Path | None, str] = sample.memo["declared_source"]
@@ -84,8 +84,7 @@ def _read_options(sample: SampleView) -> dict[str, Any]:
 
 def read_target(sample: SampleView, path: Path) -> Path:
     """What to read for the declared source: a 3D sample declared by one DICOM file of a series reads its
-    folder
-    (``extra.source_sample_dir`` when declared inside the dataset, else the file's parent)."""
+    folder (``extra.source_sample_dir`` when declared inside the dataset, else the file's parent)."""
     dim = norm_dim(sample.get("media_geometry.media.dimension"))
     if dim != "3d" or not _is_file(path) or path.suffix.lower() not in {".dcm", ".dicom", ""}:
         return path
@@ -189,8 +188,8 @@ def _slice(sample: SampleView) -> tuple[int | None, int]:
     high_risk=True,
 )
 def source_renders_like_image(sample: SampleView) -> CheckResult:
-    """The source re-rendered at the declared slice/frame correlates with the written image (NCC ≥
-    threshold)."""
+    """The source re-rendered at the declared slice/frame correlates with the written
+    image (NCC ≥ threshold)."""
     fields = (
         SOURCE,
         "media_geometry.spatial.three_d.slice_index",
@@ -239,8 +238,8 @@ def source_renders_like_image(sample: SampleView) -> CheckResult:
 
 @check("dimension_matches_source", weight=0.05, fields=("media_geometry.media.dimension",), high_risk=True)
 def dimension_matches_source(sample: SampleView) -> CheckResult:
-    """The declared dimension matches the source array's rank and frame count (and the volume shape, if
-    given)."""
+    """The declared dimension matches the source array's rank and frame count (and the
+    volume shape, if given)."""
     fields = ("media_geometry.media.dimension", "media_geometry.spatial.three_d.volume_shape_voxels")
     if sample.annotation is None:
         return CheckResult.fail(sample.annotation_error, fields)

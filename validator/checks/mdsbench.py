@@ -2,8 +2,7 @@
 
 They judge the JSON's shape and a loose source match only; the ``mdsbench`` profile uses all twelve with the
 reference weights so that S3/S4 reproduce the paper's procedure, and the ``evidence`` profile keeps the sound
-ones.
-Sub-results are kept in ``details`` under the reference report's names.
+ones. Sub-results are kept in ``details`` under the reference report's names.
 """
 
 from __future__ import annotations
@@ -140,8 +139,8 @@ def record(sample: SampleView) -> CheckResult:
 
 @check("image_path", weight=0.10, fields=("record.image_path",), high_risk=True)
 def image_path(sample: SampleView) -> CheckResult:
-    """The record's image opens and is ``images/<index>.<ext>`` (1.0; 0.8 if only it opens; 0.55 if only the
-    index image)."""
+    """The record's image opens and is ``images/<index>.<ext>`` (1.0; 0.8 if only it opens; 0.55 if
+    only the index image)."""
     fields = ("record.image_path",)
     if sample.annotation is None:
         return _no_json(sample, fields)
@@ -250,8 +249,8 @@ def spatial(sample: SampleView) -> CheckResult:
 
 @check("task_payload", weight=0.16, fields=("tasks",), high_risk=True)
 def task_payload(sample: SampleView) -> CheckResult:
-    """The active task branch has schema_variant, a class table, its payload, valid ids; other branches are
-    empty."""
+    """The active task branch has schema_variant, a class table, its payload, valid ids;
+    other branches are empty."""
     if sample.annotation is None:
         return _no_json(sample, ("tasks",))
     task = active_task(sample)
@@ -401,8 +400,8 @@ def no_desc_options(sample: SampleView) -> CheckResult:
 
 @check("critical_nonempty_ratio", weight=0.02, fields=())
 def critical_nonempty_ratio(sample: SampleView) -> CheckResult:
-    """Share of six critical fields that are filled (dataset name, image path, task, dimension, modality, task
-    branch)."""
+    """Share of six critical fields that are filled (dataset name, image path, task,
+    dimension, modality, task branch)."""
     if sample.annotation is None:
         return _no_json(sample)
     task = active_task(sample)
@@ -438,8 +437,8 @@ def extra_completeness(sample: SampleView) -> CheckResult:
 
 @check("annotation_type_consistency", weight=0.10, fields=("media_geometry.media.annotation_type",))
 def annotation_type_consistency(sample: SampleView) -> CheckResult:
-    """media.annotation_type equals the active branch's schema_variant (a reference rule the ground truth
-    contradicts)."""
+    """media.annotation_type equals the active branch's schema_variant (a reference rule
+    the ground truth contradicts)."""
     fields = ("media_geometry.media.annotation_type",)
     if sample.annotation is None:
         return _no_json(sample, fields)

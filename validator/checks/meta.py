@@ -1,8 +1,7 @@
 """Checks on the candidate's dataset-level ``data_meta.json`` (scope "meta").
 
 The first six are the reference S3 ``meta_score`` (used to choose which candidate's metadata to keep); the
-count
-checks compare the totals with the manifest and with the images actually written.
+count checks compare the totals with the manifest and with the images actually written.
 """
 
 from __future__ import annotations
