@@ -91,8 +91,7 @@ class SampleDecision:
     Attributes:
         index: The manifest index.
         candidate: The position (in `StrategyResult.candidates`) of the candidate whose output was kept,
-        None when
-            no candidate had this sample.
+            None when no candidate had this sample.
         reason: Why, in words (``"validator_max: 0.93 > 0.81"``).
         score: The kept output's validator total.
         fallback: True when the configured selector failed here and ``validator_max`` decided instead.
@@ -128,8 +127,8 @@ class StrategyResult:
         candidates: Every candidate produced (generations and revisions), in creation order.
         decisions: One decision per manifest index.
         usage: Summed over every agent call.
-        upper_bound: True when ground truth influenced the choice (the ``oracle`` selector): not a real
-        result.
+        upper_bound: True when ground truth influenced the choice (the ``oracle`` selector): not a
+            real result.
         incomplete: True when the budget stopped the strategy early.
         notes: Free log lines (reverted fields, skipped rounds).
     """
