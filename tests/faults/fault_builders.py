@@ -126,10 +126,16 @@ def tree_digest(root: Path, skip: Path | None = None) -> dict[str, str]:
 
 
 def broken_files(root: Path) -> list[str]:
-    """Every ``*.json`` under ``root`` that does not parse and every ``*.png`` that does not decode."""
+    """Every ``*.json`` under ``root`` that does not parse and every ``*.png`` that does not decode.
+
+    Files inside a ``*.partial`` folder are skipped: that is the export's staging copy, swapped into place
+    with one rename when complete and never read by the scorer or the report (a resume discards it).
+    """
     bad = []
     for path in sorted(root.rglob("*")):
         if path.is_symlink() or not path.is_file():
+            continue
+        if any(part.endswith(".partial") for part in path.relative_to(root).parts):
             continue
         try:
             if path.suffix == ".json":
