@@ -52,6 +52,35 @@ HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 _HEAD_BYTES = 1100
 
 
+# Suffixes made of two dot-parts that name one format; a plain rsplit on "." would cut them in half.
+COMPOUND_SUFFIXES = (".nii.gz", ".seg.nrrd", ".ome.tiff", ".ome.tif", ".tar.gz")
+
+
+def split_suffix(name: str) -> tuple[str, str]:
+    """Split a file name (or path) into its stem and its possibly compound suffix.
+
+    Args:
+        name: A file name or a ``/``-separated path; only the last part is used.
+
+    Returns:
+        ``(stem, suffix)``; the suffix keeps its case and is ``""`` when there is none (a leading dot,
+        as in ``.hidden``, is not a suffix).
+
+    Example:
+        >>> split_suffix("data/case_1/image.nii.gz")
+        ('image', '.nii.gz')
+    """
+    base = name.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    lower = base.lower()
+    for ext in COMPOUND_SUFFIXES:
+        if lower.endswith(ext) and len(base) > len(ext):
+            return base[: -len(ext)], base[-len(ext) :]
+    if "." in base[1:]:
+        stem, ext = base.rsplit(".", 1)
+        return stem, "." + ext
+    return base, ""
+
+
 def sniff(path: str | Path) -> str:
     """Return the format family of ``path``.
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from agents.rules.decisions import Hypothesis
 from agents.rules.tables import TABLE_SUFFIXES
 from agents.rules.vocab import ANNOTATION_TOKENS, GENERIC_NAMES, tokens
+from medio.sniff import split_suffix
 
 __all__ = [
     "DatasetFiles",
@@ -64,12 +65,7 @@ _NOT_IMAGE_KEY_WORDS = {
 
 def stem(name: str) -> str:
     """A file name without its (possibly double) extension (``a.nii.gz`` → ``a``, ``b.seg.nrrd`` → ``b``)."""
-    base = name.rsplit("/", 1)[-1]
-    lower = base.lower()
-    for ext in (".nii.gz", ".seg.nrrd", ".ome.tiff", ".ome.tif", ".tar.gz"):
-        if lower.endswith(ext):
-            return base[: -len(ext)]
-    return base.rsplit(".", 1)[0] if "." in base[1:] else base
+    return split_suffix(name)[0]
 
 
 @dataclass

@@ -15,6 +15,8 @@ from typing import Any
 
 import pandas as pd
 
+from medio.sniff import split_suffix
+
 log = logging.getLogger(__name__)
 
 __all__ = ["MAX_TABLE_BYTES", "TABLE_SUFFIXES", "Join", "Table", "load_table", "sample_ids"]
@@ -48,7 +50,7 @@ class Table:
                 stems: dict[str, list[int]] = {}
                 for pos, value in enumerate(self.frame[column].astype(str).str.strip()):
                     exact.setdefault(value, []).append(pos)
-                    stems.setdefault(_stem(value.rsplit("/", 1)[-1]), []).append(pos)
+                    stems.setdefault(split_suffix(value)[0], []).append(pos)
                 self._lookup[str(column)] = (exact, stems)
         return self._lookup
 
@@ -141,17 +143,10 @@ def sample_ids(relpath: str, patient_id: str | None = None) -> dict[str, float]:
         ids[folder] = 1.5
     if patient_id:
         ids[patient_id] = 2.0
-    stem = _stem(name)
+    stem = split_suffix(name)[0]
     ids[stem] = 2.5
     ids[name] = 3.0
     return ids
-
-
-def _stem(name: str) -> str:
-    for ext in (".nii.gz", ".seg.nrrd", ".ome.tif", ".ome.tiff"):
-        if name.lower().endswith(ext):
-            return name[: -len(ext)]
-    return name.rsplit(".", 1)[0] if "." in name else name
 
 
 def join(table: Table, ids: dict[str, float]) -> Join | None:
@@ -169,7 +164,7 @@ def join(table: Table, ids: dict[str, float]) -> Join | None:
         for ident, strength in ids.items():
             positions = exact.get(ident)
             if positions is None:
-                positions = stems.get(_stem(ident))
+                positions = stems.get(split_suffix(ident)[0])
                 strength -= 0.25
             if not positions:
                 continue

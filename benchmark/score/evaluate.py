@@ -16,6 +16,7 @@ from benchmark.groundtruth import ground_truth_path, load_ground_truth_dict
 from benchmark.layout import AGENT_DIR
 from benchmark.score.dataset import DatasetScore, score_prediction
 from benchmark.score.profiles import Profile, resolve
+from medio.sniff import split_suffix
 
 log = logging.getLogger(__name__)
 
@@ -111,11 +112,7 @@ def score_dataset(
 
 
 def _extension(path: str) -> str:
-    name = path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
-    for double in (".nii.gz", ".ome.tif", ".ome.tiff"):
-        if name.endswith(double):
-            return double
-    return "." + name.rsplit(".", 1)[1] if "." in name else "(folder)"
+    return split_suffix(path)[1].lower() or "(folder)"
 
 
 def dataset_info(root: Path, gt: dict[str, Any]) -> dict[str, Any]:

@@ -101,3 +101,15 @@ def test_truncated_files_fail_with_a_named_error(tmp_path, suffix):
 def test_missing_path_is_reported(tmp_path):
     with pytest.raises(medio.MedioError, match="no such file"):
         medio.read(tmp_path / "nope.dcm")
+
+
+def test_split_suffix_keeps_compound_suffixes_whole() -> None:
+    from medio.sniff import split_suffix
+
+    assert split_suffix("data/case_1/image.nii.gz") == ("image", ".nii.gz")
+    assert split_suffix("b.seg.nrrd") == ("b", ".seg.nrrd")
+    assert split_suffix("c.OME.TIF") == ("c", ".OME.TIF")
+    assert split_suffix("scan.mhd") == ("scan", ".mhd")
+    assert split_suffix("folder\\name.png") == ("name", ".png")
+    assert split_suffix(".hidden") == (".hidden", "")
+    assert split_suffix("data/series/") == ("series", "")

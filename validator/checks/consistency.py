@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 import medio
+from medio.sniff import split_suffix
 from validator.registry import check
 from validator.report import CheckResult
 from validator.sample import SampleView, file_signature
@@ -46,11 +47,7 @@ _MASK_KEY_WORDS = ("label", "mask", "seg", "gt", "annot")
 
 
 def _stem(name: str) -> str:
-    base = name.rsplit("/", 1)[-1]
-    for ext in (".nii.gz", ".tar.gz"):
-        if base.lower().endswith(ext):
-            return base[: -len(ext)]
-    return base.rsplit(".", 1)[0] if "." in base else base
+    return split_suffix(name)[0]
 
 
 def _norm(value: Any) -> str:
