@@ -1,4 +1,5 @@
-"""CLI: ``python -m benchmark.synth OUT_DIR [--size small|full] [--seed N] [--oracle RUN] [--only ...]``."""
+"""CLI: ``python -m benchmark.synth OUT_DIR [--suite bundled|realfiles] [--size small|full] [--seed N]
+[--oracle RUN] [--only ...]``."""
 
 from __future__ import annotations
 
@@ -24,6 +25,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmark.synth", description=__doc__)
     parser.add_argument("out", nargs="?", help="benchmark root to write")
     parser.add_argument(
+        "--suite",
+        choices=("bundled", "realfiles"),
+        default="bundled",
+        help="bundled: synthetic datasets with every trap; realfiles: pydicom's and nibabel's own test files",
+    )
+    parser.add_argument(
         "--size", choices=sorted(SIZES), default="small", help="10 (small) or 20 (full) samples"
     )
     parser.add_argument("--seed", type=int, default=0, help="suite seed (same seed => byte-identical files)")
@@ -35,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
         "--update-doc", metavar="MD", help="rewrite the catalogue table embedded in MD and exit"
     )
     args = parser.parse_args(argv)
+    if args.suite == "realfiles":
+        return _realfiles(parser, args)
     if args.list:
         print("\n".join(dataset_names()))
         return 0
@@ -56,6 +65,33 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for ds in built:
         print(f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {ds.seconds:5.2f}s")
+    print(f"{len(built)} datasets written to {args.out} in {time.perf_counter() - start:.1f}s")
+    return 0
+
+
+def _realfiles(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``--suite realfiles``: the same CLI over the realfiles registry (no size, seed or oracle options)."""
+    from benchmark.realfiles import build_realfiles, realfiles_names
+
+    if args.list:
+        print("\n".join(realfiles_names()))
+        return 0
+    if args.oracle or args.catalogue or args.update_doc:
+        parser.error("--oracle, --catalogue and --update-doc apply to the bundled suite only")
+    if not args.out:
+        parser.error("OUT_DIR is required")
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    start = time.perf_counter()
+    try:
+        built = build_realfiles(args.out, only=args.only)
+    except KeyError as exc:
+        print(f"error: {exc.args[0]}", file=sys.stderr)
+        return 2
+    for ds in built:
+        print(
+            f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {len(ds.failures):2d} expected failures"
+            f"  {ds.seconds:5.2f}s"
+        )
     print(f"{len(built)} datasets written to {args.out} in {time.perf_counter() - start:.1f}s")
     return 0
 
