@@ -81,8 +81,9 @@ class RealContext:
     def copy_dicom(self, src: Path, rel: str, patient_id: str, **tags: Any) -> str:
         """Copy a DICOM file, setting PatientID/PatientName (and ``tags``) to agree with the layout.
 
-        The pixel data element is written back unchanged in the file's own transfer syntax (checked), so
-        the pixels stay the original's; only identifying header fields change.
+        Study, series and instance UIDs are replaced by reproducible ones. The pixel data element is written
+        back unchanged in the file's own transfer syntax (checked), so the pixels stay the original's; only
+        identifying header fields change.
 
         Args:
             src: The real file.
@@ -97,11 +98,19 @@ class RealContext:
             RuntimeError: The rewritten file's pixel data differs from the source's.
         """
         import pydicom
+        from pydicom.uid import generate_uid
 
         ds = pydicom.dcmread(src)
         before = ds.get("PixelData")
         ds.PatientID = patient_id
         ds.PatientName = patient_id
+        # pydicom's test files were derived from a few originals and share study/series UIDs; two patients
+        # never share a series, so each copy gets its own UIDs (derived from the destination: reproducible).
+        for keyword in ("StudyInstanceUID", "SeriesInstanceUID", "SOPInstanceUID"):
+            if keyword in ds:
+                setattr(ds, keyword, generate_uid(entropy_srcs=[keyword, patient_id, rel]))
+        if "SOPInstanceUID" in ds and "MediaStorageSOPInstanceUID" in ds.file_meta:
+            ds.file_meta.MediaStorageSOPInstanceUID = ds.SOPInstanceUID
         for keyword, value in tags.items():
             setattr(ds, keyword, value)
         buf = io.BytesIO()
