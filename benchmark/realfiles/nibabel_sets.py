@@ -86,3 +86,108 @@ def nifti_bids_seg(ctx: RealContext) -> list[RealSample]:
             )
         )
     return samples
+
+
+def _tsv(rows: list[tuple[str, ...]]) -> str:
+    return "".join("\t".join(r) + "\n" for r in rows)
+
+
+@realfiles_dataset(
+    DatasetSpec(
+        name="rf-minc-volumes",
+        fmt="MINC1 / MINC2 (.mnc)",
+        task="classification",
+        dimension="3D",
+        modality="MRI",
+        layout="site folders of subject folders; participants.tsv joined by participant_id",
+        traps=(
+            "MINC1 (NetCDF) and MINC2 (HDF5) under one extension",
+            "4D MINC files (the sample is volume 0)",
+            "files without valid_range/scaling attributes and with per-slice scaling",
+            "tab-separated label table",
+        ),
+        classes=("control", "patient"),
+        anatomy="Brain (Head)",
+        leaf_task="brain_mri_classification",
+    )
+)
+def minc_volumes(ctx: RealContext) -> list[RealSample]:
+    """nibabel's MINC test volumes, one subject folder each, labelled by a BIDS-style participants table."""
+    files = [
+        ("tiny.mnc", 0),
+        ("minc1_1_scale.mnc", 1),
+        ("minc1-no-att.mnc", 0),
+        ("minc1_4d.mnc", 1),
+        ("small.mnc", 0),
+        ("minc2_1_scale.mnc", 1),
+        ("minc2-no-att.mnc", 1),
+        ("minc2_4d.mnc", 0),
+        ("minc2-4d-d.mnc", 1),
+    ]
+    classes = ("control", "patient")
+    rows = [("participant_id", "group", "age")]
+    samples = []
+    for i, (name, label) in enumerate(files):
+        sid = f"MNC-{101 + i}"
+        site = "site-A" if i % 2 == 0 else "site-B"
+        rel = ctx.copy(nibabel_file(name), f"data/{site}/{sid}/{name}")
+        rows.append((sid, classes[label], str(30 + 3 * i)))
+        samples.append(RealSample(rel, sid, label=label, origin=f"nibabel:{name}"))
+    ctx.path("data/participants.tsv").write_text(_tsv(rows), encoding="utf-8")
+    return samples
+
+
+@realfiles_dataset(
+    DatasetSpec(
+        name="rf-neuro-formats",
+        fmt="MGH, PAR/REC, AFNI BRIK/HEAD, ECAT",
+        task="classification",
+        dimension="3D",
+        modality="MRI",
+        layout="class folders; header/data pairs side by side (.PAR + .REC, +orig.HEAD + +orig.BRIK.gz)",
+        traps=(
+            "the manifest lists the header of a header/data pair (.PAR, .HEAD)",
+            "4D PAR/REC, AFNI and MGH files (the sample is volume 0)",
+            "an ECAT PET volume among MR files (per-sample modality)",
+            "a truncated PAR/REC pair (expected clean failure)",
+            "an AFNI header declaring several data types, with no BRIK (expected clean failure)",
+        ),
+        classes=("normal", "abnormal"),
+        anatomy="Brain (Head)",
+        leaf_task="neuroimaging_classification",
+    )
+)
+def neuro_formats(ctx: RealContext) -> list[RealSample]:
+    """MGH, PAR/REC, AFNI and ECAT files from nibabel's test data in class folders."""
+    cases: list[tuple[list[str], int, str | None, str | None]] = [
+        (["test.mgz"], 0, None, None),
+        (["phantom_EPI_asc_CLEAR_2_1.PAR", "phantom_EPI_asc_CLEAR_2_1.REC"], 1, None, None),
+        (["example4d+orig.HEAD", "example4d+orig.BRIK.gz"], 0, None, None),
+        (["tinypet.v"], 1, "PET", None),
+        (["phantom_varscale.PAR", "phantom_varscale.REC"], 0, None, None),
+        (["scaled+tlrc.HEAD", "scaled+tlrc.BRIK"], 1, None, None),
+        (
+            ["phantom_truncated.PAR", "phantom_truncated.REC"],
+            1,
+            None,
+            "the REC data are shorter than the PAR header says",
+        ),
+        (["bad_datatype+orig.HEAD"], 0, None, "the AFNI header declares several data types and has no BRIK"),
+    ]
+    classes = ("normal", "abnormal")
+    samples = []
+    for i, (names, label, modality, failure) in enumerate(cases):
+        sid = f"NRO-{701 + i}"
+        folder = f"data/{classes[label]}/{sid}"
+        rels = [ctx.copy(nibabel_file(n), f"{folder}/{n}") for n in names]
+        samples.append(
+            RealSample(
+                rels[0],
+                sid,
+                label=label,
+                modality=modality,
+                origin="nibabel:" + "+".join(names),
+                expected_failure=failure,
+            )
+        )
+    return samples
