@@ -18,7 +18,7 @@ from benchmark.synth.spec import DatasetSpec
 
 
 def write_threshold_mask(src: Path, dst: Path, percentile: float = 70.0) -> None:
-    """Write a 0/1 label volume: volume 0 of ``src`` above its ``percentile``-th intensity.
+    """Write a 0/1 label volume: volume 0 of ``src`` above its ``percentile``-th intensity (NaN = 0).
 
     Args:
         src: A NIfTI image (3D or 4D, any byte order).
@@ -31,7 +31,9 @@ def write_threshold_mask(src: Path, dst: Path, percentile: float = 70.0) -> None
     data = np.asarray(img.dataobj, dtype=np.float64)  # type: ignore[attr-defined]
     while data.ndim > 3:
         data = data[..., 0]
-    mask = (data > np.percentile(data, percentile)).astype(np.uint8)
+    # Real volumes hold NaN outside the resampled field of view (resampled_anat_moved.nii): background.
+    finite = np.isfinite(data)
+    mask = (finite & (np.where(finite, data, -np.inf) > np.nanpercentile(data, percentile))).astype(np.uint8)
     out = nib.Nifti1Image(mask, img.affine)  # type: ignore[attr-defined,no-untyped-call]
     out.header.set_xyzt_units("mm")  # type: ignore[no-untyped-call]
     dst.parent.mkdir(parents=True, exist_ok=True)
@@ -48,7 +50,7 @@ def write_threshold_mask(src: Path, dst: Path, percentile: float = 70.0) -> None
         layout="BIDS: sub-XX/anat|func/ images; derivatives/masks/sub-XX/... label volumes",
         traps=(
             "big-endian NIfTI-1 (int16 and float32)",
-            "a reoriented, resampled volume (non-diagonal affine)",
+            "a reoriented, resampled volume (non-diagonal affine); NaN voxels outside the field of view",
             "4D volumes (the sample is volume 0) in func/",
             "a NIfTI-2 file",
             "masks in a derivatives tree, named with BIDS entities (_desc-brain_mask)",

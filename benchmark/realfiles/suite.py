@@ -135,6 +135,7 @@ def geometry_sample(root: Path, spec: DatasetSpec, sample: RealSample) -> SynthS
         volume_shape=volume_shape,  # type: ignore[arg-type]
         spacing=spacing,
         slice_index=slice_index,
+        frame_index=sample.read.get("frame"),
         mask=mask,
     )
 
@@ -226,12 +227,16 @@ def build_dataset(out: Path, name: str) -> BuiltRealDataset:
     return BuiltRealDataset(entry.spec, root, samples, truth, failures, time.perf_counter() - start)
 
 
-def build_realfiles(out: str | Path, *, only: list[str] | None = None) -> list[BuiltRealDataset]:
+def build_realfiles(
+    out: str | Path, *, only: list[str] | None = None, oracle: str | None = None
+) -> list[BuiltRealDataset]:
     """Write the realfiles suite under ``out`` (one folder per dataset).
 
     Args:
         out: Benchmark root (created if needed).
         only: Restrict to these dataset names.
+        oracle: When set, also write the perfect prediction as run ``VLM/<oracle>/`` (nothing for the
+            expected failures, and ``data_volume.total`` = the decodable samples).
 
     Returns:
         The built datasets in catalogue order.
@@ -245,6 +250,10 @@ def build_realfiles(out: str | Path, *, only: list[str] | None = None) -> list[B
     built = []
     for name in realfiles_names(only):
         ds = build_dataset(out, name)
+        if oracle:
+            from benchmark.synth.oracle import write_oracle
+
+            write_oracle(ds.root, ds.spec, ds.truth, oracle)
         log.info(
             "wrote %s (%d samples, %d expected failures) in %.2fs",
             name,
