@@ -34,7 +34,7 @@ from experiments.build import (
 )
 from experiments.progress import Progress
 from experiments.results import PROFILES, export_dataset, format_table, score_exports, write_outputs
-from experiments.suite import ensure_bundled_suite, select_datasets
+from experiments.suite import ensure_bundled_suite, ensure_realfiles_suite, select_datasets
 from strategies._context import BudgetGate, RunContext, use
 from strategies.base import ProfileValidator, Strategy, Validator
 
@@ -66,9 +66,12 @@ class RunOutcome:
 
 
 def benchmark_root(cfg: DictConfig) -> Path:
-    """The benchmark root: ``benchmark.root`` when set, else the bundled suite (generated on first use)."""
+    """The benchmark root: ``benchmark.root`` when set, else the bundled or (``benchmark=realfiles``) the
+    realfiles suite, generated on first use."""
     if cfg.get("root"):
         return Path(str(cfg.root)).expanduser()
+    if cfg.get("suite") == "realfiles":
+        return ensure_realfiles_suite(cfg.get("cache_dir"))
     return ensure_bundled_suite(str(cfg.get("size", "small")), int(cfg.get("seed", 0)), cfg.get("cache_dir"))
 
 

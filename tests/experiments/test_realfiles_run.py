@@ -95,3 +95,14 @@ def test_every_decodable_sample_is_written_or_its_failure_is_reported(
         assert written, ds.spec.name
         for i in ds.truth:
             assert i in written or i in errors, (ds.spec.name, i)
+
+
+def test_benchmark_realfiles_builds_the_suite_once_into_the_cache(tmp_path: Path) -> None:
+    from experiments.suite import ensure_realfiles_suite
+
+    root = ensure_realfiles_suite(tmp_path)
+    assert root.parent == tmp_path and root.name.startswith("realfiles-")
+    manifest = root / "rf-mr-transfer-syntaxes" / "VLM" / "random.txt"
+    stamp = manifest.stat().st_mtime_ns
+    assert ensure_realfiles_suite(tmp_path) == root
+    assert manifest.stat().st_mtime_ns == stamp  # found in the cache, not rebuilt
