@@ -20,6 +20,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+import medio
 from agents.base import Agent, Task, Usage
 from benchmark.atomic import atomic_write_json
 from benchmark.discover import Dataset
@@ -126,6 +127,9 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
         UnknownNameError: An unknown strategy, selector or agent name.
     """
     start = time.perf_counter()
+    # Format libraries are imported here, in the main thread, before any worker thread exists: threads that
+    # import pydicom/nibabel for the first time concurrently get half-initialised modules (docs/medio.md).
+    medio.preload()
     import_plugins(cfg.run.get("imports"))
     root = benchmark_root(cfg.benchmark)
     headline = str(cfg.get("scorer", {}).get("profile", "official"))

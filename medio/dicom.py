@@ -18,6 +18,24 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+
+class _PluginFailuresToDebug(logging.Filter):
+    """pydicom logs every failed decoder plugin with its traceback (``LOGGER.exception``) before raising.
+
+    medio reports that failure itself, in one line naming the file (``UnsupportedTransferSyntax``,
+    ``CorruptFile``), so the plugin's traceback is demoted to a debug line of medio's logger instead of
+    reaching the run's log as an ERROR (e.g. Pillow's decompression-bomb error on a 12-bit JPEG frame).
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info is None:
+            return True
+        log.debug("pydicom decoder plugin failed: %s", record.getMessage())
+        return False
+
+
+logging.getLogger("pydicom.pixels.decoders.base").addFilter(_PluginFailuresToDebug())
+
 _PIXEL_KEYWORDS = ("PixelData", "FloatPixelData", "DoubleFloatPixelData")
 # Multi-frame objects acquired over time rather than space (cine): PS3.3 C.7.6.5 Cine Module.
 _TIME_KEYWORDS = ("FrameTime", "FrameTimeVector", "CineRate", "RecommendedDisplayFrameRate")
