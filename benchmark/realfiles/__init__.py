@@ -8,9 +8,19 @@ folders, label tables, decoys), with ground truth rendered through ``medio``. Se
 from benchmark.realfiles.spec import RealSample
 from benchmark.realfiles.suite import (
     REALFILES_AUTHORS_ROOT,
+    REALFILES_MARKER,
     BuiltRealDataset,
     build_realfiles,
+    realfiles_catalogue,
     realfiles_names,
 )
 
-__all__ = ["REALFILES_AUTHORS_ROOT", "BuiltRealDataset", "RealSample", "build_realfiles", "realfiles_names"]
+__all__ = [
+    "REALFILES_AUTHORS_ROOT",
+    "REALFILES_MARKER",
+    "BuiltRealDataset",
+    "RealSample",
+    "build_realfiles",
+    "realfiles_catalogue",
+    "realfiles_names",
+]

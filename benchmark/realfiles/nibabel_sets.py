@@ -55,9 +55,9 @@ def write_threshold_mask(src: Path, dst: Path, percentile: float = 70.0) -> None
             "a NIfTI-2 file",
             "masks in a derivatives tree, named with BIDS entities (_desc-brain_mask)",
         ),
-        classes=("background", "tissue"),
+        classes=("background", "brain"),
         anatomy="Brain (Head)",
-        leaf_task="brain_tissue_segmentation",
+        leaf_task="brain_segmentation",
     )
 )
 def nifti_bids_seg(ctx: RealContext) -> list[RealSample]:
@@ -136,6 +136,11 @@ def minc_volumes(ctx: RealContext) -> list[RealSample]:
         rows.append((sid, classes[label], str(30 + 3 * i)))
         samples.append(RealSample(rel, sid, label=label, origin=f"nibabel:{name}"))
     ctx.path("data/participants.tsv").write_text(_tsv(rows), encoding="utf-8")
+    ctx.path("data/README.txt").write_text(
+        "Brain MRI volumes in MINC format (MINC1 and MINC2) from two sites.\n"
+        "participants.tsv: group (control or patient) and age of each participant.\n",
+        encoding="utf-8",
+    )
     return samples
 
 
@@ -192,4 +197,10 @@ def neuro_formats(ctx: RealContext) -> list[RealSample]:
                 expected_failure=failure,
             )
         )
+    ctx.path("data/README.txt").write_text(
+        "Brain MRI volumes exported from several scanners and packages (FreeSurfer MGH,\n"
+        "Philips PAR/REC, AFNI), and one PET volume in ECAT format.\n"
+        "Each subject folder sits in its class folder (normal, abnormal).\n",
+        encoding="utf-8",
+    )
     return samples

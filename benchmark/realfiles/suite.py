@@ -30,7 +30,17 @@ from benchmark.synth.groundtruth import ground_truth, sample_truth
 from benchmark.synth.spec import DatasetSpec, SynthSample
 from benchmark.synth.write_files import write_pillow, write_text
 
-__all__ = ["REALFILES_AUTHORS_ROOT", "BuiltRealDataset", "build_realfiles", "realfiles_names"]
+__all__ = [
+    "REALFILES_AUTHORS_ROOT",
+    "REALFILES_MARKER",
+    "BuiltRealDataset",
+    "build_realfiles",
+    "realfiles_catalogue",
+    "realfiles_names",
+]
+
+#: The markers around the realfiles catalogue table in docs/benchmark.md.
+REALFILES_MARKER = "realfiles-catalogue"
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +82,13 @@ def realfiles_names(only: list[str] | None = None) -> list[str]:
             raise KeyError(f"unknown realfiles dataset(s) {unknown}; valid names: {', '.join(names)}")
         names = [n for n in names if n in only]
     return names
+
+
+def realfiles_catalogue() -> str:
+    """The realfiles catalogue as the Markdown table docs/benchmark.md embeds (the bundled columns)."""
+    from benchmark.synth.catalogue import catalogue_markdown
+
+    return catalogue_markdown([REGISTRY[n].spec for n in realfiles_names()])
 
 
 def _largest_slice(labels: np.ndarray) -> int:

@@ -71,13 +71,19 @@ def main(argv: list[str] | None = None) -> int:
 
 def _realfiles(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """``--suite realfiles``: the same CLI over the realfiles registry (``--size``/``--seed`` unused)."""
-    from benchmark.realfiles import build_realfiles, realfiles_names
+    from benchmark.realfiles import REALFILES_MARKER, build_realfiles, realfiles_catalogue, realfiles_names
 
     if args.list:
         print("\n".join(realfiles_names()))
         return 0
-    if args.catalogue or args.update_doc:
-        parser.error("--catalogue and --update-doc apply to the bundled suite only")
+    if args.update_doc:
+        doc = Path(args.update_doc)
+        text = doc.read_text(encoding="utf-8")
+        doc.write_text(replace_catalogue(text, realfiles_catalogue(), REALFILES_MARKER), encoding="utf-8")
+        return 0
+    if args.catalogue:
+        print(realfiles_catalogue(), end="")
+        return 0
     if not args.out:
         parser.error("OUT_DIR is required")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

@@ -265,3 +265,14 @@ def test_cli_builds_the_suite_and_rejects_unknown_names(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert [d.name for d in discover(tmp_path / "rf")] == ["rf-cr-monochrome1"]
+
+
+def test_catalogue_table_in_docs_matches_the_registry() -> None:
+    from benchmark.realfiles import REALFILES_MARKER, realfiles_catalogue
+    from benchmark.synth.catalogue import embedded_catalogue
+
+    doc = (REPO / "docs" / "benchmark.md").read_text(encoding="utf-8")
+    assert embedded_catalogue(doc, REALFILES_MARKER) == realfiles_catalogue(), (
+        "docs/benchmark.md is stale: run "
+        "`python -m benchmark.synth --suite realfiles --update-doc docs/benchmark.md`"
+    )
