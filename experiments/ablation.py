@@ -1,9 +1,11 @@
 """The S0-S4 ablation of a sweep folder: ``ablation.md``, ``ablation.csv``, ``ablation.tex``,
-``ablation.png``.
+``ablation.png``, ``ablation_cost.png``.
 
-Rows are strategies; columns the eleven metrics (official profile), tokens, USD and E2E per USD; plus
-bootstrap 95 % CIs (resampling datasets), a paired sign-flip test against S0 on per-sample E2E, the E2E
-threshold grid per strategy, and the oracle best-of-n upper bound where a run kept several candidates.
+Rows are strategies (runs that differ only by ``run.seed`` are repeats of one row, shown as mean ± spread);
+columns the eleven metrics (official profile), cost per run (candidates, model calls, tokens, USD, wall time)
+and E2E per USD; plus a bootstrap 95 % CI of E2E and a paired test against S0, both with datasets as the
+resampling unit, the E2E threshold grid per strategy, and the oracle best-of-n upper bound where a run kept
+several candidates.
 
     python -m experiments.ablation MULTIRUN_DIR
 """
