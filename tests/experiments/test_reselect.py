@@ -10,41 +10,22 @@ from pathlib import Path
 
 import pytest
 from omegaconf import DictConfig
+from rules_runs import DATASETS, rules_cfg
 
-from benchmark.synth.suite import generate_suite
-from experiments import compose_config
 from experiments.reselect import ReselectError, reselect
 from experiments.run import run_experiment
 
-# Datasets where the rules agent's seeded candidates at T = 0.7 differ, so selectors disagree.
-DATASETS = ["synth-ct-liver-series", "synth-kidney-ct-nifti", "synth-organ-npz-shards"]
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _cfg(root: Path, *overrides: str) -> DictConfig:
-    return compose_config(
-        [
-            "benchmark=dir",
-            f"benchmark.root={root}",
-            f"benchmark.datasets=[{','.join(DATASETS)}]",
-            "agent=rules",
-            "agent.temperature=0.7",
-            "run.seed=0",
-            "run.progress=false",
-            "run.report=false",
-            *overrides,
-        ]
-    )
+    return rules_cfg(root, *overrides)
 
 
 @pytest.fixture(scope="module")
-def source(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def source(rules_s3_run: tuple[Path, Path]) -> tuple[Path, Path]:
     """(suite root, a finished S3 validator_max run over it)."""
-    base = tmp_path_factory.mktemp("reselect")
-    root = base / "suite"
-    generate_suite(root, size="small", seed=0, only=DATASETS)
-    run_experiment(_cfg(root, "strategy=s3", "strategy.n=4"), base / "source")
-    return root, base / "source"
+    return rules_s3_run
 
 
 def _metrics(run_dir: Path) -> tuple[dict[str, object], dict[str, object]]:
