@@ -1,4 +1,5 @@
-"""``python -m experiments.report RUN_DIR [--out DIR]``: write ``report.html`` for a run folder."""
+"""``python -m experiments.report RUN_DIR [--out DIR]``: write ``report.html`` for a run folder, or for a
+sweep folder (``multirun/...``: the ablation, figures, links to each job's report, samples side by side)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        path = build_report(args.run_dir, args.out)
+        from pathlib import Path
+
+        from experiments.report.sweep import build_sweep_report, is_sweep
+
+        if is_sweep(Path(args.run_dir)):
+            if args.out is not None:
+                print(
+                    "error: --out is for run folders; a sweep report is written into the sweep folder",
+                    file=sys.stderr,
+                )
+                return 2
+            path = build_sweep_report(args.run_dir)
+        else:
+            path = build_report(args.run_dir, args.out)
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
