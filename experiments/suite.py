@@ -82,7 +82,7 @@ def ensure_realfiles_suite(cache_dir: str | Path | None = None) -> Path:
 
     digest = hashlib.sha256(json.dumps(source_versions(), sort_keys=True).encode())
     for package in (benchmark.realfiles, medio):
-        for path in sorted(Path(package.__file__).parent.glob("*.py")):
+        for path in sorted(Path(str(package.__file__)).parent.glob("*.py")):
             digest.update(path.name.encode() + path.read_bytes())
     return _cached_suite(
         f"realfiles-{digest.hexdigest()[:12]}",

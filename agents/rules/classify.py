@@ -133,11 +133,13 @@ def plan_labels(ctx: DatasetContext, decider: Decider) -> LabelPlan:
         # digit-free names vary across samples may be the class. Ranked below a joined label table, because
         # site or scanner folders look the same.
         for level in (2, 3):
-            names = [_ancestor(s, level) for s in ctx.sources]
-            values = set(names)
-            if None in values:
+            above = [_ancestor(s, level) for s in ctx.sources]
+            distinct = set(above)
+            if None in distinct:
                 break
-            if 2 <= len(values) < len(names) and all(not any(ch.isdigit() for ch in str(v)) for v in values):
+            if 2 <= len(distinct) < len(above) and all(
+                not any(c.isdigit() for c in str(v)) for v in distinct
+            ):
                 hyps.append(
                     Hypothesis(
                         LabelPlan("folder", level=level),

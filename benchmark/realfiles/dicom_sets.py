@@ -9,6 +9,7 @@ Decoys (RT structure sets, plans, doses, SEG, SR, waveforms, DICOMDIR files) are
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from benchmark.realfiles.sources import pydicom_file, pydicom_tree_file
 from benchmark.realfiles.spec import RealContext, RealSample, realfiles_dataset
@@ -21,7 +22,7 @@ _TRUNCATED = "the pixel data is truncated"
 _J2K_DELIMITER = "a sequence delimiter inside the JPEG 2000 fragment corrupts the codestream header"
 
 
-def _csv(rows: list[tuple[str, ...]]) -> str:
+def _csv(rows: Sequence[Sequence[str]]) -> str:
     return "".join(",".join(r) + "\n" for r in rows)
 
 

@@ -8,6 +8,7 @@ affine), so any reader that orients the image orients the mask the same way.
 from __future__ import annotations
 
 import gzip
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,7 @@ def write_threshold_mask(src: Path, dst: Path, percentile: float = 70.0) -> None
     """
     import nibabel as nib
 
-    img = nib.load(str(src))  # type: ignore[attr-defined]
+    img = nib.load(str(src))
     data = np.asarray(img.dataobj, dtype=np.float64)  # type: ignore[attr-defined]
     while data.ndim > 3:
         data = data[..., 0]
@@ -37,7 +38,7 @@ def write_threshold_mask(src: Path, dst: Path, percentile: float = 70.0) -> None
     out = nib.Nifti1Image(mask, img.affine)  # type: ignore[attr-defined,no-untyped-call]
     out.header.set_xyzt_units("mm")  # type: ignore[no-untyped-call]
     dst.parent.mkdir(parents=True, exist_ok=True)
-    dst.write_bytes(gzip.compress(out.to_bytes(), compresslevel=1, mtime=0))  # type: ignore[no-untyped-call]
+    dst.write_bytes(gzip.compress(out.to_bytes(), compresslevel=1, mtime=0))
 
 
 @realfiles_dataset(
@@ -90,7 +91,7 @@ def nifti_bids_seg(ctx: RealContext) -> list[RealSample]:
     return samples
 
 
-def _tsv(rows: list[tuple[str, ...]]) -> str:
+def _tsv(rows: Sequence[Sequence[str]]) -> str:
     return "".join("\t".join(r) + "\n" for r in rows)
 
 

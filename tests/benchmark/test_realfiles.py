@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image
@@ -26,8 +27,10 @@ def realfiles(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Buil
     return root, build_realfiles(root, oracle=ORACLE)
 
 
-def _gt(ds_root: Path) -> dict:
-    return json.loads(next((ds_root / "VLM").glob("ground_truth_*.json")).read_text(encoding="utf-8"))
+def _gt(ds_root: Path) -> dict[str, Any]:
+    path = next((ds_root / "VLM").glob("ground_truth_*.json"))
+    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return doc
 
 
 def _hashes(root: Path) -> dict[str, str]:
@@ -71,7 +74,7 @@ def test_expected_failures_stay_in_the_manifest_and_out_of_the_ground_truth(
     realfiles: tuple[Path, list[BuiltRealDataset]],
 ) -> None:
     _, built = realfiles
-    kinds = set()
+    kinds: set[str] = set()
     for ds in built:
         gt = _gt(ds.root)
         failed = {int(i) for i in gt["expected_failures"]}

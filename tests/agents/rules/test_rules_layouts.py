@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -24,7 +25,7 @@ def _task(root: Path, rels: list[str]) -> Task:
     return Task(root=root, name=root.name, entries=entries, out_dir=vlm / "rules")
 
 
-def _annotations(task: Task) -> list[dict]:
+def _annotations(task: Task) -> list[dict[str, Any]]:
     candidate = asyncio.run(RulesAgent().generate(task))
     out = candidate.output_dir / "standardized_annotations"
     return [json.loads((out / f"{i}.json").read_text()) for i in range(len(task.entries))]
@@ -55,8 +56,8 @@ def _dicom(src: Path, dst: Path, study: str) -> None:
 def test_a_dicom_mask_of_another_study_is_not_the_images_mask(tmp_path: Path) -> None:
     from pydicom.data import get_testdata_file
 
-    ct = Path(get_testdata_file("CT_small.dcm", download=False))
-    seg = Path(get_testdata_file("liver_1frame.dcm", download=False))
+    ct = Path(str(get_testdata_file("CT_small.dcm", download=False)))
+    seg = Path(str(get_testdata_file("liver_1frame.dcm", download=False)))
     root = tmp_path / "ct"
     _dicom(ct, root / "data/P1/CT.P1.dcm", "1.2.3.1")
     _dicom(seg, root / "data/P1/SEG.P1.dcm", "1.2.3.999")  # another study: a decoy
@@ -69,8 +70,8 @@ def test_a_dicom_mask_of_another_study_is_not_the_images_mask(tmp_path: Path) ->
 def test_segmentation_decoys_of_other_studies_leave_a_classification_dataset(tmp_path: Path) -> None:
     from pydicom.data import get_testdata_file
 
-    ct = Path(get_testdata_file("CT_small.dcm", download=False))
-    seg = Path(get_testdata_file("liver_1frame.dcm", download=False))
+    ct = Path(str(get_testdata_file("CT_small.dcm", download=False)))
+    seg = Path(str(get_testdata_file("liver_1frame.dcm", download=False)))
     root = tmp_path / "head-ct"
     rels = []
     for i, label in enumerate(["normal", "abnormal", "normal"]):
