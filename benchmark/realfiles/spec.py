@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmark.synth.spec import DatasetSpec
+from benchmark.synth.spec import DatasetSpec, RegisteredDataset, register
 
-__all__ = ["REGISTRY", "RealContext", "RealSample", "RegisteredRealDataset", "realfiles_dataset"]
+__all__ = ["REGISTRY", "RealContext", "RealSample", "realfiles_dataset"]
 
 
 @dataclass
@@ -125,34 +125,13 @@ class RealContext:
 RealBuilder = Callable[[RealContext], list[RealSample]]
 
 
-@dataclass(frozen=True)
-class RegisteredRealDataset:
-    """A catalogue entry together with the function that writes it."""
-
-    spec: DatasetSpec
-    build: RealBuilder
-
-
-REGISTRY: dict[str, RegisteredRealDataset] = {}
+REGISTRY: dict[str, RegisteredDataset[RealBuilder]] = {}
 
 
 def realfiles_dataset(spec: DatasetSpec) -> Callable[[RealBuilder], RealBuilder]:
-    """Register ``spec`` with the decorated builder.
-
-    Args:
-        spec: The catalogue entry.
-
-    Returns:
-        A decorator that records the builder and returns it unchanged.
+    """Register ``spec`` with the decorated builder in the realfiles suite (``synth.spec.register``).
 
     Raises:
         ValueError: When a dataset of that name is already registered.
     """
-
-    def register(fn: RealBuilder) -> RealBuilder:
-        if spec.name in REGISTRY:
-            raise ValueError(f"realfiles dataset {spec.name!r} is registered twice")
-        REGISTRY[spec.name] = RegisteredRealDataset(spec, fn)
-        return fn
-
-    return register
+    return register(REGISTRY, spec, "realfiles dataset")

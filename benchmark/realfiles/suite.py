@@ -27,7 +27,7 @@ from benchmark.realfiles import nibabel_sets  # noqa: F401  # isort: skip
 from benchmark.realfiles.sources import source_versions
 from benchmark.realfiles.spec import REGISTRY, RealContext, RealSample
 from benchmark.synth.groundtruth import ground_truth, sample_truth
-from benchmark.synth.spec import DatasetSpec, SynthSample
+from benchmark.synth.spec import DatasetSpec, SynthSample, select_names
 from benchmark.synth.write_files import write_pillow, write_text
 
 __all__ = [
@@ -75,13 +75,7 @@ def realfiles_names(only: list[str] | None = None) -> list[str]:
     Raises:
         KeyError: When ``only`` names an unknown dataset (the message lists the valid names).
     """
-    names = list(REGISTRY)
-    if only:
-        unknown = sorted(set(only) - set(names))
-        if unknown:
-            raise KeyError(f"unknown realfiles dataset(s) {unknown}; valid names: {', '.join(names)}")
-        names = [n for n in names if n in only]
-    return names
+    return select_names(list(REGISTRY), only, "realfiles dataset")
 
 
 def realfiles_catalogue() -> str:

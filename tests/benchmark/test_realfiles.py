@@ -234,38 +234,16 @@ def test_medio_cli_fails_cleanly_on_expected_failures_in_a_fresh_process(
         assert "Traceback" not in proc.stderr and not out.exists()
 
 
+def _synth_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "benchmark.synth", *args], capture_output=True, text=True, cwd=REPO
+    )
+
+
 def test_cli_builds_the_suite_and_rejects_unknown_names(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "benchmark.synth",
-            str(tmp_path / "rf"),
-            "--suite",
-            "realfiles",
-            "--only",
-            "nope",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
+    proc = _synth_cli(str(tmp_path / "rf"), "--suite", "realfiles", "--only", "nope")
     assert proc.returncode == 2 and "rf-mr-transfer-syntaxes" in proc.stderr
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "benchmark.synth",
-            str(tmp_path / "rf"),
-            "--suite",
-            "realfiles",
-            "--only",
-            "rf-cr-monochrome1",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
+    proc = _synth_cli(str(tmp_path / "rf"), "--suite", "realfiles", "--only", "rf-cr-monochrome1")
     assert proc.returncode == 0, proc.stderr
     assert [d.name for d in discover(tmp_path / "rf")] == ["rf-cr-monochrome1"]
 
