@@ -7,6 +7,8 @@ import argparse
 import logging
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.synth.catalogue import catalogue_markdown, replace_catalogue
@@ -42,64 +44,64 @@ def main(argv: list[str] | None = None) -> int:
         "--update-doc", metavar="MD", help="rewrite the catalogue table embedded in MD and exit"
     )
     args = parser.parse_args(argv)
-    if args.suite == "realfiles":
-        return _realfiles(parser, args)
+    suite = _realfiles_suite(args) if args.suite == "realfiles" else _bundled_suite(args)
     if args.list:
-        print("\n".join(dataset_names()))
-        return 0
-    if args.update_doc:
-        doc = Path(args.update_doc)
-        doc.write_text(replace_catalogue(doc.read_text(encoding="utf-8")), encoding="utf-8")
-        return 0
-    if args.catalogue:
-        print(catalogue_markdown(), end="")
-        return 0
-    if not args.out:
-        parser.error("OUT_DIR is required")
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    start = time.perf_counter()
-    try:
-        built = generate_suite(args.out, size=args.size, seed=args.seed, oracle=args.oracle, only=args.only)
-    except KeyError as exc:
-        print(f"error: {exc.args[0]}", file=sys.stderr)
-        return 2
-    for ds in built:
-        print(f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {ds.seconds:5.2f}s")
-    print(f"{len(built)} datasets written to {args.out} in {time.perf_counter() - start:.1f}s")
-    return 0
-
-
-def _realfiles(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    """``--suite realfiles``: the same CLI over the realfiles registry (``--size``/``--seed`` unused)."""
-    from benchmark.realfiles import REALFILES_MARKER, build_realfiles, realfiles_catalogue, realfiles_names
-
-    if args.list:
-        print("\n".join(realfiles_names()))
+        print("\n".join(suite.names()))
         return 0
     if args.update_doc:
         doc = Path(args.update_doc)
         text = doc.read_text(encoding="utf-8")
-        doc.write_text(replace_catalogue(text, realfiles_catalogue(), REALFILES_MARKER), encoding="utf-8")
+        doc.write_text(replace_catalogue(text, suite.catalogue(), suite.marker), encoding="utf-8")
         return 0
     if args.catalogue:
-        print(realfiles_catalogue(), end="")
+        print(suite.catalogue(), end="")
         return 0
     if not args.out:
         parser.error("OUT_DIR is required")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     start = time.perf_counter()
     try:
-        built = build_realfiles(args.out, only=args.only, oracle=args.oracle)
+        lines = suite.build()
     except KeyError as exc:
         print(f"error: {exc.args[0]}", file=sys.stderr)
         return 2
-    for ds in built:
-        print(
+    print("\n".join(lines))
+    print(f"{len(lines)} datasets written to {args.out} in {time.perf_counter() - start:.1f}s")
+    return 0
+
+
+@dataclass(frozen=True)
+class _Suite:
+    """What the CLI needs from a suite: names, catalogue table (and its doc marker), and a build that returns
+    one summary line per dataset."""
+
+    names: Callable[[], list[str]]
+    catalogue: Callable[[], str]
+    marker: str
+    build: Callable[[], list[str]]
+
+
+def _bundled_suite(args: argparse.Namespace) -> _Suite:
+    def build() -> list[str]:
+        built = generate_suite(args.out, size=args.size, seed=args.seed, oracle=args.oracle, only=args.only)
+        return [f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {ds.seconds:5.2f}s" for ds in built]
+
+    return _Suite(dataset_names, catalogue_markdown, "catalogue", build)
+
+
+def _realfiles_suite(args: argparse.Namespace) -> _Suite:
+    """``--suite realfiles`` (``--size``/``--seed`` do not apply)."""
+    from benchmark.realfiles import REALFILES_MARKER, build_realfiles, realfiles_catalogue, realfiles_names
+
+    def build() -> list[str]:
+        built = build_realfiles(args.out, only=args.only, oracle=args.oracle)
+        return [
             f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {len(ds.failures):2d} expected failures"
             f"  {ds.seconds:5.2f}s"
-        )
-    print(f"{len(built)} datasets written to {args.out} in {time.perf_counter() - start:.1f}s")
-    return 0
+            for ds in built
+        ]
+
+    return _Suite(realfiles_names, realfiles_catalogue, REALFILES_MARKER, build)
 
 
 if __name__ == "__main__":
