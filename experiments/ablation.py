@@ -10,7 +10,6 @@ threshold grid per strategy, and the oracle best-of-n upper bound where a run ke
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import logging
@@ -26,6 +25,7 @@ from benchmark.score.analysis import to_latex, to_markdown
 from benchmark.score.constants import METRIC_NAMES
 from experiments.oracle_bound import oracle_upper_bound
 from experiments.stats import bootstrap_ci, sign_flip_test
+from medio.cli_errors import OneLineParser, cli_main, existing_dir
 
 __all__ = [
     "G_VALUES",
@@ -231,19 +231,15 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
     return written
 
 
+@cli_main("python -m experiments.ablation")
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: redo the ablation files of a sweep folder."""
-    parser = argparse.ArgumentParser(
-        prog="python -m experiments.ablation", description=__doc__.splitlines()[0]
-    )
+    """CLI: redo the ablation files of a sweep folder; returns the exit code (docs/cli.md)."""
+    parser = OneLineParser(prog="python -m experiments.ablation", description=__doc__.splitlines()[0])
     parser.add_argument("sweep_dir", type=Path, help="the multirun folder of `python -m experiments -m ...`")
     parser.add_argument("--no-figure", action="store_true", help="skip ablation.png")
     args = parser.parse_args(argv)
-    try:
-        written = write_ablation(args.sweep_dir, figure=not args.no_figure)
-    except FileNotFoundError as exc:
-        print(f"error: {exc}")
-        return 2
+    existing_dir("SWEEP_DIR", args.sweep_dir)
+    written = write_ablation(args.sweep_dir, figure=not args.no_figure)
     print((args.sweep_dir / "ablation.md").read_text(encoding="utf-8"))
     print("wrote " + ", ".join(str(p) for p in written))
     return 0
