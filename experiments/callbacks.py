@@ -1,5 +1,5 @@
 """Hydra callbacks: check a run's config before Hydra creates (or rewrites) its folder, and at the end of a
-sweep (``-m strategy=s0,s1,s2,s3,s4``) write the ablation."""
+sweep (``-m strategy=s0,s1,s2,s3,s4``) write the ablation and the sweep's report."""
 
 from __future__ import annotations
 
@@ -34,6 +34,23 @@ class AblationCallback(Callback):
             log.exception("could not write the ablation tables for %s", sweep_dir)
             return
         print(f"ablation: {', '.join(str(p) for p in written)}")
+        self._reports(sweep_dir)
+
+    @staticmethod
+    def _reports(sweep_dir: Path) -> None:
+        """The sweep's own report.html, and each job's report again so it shows the sweep's ablation figure
+        (the jobs wrote theirs before the figure existed). Failures are logged, never raised."""
+        from experiments.ablation import load_runs
+        from experiments.report import write_report
+        from experiments.report.sweep import build_sweep_report
+
+        for run in load_runs(sweep_dir):
+            if (run.run_dir / "report.html").is_file():
+                write_report(run.run_dir)
+        try:
+            print(f"sweep report: {build_sweep_report(sweep_dir).resolve().as_uri()}")
+        except Exception:  # the runs and tables are saved; a page bug must not fail the sweep
+            log.exception("could not write the sweep report for %s", sweep_dir)
 
 
 class PreflightFailed(BaseException):

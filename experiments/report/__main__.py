@@ -1,11 +1,12 @@
-"""``python -m experiments.report RUN_DIR [--out DIR]``: write ``report.html`` for a run folder."""
+"""``python -m experiments.report RUN_DIR [--out DIR]``: write ``report.html`` for a run folder, or for a
+sweep folder (``multirun/...``: the ablation, figures, links to each job's report, samples side by side)."""
 
 from __future__ import annotations
 
 import logging
 
 from experiments.report.build import build_report
-from medio.cli_errors import OneLineParser, cli_main, existing_dir
+from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 
 
 @cli_main("python -m experiments.report")
@@ -25,8 +26,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    existing_dir("RUN_DIR", args.run_dir)
-    path = build_report(args.run_dir, args.out)
+    from experiments.report.sweep import build_sweep_report, is_sweep
+
+    run_dir = existing_dir("RUN_DIR", args.run_dir)
+    if is_sweep(run_dir):
+        if args.out is not None:
+            raise CliError("--out is for run folders; a sweep report is written into the sweep folder")
+        path = build_sweep_report(args.run_dir)
+    else:
+        path = build_report(args.run_dir, args.out)
     print(path.resolve().as_uri())
     return 0
 
