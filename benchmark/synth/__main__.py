@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from benchmark.synth.catalogue import catalogue_markdown, replace_catalogue
 from benchmark.synth.suite import SIZES, dataset_names, generate_suite
+from medio.cli_errors import CliError, OneLineParser, cli_main, existing_path
 
 
+@cli_main("python -m benchmark.synth")
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, write the suite and print a one-line summary per dataset.
 
@@ -22,9 +22,9 @@ def main(argv: list[str] | None = None) -> int:
         argv: Arguments (default: ``sys.argv[1:]``).
 
     Returns:
-        The process exit code.
+        The process exit code (0 ok, 2 bad input; docs/cli.md).
     """
-    parser = argparse.ArgumentParser(prog="python -m benchmark.synth", description=__doc__)
+    parser = OneLineParser(prog="python -m benchmark.synth", description=__doc__)
     parser.add_argument("out", nargs="?", help="benchmark root to write")
     parser.add_argument(
         "--suite",
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(suite.names()))
         return 0
     if args.update_doc:
-        doc = Path(args.update_doc)
+        doc = existing_path("--update-doc", args.update_doc)
         text = doc.read_text(encoding="utf-8")
         doc.write_text(replace_catalogue(text, suite.catalogue(), suite.marker), encoding="utf-8")
         return 0
@@ -60,11 +60,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("OUT_DIR is required")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     start = time.perf_counter()
-    try:
-        lines = suite.build()
-    except KeyError as exc:
-        print(f"error: {exc.args[0]}", file=sys.stderr)
-        return 2
+    if args.only:
+        unknown = sorted(set(args.only) - set(suite.names()))
+        if unknown:
+            valid = ", ".join(suite.names())
+            raise CliError(f"--only {' '.join(unknown)}: no such dataset; valid: {valid}")
+    lines = suite.build()
     print("\n".join(lines))
     print(f"{len(lines)} datasets written to {args.out} in {time.perf_counter() - start:.1f}s")
     return 0
