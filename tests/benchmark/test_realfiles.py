@@ -182,8 +182,14 @@ def test_medio_cli_inspects_and_renders_every_file(
     ds = next(d for d in built if d.spec.name == name)
     for i, sample in enumerate(ds.samples):
         out = tmp_path / f"{i}.png"
-        assert main(["inspect", str(ds.root / sample.manifest_path)]) == 0
-        capsys.readouterr()
+        rc = main(["inspect", str(ds.root / sample.manifest_path)])
+        err = capsys.readouterr().err
+        # inspect summarises what it can; a header it cannot parse is bad input: one line, exit 2.
+        assert rc == 0 or (i in ds.failures and rc == 2 and len(err.strip().splitlines()) == 1), (
+            name,
+            i,
+            err,
+        )
         rc = main(_render_args(ds, i, out))
         err = capsys.readouterr().err
         if i in ds.failures:
@@ -200,15 +206,21 @@ def test_medio_cli_inspects_and_renders_every_file(
 def test_every_file_of_the_suite_can_be_inspected_in_one_fresh_process(
     realfiles: tuple[Path, list[BuiltRealDataset]],
 ) -> None:
-    # Decoys, label tables, headers and masks included: inspect never raises on bad input.
-    root, _ = realfiles
+    # Decoys, label tables, headers and masks included: inspect never raises on bad input; it summarises every
+    # file and exits 2 when some could not be read (docs/cli.md). Every scored sample's file reads.
+    root, built = realfiles
     files = sorted(str(p) for p in root.glob("*/data/**/*") if p.is_file())
     proc = subprocess.run(
         [sys.executable, "-m", "medio", "inspect", *files], capture_output=True, text=True, cwd=REPO
     )
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode in (0, 2), proc.stderr
     assert "Traceback" not in proc.stderr
-    assert len(json.loads(proc.stdout)) == len(files) >= 100
+    summaries = json.loads(proc.stdout)
+    assert len(summaries) == len(files) >= 100
+    unreadable = {f for f, s in zip(files, summaries, strict=True) if s.get("error")}
+    assert proc.returncode == (2 if unreadable else 0)
+    scored = {str(ds.root / ds.samples[i].manifest_path) for ds in built for i in ds.truth}
+    assert not unreadable & scored, sorted(unreadable & scored)
 
 
 def test_medio_cli_fails_cleanly_on_expected_failures_in_a_fresh_process(
