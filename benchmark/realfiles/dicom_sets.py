@@ -1,8 +1,8 @@
 """Realfiles datasets made of pydicom's bundled test files.
 
-Every image's pixels are pydicom's; identifying header fields (PatientID/PatientName) are rewritten so the
-header agrees with the folder layout, and one header edit is made on purpose (MONOCHROME1, below). Labels
-are synthetic and live where real datasets keep them (a CSV, class folders, a JSON table, file names).
+Every image's pixels are pydicom's; identifying header fields (PatientID/PatientName and the UIDs) are
+rewritten so the header agrees with the folder layout. Labels are synthetic and live where real datasets keep
+them (a CSV, class folders, a JSON table, file names).
 Decoys (RT structure sets, plans, doses, SEG, SR, waveforms, DICOMDIR files) are copied byte for byte.
 """
 
@@ -368,8 +368,7 @@ def dicomdir_series(ctx: RealContext) -> list[RealSample]:
         modality="X-ray",
         layout="per-patient folders; labels.csv joined by patient_id",
         traps=(
-            "MONOCHROME1: minimum is white (PhotometricInterpretation set on pydicom's CR files; pixels "
-            "unchanged)",
+            "MONOCHROME1: minimum is white (pydicom's computed radiographs)",
             "16x16 images",
         ),
         classes=("normal", "abnormal"),
@@ -378,7 +377,7 @@ def dicomdir_series(ctx: RealContext) -> list[RealSample]:
     )
 )
 def cr_monochrome1(ctx: RealContext) -> list[RealSample]:
-    """pydicom's CR images declared MONOCHROME1, one patient folder each."""
+    """pydicom's MONOCHROME1 computed radiographs, one patient folder each."""
     files = [("77654033/CR1/6154", 0), ("77654033/CR2/6247", 1), ("77654033/CR3/6278", 1)]
     rows = [("patient_id", "label")]
     samples = []
@@ -388,7 +387,6 @@ def cr_monochrome1(ctx: RealContext) -> list[RealSample]:
             pydicom_tree_file(f"{_TREE}/{rel}"),
             f"data/{pid}/{rel.rsplit('/', 1)[1]}.dcm",
             pid,
-            PhotometricInterpretation="MONOCHROME1",
         )
         rows.append((pid, ("normal", "abnormal")[label]))
         samples.append(

@@ -269,3 +269,41 @@ def test_catalogue_table_in_docs_matches_the_registry() -> None:
         "docs/benchmark.md is stale: run "
         "`python -m benchmark.synth --suite realfiles --update-doc docs/benchmark.md`"
     )
+
+
+def test_rgb_with_more_than_eight_bits_is_scaled_like_its_eight_bit_twin(
+    realfiles: tuple[Path, list[BuiltRealDataset]],
+) -> None:
+    # pydicom ships one colour test picture as 8-, 16- and 32-bit RLE RGB: scaled (not cast) renders agree.
+    import medio
+
+    _, built = realfiles
+    ds = next(d for d in built if d.spec.name == "rf-sc-colour-dicom")
+    shown = {
+        bits: medio.render(medio.read(ds.root / "data" / "export" / f"SC_rgb_rle{bits}.dcm")).pixels
+        for bits in ("", "_16bit", "_32bit")
+    }
+    assert shown[""].std() > 10  # a real picture, not a flat field
+    for bits in ("_16bit", "_32bit"):
+        diff = abs(shown[bits].astype(int) - shown[""].astype(int))
+        assert diff.max() <= 1, bits
+
+
+def test_monochrome1_renders_as_the_negative_of_the_same_pixels_read_as_monochrome2(
+    realfiles: tuple[Path, list[BuiltRealDataset]], tmp_path: Path
+) -> None:
+    import pydicom
+
+    import medio
+
+    _, built = realfiles
+    ds = next(d for d in built if d.spec.name == "rf-cr-monochrome1")
+    declared = ds.root / ds.samples[0].manifest_path
+    header = pydicom.dcmread(declared)
+    assert header.PhotometricInterpretation == "MONOCHROME1"
+    header.PhotometricInterpretation = "MONOCHROME2"
+    header.save_as(tmp_path / "m2.dcm")
+    a = medio.render(medio.read(declared)).pixels.astype(int)
+    b = medio.render(medio.read(tmp_path / "m2.dcm")).pixels.astype(int)
+    assert a.std() > 0
+    assert (a + b == 255).all()
