@@ -307,3 +307,15 @@ def test_monochrome1_renders_as_the_negative_of_the_same_pixels_read_as_monochro
     b = medio.render(medio.read(tmp_path / "m2.dcm")).pixels.astype(int)
     assert a.std() > 0
     assert (a + b == 255).all()
+
+
+def test_ground_truth_files_load_typed_and_round_trip(realfiles: tuple[Path, list[BuiltRealDataset]]) -> None:
+    from benchmark.groundtruth import load_ground_truth
+
+    _, built = realfiles
+    for ds in built:
+        path = next((ds.root / "VLM").glob("ground_truth_*.json"))
+        gt = load_ground_truth(path)
+        assert gt.indices == sorted(ds.truth)
+        text = json.dumps(gt.model_dump(by_alias=True), indent=2, ensure_ascii=False)
+        assert text == path.read_text(encoding="utf-8")
