@@ -36,6 +36,7 @@ class SourceFacts:
     axes: str = ""
     n_frames: int | None = None
     modality: str | None = None
+    keys: tuple[str, ...] = ()
 
 
 class _LRU(OrderedDict[Any, Any]):
@@ -56,6 +57,8 @@ _WRITTEN: _LRU = _LRU(50_000)
 _WRITTEN_BY_CONTENT: _LRU = _LRU(50_000)
 _MASK_IDS: _LRU = _LRU(50_000)
 _TABLES: dict[tuple[str, Any], list[list[str]]] = {}
+_LABELS: _LRU = _LRU(2_000)
+_MASK_WORDS = ("label", "mask", "seg", "gt", "annot")
 
 
 def _read(path: Path, options: dict[str, Any]) -> medio.MedImage:
@@ -91,7 +94,9 @@ def _load(
         _FACTS.put(key, facts)
         return facts, None
     m = image.meta
-    facts = SourceFacts(True, "", m.format, tuple(m.shape), m.axes, m.n_frames, m.modality)
+    facts = SourceFacts(
+        True, "", m.format, tuple(m.shape), m.axes, m.n_frames, m.modality, tuple(m.keys or ())
+    )
     _FACTS.put(key, facts)
     return facts, image
 
@@ -123,6 +128,99 @@ def source_render(
             result = f"cannot render {path.name}: {exc}"
     _RENDERS.put(key, result)
     return result
+
+
+@dataclass(frozen=True)
+class LabelFacts:
+    """A raw label map (2D plane or 3D volume) read once: its shape and the ids it holds.
+
+    Attributes:
+        ok: Whether it was read as an integer label map.
+        error: Why not (empty when ok).
+        shape: The label array's shape (``(z, h, w)`` for a volume, ``(h, w)`` for a plane).
+        ids: The distinct values it holds.
+        key: The container member read (``label``, ``mask`` ...), when the file is a container.
+    """
+
+    ok: bool
+    error: str = ""
+    shape: tuple[int, ...] = ()
+    ids: tuple[int, ...] = ()
+    key: str | None = None
+
+
+def label_facts(path: Path) -> LabelFacts:
+    """Read a raw label map (NIfTI, MetaImage, NPZ/HDF5 member, PNG/GIF ...) once and note its shape and ids.
+
+    A container with several members is read at the member named like a label (``label``, ``mask``, ``seg``);
+    a colour image is read at its first channel. Cached by path and file signature.
+
+    Args:
+        path: The label file, already confined to the dataset.
+
+    Returns:
+        The facts (``ok=False`` with the reason when it is not an integer label map).
+    """
+    key = _key(path, {})
+    if key is None:
+        return LabelFacts(False, f"{path.name} does not exist")
+    cached: LabelFacts | None = _LABELS.get(key)
+    if cached is None:
+        cached = _read_label(path)
+        _LABELS.put(key, cached)
+    return cached
+
+
+def _read_label(path: Path) -> LabelFacts:
+    member: str | None = None
+    try:
+        image = medio.read(path)
+        keys = list(image.meta.keys or [])
+        if len(keys) > 1:
+            member = next((k for k in keys if any(w in k.lower() for w in _MASK_WORDS)), None)
+            if member is None:
+                return LabelFacts(False, f"{path.name} has no member named like a label map ({keys})")
+            image = medio.read(path, key=member)
+    except (MedioError, OSError, ValueError, IndexError, KeyError) as exc:
+        return LabelFacts(False, f"cannot read {path.name}: {exc}")
+    arr = np.asarray(image.array)
+    if (image.meta.axes or "").endswith("C") and arr.ndim >= 3:
+        arr = arr[..., 0]
+    if arr.dtype.kind == "f" and arr.size and np.array_equal(arr, np.round(arr)):
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "iub" or arr.ndim not in (2, 3):
+        return LabelFacts(False, f"{path.name} is not an integer label map ({arr.dtype}, {arr.ndim}D)")
+    ids = distinct_values(arr.astype(np.uint16) if arr.dtype.kind == "b" else arr)
+    return LabelFacts(True, "", tuple(int(s) for s in arr.shape), tuple(ids), member)
+
+
+def id_columns(path: Path, keys: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """The 1-D text/integer members of a container (``case_ids``, ``names`` ...): the ids of its records.
+
+    Args:
+        path: The container (NPZ, HDF5, MAT).
+        keys: Its member names (`SourceFacts.keys`).
+
+    Returns:
+        Member name → its values as strings, for members that are 1-D lists of ids (cached per file).
+    """
+    key = _key(path, {}, "id_columns")
+    if key is None:
+        return {}
+    cached: dict[str, tuple[str, ...]] | None = _LABELS.get(key)
+    if cached is None:
+        cached = {}
+        for member in keys[:32]:
+            try:
+                arr = np.asarray(medio.read(path, key=member).array)
+            except (MedioError, OSError, ValueError, IndexError, KeyError):
+                continue
+            if arr.ndim == 1 and 1 < arr.size <= 100_000 and arr.dtype.kind in "USO":
+                cached[member] = tuple(
+                    v.decode(errors="replace") if isinstance(v, bytes) else str(v) for v in arr.tolist()
+                )
+        _LABELS.put(key, cached)
+    return cached
 
 
 def written_small(path: Path, size: int, digest: bytes | None = None) -> np.ndarray | None:
@@ -340,7 +438,7 @@ def label_index(dataset_root: Path) -> LabelIndex:
 
 def clear_caches() -> None:
     """Forget every cached header, render, grey copy and label table (cold-start measurements)."""
-    for cache in (_FACTS, _RENDERS, _WRITTEN, _WRITTEN_BY_CONTENT, _MASK_IDS, _TABLES, _LABEL_INDEX):
+    for cache in (_FACTS, _RENDERS, _WRITTEN, _WRITTEN_BY_CONTENT, _MASK_IDS, _TABLES, _LABEL_INDEX, _LABELS):
         cache.clear()
     box_weights.cache_clear()
     box_windows.cache_clear()

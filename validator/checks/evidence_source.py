@@ -10,6 +10,7 @@ The resolution helpers (`declared_source`, `read_options`, `read_target`, `image
 from __future__ import annotations
 
 import posixpath
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -37,10 +38,54 @@ def declared_source(sample: SampleView) -> tuple[Path | None, str]:
     return result
 
 
+# Where a candidate may state its source besides extra.source_file (SPEC §3.2's trace keys, in this order).
+ALT_SOURCE_KEYS = ("source_relative", "source_path", "source", "raw_file", "original_path", "source_image")
+_NOTES_SOURCE = re.compile(r"(?:converted from|original file|source file|source)\s*:\s*(.+)", re.IGNORECASE)
+
+
+def source_value(sample: SampleView) -> str | None:
+    """The source path the candidate states: ``extra.source_file``, another source key of ``extra``, a path in
+    ``provenance.notes`` ("Converted from: X"), or the manifest's file when ``original_filename`` names it.
+
+    Args:
+        sample: The candidate sample.
+
+    Returns:
+        The dataset-relative path as written (None when the candidate states none).
+    """
+    if "source_value" not in sample.memo:
+        sample.memo["source_value"] = _source_value(sample)
+    value: str | None = sample.memo["source_value"]
+    return value
+
+
+def _source_value(sample: SampleView) -> str | None:
+    for key in ("source_file", *ALT_SOURCE_KEYS):
+        value = sample.extra.get(key)
+        if isinstance(value, str) and nonmissing(value):
+            return value
+    notes = sample.get("provenance.notes")
+    match = _NOTES_SOURCE.search(notes) if isinstance(notes, str) else None
+    if match is not None:
+        text = re.split(r",\s*key\s*:", match.group(1), flags=re.IGNORECASE)[0].strip()
+        words = text.split(" ")
+        for n in range(len(words), 0, -1):  # "X by the rules baseline": the longest prefix that exists
+            path = sample.dataset_path(" ".join(words[:n]))
+            if path is not None and stat_path(path) is not None:
+                return " ".join(words[:n])
+        if sample.dataset_root is None:
+            return text or None
+    name = sample.extra.get("original_filename")
+    manifest = sample.entry.relpath if sample.entry is not None else ""
+    if isinstance(name, str) and manifest and name.strip() == manifest.rsplit("/", 1)[-1]:
+        return manifest
+    return None
+
+
 def _declared_source(sample: SampleView) -> tuple[Path | None, str]:
-    value = sample.extra.get("source_file")
-    if not isinstance(value, str) or not nonmissing(value):
-        return None, f"{SOURCE} is missing"
+    value = source_value(sample)
+    if value is None:
+        return None, f"{SOURCE} is missing (and no other source key or provenance note names one)"
     if sample.dataset_root is None:
         return None, "no dataset folder given, the source cannot be checked"
     path = sample.dataset_path(value)
@@ -52,10 +97,83 @@ def _declared_source(sample: SampleView) -> tuple[Path | None, str]:
 
 
 def read_options(sample: SampleView) -> dict[str, Any]:
-    """medio.read options the candidate declared: container key/index, frame, volume (a fresh dict)."""
+    """medio.read options for the declared source: container key/index, frame, volume (a fresh dict).
+
+    What the candidate declared wins. When it declared no key or record index and the source is a container
+    with several image members or a file the manifest lists for several samples (records of one stack), the
+    options are searched in the raw file instead, so that no check rewards agent-private fields: the record
+    whose id member (``case_ids`` ...) holds the sample's subject/sample id, else the image member and record
+    whose rendering correlates best with the written image.
+    """
     if "read_options" not in sample.memo:
-        sample.memo["read_options"] = _read_options(sample)
+        declared = _read_options(sample)
+        sample.memo["read_options"] = declared  # guards against re-entry while the search runs
+        sample.memo["read_options"] = _search_options(sample, declared)
     return dict(sample.memo["read_options"])
+
+
+_ID_FIELDS = ("sample_id", "subject_id", "case_id", "patient_id", "record_id", "image_id")
+_MAX_SEARCH = 64
+
+
+def _search_options(sample: SampleView, declared: dict[str, Any]) -> dict[str, Any]:
+    if declared.get("key") is not None and declared.get("index") is not None:
+        return declared
+    path, _ = declared_source(sample)
+    if path is None or not _is_file(path):
+        return declared
+    facts = _raw.source_facts(path, declared)
+    image_keys = [k for k in facts.keys if not any(w in k.lower() for w in _LABEL_WORDS)]
+    keys: list[str | None] = [declared.get("key")]
+    if declared.get("key") is None and len(image_keys) > 1:
+        keys = list(image_keys[:_MAX_SEARCH])
+    rel = _manifest_rel(sample)
+    listed = sum(1 for p in sample.peers or [] if p.entry is not None and p.entry.relpath == rel)
+    stacked = declared.get("index") is None and listed > 1 and facts.ok and facts.axes.startswith("Z")
+    if stacked:
+        row = _record_by_id(sample, path, facts.keys)
+        if row is not None:
+            return {**declared, "index": row}
+    if len(keys) == 1 and not stacked:
+        return declared
+    image = sample.image
+    size = int(sample.option("ncc_size", 32))
+    valid = image is not None and image.valid
+    written = _raw.written_small(image.path, size, image.digest) if image is not None and valid else None
+    if written is None:
+        return declared
+    slice_index, axis = _slice(sample)
+    best: tuple[float, dict[str, Any]] = (-2.0, declared)
+    for key in keys:
+        opts = {**declared, "key": key} if key is not None else dict(declared)
+        n = facts.shape[0] if stacked else 0
+        for index in range(min(n, _MAX_SEARCH)) if n else [None]:
+            trial = {**opts, "index": index} if index is not None else opts
+            rendered = _raw.source_render(path, trial, None if stacked else slice_index, axis, size)
+            if not isinstance(rendered, str) and (r := _raw.ncc(rendered, written)) > best[0]:
+                best = (r, trial)
+    return best[1]
+
+
+_LABEL_WORDS = ("label", "mask", "seg", "annot")
+
+
+def _manifest_rel(sample: SampleView) -> str:
+    return sample.entry.relpath if sample.entry is not None else ""
+
+
+def _record_by_id(sample: SampleView, path: Path, keys: tuple[str, ...]) -> int | None:
+    """The record of a stacked container whose id member holds one of the sample's ids (if exactly one)."""
+    values = [v for f in _ID_FIELDS for v in (sample.extra.get(f), sample.get(f"context.sample.{f}"))]
+    ids = {str(v).strip() for v in values}
+    ids = {v for v in ids if nonmissing(v) and v != "None"}
+    if not ids:
+        return None
+    for values in _raw.id_columns(path, keys).values():
+        rows = [k for k, v in enumerate(values) if v.strip() in ids]
+        if len(rows) == 1:
+            return rows[0]
+    return None
 
 
 def _read_options(sample: SampleView) -> dict[str, Any]:
@@ -110,7 +228,7 @@ def image_alternates(sample: SampleView, path: Path) -> list[Path]:
     if declared is not None and declared.is_file():
         out.append(declared)
     labels = {_rel(v) for k in SIBLING_KEYS[:3] if isinstance(v := sample.extra.get(k), str)}
-    if _rel(str(sample.extra.get("source_file"))) in labels and path.is_file():
+    if _rel(str(source_value(sample))) in labels and path.is_file():
         suffix = "".join(path.suffixes[-2:]) if path.name.endswith(".gz") else path.suffix
         out += sorted(
             p for p in path.parent.iterdir() if p != path and p.name.endswith(suffix) and not p.is_symlink()
@@ -129,7 +247,7 @@ def source_in_dataset(sample: SampleView) -> CheckResult:
         return CheckResult.fail(error + hint, (SOURCE,))
     if sample.entry is None:
         return CheckResult.ok((SOURCE,))
-    declared = _rel(str(sample.extra["source_file"]))
+    declared = _rel(str(source_value(sample)))
     manifest = sample.entry.relpath
     siblings = {_rel(v) for k in SIBLING_KEYS if isinstance(v := sample.extra.get(k), str)}
     folder_of_manifest = manifest.startswith(declared.rstrip("/") + "/")
@@ -149,7 +267,7 @@ def source_fields_present(sample: SampleView) -> CheckResult:
     fields = (SOURCE, "context.sample.extra.original_filename")
     if sample.annotation is None:
         return CheckResult.fail(sample.annotation_error, fields)
-    src, orig = sample.extra.get("source_file"), sample.extra.get("original_filename")
+    src, orig = source_value(sample), sample.extra.get("original_filename")
     if not (isinstance(src, str) and nonmissing(src)):
         return CheckResult.fail(
             f"fill {SOURCE} with the raw file's path relative to the dataset root", fields
@@ -228,7 +346,7 @@ def source_renders_like_image(sample: SampleView) -> CheckResult:
         return CheckResult(1.0, "", fields, {"ncc": round(r, 4)})
     return CheckResult(
         max(0.0, r) * 0.5,
-        f"the image does not look like {sample.extra.get('source_file')!r} at "
+        f"the image does not look like {source_value(sample)!r} at "
         f"slice {slice_index} / frame {read_options(sample).get('frame')} (NCC {r:.2f} < "
         f"{threshold}); re-render it from the declared source, slice and frame",
         fields,
@@ -260,7 +378,9 @@ def dimension_matches_source(sample: SampleView) -> CheckResult:
     shape = sample.get("media_geometry.spatial.three_d.volume_shape_voxels")
     numbers = [int(s) for s in shape if isinstance(s, int | float)] if isinstance(shape, list) else []
     expected = list(facts.shape[:3])
-    if declared == "3d" and facts.axes.startswith("Z") and shape is not None and numbers != expected:
+    # (z, h, w) as the array is, (x, y, z) as NIfTI headers and the benchmark's examples list it, or (h, w, z)
+    orders = (expected, expected[::-1], [*expected[1:], expected[0]])
+    if declared == "3d" and facts.axes.startswith("Z") and shape is not None and numbers not in orders:
         return CheckResult.fail(
             f"three_d.volume_shape_voxels {shape} differs from the source's {expected} (z, h, w)",
             fields,
