@@ -1,11 +1,12 @@
 """Rewrite an oracle output (our rules-agent style) in the public benchmark's style, same content.
 
-Modelled on ``../shared/mdsbench/examples/*/oracle_prediction/0.json``: segmentation as COCO RLE (compressed and
-uncompressed) or polygons in ``coco_2d``/``video_coco``, or ``mask_3d.mask_path`` pointing at the raw label
-volume in ``data/``; no ``masks/`` folder; ``three_d`` without ``pixel_size_px``, ``slice_axis: "axial"`` and
-the volume shape as (x, y, z); boxes with ``bbox_format`` or only ``extra.bbox_file``; ``extra`` restricted to
-the keys the benchmark's ground truth names (no ``source_key``/``record_index``/``case_id``), and provenance notes
-that name no source ("conformance oracle"), or a source stated only in the notes.
+Modelled on ``../shared/mdsbench/examples/*/oracle_prediction/0.json``: segmentation as COCO RLE
+(compressed and uncompressed) or polygons in ``coco_2d``/``video_coco``, or ``mask_3d.mask_path`` pointing at
+the raw label volume in ``data/``; no ``masks/`` folder; ``three_d`` without ``pixel_size_px``,
+``slice_axis: "axial"`` and the volume shape as (x, y, z); boxes with ``bbox_format`` or only
+``extra.bbox_file``; ``extra`` restricted to the keys the benchmark's ground truth names (no ``source_key``,
+``record_index`` or ``case_id``), and provenance notes that name no source ("conformance oracle"), or a source
+stated only in the notes.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def coco_annotations(mask_png: Path, style: int) -> list[dict[str, Any]]:
 
 
 def to_bench_style(candidate: Path, *, notes_only_source: bool = False, boxes_in_file: bool = False) -> None:
-    """Rewrite every annotation of ``candidate`` (an ``agent1_data_organization`` folder) in the benchmark style.
+    """Rewrite every annotation of ``candidate`` (an ``agent1_data_organization`` folder) in benchmark style.
 
     Args:
         candidate: The folder, modified in place; its ``masks/`` folder is removed.

@@ -65,11 +65,15 @@ def _bench_copy(suite: Path, name: str, tmp_path: Path, **kw: Any) -> Path:
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 @pytest.mark.parametrize("name", sorted(FAMILIES))
-def test_benchmark_style_scores_like_our_style(family_suite: Path, tmp_path: Path, name: str, variant: str) -> None:
+def test_benchmark_style_scores_like_our_style(
+    family_suite: Path, tmp_path: Path, name: str, variant: str
+) -> None:
     clear_cache()
     dataset = family_suite / name
     ours = validate(_oracle(family_suite, name), dataset, use_cache=False)
-    theirs = validate(_bench_copy(family_suite, name, tmp_path, **VARIANTS[variant]), dataset, use_cache=False)
+    theirs = validate(
+        _bench_copy(family_suite, name, tmp_path, **VARIANTS[variant]), dataset, use_cache=False
+    )
     assert all(s.total == pytest.approx(1.0) for s in ours.samples.values())
     gaps = [
         (i, check, o.result.score, theirs.samples[i].checks[check].result.message)
@@ -95,10 +99,16 @@ def test_the_bench_copy_really_uses_the_other_representations(family_suite: Path
     assert kinds == {"polygon", "str", "list"}
     doc3 = json.loads((seg3d / "standardized_annotations/0.json").read_text())
     assert doc3["tasks"]["segmentation"]["mask_3d"]["mask_path"].startswith("data/")
-    assert "boxes2d" not in json.loads((det / "standardized_annotations/0.json").read_text())["tasks"]["detection"]
-    assert "record_index" not in json.loads((stack / "standardized_annotations/1.json").read_text())["context"][
-        "sample"
-    ]["extra"]
+    assert (
+        "boxes2d"
+        not in json.loads((det / "standardized_annotations/0.json").read_text())["tasks"]["detection"]
+    )
+    assert (
+        "record_index"
+        not in json.loads((stack / "standardized_annotations/1.json").read_text())["context"]["sample"][
+            "extra"
+        ]
+    )
 
 
 def _edit(folder: Path, index: int, fn: Any) -> None:
@@ -110,14 +120,18 @@ def _edit(folder: Path, index: int, fn: Any) -> None:
 
 def _score(folder: Path, dataset: Path, index: int, check: str, profile: str = "evidence") -> float:
     clear_cache()
-    return validate(folder, dataset, profile=profile, use_cache=False).samples[index].checks[check].result.score
+    return (
+        validate(folder, dataset, profile=profile, use_cache=False).samples[index].checks[check].result.score
+    )
 
 
 def test_raw_label_volume_must_exist_and_fit(family_suite: Path, tmp_path: Path) -> None:
     dataset = family_suite / "synth-prostate-mha"
     cand = _bench_copy(family_suite, "synth-prostate-mha", tmp_path)
     assert _score(cand, dataset, 0, "mask_matches_image") == 1.0
-    other_case = json.loads((cand / "standardized_annotations/1.json").read_text())["context"]["sample"]["extra"]
+    other_case = json.loads((cand / "standardized_annotations/1.json").read_text())["context"]["sample"][
+        "extra"
+    ]
 
     def missing(d: dict[str, Any]) -> None:
         d["tasks"]["segmentation"]["mask_3d"]["mask_path"] = "data/masks/nope.mha"
