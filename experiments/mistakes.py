@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agents.base import Candidate, Task
+from benchmark.discover import Dataset
 from benchmark.perturb import MISTAKES, miss_rates, read_mistakes
 from strategies.selectors import choose, random, validator_max
 from validator.report import Report
@@ -21,11 +23,13 @@ from validator.validate import validate
 
 __all__ = [
     "REFERENCE_SELECTORS",
+    "RunMistakes",
     "add_counts",
     "candidate_labels",
     "format_miss_table",
     "miss_document",
     "reference_choices",
+    "run_mistakes",
 ]
 
 log = logging.getLogger(__name__)
@@ -99,27 +103,93 @@ def miss_document(pooled: Mapping[str, Mapping[str, Sequence[int]]]) -> dict[str
 
 
 def format_miss_table(doc: Mapping[str, Any]) -> str:
-    """The terminal table: one row per mistake type, one column per selection (misses/opportunities)."""
+    """The terminal table: one row per mistake type, one column per selection (``misses/opportunities``)."""
     selectors = doc.get("selectors") or {}
-    if not selectors:
+    kinds = sorted({k for counts in selectors.values() for k in counts})
+    if not kinds:
         return ""
     labels = list(selectors)
-    kinds = sorted({k for counts in selectors.values() for k in counts})
-    width = max([len(k) for k in kinds] + [12]) + 2
-    head = f"{'mistake (raw evidence)':{width + 4}s}" + "".join(f"{lbl[:16]:>18s}" for lbl in labels)
-    rows = ["SIMULATION: miss rate per mistake type (kept it although a candidate without it existed)", head]
+    width = max(len(k) for k in kinds) + 6
+    rows = [
+        "SIMULATION · miss rate per mistake type: kept it although a candidate without it existed "
+        "(misses/opportunities; (y) = evidence in the raw data)",
+        f"{'mistake':{width}s}" + "".join(f"{lbl[:18]:>20s}" for lbl in labels),
+    ]
     for kind in kinds:
         evidence = "y" if (doc.get("types") or {}).get(kind, {}).get("raw_evidence") else "n"
-        cells = ""
+        cells = []
         for lbl in labels:
             cell = selectors[lbl].get(kind)
-            cells += f"{'—':>18s}" if cell is None else f"{cell['misses']:>7d}/{cell['opportunities']:<4d}"
-            if cell is not None:
-                cells += f"{100 * cell['misses'] / cell['opportunities']:5.1f}% "
-        rows.append(f"{kind:{width}s}({evidence}) " + cells)
+            text = (
+                "—"
+                if cell is None
+                else f"{cell['misses']}/{cell['opportunities']} {100 * (cell['rate'] or 0):.0f}%"
+            )
+            cells.append(f"{text:>20s}")
+        rows.append(f"{kind + f' ({evidence})':{width}s}" + "".join(cells))
     return "\n".join(rows)
 
 
-def run_counts(chosen: Mapping[int, int], labels: Sequence[Mapping[int, frozenset[str]]] | None) -> Counts:
-    """`miss_rates` guarded for unlabelled runs (empty when there are no labels)."""
-    return miss_rates(chosen, labels) if labels else {}
+@dataclass
+class RunMistakes:
+    """What a run on labelled candidates reports.
+
+    Attributes:
+        document: The ``miss_rates`` block of ``metrics.json`` (`miss_document`).
+        samples: Per ``(dataset, index)``, the chosen candidate's mistakes and every candidate's.
+    """
+
+    document: dict[str, Any]
+    samples: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+
+
+def run_mistakes(
+    records: Mapping[str, Mapping[str, Any]],
+    datasets: Sequence[Dataset],
+    run_label: str,
+    seed: int,
+    out_root: Path,
+) -> RunMistakes | None:
+    """Miss rates of a finished run and of the reference selections on its candidates.
+
+    Args:
+        records: Per dataset, its strategy record (``StrategyResult.to_dict``).
+        datasets: The run's datasets.
+        run_label: The column name of the run's own selection (``s3/validator_max``).
+        seed: ``run.seed`` (the ``random`` reference is seeded like the run's own ``random`` selector).
+        out_root: Where the tasks' selected folders live (only their names matter here).
+
+    Returns:
+        The report, or None when no candidate of the run carries labels.
+    """
+    pooled: dict[str, dict[str, list[int]]] = {run_label: {}, **{r: {} for r in REFERENCE_SELECTORS}}
+    samples: dict[tuple[str, int], dict[str, Any]] = {}
+    labelled = False
+    for ds in datasets:
+        rec = records.get(ds.name) or {}
+        cands = [Candidate(output_dir=Path(c["output_dir"])) for c in rec.get("candidates", [])]
+        labels = candidate_labels(cands) if cands else None
+        if labels is None:
+            continue
+        labelled = True
+        chosen = {
+            int(i): int(d["candidate"])
+            for i, d in rec.get("decisions", {}).items()
+            if d.get("candidate") is not None
+        }
+        add_counts(pooled[run_label], miss_rates(chosen, labels))
+        task = Task.from_dataset(ds, out_root / ds.name, seed=seed)
+        try:
+            for name, picks in reference_choices(task, cands).items():
+                add_counts(pooled[name], miss_rates(picks, labels))
+        except Exception as exc:  # a reference column is analysis; it must not lose the run's results
+            log.warning("no reference miss rates for %s: %s", ds.name, exc)
+        for index, k in chosen.items():
+            samples[(ds.name, index)] = {
+                "chosen": sorted(labels[k].get(index, ())),
+                "candidates": {str(j): sorted(lab.get(index, ())) for j, lab in enumerate(labels)},
+            }
+    if not labelled:
+        return None
+    doc = miss_document({k: {m: tuple(v) for m, v in c.items()} for k, c in pooled.items()})
+    return RunMistakes(doc, samples)

@@ -28,10 +28,12 @@ from experiments.build import (
     build_agent,
     build_strategy,
     import_plugins,
+    is_simulation,
     task_options,
     validator_profile,
     wants_oracle,
 )
+from experiments.mistakes import format_miss_table, run_mistakes
 from experiments.progress import Progress
 from experiments.results import PROFILES, export_dataset, format_table, score_exports, write_outputs
 from experiments.suite import ensure_bundled_suite, select_datasets
@@ -132,7 +134,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     allow_oracle = bool(cfg.get("analysis", {}).get("oracle", False))
     strategy = build_strategy(cfg.strategy, cfg.get("selector"), allow_oracle=allow_oracle)
     upper_bound = allow_oracle and wants_oracle(cfg.strategy, cfg.get("selector"))
-    agent = build_agent(cfg.agent)
+    agent = build_agent(cfg.agent, allow_simulated=bool(cfg.get("analysis", {}).get("simulated", False)))
     executor = ThreadPoolExecutor(max_workers=int(cfg.run.get("workers") or os.cpu_count() or 2))
     profile = validator_profile(cfg.validator, run_dir / ".validator", cfg.strategy.get("profile"))
     validator = ProfileValidator(profile, executor)
@@ -163,7 +165,15 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     finally:
         progress.close()
         executor.shutdown(wait=True)
-    return _finish(cfg, run_dir, datasets, records, budget, upper_bound, start)
+    return _finish(cfg, run_dir, datasets, records, budget, upper_bound, start, is_simulation(agent))
+
+
+def _run_label(cfg: DictConfig) -> str:
+    """The miss-rate column of the run's own selection: ``<strategy>/<selector>``."""
+    sel = cfg.strategy.get("selector") or {}
+    target = sel.get("_target_") if hasattr(sel, "get") else sel
+    name = target or (cfg.get("selector") or {}).get("name") or (cfg.get("selector") or {}).get("_target_")
+    return f"{cfg.strategy.name}/{str(name or 'validator_max').rsplit('.', 1)[-1]}"
 
 
 def _finish(
@@ -174,6 +184,7 @@ def _finish(
     budget: BudgetGate,
     upper_bound: bool,
     start: float,
+    simulation: bool = False,
 ) -> RunOutcome:
     run_name = str(cfg.run.name)
     exports = {
@@ -188,6 +199,7 @@ def _finish(
     incomplete = budget.hit or bool(errors) or any(r.get("incomplete") for r in records.values())
     usage = {name: _usage(r) for name, r in records.items()}
     n_candidates = sum(len(r.get("candidates", [])) for r in records.values())
+    mistakes = run_mistakes(records, datasets, _run_label(cfg), int(cfg.run.seed), run_dir / "selected")
     docs = write_outputs(
         run_dir,
         run_name,
@@ -196,6 +208,8 @@ def _finish(
         usage,
         incomplete=incomplete,
         upper_bound=upper_bound,
+        simulation=simulation,
+        mistakes=mistakes,
         extra_usage={
             "candidates": n_candidates,
             "budget": {
@@ -223,6 +237,7 @@ def _finish(
             "datasets": [d.name for d in datasets],
             "run_name": run_name,
             "strategy": cfg.strategy.name,
+            **({"simulation": True} if simulation else {}),
             "config": OmegaConf.to_container(
                 OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k != "hydra"]), resolve=True
             ),
@@ -234,4 +249,6 @@ def _finish(
 
         write_report(run_dir)  # never raises into the run: a failure is logged and the run still succeeds
     table = format_table(docs, title, str(cfg.get("scorer", {}).get("profile", "official")))
+    if mistakes is not None:
+        table += "\n" + format_miss_table(mistakes.document)
     return RunOutcome(run_dir, docs, incomplete, wall, table, errors)
