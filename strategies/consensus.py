@@ -2,8 +2,8 @@
 
 In the spirit of universal self-consistency (Chen et al., 2023): among independently sampled outputs, the one
 most consistent with the others is more likely right. Agreement is measured on the fields where a wrong value
-costs the sample (task, dimension, source, subject, dataset name, modality, the task branch, the spatial
-branch) and on the written image's content; it adds to the validator total with a weight, so a candidate the
+costs the sample (task, dimension, source, subject, dataset name, modality, demographics, the task branch,
+the spatial branch) and on the written image's content; it adds to the validator total with a weight, so a candidate the
 validator clearly prefers still wins, and among near-ties the one the others agree with is kept.
 """
 
@@ -28,6 +28,8 @@ AGREEMENT_FIELDS: tuple[str, ...] = (
     "record.dataset_name",
     "context.sample.subject_id",
     "context.sample.modality_primary",
+    "context.sample.age_years",
+    "context.sample.sex",
     "context.sample.extra.source_file",
     "media_geometry.media.task_type",
     "media_geometry.media.dimension",

@@ -1,0 +1,90 @@
+"""Runs on simulated candidates: gated, marked "simulation", and reporting miss rates per mistake type."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from experiments import compose_config
+from experiments.run import run_experiment
+
+
+def simulated_cfg(suite: Path, *overrides: str) -> DictConfig:
+    return compose_config(
+        [
+            "benchmark=dir",
+            f"benchmark.root={suite}",
+            "agent=simulated",
+            "analysis.simulated=true",
+            "run.progress=false",
+            "run.report=false",
+            *overrides,
+        ]
+    )
+
+
+def test_an_s3_run_on_simulated_candidates_reports_miss_rates_next_to_mdsbench_and_random(
+    suite: Path, tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "run"
+    outcome = run_experiment(simulated_cfg(suite, "strategy=s3", "strategy.n=4", "agent.clean=0.2"), run_dir)
+    doc = json.loads((run_dir / "metrics.json").read_text())
+    assert doc["simulation"] is True
+    columns = doc["miss_rates"]["selectors"]
+    assert set(columns) == {"s3/validator_max", "mdsbench", "random"}
+    assert any(columns.values())
+    for counts in columns.values():
+        for cell in counts.values():
+            assert 0 <= cell["misses"] <= cell["opportunities"] > 0
+    assert set(doc["miss_rates"]["types"]) >= {k for c in columns.values() for k in c}
+    rows = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
+    assert all(r["simulation"] for r in rows)
+    chosen = [r for r in rows if "mistakes" in r]
+    assert chosen and all(
+        r["mistakes"]["chosen"] == r["mistakes"]["candidates"][str(r["decision"]["candidate"])]
+        for r in chosen
+    )
+    assert "SIMULATION" in outcome.table and "miss rate per mistake type" in outcome.table
+    assert json.loads((run_dir / "run.json").read_text())["simulation"] is True
+
+
+def test_s4_with_the_consensus_selector_runs_on_simulated_candidates(suite: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_experiment(simulated_cfg(suite, "strategy=s4", "strategy.n=3", "selector=consensus"), run_dir)
+    doc = json.loads((run_dir / "metrics.json").read_text())
+    assert "s4/consensus" in doc["miss_rates"]["selectors"]
+    rows = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
+    assert all(
+        r["decision"]["reason"].startswith("fieldwise")
+        for r in rows
+        if r["decision"]["candidate"] is not None
+    )
+
+
+def test_the_cli_refuses_the_simulated_agent_without_analysis_simulated(
+    suite: Path, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "experiments",
+            "agent=simulated",
+            "benchmark=dir",
+            f"benchmark.root={suite}",
+            f"hydra.run.dir={tmp_path / 'run'}",
+            "run.progress=false",
+        ],
+        env=cli_env,
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "analysis.simulated=true" in done.stderr
+    assert not (tmp_path / "run" / "candidates").exists()
