@@ -3,8 +3,9 @@
 In the spirit of universal self-consistency (Chen et al., 2023): among independently sampled outputs, the one
 most consistent with the others is more likely right. Agreement is measured on the fields where a wrong value
 costs the sample (task, dimension, source, subject, dataset name, modality, demographics, the task branch,
-the spatial branch) and on the written image's content; it adds to the validator total with a weight, so a candidate the
-validator clearly prefers still wins, and among near-ties the one the others agree with is kept.
+the spatial branch) and on the content of the written image and label map. It adds to the validator total
+with a weight, so a candidate the validator clearly prefers still wins, and among near-ties the one the
+others agree with is kept.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from agents.base import Candidate, Task
 from strategies._mechanics import find_image, get_path, read_annotation
 from validator.report import Report
 
-__all__ = ["AGREEMENT_FIELDS", "IMAGE_FIELD", "Consensus", "consensus"]
+__all__ = ["AGREEMENT_FIELDS", "IMAGE_FIELD", "MASK_FIELD", "Consensus", "consensus"]
 
 AGREEMENT_FIELDS: tuple[str, ...] = (
     "record.dataset_name",
@@ -39,7 +40,9 @@ AGREEMENT_FIELDS: tuple[str, ...] = (
 """The high-risk fields compared across candidates (whole subtrees for the task and spatial branches)."""
 
 IMAGE_FIELD = "images"
-"""The pseudo-field for the written image (compared on a 16 × 16 grey thumbnail)."""
+"""The pseudo-field for the written image (compared on a coarse 16 × 16 grey thumbnail)."""
+MASK_FIELD = "masks"
+"""The pseudo-field for a written label map (compared on a 16 × 16 nearest-neighbour thumbnail)."""
 
 
 def _canonical(value: Any) -> str:
@@ -50,24 +53,23 @@ def _canonical(value: Any) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def _thumbnail(path: str, stamp: float, size: int) -> bytes | None:
+def _thumbnail(path: str, stamp: float, label: bool) -> str | None:
     try:
         with Image.open(path) as img:
-            grey = img.convert("L").resize((16, 16), Image.Resampling.BOX)
-            # Coarse quantisation: re-encoding or a one-level rounding difference is not a disagreement.
-            return (np.asarray(grey, dtype=np.uint8) // 32).tobytes() + size.to_bytes(8, "little")
+            size = f"{img.size[0]}x{img.size[1]}:"
+            if label:  # ids are compared as they are: nearest neighbour, no quantisation
+                small = np.asarray(img.convert("L").resize((16, 16), Image.Resampling.NEAREST))
+            else:  # coarse levels: re-encoding or a one-level rounding difference is not a disagreement
+                small = np.asarray(img.convert("L").resize((16, 16), Image.Resampling.BOX)) // 32
+            return size + np.asarray(small, dtype=np.uint8).tobytes().hex()
     except (OSError, ValueError):
         return None
 
 
-def _image_key(root: Path, index: int, annotation: dict[str, Any]) -> str | None:
-    path = find_image(root, index, annotation)
-    if path is None:
+def _file_key(path: Path | None, label: bool) -> str | None:
+    if path is None or not path.is_file():
         return None
-    with Image.open(path) as img:
-        size = img.size[0] * 100_000 + img.size[1]
-    thumb = _thumbnail(str(path), path.stat().st_mtime, size)
-    return None if thumb is None else thumb.hex()
+    return _thumbnail(str(path), path.stat().st_mtime, label)
 
 
 class Consensus:
@@ -76,7 +78,7 @@ class Consensus:
     Args:
         weight: How much full agreement adds to the validator total (totals lie in [0, 1]).
         fields: The field paths compared (`AGREEMENT_FIELDS`); ``"images"`` compares the written images.
-        compare_images: Whether the written images take part as one more field.
+        compare_images: Whether the written image and label map take part as two more fields.
     """
 
     __name__ = "consensus"
@@ -95,7 +97,8 @@ class Consensus:
             return None
         sig: dict[str, str | None] = {f: _canonical(get_path(ann, f)) for f in self.fields}
         if self.compare_images:
-            sig[IMAGE_FIELD] = _image_key(cand.output_dir, index, ann)
+            sig[IMAGE_FIELD] = _file_key(find_image(cand.output_dir, index, ann), label=False)
+            sig[MASK_FIELD] = _file_key(cand.output_dir / "masks" / f"{index}.png", label=True)
         return sig
 
     def agreement(self, candidates: Sequence[Candidate], index: int) -> dict[int, float]:
