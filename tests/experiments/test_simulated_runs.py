@@ -31,7 +31,8 @@ def test_an_s3_run_on_simulated_candidates_reports_miss_rates_next_to_mdsbench_a
     suite: Path, tmp_path: Path
 ) -> None:
     run_dir = tmp_path / "run"
-    outcome = run_experiment(simulated_cfg(suite, "strategy=s3", "strategy.n=4", "agent.clean=0.2"), run_dir)
+    cfg = simulated_cfg(suite, "strategy=s3", "strategy.n=4", "agent.clean=0.2", "run.report=true")
+    outcome = run_experiment(cfg, run_dir)
     doc = json.loads((run_dir / "metrics.json").read_text())
     assert doc["simulation"] is True
     columns = doc["miss_rates"]["selectors"]
@@ -50,6 +51,8 @@ def test_an_s3_run_on_simulated_candidates_reports_miss_rates_next_to_mdsbench_a
     )
     assert "SIMULATION" in outcome.table and "miss rate per mistake type" in outcome.table
     assert json.loads((run_dir / "run.json").read_text())["simulation"] is True
+    page = (run_dir / "report.html").read_text()
+    assert "SIMULATION" in page and 'id="miss-rates"' in page
 
 
 def test_s4_with_the_consensus_selector_runs_on_simulated_candidates(suite: Path, tmp_path: Path) -> None:
