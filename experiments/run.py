@@ -142,6 +142,9 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     progress = Progress(len(datasets), enabled=bool(cfg.run.get("progress", True)))
     options = task_options(cfg.agent, int(cfg.run.seed))
     tasks = {d.name: Task.from_dataset(d, run_dir / "selected" / d.name, **options) for d in datasets}
+    preflight = getattr(agent, "preflight", None)
+    if callable(preflight):
+        preflight(list(tasks.values()))  # an agent that can tell bad input before any call says so here
 
     async def main() -> dict[str, dict[str, Any]]:
         ctx = RunContext(

@@ -4,6 +4,6 @@ SIMULATION ONLY: it reads a correct output (the oracle export, i.e. ground truth
 ``analysis.simulated=true`` and every result is marked "simulation".
 """
 
-from agents.simulated.agent import SimulatedAgent, SimulationNotAllowed
+from agents.simulated.agent import SimulatedAgent, SimulationNotAllowed, SimulationSourceMissing
 
-__all__ = ["SimulatedAgent", "SimulationNotAllowed"]
+__all__ = ["SimulatedAgent", "SimulationNotAllowed", "SimulationSourceMissing"]

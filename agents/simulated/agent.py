@@ -28,13 +28,20 @@ from benchmark.perturb import (
     write_mistakes,
 )
 
-__all__ = ["SIMULATION_LABEL", "SimulatedAgent", "SimulationNotAllowed"]
+__all__ = ["SimulatedAgent", "SimulationNotAllowed", "SimulationSourceMissing"]
 
-SIMULATION_LABEL = "SIMULATION (simulated agent: oracle output with sampled mistakes)"
+_HOW_TO_FIX = (
+    "write one with `python -m benchmark.synth DIR --oracle oracle` and run on DIR (benchmark=dir "
+    "benchmark.root=DIR), or set agent.source / agent.source_root"
+)
 
 
 class SimulationNotAllowed(ValueError):
     """The ``simulated`` agent reads ground truth; it runs only with ``analysis.simulated=true``."""
+
+
+class SimulationSourceMissing(ValueError):
+    """A dataset of the run has no correct output for the ``simulated`` agent to perturb."""
 
 
 def _covered(path: str, editable: Sequence[str]) -> bool:
@@ -111,6 +118,21 @@ class SimulatedAgent:
         root = self.source_root / task.name if self.source_root else Path(task.root)
         return root / "VLM" / self.source / OUTPUT_SUBDIR
 
+    def preflight(self, tasks: Sequence[Task]) -> None:
+        """Refuse, before any work, a run where some dataset has no correct output to perturb.
+
+        Raises:
+            SimulationSourceMissing: Naming the missing folders (the runner exits 2 with this one line).
+        """
+        missing = [t.name for t in tasks if not (self.correct_dir(t) / "standardized_annotations").is_dir()]
+        if missing:
+            first = self.correct_dir(next(t for t in tasks if t.name == missing[0]))
+            more = ", ..." if len(missing) > 3 else ""
+            raise SimulationSourceMissing(
+                f"no correct output to perturb for {len(missing)} dataset(s) "
+                f"({', '.join(missing[:3])}{more}; e.g. {first}): {_HOW_TO_FIX}"
+            )
+
     async def generate(self, task: Task) -> Candidate:
         """Write the correct output with sampled mistakes into ``task.output_dir`` (+ ``mistakes.json``)."""
         return await asyncio.to_thread(self._generate, task)
@@ -144,8 +166,7 @@ class SimulatedAgent:
             task,
             start,
             "failed",
-            f"no correct output to perturb at {correct}: write one with `python -m benchmark.synth DIR "
-            "--oracle oracle` and run on DIR (benchmark=dir), or set agent.source / agent.source_root",
+            f"no correct output to perturb at {correct}: {_HOW_TO_FIX}",
         )
 
     def _generate(self, task: Task) -> Candidate:

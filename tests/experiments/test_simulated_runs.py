@@ -7,8 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from omegaconf import DictConfig
 
+from agents.simulated import SimulationSourceMissing
 from experiments import compose_config
 from experiments.run import run_experiment
 
@@ -90,4 +92,13 @@ def test_the_cli_refuses_the_simulated_agent_without_analysis_simulated(
     )
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "analysis.simulated=true" in done.stderr
+    assert not (tmp_path / "run" / "candidates").exists()
+
+
+def test_a_dataset_without_a_correct_output_stops_the_run_before_any_work(
+    suite: Path, tmp_path: Path
+) -> None:
+    cfg = simulated_cfg(suite, "strategy=s3", "agent.source=no-such-run")
+    with pytest.raises(SimulationSourceMissing, match=r"--oracle oracle"):
+        run_experiment(cfg, tmp_path / "run")
     assert not (tmp_path / "run" / "candidates").exists()
