@@ -171,6 +171,26 @@ def markdown(result: dict[str, Any]) -> str:
         m = doc["macro"]
         cells = [f"{m['selectors'][n]['e2e']:.4f} ({m['selectors'][n]['ratio']:.3f})" for n in names]
         lines.append(f"| {seed} | {m['oracle_e2e']:.4f} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Per seed, the mistake types with raw evidence: how many have a miss rate above 5 %, and the worst "
+        "(misses/opportunities):",
+        "",
+        "| seed | " + " | ".join(names) + " |",
+        "|---" * (1 + len(names)) + "|",
+    ]
+    for seed, doc in result["seeds"].items():
+        cells = []
+        for name in names:
+            rates = [
+                (m / c, k, m, c)
+                for k, (m, c) in doc["macro"]["selectors"][name]["miss"].items()
+                if MISTAKES[k].raw_evidence and c
+            ]
+            over = sum(1 for r in rates if r[0] > 0.05)
+            worst = max(rates, default=None)
+            cells.append(f"{over} · {worst[1]} {worst[2]}/{worst[3]}" if worst and worst[0] else f"{over}")
+        lines.append(f"| {seed} | " + " | ".join(cells) + " |")
     kinds = sorted(
         {k for d in result["seeds"].values() for s in d["macro"]["selectors"].values() for k in s["miss"]}
     )
@@ -199,7 +219,14 @@ def markdown(result: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point."""
+    """CLI entry point: measure, write the JSON and markdown, print the markdown.
+
+    Args:
+        argv: Command-line arguments (default: ``sys.argv[1:]``).
+
+    Returns:
+        The exit code (0, or 2 for a missing suite).
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("suite", nargs="?", type=Path)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
