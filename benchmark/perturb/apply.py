@@ -247,10 +247,15 @@ def perturb_folder(
 
     Returns:
         Per index, the applied mistakes (empty for a clean sample).
+
+    Raises:
+        FileNotFoundError: ``correct`` holds no ``standardized_annotations/``.
     """
     from benchmark.perturb.labels import write_mistakes
 
     config = config or MixConfig()
+    if not (correct / "standardized_annotations").is_dir():
+        raise FileNotFoundError(f"{correct} holds no standardized_annotations/: nothing to perturb")
     out = out_dir / AGENT_DIR
     if out.exists():
         shutil.rmtree(out)
