@@ -7,6 +7,7 @@ Everything here takes paths that `validator.sample.safe_join` already confined t
 from __future__ import annotations
 
 import csv
+import json
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from PIL import Image
 import medio
 from medio.errors import MedioError
 from validator._values import clear_token_cache, norm_token
-from validator.sample import ImageFacts, file_signature
+from validator.sample import ImageFacts, content_digest, file_signature
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,8 @@ _RENDERS: _LRU = _LRU(20_000)
 _WRITTEN: _LRU = _LRU(50_000)
 _WRITTEN_BY_CONTENT: _LRU = _LRU(50_000)
 _MASK_IDS: _LRU = _LRU(50_000)
+_STATS: _LRU = _LRU(20_000)
+_WRITTEN_STATS: _LRU = _LRU(50_000)
 _TABLES: dict[tuple[str, Any], list[list[str]]] = {}
 _LABELS: _LRU = _LRU(2_000)
 _MASK_WORDS = ("label", "mask", "seg", "gt", "annot")
@@ -124,10 +127,55 @@ def source_render(
             volume = image.meta.axes.startswith("Z") and image.array.ndim >= 3
             rendered = medio.render(image, slice_index=slice_index if volume else None, axis=axis)
             result = shrink(rendered.pixels, size)
+            _STATS.put(key, pixel_stats(rendered.pixels))
         except (MedioError, IndexError, ValueError) as exc:
             result = f"cannot render {path.name}: {exc}"
     _RENDERS.put(key, result)
     return result
+
+
+@dataclass(frozen=True)
+class PixelStats:
+    """Facts of a full-size rendering that the 32×32 grey copy loses.
+
+    Attributes:
+        height: Rows of the rendering.
+        width: Columns of the rendering.
+        saturated: Share of pixels at the ends of the value range (0 or 255 for 8-bit images).
+    """
+
+    height: int
+    width: int
+    saturated: float
+    digest: bytes = b""
+
+
+def pixel_stats(pixels: np.ndarray) -> PixelStats:
+    """Size, saturated share and pixel digest of an image (grey: the channel mean).
+
+    The digest covers the exact pixels (shape, dtype, values), so a written image that is one rendering
+    pixel for pixel is recognised as such whatever its file encoding.
+    """
+    arr = np.ascontiguousarray(pixels)
+    values = arr[..., :3] if arr.ndim == 3 else arr  # every colour channel: a clipped channel saturates alone
+    lo, hi = (0, 255) if arr.dtype == np.uint8 else (float(values.min()), float(values.max()))
+    saturated = float(np.count_nonzero(values <= lo) + np.count_nonzero(values >= hi)) / max(values.size, 1)
+    digest = content_digest(repr((arr.shape, arr.dtype.str)).encode() + arr.tobytes())
+    return PixelStats(int(arr.shape[0]), int(arr.shape[1]), min(saturated, 1.0), digest)
+
+
+def render_stats(
+    path: Path, options: dict[str, Any], slice_index: int | None, axis: int, size: int
+) -> PixelStats | None:
+    """`PixelStats` of the rendering `source_render` made with the same arguments (None when it failed)."""
+    key = _key(path, options, slice_index, axis, size)
+    if key is None:
+        return None
+    if key not in _STATS:
+        _RENDERS.pop(key, None)  # re-render once to recover the stats (evicted separately)
+        source_render(path, options, slice_index, axis, size)
+    stats: PixelStats | None = _STATS.get(key)
+    return stats
 
 
 @dataclass(frozen=True)
@@ -194,8 +242,17 @@ def _read_label(path: Path) -> LabelFacts:
     return LabelFacts(True, "", tuple(int(s) for s in arr.shape), tuple(ids), member)
 
 
+LABEL_MEMBER_WORDS = ("label", "class", "target")
+
+
+def is_label_member(name: str) -> bool:
+    """Whether a container member is named like per-record class labels (``labels``, ``target`` ...)."""
+    return any(w in name.lower() for w in LABEL_MEMBER_WORDS)
+
+
 def id_columns(path: Path, keys: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
-    """The 1-D text/integer members of a container (``case_ids``, ``names`` ...): the ids of its records.
+    """The 1-D per-record members of a container: text ids (``case_ids``, ``names`` ...) and integer members
+    named like labels (``labels``, ``class``, ``target``).
 
     Args:
         path: The container (NPZ, HDF5, MAT).
@@ -215,7 +272,8 @@ def id_columns(path: Path, keys: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
                 arr = np.asarray(medio.read(path, key=member).array)
             except (MedioError, OSError, ValueError, IndexError, KeyError):
                 continue
-            if arr.ndim == 1 and 1 < arr.size <= 100_000 and arr.dtype.kind in "USO":
+            labelled = arr.dtype.kind in "iu" and is_label_member(member)
+            if arr.ndim == 1 and 1 < arr.size <= 100_000 and (arr.dtype.kind in "USO" or labelled):
                 cached[member] = tuple(
                     v.decode(errors="replace") if isinstance(v, bytes) else str(v) for v in arr.tolist()
                 )
@@ -244,14 +302,35 @@ def written_small(path: Path, size: int, digest: bytes | None = None) -> np.ndar
     if cached is None:
         try:
             with Image.open(path) as im:
-                cached = shrink(np.asarray(im), size)
+                pixels = np.asarray(im)
         except (OSError, ValueError) as exc:
             log.debug("cannot read %s: %s", path, exc)
             return None
+        cached = shrink(pixels, size)
+        stats = pixel_stats(pixels)
+        _WRITTEN_STATS.put(key, stats)
         if digest is not None:
             _WRITTEN_BY_CONTENT.put((digest, size), cached)
+            _WRITTEN_STATS.put((digest, size), stats)
     _WRITTEN.put(key, cached)
     return cached
+
+
+def written_stats(path: Path, size: int, digest: bytes | None = None) -> PixelStats | None:
+    """`PixelStats` of a written image (decoded by `written_small`, which this calls when needed)."""
+    key = _key(path, {}, size)
+    if key is None:
+        return None
+    stats: PixelStats | None = _WRITTEN_STATS.get(key)
+    if stats is None and digest is not None:
+        stats = _WRITTEN_STATS.get((digest, size))
+    if stats is None:
+        _WRITTEN.pop(key, None)
+        if digest is not None:
+            _WRITTEN_BY_CONTENT.pop((digest, size), None)
+        written_small(path, size, digest)
+        stats = _WRITTEN_STATS.get(key)
+    return stats
 
 
 def mask_ids(facts: ImageFacts) -> list[int] | None:
@@ -385,18 +464,69 @@ def label_tables(dataset_root: Path, max_bytes: int = 2_000_000) -> list[list[st
     rows: list[list[str]] = []
     base = dataset_root.resolve()
     for path in sorted(data.rglob("*")) if data.is_dir() else []:
-        if path.suffix.lower() not in {".csv", ".tsv", ".txt"} or path.is_symlink():
+        if path.suffix.lower() not in {".csv", ".tsv", ".txt", ".json"} or path.is_symlink():
             continue
         try:
             if not path.resolve().is_relative_to(base) or path.stat().st_size > max_bytes:
                 continue
+            if path.suffix.lower() == ".json":
+                rows.extend(_json_rows(path))
+                continue
             with path.open(newline="", encoding="utf-8", errors="replace") as fh:
                 dialect = "excel-tab" if path.suffix.lower() == ".tsv" else "excel"
                 rows.extend(list(csv.reader(fh, dialect=dialect)))
-        except (OSError, csv.Error) as exc:
+        except (OSError, csv.Error, ValueError) as exc:
             log.debug("skipping table %s: %s", path, exc)
     _TABLES[key] = rows
     return rows
+
+
+def _json_rows(path: Path) -> list[list[str]]:
+    """The records of a JSON label file (a list of objects, or an object holding one such list) as rows of
+    their scalar values."""
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        doc = json.load(fh)
+    if isinstance(doc, dict) and doc and all(isinstance(v, dict | str | int | float) for v in doc.values()):
+        # {"file.mat": {"label": 0, "label_name": ...}} or {"file.mat": "label"}: the key names the record
+        return [[str(k), *_scalars(v if isinstance(v, dict) else {"value": v})] for k, v in doc.items()]
+    if isinstance(doc, dict):
+        lists = [v for v in doc.values() if isinstance(v, list)]
+        doc = lists[0] if len(lists) == 1 else []
+    if not isinstance(doc, list):
+        return []
+    return [_scalars(item) for item in doc if isinstance(item, dict)]
+
+
+def _scalars(item: dict[str, Any]) -> list[str]:
+    return [str(v) for v in item.values() if isinstance(v, str | int | float) and not isinstance(v, bool)]
+
+
+def table_row_cells(path: Path, row: int) -> list[str]:
+    """The non-image cells of one row of a Parquet source (the label columns beside an image cell), cached.
+
+    Args:
+        path: A Parquet file whose rows hold images.
+        row: The row the sample was read from.
+
+    Returns:
+        The row's text and number cells (empty when the table cannot be read).
+    """
+    key = _key(path, {}, "row", row)
+    if key is None:
+        return []
+    cached: list[str] | None = _LABELS.get(key)
+    if cached is None:
+        from medio.table import read_rows  # pandas/pyarrow, imported only for table sources
+
+        try:
+            frame = read_rows(path, start=row, count=1)
+        except (MedioError, OSError, ValueError) as exc:
+            log.debug("cannot read row %s of %s: %s", row, path, exc)
+            frame = None
+        values = [] if frame is None or frame.empty else frame.iloc[0].tolist()
+        cached = [str(v) for v in values if isinstance(v, str | int | float) and not isinstance(v, bool)]
+        _LABELS.put(key, cached)
+    return cached
 
 
 @dataclass(frozen=True)
@@ -438,7 +568,8 @@ def label_index(dataset_root: Path) -> LabelIndex:
 
 def clear_caches() -> None:
     """Forget every cached header, render, grey copy and label table (cold-start measurements)."""
-    for cache in (_FACTS, _RENDERS, _WRITTEN, _WRITTEN_BY_CONTENT, _MASK_IDS, _TABLES, _LABEL_INDEX, _LABELS):
+    caches = (_FACTS, _RENDERS, _WRITTEN, _WRITTEN_BY_CONTENT, _MASK_IDS, _TABLES, _LABEL_INDEX, _LABELS)
+    for cache in (*caches, _STATS, _WRITTEN_STATS):
         cache.clear()
     box_weights.cache_clear()
     box_windows.cache_clear()

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 from bench_style import _runs, encode_rle_string, to_bench_style
+from PIL import Image
 
 from validator._payload import coco_mask, rle_counts, rle_mask
 from validator.registry import load_profile
@@ -221,3 +222,90 @@ def test_listed_label_map_must_be_segmentation_by_content(family_suite: Path, tm
     # an image source with many grey levels is no label map: classification stays unpunished there
     histo = family_suite / "synth-histology-png"
     assert _score(_oracle(family_suite, "synth-histology-png"), histo, 0, "task_matches_source_kind") == 1.0
+
+
+# ----- mistakes whose evidence is in the raw data (the perturbation catalogue's image and format ones) -----
+def _copy(suite: Path, name: str, tmp_path: Path) -> Path:
+    cand = tmp_path / name
+    shutil.copytree(_oracle(suite, name), cand)
+    return cand
+
+
+def _rewrite_image(cand: Path, index: int, fn: Any) -> None:
+    path = cand / f"images/{index}.png"
+    with Image.open(path) as im:
+        pixels = np.asarray(im)
+    Image.fromarray(fn(pixels)).save(path)
+
+
+def test_clipped_and_resized_images_are_caught(family_suite: Path, tmp_path: Path) -> None:
+    dataset = family_suite / "synth-histology-png"
+    cand = _copy(family_suite, "synth-histology-png", tmp_path)
+    assert _score(cand, dataset, 0, "source_renders_like_image") == 1.0
+
+    def clip(p: np.ndarray) -> np.ndarray:
+        low, high = np.percentile(p, [40, 60])
+        return np.clip((p.astype(float) - low) * 255 / (high - low), 0, 255).astype(np.uint8)
+
+    _rewrite_image(cand, 0, clip)
+    assert _score(cand, dataset, 0, "source_renders_like_image") == 0.5
+    _rewrite_image(cand, 1, lambda p: np.asarray(Image.fromarray(p).resize((224, 224))))
+    _edit(cand, 1, lambda d: d["media_geometry"]["spatial"]["common"].update(pixel_size_px=[224, 224]))
+    assert _score(cand, dataset, 1, "source_renders_like_image") == 0.5
+    # a resampling the candidate declares is not a mistake
+    _edit(cand, 1, lambda d: d["media_geometry"]["spatial"]["common"].update(was_resampled=True))
+    assert _score(cand, dataset, 1, "source_renders_like_image") == 1.0
+
+
+def test_neighbours_image_is_caught_even_when_sources_look_alike(family_suite: Path, tmp_path: Path) -> None:
+    for name in ("synth-kidney-ct-nifti", "synth-histology-png"):
+        dataset = family_suite / name
+        cand = _copy(family_suite, name, tmp_path)
+        shutil.copy(cand / "images/3.png", cand / "images/2.png")
+        assert _score(cand, dataset, 2, "source_renders_like_image") <= 0.25, name
+        assert _score(cand, dataset, 3, "source_renders_like_image") == 1.0, name
+
+
+def test_string_ids_and_a_missing_mask_are_caught(family_suite: Path, tmp_path: Path) -> None:
+    cls = _copy(family_suite, "synth-histology-png", tmp_path)
+    _edit(
+        cls,
+        0,
+        lambda d: d["tasks"]["classification"].update(label=str(d["tasks"]["classification"]["label"])),
+    )
+    assert _score(cls, family_suite / "synth-histology-png", 0, "label_in_class_table") == 0.5
+    det = _copy(family_suite, "synth-chest-xray-dicom", tmp_path)
+
+    def str_box(d: dict[str, Any]) -> None:
+        for box in d["tasks"]["detection"]["boxes2d"]:
+            box["category_id"] = str(box["category_id"])
+
+    _edit(det, 0, str_box)
+    assert _score(det, family_suite / "synth-chest-xray-dicom", 0, "boxes_inside_image") < 1.0
+    seg = _copy(family_suite, "synth-kidney-ct-nifti", tmp_path)
+    (seg / "masks/0.png").unlink()  # the JSON still points at it; extra.label_file does not excuse that
+    assert _score(seg, family_suite / "synth-kidney-ct-nifti", 0, "mask_matches_image") == 0.0
+
+
+def test_wrong_label_against_a_record_label_member(family_suite: Path, tmp_path: Path) -> None:
+    dataset = family_suite / "synth-organ-npz-shards"
+    cand = _bench_copy(family_suite, "synth-organ-npz-shards", tmp_path)  # no record_index: found by case id
+    assert _score(cand, dataset, 1, "label_in_class_table") == 1.0
+
+    def flip(d: dict[str, Any]) -> None:
+        block = d["tasks"]["classification"]
+        other = next(k for k in block["class_names"] if str(k) != str(block["label"]))
+        block.update(label=int(other), label_name=block["class_names"][other])
+
+    _edit(cand, 1, flip)
+    assert _score(cand, dataset, 1, "label_in_class_table") == 0.0
+
+
+def test_a_respelled_dataset_name_disagrees_with_the_other_samples(
+    family_suite: Path, tmp_path: Path
+) -> None:
+    dataset = family_suite / "synth-histology-png"
+    cand = _copy(family_suite, "synth-histology-png", tmp_path)
+    _edit(cand, 0, lambda d: d["record"].update(dataset_name=d["record"]["dataset_name"].upper()))
+    assert _score(cand, dataset, 0, "consistent_across_samples") < 1.0
+    assert _score(cand, dataset, 1, "consistent_across_samples") == 1.0

@@ -347,42 +347,70 @@ def _class_table(sample: SampleView) -> str:
     return "|".join(f"{k}={_norm(v)}" for k, v in sorted(table.items(), key=lambda kv: str(kv[0])))
 
 
-def _facets(sample: SampleView) -> tuple[str, str, str]:
-    return _norm(sample.get(TASK)), _norm(sample.get(MODALITY)), _class_table(sample)
+_PAYLOAD_FIELDS = (
+    "label",
+    "label_name",
+    "coco_2d",
+    "mask_3d",
+    "video_coco",
+    "boxes2d",
+    "boxes3d",
+    "frame_boxes2d",
+)
+FACET_NAMES = ("task type", "modality", "class table", "dataset name", "payload fields")
+DATASET_NAME = "record.dataset_name"
 
 
-def _majority(peers: list[SampleView]) -> tuple[str, str, str]:
+def _payload_kind(sample: SampleView) -> str:
+    """Which payload fields the active task branch fills (a candidate writes one dataset one way)."""
+    task = _norm(sample.get(TASK))
+    block = sample.block(f"tasks.{task}") if task else {}
+    return ",".join(k for k in _PAYLOAD_FIELDS if block.get(k) not in (None, "", [], {}))
+
+
+def _facets(sample: SampleView) -> tuple[str, ...]:
+    return (
+        _norm(sample.get(TASK)),
+        _norm(sample.get(MODALITY)),
+        _class_table(sample),
+        str(sample.get(DATASET_NAME) or "").strip(),  # spelled one way, case included
+        _payload_kind(sample),
+    )
+
+
+def _majority(peers: list[SampleView]) -> tuple[str, ...]:
     # Computed once per candidate: the first peer's memo holds it for every sample of the candidate.
     holder = peers[0].memo
     if "consistency_majority" not in holder:
         facets = [_facets(p) for p in peers if p.annotation is not None]
         holder["consistency_majority"] = tuple(
-            Counter(f[k] for f in facets).most_common(1)[0][0] if facets else "" for k in range(3)
+            Counter(f[k] for f in facets).most_common(1)[0][0] if facets else ""
+            for k in range(len(FACET_NAMES))
         )
-    majority: tuple[str, str, str] = holder["consistency_majority"]
+    majority: tuple[str, ...] = holder["consistency_majority"]
     return majority
 
 
-@check("consistent_across_samples", weight=0.03, fields=(TASK, MODALITY, "tasks"))
+@check("consistent_across_samples", weight=0.03, fields=(TASK, MODALITY, "tasks", DATASET_NAME))
 def consistent_across_samples(sample: SampleView) -> CheckResult:
-    """Task type, modality and class table agree with the candidate's other samples (the majority)."""
+    """Task type, modality, class table, dataset name and payload fields agree with the candidate's other
+    samples (the majority)."""
+    fields = (TASK, MODALITY, "tasks", DATASET_NAME, "tasks")
     peers = sample.peers or []
     if sample.annotation is None:
-        return CheckResult.fail(sample.annotation_error, (TASK, MODALITY, "tasks"))
+        return CheckResult.fail(sample.annotation_error, fields[:4])
     if len(peers) < 3:
-        return CheckResult.ok((TASK, MODALITY, "tasks"), skipped="too few samples to compare")
+        return CheckResult.ok(fields[:4], skipped="too few samples to compare")
     mine, common = _facets(sample), _majority(peers)
-    names = (TASK, MODALITY, "class table")
-    fields = (TASK, MODALITY, "tasks")
-    off = [k for k in range(3) if mine[k] != common[k]]
+    off = [k for k in range(len(FACET_NAMES)) if mine[k] != common[k]]
     if not off:
-        return CheckResult.ok(fields)
-    what = "; ".join(f"{names[k]} {mine[k] or 'empty'!r} vs {common[k] or 'empty'!r}" for k in off)
+        return CheckResult.ok(fields[:4])
+    what = "; ".join(f"{FACET_NAMES[k]} {mine[k] or 'empty'!r} vs {common[k] or 'empty'!r}" for k in off)
     return CheckResult.fail(
         f"this sample disagrees with the other samples of the dataset ({what}); one dataset has one task, "
-        "one modality and one class table",
-        tuple(fields[k] for k in off),
-        score=1.0 - len(off) / 3,
+        "one modality, one class table, one name and one way of writing its payload",
+        tuple(dict.fromkeys(fields[k] for k in off)),
+        score=1.0 - len(off) / len(FACET_NAMES),
     )
 
 

@@ -13,6 +13,7 @@ from validator import _payload, _raw
 from validator._values import (
     ALLOWED_TASKS,
     SPATIAL_BRANCH_BY_DIM,
+    nonmissing,
     norm_dim,
     norm_modality,
     norm_text,
@@ -95,18 +96,27 @@ def mask_matches_image(sample: SampleView) -> CheckResult:
     branch = sample.block("tasks.segmentation")
     payload = _payload.seg_payload(branch)
     table = class_table(branch)
+    strings = [v for v in payload.label_values if not isinstance(v, int) or isinstance(v, bool)]
+    if strings:
+        return CheckResult.fail(
+            f"label_values {strings[:4]} must be integer ids, not strings", ("tasks.segmentation",), score=0.5
+        )
     for rel in payload.mask_paths:
         facts = image_facts(sample.candidate_path(rel))
         if facts is not None and facts.valid:
             return _output_mask(sample, facts, table)
+        path = sample.dataset_path(rel)
+        if path is not None and path.is_file():
+            return _raw_label(sample, rel, path, table)
     if payload.coco:
         return _coco_masks(sample, payload.coco, table)
     extra_labels = [v for k in _payload.LABEL_FILE_KEYS if isinstance(v := sample.extra.get(k), str)]
-    for rel in (*payload.mask_paths, *extra_labels):
+    for rel in extra_labels if not payload.mask_paths else []:
         path = sample.dataset_path(rel)
         if path is not None and path.is_file():
             return _raw_label(sample, rel, path, table)
     named = payload.mask_paths or tuple(extra_labels)
+    # A payload that names a mask which is not there is wrong even when extra names a raw label file.
     why = f"{named[0]!r} opens neither in the output nor under the dataset" if named else "no mask is given"
     return CheckResult.fail(
         f"segmentation: {why}; give a label map (masks/{sample.index}.png, or the raw label file in data/) "
@@ -165,7 +175,9 @@ def _coco_masks(
         elif not mask.any():
             problems.append(f"annotation {k} covers no pixel")
         cid = ann.get("category_id")
-        if cid is not None and (table is None or not table_has_id(table, cid)):
+        if cid is not None and (not isinstance(cid, int) or isinstance(cid, bool)):
+            problems.append(f"annotation {k} category_id {cid!r} is not an integer id")
+        elif cid is not None and (table is None or not table_has_id(table, cid)):
             problems.append(f"annotation {k} category_id {cid!r} is not in tasks.segmentation.classes")
     if problems:
         score = 1 - len(problems) / (len(problems) + len(annotations) + 1)
@@ -249,7 +261,9 @@ def boxes_inside_image(sample: SampleView) -> CheckResult:
         if w is not None and h is not None and (x < -0.5 or y < -0.5 or x + bw > w + 0.5 or y + bh > h + 0.5):
             problems.append(f"box {k} {bbox} leaves the {w}×{h} image")
         cid = box.get("category_id")
-        if table is None or not table_has_id(table, cid):
+        if not isinstance(cid, int) or isinstance(cid, bool):
+            problems.append(f"box {k} category_id {cid!r} is not an integer id")
+        elif table is None or not table_has_id(table, cid):
             problems.append(f"box {k} category_id {cid!r} is not in tasks.detection.class_names")
         elif isinstance(table, dict) and box.get("category_name") not in (None, table.get(str(cid))):
             problems.append(f"box {k} category_name {box.get('category_name')!r} is not class_names[{cid}]")
@@ -260,18 +274,40 @@ def boxes_inside_image(sample: SampleView) -> CheckResult:
     return CheckResult.ok((field,))
 
 
+_MAX_ROWS_PER_TOKEN = 10  # a token naming more rows (a split, a site) says nothing about this sample
+
+
 def _label_evidence(sample: SampleView, names: dict[str, str]) -> set[str]:
-    """Class keys whose name the raw evidence supports: folder/file names of the source, or a
-    table row naming it."""
+    """Class keys whose name the raw evidence supports: folder/file names of the source, a table row that
+    names the source file, its case folder or the sample's subject id (CSV/TSV/TXT/JSON under ``data/``), or
+    the source's own row when it is a table of images."""
     src = source_value(sample) or (sample.entry.relpath if sample.entry else "")
     parts = [norm_token(p) for p in str(src).replace("\\", "/").split("/")]
     tokens = {norm_token(name): key for key, name in names.items() if norm_token(name)}
     found = {tokens[p] for p in parts if p in tokens}
-    stem = norm_token(Path(str(src)).stem)
-    if not found and sample.dataset_root is not None and stem:
-        index = _raw.label_index(sample.dataset_root)
-        for cells in index.rows_naming(stem, norm_token(Path(str(src)).name)):
-            found |= {tokens[c] for c in cells if c in tokens}
+    if found or sample.dataset_root is None or not src:
+        return found
+    path = Path(str(src))
+    subject = [sample.get("context.sample.subject_id"), sample.extra.get("subject_id")]
+    keys = {norm_token(path.stem), norm_token(path.name), norm_token(path.parent.name)}
+    keys |= {norm_token(s) for s in subject if isinstance(s, str) and nonmissing(s)}
+    index = _raw.label_index(sample.dataset_root)
+    for key in keys - {"", "data"}:
+        rows = index.rows_naming(key)
+        if len(rows) <= _MAX_ROWS_PER_TOKEN:
+            for cells in rows:
+                found |= {tokens[c] for c in cells if c in tokens}
+    source, _ = declared_source(sample)
+    row = read_options(sample).get("index")
+    if not found and source is not None and isinstance(row, int):
+        # a stacked container's per-record label member (``labels[k]``) names the class id directly
+        facts = _raw.source_facts(source, {})
+        for member, values in _raw.id_columns(source, facts.keys).items():
+            if _raw.is_label_member(member) and 0 <= row < len(values):
+                found |= {values[row]} & set(names)
+    if not found and source is not None and source.suffix.lower() == ".parquet":
+        row = read_options(sample).get("index") or 0
+        found |= {tokens[c] for c in map(norm_token, _raw.table_row_cells(source, int(row))) if c in tokens}
     return found
 
 
@@ -295,6 +331,8 @@ def label_in_class_table(sample: SampleView) -> CheckResult:
         return CheckResult.fail('tasks.classification.class_names must be a table {"0": name, ...}', fields)
     if isinstance(label, bool) or not table_has_id(table, label):
         return CheckResult.fail(f"label {label!r} is not a key of class_names ({sorted(table)})", fields)
+    if not isinstance(label, int):  # SPEC §2.2: label (int); "1" is a string id
+        return CheckResult.fail(f"label {label!r} must be an integer id, not a string", fields, score=0.5)
     name = table[str(label).strip()]
     if norm_text(branch.get("label_name")) != norm_text(name):
         return CheckResult.fail(

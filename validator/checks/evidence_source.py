@@ -12,8 +12,11 @@ from __future__ import annotations
 import posixpath
 import re
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from validator import _raw
 from validator._values import nonmissing, norm_dim, norm_text
@@ -169,7 +172,9 @@ def _record_by_id(sample: SampleView, path: Path, keys: tuple[str, ...]) -> int 
     ids = {v for v in ids if nonmissing(v) and v != "None"}
     if not ids:
         return None
-    for values in _raw.id_columns(path, keys).values():
+    for member, values in _raw.id_columns(path, keys).items():
+        if _raw.is_label_member(member):
+            continue
         rows = [k for k, v in enumerate(values) if v.strip() in ids]
         if len(rows) == 1:
             return rows[0]
@@ -222,18 +227,29 @@ def _is_file(path: Path) -> bool:
 
 def image_alternates(sample: SampleView, path: Path) -> list[Path]:
     """Files the image may have been rendered from when the declared source is the label map (kits-style
-    manifests list ``segmentation.nii``): a declared ``extra.image_file`` or same-format files beside it."""
+    manifests list ``segmentation.nii``): a declared ``extra.image_file`` or same-format files beside it, when
+    the folder is this sample's own (no other manifest sample lives there: those files would be theirs)."""
+    if "image_alternates" in sample.memo:
+        cached: list[Path] = sample.memo["image_alternates"]
+        return cached
     out: list[Path] = []
     declared = sample.dataset_path(sample.extra.get("image_file") or sample.extra.get("source_image"))
     if declared is not None and declared.is_file():
         out.append(declared)
     labels = {_rel(v) for k in SIBLING_KEYS[:3] if isinstance(v := sample.extra.get(k), str)}
-    if _rel(str(source_value(sample))) in labels and path.is_file():
+    if _rel(str(source_value(sample))) in labels and path.is_file() and not _shared_folder(sample, path):
         suffix = "".join(path.suffixes[-2:]) if path.name.endswith(".gz") else path.suffix
         out += sorted(
             p for p in path.parent.iterdir() if p != path and p.name.endswith(suffix) and not p.is_symlink()
         )[:4]
+    sample.memo["image_alternates"] = out
     return out
+
+
+def _shared_folder(sample: SampleView, path: Path) -> bool:
+    """Whether another manifest sample's file lies in ``path``'s folder."""
+    others = (p for p in sample.peers or [] if p.entry is not None and p.index != sample.index)
+    return any((q := p.dataset_path(p.entry.relpath)) is not None and q.parent == path.parent for p in others)
 
 
 @check("source_in_dataset", weight=0.10, fields=(SOURCE,), high_risk=True)
@@ -339,19 +355,145 @@ def source_renders_like_image(sample: SampleView) -> CheckResult:
             score=0.5,
         )
     r = _raw.ncc(rendered, written)
+    best_path = read_target(sample, path)
     for alt in image_alternates(sample, path) if r < threshold else []:
         other = _raw.source_render(alt, options, slice_index, axis, size)
-        r = max(r, _raw.ncc(other, written)) if not isinstance(other, str) else r
-    if r >= threshold:
-        return CheckResult(1.0, "", fields, {"ncc": round(r, 4)})
-    return CheckResult(
-        max(0.0, r) * 0.5,
-        f"the image does not look like {source_value(sample)!r} at "
-        f"slice {slice_index} / frame {read_options(sample).get('frame')} (NCC {r:.2f} < "
-        f"{threshold}); re-render it from the declared source, slice and frame",
-        fields,
-        {"ncc": round(r, 4)},
-    )
+        if not isinstance(other, str) and (r_alt := _raw.ncc(other, written)) > r:
+            r, best_path = r_alt, alt
+    if r < threshold:
+        return CheckResult(
+            max(0.0, r) * 0.5,
+            f"the image does not look like {source_value(sample)!r} at "
+            f"slice {slice_index} / frame {read_options(sample).get('frame')} (NCC {r:.2f} < "
+            f"{threshold}); re-render it from the declared source, slice and frame",
+            fields,
+            {"ncc": round(r, 4)},
+        )
+    mine = _raw.render_stats(best_path, options, slice_index, axis, size)
+    written_stats = _raw.written_stats(image.path, size, image.digest)
+    exact = mine is not None and written_stats is not None and mine.digest == written_stats.digest
+    neighbour = None if exact else _closer_neighbour(sample, written, written_stats, r, size)
+    if neighbour is not None:
+        other_index, r_other = neighbour
+        return CheckResult(
+            0.25,
+            f"the image looks more like the source of sample {other_index} (NCC {r_other:.2f}) than like "
+            f"{source_value(sample)!r} (NCC {r:.2f}); write this sample's own image",
+            fields,
+            {"ncc": round(r, 4), "neighbour": other_index},
+        )
+    if mine is not None and written_stats is not None:
+        size_differs = (written_stats.width, written_stats.height) != (mine.width, mine.height)
+        if size_differs and not _resampled(sample):
+            return CheckResult(
+                0.5,
+                f"the image is {written_stats.width}×{written_stats.height} but the source renders at "
+                f"{mine.width}×{mine.height}; write it at the source's size (or declare was_resampled: true)",
+                fields,
+                {"ncc": round(r, 4)},
+            )
+        clip = float(sample.option("saturation_margin", 0.3))
+        if written_stats.saturated - mine.saturated > clip:
+            return CheckResult(
+                0.5,
+                f"{written_stats.saturated:.0%} of the image's pixels are black or white but "
+                f"{mine.saturated:.0%} of the source's rendering are: a clipped window; render the full "
+                "range",
+                fields,
+                {"ncc": round(r, 4)},
+            )
+    return CheckResult(1.0, "", fields, {"ncc": round(r, 4)})
+
+
+def _resampled(sample: SampleView) -> bool:
+    spatial = sample.block("media_geometry.spatial")
+    return any(isinstance(b, dict) and b.get("was_resampled") is True for b in spatial.values())
+
+
+@dataclass(frozen=True)
+class _PeerRenders:
+    """Every peer's own source renderings: owner index, identity, unit-norm centred rows, pixel digests."""
+
+    owners: list[int]
+    idents: list[Any]
+    matrix: np.ndarray | None
+    digests: list[bytes]
+
+
+def _render_candidates(sample: SampleView) -> list[tuple[Path, dict[str, Any], int | None, int]]:
+    """What the sample's image may be a rendering of: its read target and the image files beside a label
+    source, with the sample's read options and plane."""
+    path, _ = declared_source(sample)
+    slice_index, axis = _slice(sample)
+    if path is None:
+        # The manifest names the sample's file even when the candidate's JSON does not (or is broken).
+        listed = sample.dataset_path(sample.entry.relpath) if sample.entry is not None else None
+        return [(listed, {}, slice_index, axis)] if listed is not None and _is_file(listed) else []
+    options = read_options(sample)
+    paths = [read_target(sample, path), *image_alternates(sample, path)]
+    return [(p, options, slice_index, axis) for p in dict.fromkeys(paths)]
+
+
+def _peer_renders(sample: SampleView, size: int) -> _PeerRenders | None:
+    """The renderings each peer's own check makes (its declared source, options, plane), computed once per
+    candidate and held in the first peer's memo; no extra reads beyond what the peers' checks do."""
+    peers = sample.peers or []
+    if len(peers) < 2:
+        return None
+    holder = peers[0].memo
+    key = f"peer_renders:{size}"
+    if key not in holder:
+        owners: list[int] = []
+        idents: list[Any] = []
+        rows: list[np.ndarray] = []
+        digests: list[bytes] = []
+        for peer in peers:
+            for target, options, slice_index, axis in _render_candidates(peer):
+                rendered = _raw.source_render(target, options, slice_index, axis, size)
+                if isinstance(rendered, str):
+                    continue
+                centred = (rendered - rendered.mean()).ravel()
+                norm = float(np.sqrt(np.dot(centred, centred)))
+                stats = _raw.render_stats(target, options, slice_index, axis, size)
+                owners.append(peer.index)
+                idents.append(_ident(target, options, slice_index))
+                rows.append(centred / norm if norm >= 1e-6 else np.zeros_like(centred))
+                digests.append(stats.digest if stats is not None else b"")
+        holder[key] = _PeerRenders(owners, idents, np.stack(rows) if rows else None, digests)
+    result: _PeerRenders = holder[key]
+    return result
+
+
+def _ident(target: Path, options: dict[str, Any], slice_index: int | None) -> Any:
+    return (str(target), tuple(sorted((k, repr(v)) for k, v in options.items())), slice_index)
+
+
+def _closer_neighbour(
+    sample: SampleView, written: np.ndarray, stats: _raw.PixelStats | None, r_own: float, size: int
+) -> tuple[int, float] | None:
+    """Another sample whose source rendering the written image is (pixel for pixel), or that correlates
+    clearly better with it than this sample's own source."""
+    table = _peer_renders(sample, size)
+    if table is None or table.matrix is None:
+        return None
+    mine = {_ident(*c[:3]) for c in _render_candidates(sample)}
+    others = [
+        k for k, ident in enumerate(table.idents) if ident not in mine and table.owners[k] != sample.index
+    ]
+    if stats is not None and stats.digest:
+        for k in others:
+            if table.digests[k] == stats.digest:
+                return table.owners[k], 1.0
+    centred = (written - written.mean()).ravel()
+    norm = float(np.sqrt(np.dot(centred, centred)))
+    if norm < 1e-6 or not others:
+        return None
+    scores = table.matrix[others] @ (centred / norm)
+    best = int(np.argmax(scores))
+    margin = float(sample.option("neighbour_margin", 0.05))
+    if scores[best] > r_own + margin:
+        return table.owners[others[best]], float(scores[best])
+    return None
 
 
 @check("dimension_matches_source", weight=0.05, fields=("media_geometry.media.dimension",), high_risk=True)
