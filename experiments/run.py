@@ -203,6 +203,8 @@ def _finish(
     usage = {name: _usage(r) for name, r in records.items()}
     n_candidates = sum(len(r.get("candidates", [])) for r in records.values())
     mistakes = run_mistakes(records, datasets, _run_label(cfg), int(cfg.run.seed), run_dir / "selected")
+    # Labelled candidates only come from the simulator: a run over them (a reselection) is a simulation too.
+    simulation = simulation or mistakes is not None
     docs = write_outputs(
         run_dir,
         run_name,

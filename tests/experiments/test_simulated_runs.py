@@ -12,6 +12,7 @@ from omegaconf import DictConfig
 
 from agents.simulated import SimulationSourceMissing
 from experiments import compose_config
+from experiments.reselect import reselect
 from experiments.run import run_experiment
 
 
@@ -55,6 +56,10 @@ def test_an_s3_run_on_simulated_candidates_reports_miss_rates_next_to_mdsbench_a
     assert json.loads((run_dir / "run.json").read_text())["simulation"] is True
     page = (run_dir / "report.html").read_text()
     assert "SIMULATION" in page and 'id="miss-rates"' in page
+    # Reselecting the stored simulated candidates (no agent) is still marked a simulation, with miss rates.
+    again = reselect(run_dir, ["selector=consensus", "run.report=false"], tmp_path / "again")
+    redone = json.loads((again.run_dir / "metrics.json").read_text())
+    assert redone["simulation"] is True and "s3/consensus" in redone["miss_rates"]["selectors"]
 
 
 def test_s4_with_the_consensus_selector_runs_on_simulated_candidates(suite: Path, tmp_path: Path) -> None:
