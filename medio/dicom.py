@@ -159,15 +159,15 @@ def read_dicom(path: str | Path, *, frame: int | None = None) -> MedImage:
     if frame is not None and not 0 <= frame < n_frames:
         raise KeyNotFound(path, f"frame {frame} out of range: the object has {n_frames} frame(s)")
     index = frame if n_frames > 1 else None
-    if index is None:
-        bits = int(ds.get("BitsAllocated") or 8)
-        dims = (
-            n_frames,
-            int(ds.get("Rows") or 0),
-            int(ds.get("Columns") or 0),
-            int(ds.get("SamplesPerPixel") or 1),
-        )
-        check_size(path, dims, f"uint{max(bits, 8) if bits in (8, 16, 32, 64) else 8}")
+    # The decoded size, from the header, before anything is decoded (all frames, or the one asked for).
+    bits = int(ds.get("BitsAllocated") or 8)
+    dims = (
+        n_frames if index is None else 1,
+        int(ds.get("Rows") or 0),
+        int(ds.get("Columns") or 0),
+        int(ds.get("SamplesPerPixel") or 1),
+    )
+    check_size(path, dims, f"uint{max(bits, 8) if bits in (8, 16, 32, 64) else 8}")
     arr = _decode(path, ds, index)
     samples = int(ds.get("SamplesPerPixel") or 1)
     photometric = tags.text(ds, "PhotometricInterpretation") or ("RGB" if samples == 3 else "MONOCHROME2")

@@ -339,21 +339,33 @@ def summarize_nibabel(path: str | Path) -> dict[str, Any]:
         path: The file.
 
     Returns:
-        Kind, shape as stored, dtype, voxel sizes, on-disk orientation and number of volumes.
+        ``shape``/``axes`` in medio's canonical order (RAS ``ZYX`` of one volume: what `read` returns and
+        ``render --axis`` counts in), ``shape_on_disk`` as nibabel reports it, kind, dtype, voxel sizes,
+        on-disk orientation and number of volumes.
 
     Raises:
         UnsupportedFormat: Not an image nibabel reads.
         CorruptFile: Malformed header or missing companion file.
     """
+    from nibabel.orientations import io_orientation
+
     path = Path(path)
     img = _load_any(path)
     affine = np.asarray(img.affine, dtype=np.float64)
     kind = nibabel_kind(path)
-    extra = _extra_axes(img, kind, len(img.shape))
+    on_disk = [int(s) for s in img.shape]
+    extra = _extra_axes(img, kind, len(on_disk))
+    spatial = [n for i, n in enumerate(on_disk) if i not in extra]
+    ras = list(spatial)
+    if len(spatial) == 3:
+        for axis, (target, _) in enumerate(io_orientation(affine)):  # type: ignore[no-untyped-call]
+            ras[int(target)] = spatial[axis]
     return {
         "kind": kind,
         "nibabel_class": type(img).__name__,
-        "shape": [int(s) for s in img.shape],
+        "shape": ras[::-1],
+        "axes": {2: "YX", 3: "ZYX"}.get(len(ras), "?" * len(ras)),
+        "shape_on_disk": on_disk,
         "dtype": str(_data_dtype(img)),
         "zooms": [float(z) for z in np.linalg.norm(affine[:3, :3], axis=0)],
         "orientation": _orientation(affine),

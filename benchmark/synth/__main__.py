@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from benchmark.synth.catalogue import catalogue_markdown, replace_catalogue
+from benchmark.synth.spec import select_names
 from benchmark.synth.suite import SIZES, dataset_names, generate_suite
 from medio.cli_errors import CliError, OneLineParser, cli_main, existing_path
 
@@ -60,10 +61,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("OUT_DIR is required")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     start = time.perf_counter()
-    try:
-        lines = suite.build()
-    except KeyError as exc:  # --only named an unknown dataset (benchmark.synth.spec.select_names)
+    try:  # before anything is written: an unknown --only name must not leave an empty OUT behind
+        select_names(suite.names(), args.only, "dataset")
+    except KeyError as exc:
         raise CliError(f"--only: {exc.args[0]}") from None
+    lines = suite.build()
     print("\n".join(lines))
     print(f"{len(lines)} datasets written to {args.out} in {time.perf_counter() - start:.1f}s")
     return 0

@@ -35,6 +35,8 @@ def test_nibabel_volume_reads_renders_and_inspects(nibabel_data, name, kind, vol
     assert medio.render(image).pixels.dtype == np.uint8
     summary = medio.inspect(path)
     assert "error" not in summary and summary["kind"] == kind and summary["n_volumes"] == volumes
+    # inspect speaks read's axis convention (docs/cli.md): the RAS (Z, Y, X) shape of one volume.
+    assert summary["shape"] == list(image.array.shape) and summary["axes"] == "ZYX"
 
 
 def test_minc_time_axis_is_the_volume_axis_and_the_rest_is_ras(nibabel_data):
