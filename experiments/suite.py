@@ -102,7 +102,8 @@ def _cached_suite(key: str, build: Callable[[Path], Any], what: str, cache_dir: 
     with open(base / f".{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # the second job of a sweep waits here, then finds the marker
         if not (target / COMPLETE_MARKER).is_file():
-            log.warning("generating %s into %s", what, target)
+            # INFO: a one-time, expected step, not something to act on (the run's log file keeps it).
+            log.info("generating %s into %s", what, target)
             tmp = base / f".{key}.tmp{os.getpid()}"
             shutil.rmtree(tmp, ignore_errors=True)
             build(tmp)

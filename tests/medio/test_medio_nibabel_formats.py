@@ -46,7 +46,7 @@ def test_minc_time_axis_is_the_volume_axis_and_the_rest_is_ras(nibabel_data):
     on_disk = np.asanyarray(nib.load(path).dataobj)  # (time, z, y, x) in the file's order
     second = medio.read(path, volume=1)
     assert second.array.shape == on_disk.shape[1:] and second.meta.frame_index == 1
-    # zspace/yspace/xspace with positive steps: RAS order is (x, y, z), so medio's (Z, Y, X) is the file order.
+    # zspace/yspace/xspace with positive steps: RAS order is (x, y, z), so (Z, Y, X) is the file order.
     np.testing.assert_allclose(second.array, on_disk[1], rtol=1e-6)
     with pytest.raises(medio.KeyNotFound, match="volume 2 out of range"):
         medio.read(path, volume=2)
