@@ -264,7 +264,8 @@ def leaderboard(
         work: Scratch folder for assembled outputs (default: a temporary folder).
 
     Returns:
-        ``(frame, stats)``: one row per (validator, selector); stats count validations, assemblies, seconds.
+        ``(frame, stats)``: one row per (validator, selector); stats count validations, assemblies, seconds,
+        and hold ``per_dataset_E2E`` (``"<validator>/<selector>"`` → cluster → E2E).
 
     Raises:
         ReselectError: A run is not a finished run with candidates.
@@ -278,6 +279,7 @@ def leaderboard(
     labels = {s.key: [_read_mistakes(c) for c in s.candidates] for s in stored}
     labelled = any(any(m) for ms in labels.values() for m in ms)
     rows: list[dict[str, Any]] = []
+    by_dataset: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(dir=work) as scratch:
         scores = ScoreCache(Path(scratch))
         oracle = {s.key: scores.oracle(s) for s in stored}
@@ -303,6 +305,7 @@ def leaderboard(
                             acc[0] += m
                             acc[1] += o
                 per_dataset[name] = e2e
+                by_dataset[f"{Path(profile).stem}/{name}"] = e2e
                 for p, tag in (("official", ""), ("strict", "strict_")):
                     for metric in ("E2E", "SCJ", "CF"):
                         vals = macro[p].get(metric, [])
@@ -342,6 +345,7 @@ def leaderboard(
         "assembled": assembled,
         "seconds": time.perf_counter() - start,
         "started": started,
+        "per_dataset_E2E": by_dataset,
     }
     return pd.DataFrame(rows), stats
 
