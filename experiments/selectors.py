@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import logging
 import shutil
@@ -248,12 +249,57 @@ def _selector_names(wanted: Sequence[str] | None) -> list[str]:
     return unique
 
 
+@dataclass
+class _DatasetResult:
+    """Everything the leaderboard needs from one stored dataset (small, so it crosses process borders)."""
+
+    key: str
+    oracle: float | None
+    cells: dict[tuple[str, str], tuple[dict[str, dict[str, float]], dict[int, int | None]]]
+    validations: int
+    assembled: int
+
+
+def _evaluate(
+    stored: StoredDataset, names: Sequence[str], validators: Sequence[str], work: str
+) -> _DatasetResult:
+    """Every (validator, selector) on one dataset: each candidate validated once per profile, each distinct
+    choice assembled and scored once. Runs in a worker process (datasets are independent)."""
+    reports = ReportCache()
+    with tempfile.TemporaryDirectory(dir=work) as scratch:
+        scores = ScoreCache(Path(scratch))
+        oracle = scores.oracle(stored)
+        cells: dict[tuple[str, str], tuple[dict[str, dict[str, float]], dict[int, int | None]]] = {}
+        for profile in validators:
+            reps = [reports.get(c, stored.task, profile) for c in stored.candidates]
+            for name in names:
+                chosen, scored = scores.score(stored, build_selector(name), profile, reps)
+                cells[(profile, name)] = (scored.metrics, chosen)
+        return _DatasetResult(stored.key, oracle, cells, reports.validations, scores.assembled)
+
+
+def _evaluate_all(
+    stored: Sequence[StoredDataset], names: Sequence[str], validators: Sequence[str], work: str, workers: int
+) -> list[_DatasetResult]:
+    if workers <= 1 or len(stored) <= 1:
+        return [_evaluate(s, names, validators, work) for s in stored]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # fork: workers inherit the selectors registered in this process (plug-ins, run.imports, tests).
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=min(workers, len(stored)), mp_context=context) as pool:
+        job = functools.partial(_evaluate, names=list(names), validators=list(validators), work=work)
+        return list(pool.map(job, stored))
+
+
 def leaderboard(
     runs: Sequence[Path],
     selector_names: Sequence[str] | None = None,
     validators: Sequence[str] = ("evidence", "mdsbench"),
     *,
     work: Path | None = None,
+    workers: int | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Evaluate selectors × validator profiles on the stored candidates of ``runs``.
 
@@ -262,6 +308,7 @@ def leaderboard(
         selector_names: Registered selector names (default: every registered one but the oracle).
         validators: Validator profiles (names or YAML paths).
         work: Scratch folder for assembled outputs (default: a temporary folder).
+        workers: Processes (datasets are evaluated in parallel); default the CPU count, 1 in-process.
 
     Returns:
         ``(frame, stats)``: one row per (validator, selector); stats count validations, assemblies, seconds,
@@ -271,78 +318,75 @@ def leaderboard(
         ReselectError: A run is not a finished run with candidates.
         UnknownNameError: An unknown selector name.
     """
+    import os
+
     start, started = time.perf_counter(), time.time()
     stored = [s for run in runs for s in load_stored(Path(run))]
     names = _selector_names(selector_names)
-    chosen_selectors = {n: build_selector(n) for n in names}
-    reports = ReportCache()
+    for name in names:
+        build_selector(name)  # an oracle or a broken entry fails here, once, not in every worker
+    profiles = [str(v) for v in validators]
     labels = {s.key: [_read_mistakes(c) for c in s.candidates] for s in stored}
     labelled = any(any(m) for ms in labels.values() for m in ms)
+    with tempfile.TemporaryDirectory(dir=work) as scratch:
+        results = _evaluate_all(stored, names, profiles, scratch, workers or os.cpu_count() or 1)
+    oracle = {r.key: r.oracle for r in results}
     rows: list[dict[str, Any]] = []
     by_dataset: dict[str, dict[str, float]] = {}
-    with tempfile.TemporaryDirectory(dir=work) as scratch:
-        scores = ScoreCache(Path(scratch))
-        oracle = {s.key: scores.oracle(s) for s in stored}
-        for profile in validators:
-            per_dataset: dict[str, dict[str, float]] = {}
-            for name, sel in chosen_selectors.items():
-                row: dict[str, Any] = {"validator": Path(profile).stem, "selector": name}
-                e2e: dict[str, float] = {}
-                macro: dict[str, dict[str, list[float]]] = {p: {} for p in PROFILES}
-                misses: dict[str, list[int]] = {}
-                for s in stored:
-                    reps = [reports.get(c, s.task, str(profile)) for c in s.candidates]
-                    chosen, scored = scores.score(s, sel, str(profile), reps)
-                    for p in PROFILES:
-                        for k, v in scored.metrics[p].items():
-                            macro[p].setdefault(k, []).append(float(v))
-                    if scored.metrics["official"]:
-                        e2e[s.key] = float(scored.metrics["official"]["E2E"])
-                    if labelled:
-                        kept = {i: k for i, k in chosen.items() if k is not None}
-                        for t, (m, o) in _miss_rates(kept, labels[s.key]).items():
-                            acc = misses.setdefault(t, [0, 0])
-                            acc[0] += m
-                            acc[1] += o
-                per_dataset[name] = e2e
-                by_dataset[f"{Path(profile).stem}/{name}"] = e2e
-                for p, tag in (("official", ""), ("strict", "strict_")):
-                    for metric in ("E2E", "SCJ", "CF"):
-                        vals = macro[p].get(metric, [])
-                        row[f"{tag}{metric}"] = sum(vals) / len(vals) if vals else None
-                bound = [oracle[k] for k in e2e if oracle[k] is not None]
-                row["oracle_E2E"] = sum(bound) / len(bound) if bound else None
-                row["gap_to_oracle"] = (
-                    row["oracle_E2E"] - row["E2E"]
-                    if row["oracle_E2E"] is not None and row["E2E"] is not None
-                    else None
-                )
-                for t, (m, o) in sorted(misses.items()):
-                    row[f"miss_{t}"] = m / o if o else None
-                    row[f"n_{t}"] = o
-                rows.append(row)
-            base = per_dataset.get(BASELINE)
-            for row in rows:
-                if row["validator"] != Path(profile).stem:
-                    continue
-                diffs = cluster_diffs(per_dataset[row["selector"]], base) if base is not None else {}
-                d, lo, hi, p = (
-                    paired_cluster_test(diffs) if diffs and row["selector"] != BASELINE else (None,) * 4
-                )
-                row["dE2E_vs_validator_max"], row["dE2E_lo"], row["dE2E_hi"], row["p_vs_validator_max"] = (
-                    d,
-                    lo,
-                    hi,
-                    p,
-                )
-                row["n_datasets"] = len(per_dataset[row["selector"]])
-        assembled = scores.assembled
+    for profile in profiles:
+        per_dataset: dict[str, dict[str, float]] = {}
+        for name in names:
+            row: dict[str, Any] = {"validator": Path(profile).stem, "selector": name}
+            e2e: dict[str, float] = {}
+            macro: dict[str, dict[str, list[float]]] = {p: {} for p in PROFILES}
+            misses: dict[str, list[int]] = {}
+            for res in results:
+                metrics, chosen = res.cells[(profile, name)]
+                for p in PROFILES:
+                    for k, v in metrics[p].items():
+                        macro[p].setdefault(k, []).append(float(v))
+                if metrics["official"]:
+                    e2e[res.key] = float(metrics["official"]["E2E"])
+                if labelled:
+                    kept = {i: k for i, k in chosen.items() if k is not None}
+                    for t, (m, o) in _miss_rates(kept, labels[res.key]).items():
+                        acc = misses.setdefault(t, [0, 0])
+                        acc[0] += m
+                        acc[1] += o
+            per_dataset[name] = e2e
+            by_dataset[f"{Path(profile).stem}/{name}"] = e2e
+            for p, tag in (("official", ""), ("strict", "strict_")):
+                for metric in ("E2E", "SCJ", "CF"):
+                    vals = macro[p].get(metric, [])
+                    row[f"{tag}{metric}"] = sum(vals) / len(vals) if vals else None
+            bound = [b for k in e2e if (b := oracle[k]) is not None]
+            row["oracle_E2E"] = sum(bound) / len(bound) if bound else None
+            row["gap_to_oracle"] = (
+                row["oracle_E2E"] - row["E2E"]
+                if row["oracle_E2E"] is not None and row["E2E"] is not None
+                else None
+            )
+            for t, (m, o) in sorted(misses.items()):
+                row[f"miss_{t}"] = m / o if o else None
+                row[f"n_{t}"] = o
+            rows.append(row)
+        base = per_dataset.get(BASELINE)
+        for row in rows:
+            if row["validator"] != Path(profile).stem:
+                continue
+            diffs = cluster_diffs(per_dataset[row["selector"]], base) if base is not None else {}
+            d, lo, hi, p = (
+                paired_cluster_test(diffs) if diffs and row["selector"] != BASELINE else (None,) * 4
+            )
+            row["dE2E_vs_validator_max"], row["dE2E_lo"], row["dE2E_hi"] = d, lo, hi
+            row["p_vs_validator_max"] = p
+            row["n_datasets"] = len(per_dataset[row["selector"]])
     stats = {
         "runs": [str(r) for r in runs],
         "datasets": len(stored),
         "candidates": sum(len(s.candidates) for s in stored),
-        "validations": reports.validations,
-        "assembled": assembled,
+        "validations": sum(r.validations for r in results),
+        "assembled": sum(r.assembled for r in results),
         "seconds": time.perf_counter() - start,
         "started": started,
         "per_dataset_E2E": by_dataset,
