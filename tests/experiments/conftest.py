@@ -42,8 +42,8 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
     """Environment for ``python -m experiments`` subprocesses: this checkout and the test agents importable,
     cache in tmp."""
     env = dict(os.environ)
-    # The checkout first: a subprocess started elsewhere (cwd = tmp) must run this code, not a copy.
-    env["PYTHONPATH"] = os.pathsep.join([str(FAKES), str(FAKES.parent.parent), env.get("PYTHONPATH", "")])
+    # The checkout first: a subprocess in a temp folder would otherwise import the installed snapshot.
+    env["PYTHONPATH"] = os.pathsep.join([str(FAKES.parent.parent), str(FAKES), env.get("PYTHONPATH", "")])
     env["MEDSTRAT_CACHE"] = str(tmp_path / "cache")
     return env
 
