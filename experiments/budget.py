@@ -15,9 +15,7 @@ the offline ``rules`` agent makes no model call).
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,6 +26,7 @@ import pandas as pd
 from agents.base import Usage
 from experiments.ablation import RunData, groups, load_runs
 from experiments.selectors import ReportCache, ScoreCache, StoredDataset, load_stored
+from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from strategies.selectors import build_selector
 
 __all__ = ["COST_AXES", "budget_curve", "budget_matched", "main"]
@@ -149,19 +148,19 @@ def _selector_of(run: RunData) -> dict[str, str]:
     return {"selector": str(selector), "validator": str(validator)}
 
 
+@cli_main("python -m experiments.budget")
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: print the budget-matched comparison of a sweep folder; 0, or 2 for bad input."""
-    parser = argparse.ArgumentParser(prog="python -m experiments.budget", description=__doc__.splitlines()[0])
+    """CLI: print the budget-matched comparison of a sweep folder; 0, or 2 for bad input (``docs/cli.md``)."""
+    parser = OneLineParser(prog="python -m experiments.budget", description=__doc__.splitlines()[0])
     parser.add_argument("sweep_dir", type=Path)
     args = parser.parse_args(argv)
-    runs = load_runs(args.sweep_dir) if args.sweep_dir.is_dir() else []
+    sweep = existing_dir("SWEEP_DIR", args.sweep_dir)
+    runs = load_runs(sweep)
     if not runs:
-        print(f"error: no run folders (with metrics.json) under {args.sweep_dir}", file=sys.stderr)
-        return 2
+        raise CliError(f"{sweep}: no run folders (with metrics.json) under it")
     frame = budget_matched(runs)
     if frame.empty:
-        print(f"error: no S3 (best_of_n) run under {args.sweep_dir}", file=sys.stderr)
-        return 2
+        raise CliError(f"{sweep}: needs an S3 (best_of_n) run and a run of another strategy to compare with")
     print(frame.to_string(index=False))
     return 0
 

@@ -19,7 +19,6 @@ Each candidate is validated once per profile and each distinct assembled output 
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
 import json
@@ -44,6 +43,7 @@ from benchmark.score.evaluate import score_candidate
 from experiments.build import import_plugins, task_options
 from experiments.reselect import ReselectError, load_source_config
 from experiments.stats import cluster_diffs, paired_cluster_test
+from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from strategies._context import candidate_from_marker
 from strategies.best_of_n import _select_and_assemble
 from strategies.selectors import ORACLE, Selector, build_selector, selectors
@@ -478,13 +478,12 @@ def write_leaderboard(frame: pd.DataFrame, stats: Mapping[str, Any], out: Path) 
     return written
 
 
+@cli_main("python -m experiments.selectors")
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI; returns the exit code (0 success, 2 bad input)."""
+    """CLI; returns the exit code (0 success, 2 bad input; ``docs/cli.md``)."""
     from strategies.registry import UnknownNameError
 
-    parser = argparse.ArgumentParser(
-        prog="python -m experiments.selectors", description=__doc__.splitlines()[0]
-    )
+    parser = OneLineParser(prog="python -m experiments.selectors", description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="finished S3/S4 run folders (pooled)")
     parser.add_argument(
         "--selectors", default=None, help="comma-separated names (default: every registered one)"
@@ -496,16 +495,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, default=None, help="output folder (default: <first RUN>/selectors)"
     )
+    parser.add_argument("--workers", type=int, default=None, help="processes (default: the CPU count)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    runs = [existing_dir("RUN", r) for r in args.runs]
     try:
         import_plugins([m for m in args.imports.split(",") if m])
         wanted = [s for s in (args.selectors or "").split(",") if s] or None
-        frame, stats = leaderboard(args.runs, wanted, [v for v in args.validators.split(",") if v])
+        validators = [v for v in args.validators.split(",") if v]
+        frame, stats = leaderboard(runs, wanted, validators, workers=args.workers)
     except (ReselectError, UnknownNameError, ImportError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    out = args.out or args.runs[0] / "selectors"
+        raise CliError(str(exc)) from exc
+    out = args.out or runs[0] / "selectors"
     written = write_leaderboard(frame, stats, out)
     print((out / "selectors.md").read_text(encoding="utf-8"))
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
