@@ -173,10 +173,11 @@ def _apply(config: dict[str, Any], overrides: Sequence[str]) -> tuple[DictConfig
             dotlist.append(f"{key}={value}")
     if dotlist:
         try:
-            cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist(dotlist))
+            merged = OmegaConf.merge(cfg, OmegaConf.from_dotlist(dotlist))
         except Exception as exc:  # OmegaConf's parse errors have several types; all are bad input
             raise ReselectError(f"bad override: {exc}") from exc
-    assert isinstance(cfg, DictConfig)
+        assert isinstance(merged, DictConfig)  # merging into a mapping gives a mapping
+        cfg = merged
     kind = str(cfg.strategy.get("kind") or cfg.strategy.get("name"))
     if kind not in RESELECTABLE and str(cfg.strategy.get("name")) not in ("s3", "s4"):
         raise ReselectError(

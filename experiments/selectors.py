@@ -375,11 +375,10 @@ def leaderboard(
             if row["validator"] != Path(profile).stem:
                 continue
             diffs = cluster_diffs(per_dataset[row["selector"]], base) if base is not None else {}
-            d, lo, hi, p = (
+            test: tuple[float | None, ...] = (
                 paired_cluster_test(diffs) if diffs and row["selector"] != BASELINE else (None,) * 4
             )
-            row["dE2E_vs_validator_max"], row["dE2E_lo"], row["dE2E_hi"] = d, lo, hi
-            row["p_vs_validator_max"] = p
+            row["dE2E_vs_validator_max"], row["dE2E_lo"], row["dE2E_hi"], row["p_vs_validator_max"] = test
             row["n_datasets"] = len(per_dataset[row["selector"]])
     stats = {
         "runs": [str(r) for r in runs],
