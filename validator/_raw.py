@@ -529,6 +529,32 @@ def table_row_cells(path: Path, row: int) -> list[str]:
     return cached
 
 
+def bbox_source(path: Path, max_bytes: int = 20_000_000) -> tuple[str, Any]:
+    """A raw box file parsed once: ``("table", (header, rows))`` for CSV/TSV, ``("coco", doc)`` for JSON,
+    ``("lines", lines)`` for TXT, or ``("", None)`` when it is none of them or cannot be read (cached)."""
+    key = _key(path, {}, "bbox")
+    if key is None:
+        return "", None
+    cached: tuple[str, Any] | None = _LABELS.get(key)
+    if cached is None:
+        cached = ("", None)
+        suffix = path.suffix.lower()
+        try:
+            if path.stat().st_size <= max_bytes and suffix in {".csv", ".tsv"}:
+                with path.open(newline="", encoding="utf-8", errors="replace") as fh:
+                    rows = list(csv.reader(fh, dialect="excel-tab" if suffix == ".tsv" else "excel"))
+                cached = ("table", (rows[0], rows[1:])) if rows else cached
+            elif path.stat().st_size <= max_bytes and suffix == ".json":
+                with path.open(encoding="utf-8", errors="replace") as fh:
+                    cached = ("coco", json.load(fh))
+            elif path.stat().st_size <= max_bytes and suffix == ".txt":
+                cached = ("lines", [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()])
+        except (OSError, csv.Error, ValueError) as exc:
+            log.debug("cannot read box file %s: %s", path, exc)
+        _LABELS.put(key, cached)
+    return cached
+
+
 @dataclass(frozen=True)
 class LabelIndex:
     """The label tables with every cell normalised (`norm_token`), indexed by cell value.

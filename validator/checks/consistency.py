@@ -29,6 +29,7 @@ import numpy as np
 import medio
 from medio.sniff import split_suffix
 from validator import _raw
+from validator._values import nonmissing, norm_token
 from validator.registry import check
 from validator.report import CheckResult
 from validator.sample import SampleView, file_signature
@@ -146,34 +147,35 @@ def subject_id_identifies_sample(sample: SampleView) -> CheckResult:
     )
 
 
-def _path_tokens(relpath: str) -> set[str]:
+def _path_words(relpath: str) -> str:
+    """A path's folder names and file stem as normalised words, each part fenced by `` | ``."""
     parts = relpath.split("/")
-    return {_norm(p) for p in parts[:-1]} | {_norm(_stem(parts[-1])), _norm(parts[-1])}
+    words = [norm_token(p) for p in (*parts[:-1], _stem(parts[-1]))]
+    return " | " + " | ".join(w for w in words if w) + " | "
 
 
-def _token_owners(sample: SampleView) -> dict[str, set[int]]:
-    """Per path token (folder name, file stem), the manifest samples whose path holds it (per candidate)."""
+def _manifest_words(sample: SampleView) -> list[tuple[int, str]]:
+    """Per manifest sample, its path words (once per candidate, in the first peer's memo)."""
     peers = sample.peers or []
     holder = peers[0].memo if peers else sample.memo
-    if "subject_token_owners" not in holder:
-        owners: dict[str, set[int]] = {}
-        for p in peers:
-            if p.entry is not None:
-                for token in _path_tokens(p.entry.relpath):
-                    owners.setdefault(token, set()).add(p.index)
-        holder["subject_token_owners"] = owners
-    result: dict[str, set[int]] = holder["subject_token_owners"]
+    if "subject_path_words" not in holder:
+        holder["subject_path_words"] = [(p.index, _path_words(p.entry.relpath)) for p in peers if p.entry]
+    result: list[tuple[int, str]] = holder["subject_path_words"]
     return result
 
 
 def _names_other_sample(sample: SampleView, value: Any) -> int | None:
-    """The manifest sample whose path names ``value`` when this sample's path does not (a neighbour's id)."""
-    if not isinstance(value, str) or sample.entry is None or not _norm(value):
+    """The manifest sample whose path names ``value`` (as whole words of a folder or file stem) when this
+    sample's path does not: the id was copied from a neighbour."""
+    token = norm_token(value) if isinstance(value, str) and nonmissing(value) else ""
+    if sample.entry is None or len(token) < 3:
         return None
-    owners = _token_owners(sample).get(_norm(value), set())
-    if not owners or sample.index in owners:
+    needle = f" {token} "
+    mine = _path_words(sample.entry.relpath).replace(" | ", "  ")
+    if needle in mine:
         return None
-    return min(owners)
+    owners = [i for i, words in _manifest_words(sample) if needle in words.replace(" | ", "  ")]
+    return min(owners) if owners else None
 
 
 # ----- slice / frame rule ---------------------------------------------------------------------------------
