@@ -188,6 +188,8 @@ class LabelFacts:
         shape: The label array's shape (``(z, h, w)`` for a volume, ``(h, w)`` for a plane).
         ids: The distinct values it holds.
         key: The container member read (``label``, ``mask`` ...), when the file is a container.
+        colour: Whether the file holds colour whose channels differ (read at its first channel): a picture,
+            not a label map, though a few colours may pass the id test.
     """
 
     ok: bool
@@ -195,6 +197,7 @@ class LabelFacts:
     shape: tuple[int, ...] = ()
     ids: tuple[int, ...] = ()
     key: str | None = None
+    colour: bool = False
 
 
 def label_facts(path: Path) -> LabelFacts:
@@ -232,14 +235,17 @@ def _read_label(path: Path) -> LabelFacts:
     except (MedioError, OSError, ValueError, IndexError, KeyError) as exc:
         return LabelFacts(False, f"cannot read {path.name}: {exc}")
     arr = np.asarray(image.array)
+    colour = False
     if (image.meta.axes or "").endswith("C") and arr.ndim >= 3:
+        channels = arr[..., : min(arr.shape[-1], 3)]
+        colour = bool(channels.shape[-1] > 1 and (channels != channels[..., :1]).any())
         arr = arr[..., 0]
     if arr.dtype.kind == "f" and arr.size and np.array_equal(arr, np.round(arr)):
         arr = arr.astype(np.int64)
     if arr.dtype.kind not in "iub" or arr.ndim not in (2, 3):
         return LabelFacts(False, f"{path.name} is not an integer label map ({arr.dtype}, {arr.ndim}D)")
     ids = distinct_values(arr.astype(np.uint16) if arr.dtype.kind == "b" else arr)
-    return LabelFacts(True, "", tuple(int(s) for s in arr.shape), tuple(ids), member)
+    return LabelFacts(True, "", tuple(int(s) for s in arr.shape), tuple(ids), member, colour)
 
 
 LABEL_MEMBER_WORDS = ("label", "class", "target")

@@ -308,7 +308,7 @@ def task_matches_source_kind(sample: SampleView) -> CheckResult:
         return CheckResult.ok((TASK,), skipped="the manifest file is not there")
     facts = _raw.label_facts(path)
     max_ids = int(sample.option("label_map_max_ids", 16))
-    if not facts.ok or not 2 <= len(facts.ids) <= max_ids:
+    if not facts.ok or facts.colour or not 2 <= len(facts.ids) <= max_ids:
         return CheckResult.ok((TASK,))
     what = f"its member {facts.key!r}" if facts.key else "it"
     return CheckResult.fail(

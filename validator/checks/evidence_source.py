@@ -137,7 +137,18 @@ def _search_options(sample: SampleView, declared: dict[str, Any]) -> dict[str, A
         row = _record_by_id(sample, path, facts.keys)
         if row is not None:
             return {**declared, "index": row}
-    if len(keys) == 1 and not stacked:
+    dim = norm_dim(sample.get("media_geometry.media.dimension"))
+    # A 2D sample of a multi-frame DICOM/TIFF/GIF that names no frame: which frame is searched too.
+    framed = (
+        not stacked
+        and dim == "2d"
+        and declared.get("frame") is None
+        and facts.ok
+        and facts.format in {"dicom", "tiff", "gif"}
+        and facts.axes[:1] in ("Z", "T")
+        and 1 < facts.shape[0] <= _MAX_SEARCH
+    )
+    if len(keys) == 1 and not stacked and not framed:
         return declared
     image = sample.image
     size = int(sample.option("ncc_size", 32))
@@ -147,12 +158,13 @@ def _search_options(sample: SampleView, declared: dict[str, Any]) -> dict[str, A
         return declared
     slice_index, axis = _slice(sample)
     best: tuple[float, dict[str, Any]] = (-2.0, declared)
+    option = "index" if stacked else "frame" if framed else ""
     for key in keys:
         opts = {**declared, "key": key} if key is not None else dict(declared)
-        n = facts.shape[0] if stacked else 0
+        n = facts.shape[0] if option else 0
         for index in range(min(n, _MAX_SEARCH)) if n else [None]:
-            trial = {**opts, "index": index} if index is not None else opts
-            rendered = _raw.source_render(path, trial, None if stacked else slice_index, axis, size)
+            trial = {**opts, option: index} if index is not None else opts
+            rendered = _raw.source_render(path, trial, None if option else slice_index, axis, size)
             if not isinstance(rendered, str) and (r := _raw.ncc(rendered, written)) > best[0]:
                 best = (r, trial)
     return best[1]
@@ -532,6 +544,8 @@ def dimension_matches_source(sample: SampleView) -> CheckResult:
 
 
 def _source_dims(facts: _raw.SourceFacts) -> set[str]:
+    if facts.axes.startswith("T") and facts.format == "dicom":
+        return {"video", "2d"}  # a multi-frame (cine) DICOM: the loop, or one frame of it
     if facts.axes.startswith("T") or (facts.format == "video"):
         return {"video"}
     multi = facts.n_frames is not None and facts.n_frames > 1
