@@ -32,7 +32,7 @@ from validator import _raw
 from validator._values import nonmissing, norm_token
 from validator.registry import check
 from validator.report import CheckResult
-from validator.sample import SampleView, file_signature
+from validator.sample import SampleView, file_signature, stat_path
 
 log = logging.getLogger(__name__)
 
@@ -154,13 +154,15 @@ def _path_words(relpath: str) -> str:
     return " | " + " | ".join(w for w in words if w) + " | "
 
 
-def _manifest_words(sample: SampleView) -> list[tuple[int, str]]:
-    """Per manifest sample, its path words (once per candidate, in the first peer's memo)."""
+def _manifest_words(sample: SampleView) -> tuple[list[tuple[int, str]], frozenset[str]]:
+    """Per manifest sample its path words, and every word of every path (once per candidate)."""
     peers = sample.peers or []
     holder = peers[0].memo if peers else sample.memo
     if "subject_path_words" not in holder:
-        holder["subject_path_words"] = [(p.index, _path_words(p.entry.relpath)) for p in peers if p.entry]
-    result: list[tuple[int, str]] = holder["subject_path_words"]
+        words = [(p.index, _path_words(p.entry.relpath).replace(" | ", "  ")) for p in peers if p.entry]
+        vocabulary = frozenset(w for _, text in words for w in text.split())
+        holder["subject_path_words"] = (words, vocabulary)
+    result: tuple[list[tuple[int, str]], frozenset[str]] = holder["subject_path_words"]
     return result
 
 
@@ -174,7 +176,10 @@ def _names_other_sample(sample: SampleView, value: Any) -> int | None:
     mine = _path_words(sample.entry.relpath).replace(" | ", "  ")
     if needle in mine:
         return None
-    owners = [i for i, words in _manifest_words(sample) if needle in words.replace(" | ", "  ")]
+    words, vocabulary = _manifest_words(sample)
+    if not set(token.split()) <= vocabulary:
+        return None  # some word of the id is in no manifest path: no need to scan them
+    owners = [i for i, text in words if needle in text]
     return min(owners) if owners else None
 
 
@@ -304,7 +309,7 @@ def task_matches_source_kind(sample: SampleView) -> CheckResult:
     if task in ("segmentation", ""):
         return CheckResult.ok((TASK,))
     path = sample.dataset_path(sample.entry.relpath)
-    if path is None or not path.is_file():
+    if path is None or stat_path(path) is None:
         return CheckResult.ok((TASK,), skipped="the manifest file is not there")
     facts = _raw.label_facts(path)
     max_ids = int(sample.option("label_map_max_ids", 16))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import posixpath
 import re
 import stat
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -130,8 +131,7 @@ def _search_options(sample: SampleView, declared: dict[str, Any]) -> dict[str, A
     keys: list[str | None] = [declared.get("key")]
     if declared.get("key") is None and len(image_keys) > 1:
         keys = list(image_keys[:_MAX_SEARCH])
-    rel = _manifest_rel(sample)
-    listed = sum(1 for p in sample.peers or [] if p.entry is not None and p.entry.relpath == rel)
+    listed = _manifest_counts(sample)[0].get(_manifest_rel(sample), 0)
     stacked = declared.get("index") is None and listed > 1 and facts.ok and facts.axes.startswith("Z")
     if stacked:
         row = _record_by_id(sample, path, facts.keys)
@@ -175,6 +175,17 @@ _LABEL_WORDS = ("label", "mask", "seg", "annot")
 
 def _manifest_rel(sample: SampleView) -> str:
     return sample.entry.relpath if sample.entry is not None else ""
+
+
+def _manifest_counts(sample: SampleView) -> tuple[Counter[str], Counter[str]]:
+    """How many manifest samples name each file, and how many live in each folder (once per candidate)."""
+    peers = sample.peers or []
+    holder = peers[0].memo if peers else sample.memo
+    if "manifest_counts" not in holder:
+        paths = [p.entry.relpath for p in peers if p.entry is not None]
+        holder["manifest_counts"] = (Counter(paths), Counter(posixpath.dirname(p) for p in paths))
+    counts: tuple[Counter[str], Counter[str]] = holder["manifest_counts"]
+    return counts
 
 
 def _record_by_id(sample: SampleView, path: Path, keys: tuple[str, ...]) -> int | None:
@@ -260,8 +271,12 @@ def image_alternates(sample: SampleView, path: Path) -> list[Path]:
 
 def _shared_folder(sample: SampleView, path: Path) -> bool:
     """Whether another manifest sample's file lies in ``path``'s folder."""
-    others = (p for p in sample.peers or [] if p.entry is not None and p.index != sample.index)
-    return any((q := p.dataset_path(p.entry.relpath)) is not None and q.parent == path.parent for p in others)
+    if sample.entry is None or sample.dataset_root is None:
+        return False
+    folder = sample.dataset_path(posixpath.dirname(sample.entry.relpath) or ".")
+    if folder is None or folder != path.parent:
+        return False  # the source is not in the manifest file's folder: only that folder is counted
+    return _manifest_counts(sample)[1][posixpath.dirname(sample.entry.relpath)] > 1
 
 
 @check("source_in_dataset", weight=0.10, fields=(SOURCE,), high_risk=True)
@@ -424,12 +439,13 @@ def _resampled(sample: SampleView) -> bool:
 
 @dataclass(frozen=True)
 class _PeerRenders:
-    """Every peer's own source renderings: owner index, identity, unit-norm centred rows, pixel digests."""
+    """Every peer's own source renderings: owner index, identity, unit-norm centred rows, rows by pixel
+    digest."""
 
     owners: list[int]
     idents: list[Any]
     matrix: np.ndarray | None
-    digests: list[bytes]
+    by_digest: dict[bytes, list[int]]
 
 
 def _render_candidates(sample: SampleView) -> list[tuple[Path, dict[str, Any], int | None, int]]:
@@ -471,7 +487,11 @@ def _peer_renders(sample: SampleView, size: int) -> _PeerRenders | None:
                 idents.append(_ident(target, options, slice_index))
                 rows.append(centred / norm if norm >= 1e-6 else np.zeros_like(centred))
                 digests.append(stats.digest if stats is not None else b"")
-        holder[key] = _PeerRenders(owners, idents, np.stack(rows) if rows else None, digests)
+        by_digest: dict[bytes, list[int]] = {}
+        for k, digest in enumerate(digests):
+            if digest:
+                by_digest.setdefault(digest, []).append(k)
+        holder[key] = _PeerRenders(owners, idents, np.stack(rows) if rows else None, by_digest)
     result: _PeerRenders = holder[key]
     return result
 
@@ -489,22 +509,25 @@ def _closer_neighbour(
     if table is None or table.matrix is None:
         return None
     mine = {_ident(*c[:3]) for c in _render_candidates(sample)}
-    others = [
-        k for k, ident in enumerate(table.idents) if ident not in mine and table.owners[k] != sample.index
-    ]
+
+    def other(k: int) -> bool:
+        return table.owners[k] != sample.index and table.idents[k] not in mine
+
     if stats is not None and stats.digest:
-        for k in others:
-            if table.digests[k] == stats.digest:
+        for k in table.by_digest.get(stats.digest, ()):
+            if other(k):
                 return table.owners[k], 1.0
     centred = (written - written.mean()).ravel()
     norm = float(np.sqrt(np.dot(centred, centred)))
-    if norm < 1e-6 or not others:
+    if norm < 1e-6:
         return None
-    scores = table.matrix[others] @ (centred / norm)
-    best = int(np.argmax(scores))
+    scores = table.matrix @ (centred / norm)
     margin = float(sample.option("neighbour_margin", 0.05))
-    if scores[best] > r_own + margin:
-        return table.owners[others[best]], float(scores[best])
+    for k in np.argsort(-scores):  # best first; stop at the first row that is not this sample's own
+        if scores[k] <= r_own + margin:
+            return None
+        if other(int(k)):
+            return table.owners[int(k)], float(scores[k])
     return None
 
 
