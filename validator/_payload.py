@@ -229,14 +229,14 @@ def coco_boxes(doc: Any, file_names: set[str]) -> list[list[float]]:
     """The ``bbox`` of every COCO annotation whose image's ``file_name`` basename is in ``file_names``."""
     if not isinstance(doc, dict):
         return []
-    images = doc.get("images") if isinstance(doc.get("images"), list) else []
+    images: list[Any] = doc["images"] if isinstance(doc.get("images"), list) else []
     ids = {
         im.get("id")
         for im in images
         if isinstance(im, dict)
         and str(im.get("file_name", "")).replace("\\", "/").rsplit("/", 1)[-1] in file_names
     }
-    anns = doc.get("annotations") if isinstance(doc.get("annotations"), list) else []
+    anns: list[Any] = doc["annotations"] if isinstance(doc.get("annotations"), list) else []
     return [
         [float(v) for v in a["bbox"]]
         for a in anns

@@ -190,8 +190,8 @@ def _manifest_counts(sample: SampleView) -> tuple[Counter[str], Counter[str]]:
 
 def _record_by_id(sample: SampleView, path: Path, keys: tuple[str, ...]) -> int | None:
     """The record of a stacked container whose id member holds one of the sample's ids (if exactly one)."""
-    values = [v for f in _ID_FIELDS for v in (sample.extra.get(f), sample.get(f"context.sample.{f}"))]
-    ids = {str(v).strip() for v in values}
+    stated = [v for f in _ID_FIELDS for v in (sample.extra.get(f), sample.get(f"context.sample.{f}"))]
+    ids = {str(v).strip() for v in stated}
     ids = {v for v in ids if nonmissing(v) and v != "None"}
     if not ids:
         return None
