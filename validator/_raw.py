@@ -598,10 +598,44 @@ def label_index(dataset_root: Path) -> LabelIndex:
     return cached
 
 
+_CODE_HEADER = ("label", "class", "group", "diagnosis", "target", "category", "grade")
+_CODES: dict[tuple[str, Any], dict[str, tuple[str, ...]]] = {}
+
+
+def label_codes(dataset_root: Path) -> dict[str, tuple[str, ...]]:
+    """Class codes the CSV/TSV tables under ``data/`` give per row: normalised cell → the integer values of
+    that row's columns named like a class (``label``, ``group_code``, ``diagnosis`` ...), once per dataset.
+
+    A table such as ``patient,height,group_code`` names the class by its id; the name is elsewhere (a README),
+    so the id itself is the evidence.
+    """
+    data = dataset_root / "data"
+    key = (str(data), file_signature(data))
+    cached = _CODES.get(key)
+    if cached is None:
+        found: dict[str, set[str]] = {}
+        header: list[str] = []
+        for row in label_tables(dataset_root):
+            cells = [c.strip() for c in row]
+            if cells and not any(c.lstrip("-").isdigit() for c in cells):
+                header = [c.lower() for c in cells]  # a header row starts a new table
+                continue
+            if len(cells) != len(header):
+                continue  # not a row of the table this header starts (another file's rows)
+            coded = [k for k, h in enumerate(header) if any(w in h for w in _CODE_HEADER)]
+            codes = {cells[k] for k in coded if k < len(cells) and cells[k].isdigit()}
+            for cell in cells:
+                if codes and (token := norm_token(cell)):
+                    found.setdefault(token, set()).update(codes)
+        cached = {k: tuple(sorted(v)) for k, v in found.items()}
+        _CODES[key] = cached
+    return cached
+
+
 def clear_caches() -> None:
     """Forget every cached header, render, grey copy and label table (cold-start measurements)."""
     caches = (_FACTS, _RENDERS, _WRITTEN, _WRITTEN_BY_CONTENT, _MASK_IDS, _TABLES, _LABEL_INDEX, _LABELS)
-    for cache in (*caches, _STATS, _WRITTEN_STATS):
+    for cache in (*caches, _STATS, _WRITTEN_STATS, _CODES):
         cache.clear()
     box_weights.cache_clear()
     box_windows.cache_clear()

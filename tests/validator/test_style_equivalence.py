@@ -28,6 +28,7 @@ from validator.validate import clear_cache, validate
 FAMILIES = {
     "synth-histology-png": "classification 2D",
     "synth-organ-npz-shards": "classification 2D, records of one NPZ",
+    "synth-cardiac-cine-4d": "classification 3D, class codes in a table",
     "synth-glioma-h5": "segmentation 2D, HDF5 image + mask",
     "synth-nuclei-tiff16": "segmentation 2D",
     "synth-kidney-ct-nifti": "segmentation 3D, the label volume is the source",
@@ -337,3 +338,18 @@ def test_a_subject_id_that_names_another_samples_file(family_suite: Path, tmp_pa
     stem = Path(other["source_file"]).stem  # "ADI-TCGA 1000": the id part is the words after the tissue code
     _edit(cand, 0, lambda d: d["context"]["sample"].update(subject_id=stem.split("-", 1)[1]))
     assert _score(cand, dataset, 0, "subject_id_identifies_sample") == 0.0
+
+
+def test_wrong_label_against_a_class_code_column(family_suite: Path, tmp_path: Path) -> None:
+    """Info.csv gives each patient's group_code (the class id); the class names are only in a README."""
+    dataset = family_suite / "synth-cardiac-cine-4d"
+    cand = _copy(family_suite, "synth-cardiac-cine-4d", tmp_path)
+    assert _score(cand, dataset, 0, "label_in_class_table") == 1.0
+
+    def flip(d: dict[str, Any]) -> None:
+        block = d["tasks"]["classification"]
+        other = next(k for k in block["class_names"] if str(k) != str(block["label"]))
+        block.update(label=int(other), label_name=block["class_names"][other])
+
+    _edit(cand, 0, flip)
+    assert _score(cand, dataset, 0, "label_in_class_table") == 0.0

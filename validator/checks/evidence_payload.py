@@ -343,6 +343,11 @@ def _label_evidence(sample: SampleView, names: dict[str, str]) -> set[str]:
         if len(rows) <= _MAX_ROWS_PER_TOKEN:
             for cells in rows:
                 found |= {tokens[c] for c in cells if c in tokens}
+    if not found:
+        codes = _raw.label_codes(sample.dataset_root)
+        hits = [set(codes[k]) for k in keys - {"", "data"} if k in codes]
+        if len(hits) == 1 and len(hits[0]) == 1:  # one row, one code: the class id itself
+            found |= hits[0] & set(names)
     source, _ = declared_source(sample)
     row = read_options(sample).get("index")
     if not found and source is not None and isinstance(row, int):

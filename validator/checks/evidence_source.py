@@ -111,6 +111,7 @@ def read_options(sample: SampleView) -> dict[str, Any]:
     """
     if "read_options" not in sample.memo:
         declared = _read_options(sample)
+        sample.memo["declared_read_options"] = declared
         sample.memo["read_options"] = declared  # guards against re-entry while the search runs
         sample.memo["read_options"] = _search_options(sample, declared)
     return dict(sample.memo["read_options"])
@@ -541,7 +542,10 @@ def dimension_matches_source(sample: SampleView) -> CheckResult:
     path, error = declared_source(sample)
     if path is None:
         return CheckResult(1.0, "", fields, {"skipped": error})  # source_in_dataset already reports it
-    facts = _raw.source_facts(read_target(sample, path), read_options(sample))
+    options = read_options(sample)
+    if sample.memo.get("declared_read_options", {}).get("frame") is None:
+        options.pop("frame", None)  # a searched frame shows what the image is, not what the source is
+    facts = _raw.source_facts(read_target(sample, path), options)
     if not facts.ok:
         return CheckResult(1.0, "", fields, {"skipped": facts.error})
     declared = norm_dim(sample.get("media_geometry.media.dimension"))
