@@ -9,6 +9,7 @@ Run folder: ``candidates/<dataset>/<k>/`` (each with its ``candidate.json`` done
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 import os
@@ -42,7 +43,7 @@ from experiments.results import PROFILES, export_dataset, format_table, score_ex
 from experiments.resume import check_resume, resume_mode, store_config
 from experiments.suite import ensure_bundled_suite, ensure_realfiles_suite, select_datasets
 from strategies._context import BudgetGate, RunContext, use
-from strategies.base import ProfileValidator, Strategy, Validator
+from strategies.base import ProfileValidator, Strategy, Validator, strategies
 
 __all__ = ["RESULT_MARKER", "NothingProduced", "RunOutcome", "benchmark_root", "preflight", "run_experiment"]
 
@@ -237,7 +238,14 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
 
 
 def _run_label(cfg: DictConfig) -> str:
-    """The miss-rate column of the run's own selection: ``<strategy>/<selector>``."""
+    """The miss-rate column of the run's own output: ``<strategy>/<selector>`` for strategies that select."""
+    try:
+        factory = strategies.get(str(cfg.strategy.get("kind") or cfg.strategy.name))
+        selects = "selector" in inspect.signature(factory).parameters
+    except Exception:  # a label is cosmetic: an odd strategy config must not fail the run here
+        selects = True
+    if not selects:
+        return str(cfg.strategy.name)
     sel = cfg.strategy.get("selector") or {}
     target = sel.get("_target_") if hasattr(sel, "get") else sel
     name = target or (cfg.get("selector") or {}).get("name") or (cfg.get("selector") or {}).get("_target_")

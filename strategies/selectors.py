@@ -138,7 +138,7 @@ def _oracle_scores(pred_dir: str, dataset_root: str, stamp: float) -> dict[str, 
     # Imported here: only the oracle reaches ground truth, and only through the scorer (DESIGN §2).
     from benchmark.score.evaluate import score_candidate
 
-    scored = score_candidate(pred_dir, dataset_root, profile="official")
+    scored = score_candidate(pred_dir, dataset_root, profile="official", unreadable_as_missing=True)
     return {
         s.index: (
             float(e2e_pass(s.to_dict())),
