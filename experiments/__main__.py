@@ -17,6 +17,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
+from agents.base import FatalAgentError
 from benchmark.errors import BenchmarkError, is_storage_failure
 from experiments._config_path import config_dir
 from experiments.suite import NoDatasetsError
@@ -26,6 +27,7 @@ from strategies.selectors import OracleNotAllowed
 EXIT_USAGE = 2
 EXIT_STORAGE = 4
 EXIT_INCOMPLETE = 3
+EXIT_NOTHING_USABLE = 4  # no candidate wrote a sample, or a failure every candidate shares stopped the run
 
 
 @hydra.main(config_path=str(config_dir()), config_name="config", version_base="1.3")
@@ -53,6 +55,9 @@ def main(cfg: DictConfig) -> None:
     ) as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
+    except FatalAgentError as exc:
+        print(f"error: the run stopped: {exc.reason}", file=sys.stderr)
+        sys.exit(EXIT_NOTHING_USABLE)
     except OSError as exc:
         if not is_storage_failure(exc):
             raise
@@ -62,6 +67,10 @@ def main(cfg: DictConfig) -> None:
             file=sys.stderr,
         )
         sys.exit(EXIT_STORAGE)
+    if outcome.nothing_usable is not None:
+        # No table: a table of zeros would read like a result.
+        print(f"error: {outcome.nothing_usable}; run folder: {run_dir}", file=sys.stderr)
+        sys.exit(EXIT_NOTHING_USABLE)
     print(outcome.table)
     for name, error in outcome.errors.items():
         print(f"{name}: failed: {error}", file=sys.stderr)

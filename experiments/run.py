@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from agents.base import Agent, Task, Usage
+from agents.base import Agent, FatalAgentError, Task, Usage
 from benchmark.atomic import atomic_write_json
 from benchmark.discover import Dataset
 from benchmark.errors import is_storage_failure
@@ -55,6 +56,8 @@ class RunOutcome:
         incomplete: True when the budget stopped it or a dataset failed.
         wall_s: Wall-clock seconds.
         table: The terminal table.
+        errors: Per dataset, why its strategy failed.
+        nothing_usable: One line saying why no candidate of the run wrote a sample, or None.
     """
 
     run_dir: Path
@@ -63,6 +66,7 @@ class RunOutcome:
     wall_s: float
     table: str
     errors: dict[str, str] = field(default_factory=dict)
+    nothing_usable: str | None = None
 
 
 def benchmark_root(cfg: DictConfig) -> Path:
@@ -87,8 +91,8 @@ async def _one_dataset(
         result = await strategy(task, agent, validator)
         record = result.to_dict()
     except Exception as exc:  # one dataset's failure must not lose the others
-        if is_storage_failure(exc):
-            raise  # the disk refuses writes: every later dataset would fail too, so stop the run here
+        if is_storage_failure(exc) or isinstance(exc, FatalAgentError):
+            raise  # the disk refuses writes / the provider refuses us: every later dataset would fail too
         log.exception("strategy failed on %s", task.name)
         record = {
             "error": f"{type(exc).__name__}: {exc}",
@@ -121,9 +125,13 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     Raises:
         NoDatasetsError: The benchmark root holds no dataset.
         UnknownNameError: An unknown strategy, selector or agent name.
+        FatalAgentError: The agent hit a failure every candidate would hit (rejected key, unknown model,
+            dead endpoint); the run stopped.
     """
     start = time.perf_counter()
     import_plugins(cfg.run.get("imports"))
+    # First: a missing API key or an unknown model is reported before anything else takes time.
+    agent = build_agent(cfg.agent)
     root = benchmark_root(cfg.benchmark)
     headline = str(cfg.get("scorer", {}).get("profile", "official"))
     if headline not in PROFILES:  # checked before any work, not when the table is printed
@@ -132,11 +140,11 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     allow_oracle = bool(cfg.get("analysis", {}).get("oracle", False))
     strategy = build_strategy(cfg.strategy, cfg.get("selector"), allow_oracle=allow_oracle)
     upper_bound = allow_oracle and wants_oracle(cfg.strategy, cfg.get("selector"))
-    agent = build_agent(cfg.agent)
     executor = ThreadPoolExecutor(max_workers=int(cfg.run.get("workers") or os.cpu_count() or 2))
     profile = validator_profile(cfg.validator, run_dir / ".validator", cfg.strategy.get("profile"))
     validator = ProfileValidator(profile, executor)
     budget = BudgetGate(cfg.run.get("budget_tokens"), cfg.run.get("budget_usd"))
+    agent_budget = _share_budget(agent, budget)
     progress = Progress(len(datasets), enabled=bool(cfg.run.get("progress", True)))
     options = task_options(cfg.agent, int(cfg.run.seed))
     tasks = {d.name: Task.from_dataset(d, run_dir / "selected" / d.name, **options) for d in datasets}
@@ -163,7 +171,57 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     finally:
         progress.close()
         executor.shutdown(wait=True)
+    if agent_budget is not None and agent_budget.spent_out:
+        budget.hit = True  # a candidate was cut short by the budget, even if no later call was refused
     return _finish(cfg, run_dir, datasets, records, budget, upper_bound, start)
+
+class _AgentBudget:
+    """The run's limits as the LiteLLM agent checks them before each model call and charges after it.
+
+    The runner's `BudgetGate` is charged per finished candidate; this one per model call, so a long
+    candidate stops once the run's money is spent instead of finishing its whole conversation.
+    """
+
+    def __init__(self, gate: BudgetGate) -> None:
+        from agents.litellm.budget import Budget  # no litellm import: the budget is plain Python
+
+        self._budget = Budget(gate.max_tokens, gate.max_usd)
+        self.spent_out = False
+
+    def check(self) -> None:
+        """Raise `BudgetExceeded` once the run's limits are reached (and remember it)."""
+        try:
+            self._budget.check()
+        except Exception:
+            self.spent_out = True
+            raise
+
+    def charge(self, tokens: int, usd: float) -> None:
+        """Record one model call's tokens and dollars."""
+        self._budget.charge(tokens, usd)
+
+
+def _share_budget(agent: Agent, gate: BudgetGate) -> _AgentBudget | None:
+    """Hand the run's budget to an agent that checks one per model call and has none of its own."""
+    if gate.max_tokens is None and gate.max_usd is None:
+        return None
+    if getattr(agent, "budget", False) is not None:  # no such attribute, or a budget of its own
+        return None
+    shared = _AgentBudget(gate)
+    agent.budget = shared  # type: ignore[attr-defined]
+    return shared
+
+
+def _nothing_usable(records: dict[str, dict[str, Any]]) -> str | None:
+    """One line when candidates were made but none wrote a sample (every one failed), else None."""
+    candidates = [c for r in records.values() for c in r.get("candidates", [])]
+    if not candidates or any(c.get("status") == "ok" for c in candidates):
+        return None
+    reasons = Counter(str(c.get("reason") or "no reason given") for c in candidates)
+    reason, count = reasons.most_common(1)[0]
+    share = "every one" if count == len(candidates) else f"{count} of them"
+    return f"no candidate wrote a sample: {len(candidates)} candidates failed, {share} with: {reason}"
+
 
 
 def _finish(
@@ -234,4 +292,4 @@ def _finish(
 
         write_report(run_dir)  # never raises into the run: a failure is logged and the run still succeeds
     table = format_table(docs, title, str(cfg.get("scorer", {}).get("profile", "official")))
-    return RunOutcome(run_dir, docs, incomplete, wall, table, errors)
+    return RunOutcome(run_dir, docs, incomplete, wall, table, errors, _nothing_usable(records))

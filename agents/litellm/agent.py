@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from agents.base import Candidate, Feedback, Task, Usage
+from agents.base import Candidate, FatalAgentError, Feedback, Task, Usage
 from agents.litellm import prompts
 from agents.litellm.budget import Budget, BudgetExceeded
 from agents.litellm.cache import RequestCache
 from agents.litellm.client import ModelClient, TokenPrice
+from agents.litellm.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
 from agents.litellm.retry import RetryPolicy
 from agents.litellm.sandbox import Sandbox, SandboxLimits
 from agents.litellm.tools import ToolBox, tool_definitions
@@ -46,6 +47,7 @@ class _Run:
     bad_streak: int = 0
     stop_reason: str | None = None
     failed: str | None = None
+    fatal: str | None = None
     finished: bool = False
 
 
@@ -68,6 +70,12 @@ class LiteLLMAgent:
         max_bad_tool_calls: Consecutive failed tool calls (invalid JSON, unknown tool, refused path ...)
             after which the candidate fails.
         extra_params: Further ``acompletion`` parameters (e.g. ``{"top_p": 0.9}``).
+        tools: Opt-in tool sets: ``"code"`` adds ``run_python`` (`agents.litellm.code_tool`).
+        code_limits: Bounds of each ``run_python`` call (`CodeLimits` or a mapping of its fields).
+
+    Raises:
+        MissingApiKeyError: No key for the provider (before any call; a `ValueError`).
+        ValueError: An unknown model string, tool set or code limit.
     """
 
     name = "litellm"
@@ -81,7 +89,7 @@ class LiteLLMAgent:
         temperature: float | None = None,
         max_tokens_per_call: int | None = 4096,
         timeout_s: float = 120.0,
-        retry: RetryPolicy | None = None,
+        retry: RetryPolicy | Mapping[str, Any] | None = None,
         cache: RequestCache | Path | str | None = None,
         budget: Budget | None = None,
         price: TokenPrice | None = None,
@@ -89,7 +97,17 @@ class LiteLLMAgent:
         vision: bool | None = None,
         max_bad_tool_calls: int = 5,
         extra_params: Mapping[str, Any] | None = None,
+        tools: str | Sequence[str] | None = None,
+        code_limits: CodeLimits | Mapping[str, Any] | None = None,
     ) -> None:
+        tool_sets = {tools} if isinstance(tools, str) else set(tools or ())
+        if tool_sets - {"code"}:
+            raise ValueError(f"unknown agent.tools {sorted(tool_sets - {'code'})}; valid: ['code']")
+        #: Whether ``run_python`` is offered (``tools=["code"]``).
+        self.code = "code" in tool_sets
+        self.code_limits = CodeLimits.of(code_limits)
+        if isinstance(retry, Mapping):  # from the config: agent.retry.max_attempts=...
+            retry = RetryPolicy(**retry)
         if isinstance(cache, str | Path):
             cache = RequestCache(Path(cache))
         self.client = ModelClient(
@@ -110,7 +128,7 @@ class LiteLLMAgent:
         self.sandbox_limits = sandbox_limits or SandboxLimits()
         self.vision = self.client.supports_vision() if vision is None else vision
         self.max_bad_tool_calls = max_bad_tool_calls
-        self.tools = tool_definitions()
+        self.tools = tool_definitions({CODE_TOOL: RunPythonArgs} if self.code else None)
         self._tool_pool: ThreadPoolExecutor | None = None
 
     def _tools_executor(self) -> ThreadPoolExecutor:
@@ -197,9 +215,14 @@ class LiteLLMAgent:
         trace_path = task.out_dir / f"trace_{mode}.jsonl"
         trace = TraceWriter(trace_path, secrets=[self._api_key])
         sandbox = Sandbox(task.root, out, self.sandbox_limits)
-        toolbox = ToolBox(task, sandbox, self.vision)
+        extra_tools = None
+        if self.code:
+            runner = CodeRunner(task.root, out, task.out_dir / "workspace", self.code_limits)
+            extra_tools = {CODE_TOOL: (RunPythonArgs, runner)}
+        toolbox = ToolBox(task, sandbox, self.vision, extra_tools)
+        system = prompts.with_code_tool(prompts.SYSTEM_PROMPT) if self.code else prompts.SYSTEM_PROMPT
         messages: list[dict[str, Any]] = [
-            {"role": "system", "content": prompts.SYSTEM_PROMPT},
+            {"role": "system", "content": system},
             {"role": "user", "content": user_prompt},
         ]
         state = _Run(usage=Usage())
@@ -231,6 +254,8 @@ class LiteLLMAgent:
         status, reason = _outcome(state, written, missing)
         trace.write("end", status=status, reason=reason, written=written, usage=usage.to_dict())
         trace.close()
+        if state.fatal is not None:
+            raise FatalAgentError(state.fatal)
         return Candidate(
             output_dir=out,
             usage=usage,
@@ -271,6 +296,10 @@ class LiteLLMAgent:
             except BudgetExceeded as exc:
                 state.stop_reason = exc.reason
                 trace.write("stop", reason=exc.reason)
+                return
+            except FatalAgentError as exc:  # every candidate would fail alike: `_run` stops the run
+                state.failed = state.fatal = exc.reason
+                trace.write("provider_error", error=exc.reason, fatal=True)
                 return
             except Exception as exc:  # non-transient, or transient with retries exhausted
                 state.failed = f"provider error: {type(exc).__name__}: {str(exc)[:500]}"

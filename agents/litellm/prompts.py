@@ -9,13 +9,16 @@ from __future__ import annotations
 
 __all__ = [
     "ANNOTATION_GUIDE",
+    "CODE_TOOL_GUIDE",
     "FINISH_MISSING",
     "LIMIT_NOTICE",
+    "NO_CODE_SENTENCE",
     "NO_TOOL_CALL_NUDGE",
     "REVISE_PROMPT",
     "SYSTEM_PROMPT",
     "TASK_PROMPT",
     "VIEW_IMAGE_CAPTION",
+    "with_code_tool",
 ]
 
 SYSTEM_PROMPT = """\
@@ -107,3 +110,27 @@ FINISH_MISSING = "Finished with missing outputs for indices {missing}."
 LIMIT_NOTICE = "Stopped: {reason}. The outputs written so far are kept."
 
 VIEW_IMAGE_CAPTION = "Image returned by view_image({path}) for tool call {call_id}:"
+
+
+NO_CODE_SENTENCE = "you cannot run shell commands or code"
+
+CODE_TOOL_GUIDE = """\
+You can also write and run Python with run_python. Its working directory holds data/ (the dataset's raw \
+files, read-only) and output/ (your output folder: output/images/<index>.png, output/masks/<index>.png, \
+output/standardized_annotations/<index>.json, output/data_meta.json). medio (medio.inspect, medio.read, \
+medio.render, medio.write_png), numpy, pandas and PIL are importable. A script that converts every sample \
+at once is usually best: run it, read what it printed, check a few outputs, fix and run it again. Scripts \
+have no network access and limited CPU time, wall time and memory."""
+
+
+def with_code_tool(system_prompt: str) -> str:
+    """The system prompt for an agent that also has ``run_python``.
+
+    Args:
+        system_prompt: The tool-only system prompt.
+
+    Returns:
+        The prompt without the no-code sentence, followed by `CODE_TOOL_GUIDE`.
+    """
+    text = system_prompt.replace(NO_CODE_SENTENCE, "you can also run Python with run_python")
+    return text.rstrip() + "\n\n" + CODE_TOOL_GUIDE

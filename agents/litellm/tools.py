@@ -12,7 +12,7 @@ import base64
 import io
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -123,14 +123,17 @@ def _strip_titles(schema: Any) -> Any:
     return schema
 
 
-def tool_definitions() -> list[dict[str, Any]]:
+def tool_definitions(extra: Mapping[str, type[BaseModel]] | None = None) -> list[dict[str, Any]]:
     """Return the OpenAI-style tool definitions, generated from the argument models.
+
+    Args:
+        extra: Opt-in tools (name → argument model) offered after the standard ones, e.g. ``run_python``.
 
     Returns:
         One ``{"type": "function", "function": {"name", "description", "parameters"}}`` per tool.
     """
     out = []
-    for name, model in TOOL_MODELS.items():
+    for name, model in {**TOOL_MODELS, **(extra or {})}.items():
         params = _strip_titles(model.model_json_schema())
         params.pop("description", None)
         out.append(
@@ -175,9 +178,16 @@ class ToolBox:
         task: The dataset and candidate.
         sandbox: Where reads and writes may go.
         vision: Whether ``view_image`` returns the image itself (else a text summary only).
+        extra_tools: Opt-in tools: name → (argument model, handler returning a `ToolResult`).
     """
 
-    def __init__(self, task: Task, sandbox: Sandbox, vision: bool) -> None:
+    def __init__(
+        self,
+        task: Task,
+        sandbox: Sandbox,
+        vision: bool,
+        extra_tools: Mapping[str, tuple[type[BaseModel], Callable[[Any], ToolResult]]] | None = None,
+    ) -> None:
         self.task = task
         self.sandbox = sandbox
         self.vision = vision
@@ -192,6 +202,10 @@ class ToolBox:
             "write_data_meta": self._write_data_meta,
             "finish": self._finish,
         }
+        self._models: dict[str, type[BaseModel]] = dict(TOOL_MODELS)
+        for name, (model, handler) in (extra_tools or {}).items():
+            self._models[name] = model
+            self._handlers[name] = handler
 
     def run(self, name: str, raw_arguments: str | None) -> ToolResult:
         """Validate and run one tool call.
@@ -203,10 +217,10 @@ class ToolBox:
         Returns:
             The result; failures are results with ``error`` set, never exceptions.
         """
-        model = TOOL_MODELS.get(name)
+        model = self._models.get(name)
         if model is None:
             return ToolResult(
-                f"Unknown tool {name!r}. Available tools: {', '.join(TOOL_MODELS)}.", "unknown_tool"
+                f"Unknown tool {name!r}. Available tools: {', '.join(self._models)}.", "unknown_tool"
             )
         try:
             parsed = json.loads(raw_arguments or "{}")
