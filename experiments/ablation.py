@@ -53,6 +53,7 @@ class RunData:
     metrics: dict[str, Any]
     usage: dict[str, Any]
     samples: list[dict[str, Any]] = field(default_factory=list)
+    agent: str = ""
 
     @property
     def incomplete(self) -> bool:
@@ -84,9 +85,26 @@ def load_runs(sweep_dir: Path) -> list[RunData]:
                 json.loads(metrics_path.read_text(encoding="utf-8")),
                 json.loads(usage_path.read_text(encoding="utf-8")) if usage_path.is_file() else {},
                 samples,
+                _agent_name(info),
             )
         )
     return sorted(runs, key=lambda r: r.strategy)
+
+
+def _agent_name(info: dict[str, Any]) -> str:
+    agent = (info.get("config") or {}).get("agent") or {}
+    return str(agent.get("_target_") or agent.get("name") or "") if isinstance(agent, dict) else ""
+
+
+REVISION_MEANING = {
+    "rules": (
+        "**S1/S2 with the `rules` agent** are not a model's self-refinement. S1 re-decides at temperature 0 "
+        "the choices the agent sampled below its own top-ranked hypothesis and those behind outputs failing "
+        "its own consistency checks (a temperature-0 candidate comes back unchanged); S2 re-decides at "
+        "temperature 0 the decision points behind the validator's flagged fields, within the whitelist."
+    ),
+}
+"""What an S1/S2 row measures for agents whose `revise` is not a model reviewing its output."""
 
 
 def _e2e_by_sample(run: RunData) -> dict[tuple[str, int], float]:
@@ -209,6 +227,9 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
             + ", ".join(r.strategy for r in runs if r.incomplete)
             + " stopped early (budget) or lost datasets; their numbers cover what finished."
         )
+    for agent, meaning in REVISION_MEANING.items():
+        if any(r.agent == agent and r.strategy in ("s1", "s2") for r in runs):
+            notes.append(meaning)
     md = "\n\n".join(
         [
             "# Ablation (official profile, macro over datasets)",

@@ -22,6 +22,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from agents.base import Agent, FatalAgentError, Task, Usage
+from agents.instructions import Instruction, resolve_instructions
 from benchmark.atomic import atomic_write_json
 from benchmark.discover import Dataset
 from benchmark.errors import is_storage_failure
@@ -67,6 +68,10 @@ class RunOutcome:
     table: str
     errors: dict[str, str] = field(default_factory=dict)
     nothing_usable: str | None = None
+
+
+def _plain_node(node: Any) -> Any:
+    return OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else node
 
 
 def benchmark_root(cfg: DictConfig) -> Path:
@@ -147,6 +152,10 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     agent_budget = _share_budget(agent, budget)
     progress = Progress(len(datasets), enabled=bool(cfg.run.get("progress", True)))
     options = task_options(cfg.agent, int(cfg.run.seed))
+    # Read now, at run time, from the user's checkout (never copied into the repository): run.json records
+    # which files were used and their hashes.
+    instructions = resolve_instructions(root, _plain_node(cfg.agent.get("instructions")))
+    options["options"] = {**options["options"], "instructions": {k: v.text for k, v in instructions.items()}}
     tasks = {d.name: Task.from_dataset(d, run_dir / "selected" / d.name, **options) for d in datasets}
 
     async def main() -> dict[str, dict[str, Any]]:
@@ -173,7 +182,8 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
         executor.shutdown(wait=True)
     if agent_budget is not None and agent_budget.spent_out:
         budget.hit = True  # a candidate was cut short by the budget, even if no later call was refused
-    return _finish(cfg, run_dir, datasets, records, budget, upper_bound, start)
+    return _finish(cfg, run_dir, datasets, records, budget, upper_bound, start, instructions=instructions)
+
 
 class _AgentBudget:
     """The run's limits as the LiteLLM agent checks them before each model call and charges after it.
@@ -223,7 +233,6 @@ def _nothing_usable(records: dict[str, dict[str, Any]]) -> str | None:
     return f"no candidate wrote a sample: {len(candidates)} candidates failed, {share} with: {reason}"
 
 
-
 def _finish(
     cfg: DictConfig,
     run_dir: Path,
@@ -232,6 +241,8 @@ def _finish(
     budget: BudgetGate,
     upper_bound: bool,
     start: float,
+    *,
+    instructions: dict[str, Instruction] | None = None,
 ) -> RunOutcome:
     run_name = str(cfg.run.name)
     exports = {
@@ -281,6 +292,7 @@ def _finish(
             "datasets": [d.name for d in datasets],
             "run_name": run_name,
             "strategy": cfg.strategy.name,
+            "instructions": {stage: i.record() for stage, i in (instructions or {}).items()},
             "config": OmegaConf.to_container(
                 OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k != "hydra"]), resolve=True
             ),

@@ -22,12 +22,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agents.base import Candidate, FatalAgentError, Feedback, Task, Usage
+from agents.instructions import instruction_text
 from agents.litellm import prompts
 from agents.litellm.budget import Budget, BudgetExceeded
 from agents.litellm.cache import RequestCache
 from agents.litellm.client import ModelClient, TokenPrice
 from agents.litellm.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
 from agents.litellm.retry import RetryPolicy
+from agents.litellm.review_tools import feedback_with_values
 from agents.litellm.sandbox import Sandbox, SandboxLimits
 from agents.litellm.tools import ToolBox, tool_definitions
 from agents.trace import TraceWriter
@@ -157,7 +159,7 @@ class LiteLLMAgent:
         Returns:
             The candidate; ``status="failed"`` with a reason when the provider or the model failed.
         """
-        return await self._run(task, self._task_prompt(task), "generate")
+        return await self._run(task, self._opening(task), "generate")
 
     async def revise(
         self, task: Task, candidate: Candidate, feedback: Feedback | str, editable_fields: Sequence[str]
@@ -179,11 +181,17 @@ class LiteLLMAgent:
             await asyncio.get_running_loop().run_in_executor(
                 self._tools_executor(), lambda: shutil.copytree(source, target, dirs_exist_ok=True)
             )
-        text = feedback.render() if isinstance(feedback, Feedback) else str(feedback)
+        # The feedback carries the current value of every field it names, read from the copy being revised.
+        text = feedback_with_values(feedback, target)
         revise = prompts.REVISE_PROMPT.format(editable=", ".join(editable_fields) or "(none)", feedback=text)
-        return await self._run(task, self._task_prompt(task) + "\n\n" + revise, "revise")
+        return await self._run(task, [*self._opening(task), revise], "revise")
 
     # -- the loop --------------------------------------------------------------------------------
+
+    def _opening(self, task: Task) -> list[str]:
+        """The first user messages: the task instruction verbatim (the benchmark's S0 text when the run
+        found one, `agents.instructions`), then this dataset's name, manifest and schema."""
+        return [instruction_text(task.options, "s0"), self._task_prompt(task)]
 
     def _task_prompt(self, task: Task) -> str:
         manifest = "\n".join(f"{e.index}\t{e.relpath}" for e in task.entries)
@@ -208,7 +216,7 @@ class LiteLLMAgent:
             params["max_tokens"] = self.max_tokens_per_call
         return params
 
-    async def _run(self, task: Task, user_prompt: str, mode: str) -> Candidate:
+    async def _run(self, task: Task, user_prompts: Sequence[str], mode: str) -> Candidate:
         start = time.perf_counter()
         out = task.output_dir
         out.mkdir(parents=True, exist_ok=True)
@@ -223,7 +231,7 @@ class LiteLLMAgent:
         system = prompts.with_code_tool(prompts.SYSTEM_PROMPT) if self.code else prompts.SYSTEM_PROMPT
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system},
-            {"role": "user", "content": user_prompt},
+            *({"role": "user", "content": text} for text in user_prompts),
         ]
         state = _Run(usage=Usage())
         trace.write(

@@ -21,6 +21,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.base import Task
+from agents.litellm.review_tools import REVIEW_TOOLS, folder_listing, text_head
 from agents.litellm.sandbox import Sandbox, SandboxError
 
 __all__ = ["TOOL_MODELS", "ToolBox", "ToolResult", "tool_definitions"]
@@ -102,7 +103,7 @@ class FinishArgs(_Args):
     summary: str = Field("", description="One or two sentences on what was done and any doubt left.")
 
 
-TOOL_MODELS: dict[str, type[_Args]] = {
+TOOL_MODELS: dict[str, type[BaseModel]] = {
     "list_dir": ListDirArgs,
     "read_text": ReadTextArgs,
     "inspect": InspectArgs,
@@ -110,6 +111,8 @@ TOOL_MODELS: dict[str, type[_Args]] = {
     "view_image": ViewImageArgs,
     "write_annotation": WriteAnnotationArgs,
     "write_data_meta": WriteDataMetaArgs,
+    # Read-only views of the candidate's own output, and field edits (agents/litellm/review_tools.py).
+    **{name: model for name, (model, _handler) in REVIEW_TOOLS.items()},
     "finish": FinishArgs,
 }
 
@@ -200,6 +203,7 @@ class ToolBox:
             "view_image": self._view_image,
             "write_annotation": self._write_annotation,
             "write_data_meta": self._write_data_meta,
+            **{name: self._review(handler) for name, (_model, handler) in REVIEW_TOOLS.items()},
             "finish": self._finish,
         }
         self._models: dict[str, type[BaseModel]] = dict(TOOL_MODELS)
@@ -245,25 +249,16 @@ class ToolBox:
             log.debug("tool %s failed", name, exc_info=True)
             return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", "tool_error")
 
+    def _review(self, handler: Callable[[Sandbox, Any, Any], str]) -> Callable[[Any], ToolResult]:
+        return lambda args: ToolResult(handler(self.sandbox, self._indices, args))
+
     # -- read tools ------------------------------------------------------------------------------
 
     def _list_dir(self, args: ListDirArgs) -> ToolResult:
         folder = self.sandbox.read_path(args.path)
         if not folder.is_dir():
             raise SandboxError(args.path, "not a folder")
-        cap = self.sandbox.limits.max_dir_entries
-        children = sorted(folder.iterdir(), key=lambda p: p.name)
-        lines = []
-        for child in children[:cap]:
-            if child.is_dir():
-                lines.append(f"{child.name}/")
-            else:
-                size = child.stat().st_size if child.exists() else 0
-                lines.append(f"{child.name}\t{size}")
-        if len(children) > cap:
-            lines.append(f"... {len(children) - cap} more entries not shown")
-        header = f"{self.sandbox.to_model(folder)}/ ({len(children)} entries)"
-        return ToolResult("\n".join([header, *lines]))
+        return ToolResult(folder_listing(self.sandbox, folder))
 
     def _read_text(self, args: ReadTextArgs) -> ToolResult:
         cap = self.sandbox.limits.max_text_bytes
@@ -272,14 +267,11 @@ class ToolBox:
         target = self.sandbox.read_path(args.path)
         if not target.is_file():
             raise SandboxError(args.path, "not a file")
-        size = target.stat().st_size
-        with target.open("rb") as handle:
-            head = handle.read(args.max_bytes)
-        if b"\x00" in head:
+        text = text_head(target, args.max_bytes)
+        if text is None:
+            size = target.stat().st_size
             return ToolResult(f"{args.path} looks binary ({size} bytes); use inspect instead.", "tool_error")
-        text = head.decode("utf-8", errors="replace")
-        more = f"\n[... truncated: {size - len(head)} more bytes]" if size > len(head) else ""
-        return ToolResult(text + more)
+        return ToolResult(text)
 
     def _inspect(self, args: InspectArgs) -> ToolResult:
         import medio

@@ -16,7 +16,7 @@ from agents.litellm import Budget, RetryPolicy
 
 
 def _candidate_of(request: Mapping[str, Any]) -> int:
-    prompt = request["messages"][1]["content"]
+    prompt = request["messages"][2]["content"]
     return int(prompt.split("Candidate: ", 1)[1].split("\n", 1)[0])
 
 
