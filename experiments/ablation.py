@@ -1,9 +1,11 @@
 """The S0-S4 ablation of a sweep folder: ``ablation.md``, ``ablation.csv``, ``ablation.tex``,
-``ablation.png``.
+``ablation.png``, ``ablation_cost.png``.
 
-Rows are strategies; columns the eleven metrics (official profile), tokens, USD and E2E per USD; plus
-bootstrap 95 % CIs (resampling datasets), a paired sign-flip test against S0 on per-sample E2E, the E2E
-threshold grid per strategy, and the oracle best-of-n upper bound where a run kept several candidates.
+Rows are strategies (runs that differ only by ``run.seed`` are repeats of one row, shown as mean ± spread);
+columns the eleven metrics (official profile), cost per run (candidates, model calls, tokens, USD, wall time)
+and E2E per USD; plus a bootstrap 95 % CI of E2E and a paired test against S0, both with datasets as the
+resampling unit, the E2E threshold grid per strategy, and the oracle best-of-n upper bound where a run kept
+several candidates.
 
     python -m experiments.ablation MULTIRUN_DIR
 """
@@ -25,7 +27,7 @@ from benchmark.atomic import atomic_write_text
 from benchmark.score.analysis import to_latex, to_markdown
 from benchmark.score.constants import METRIC_NAMES
 from experiments.oracle_bound import oracle_upper_bound
-from experiments.stats import bootstrap_ci, sign_flip_test
+from experiments.stats import bootstrap_ci, cluster_diffs, mean_spread, paired_cluster_test
 
 __all__ = [
     "G_VALUES",
@@ -46,13 +48,28 @@ QF_VALUES = (0.3, 0.4, 0.5, 0.6, 0.7)
 
 @dataclass
 class RunData:
-    """One finished run of the sweep, as read back from its folder."""
+    """One finished run of the sweep, as read back from its folder.
+
+    Attributes:
+        strategy: The strategy name (``run.json``).
+        run_dir: The run folder.
+        metrics: ``metrics.json``.
+        usage: ``usage.json``.
+        samples: ``samples.jsonl`` rows.
+        seed: ``run.seed`` of the run (None when unknown).
+        wall_s: The run's wall-clock seconds (``run.json``).
+        label: The row the run belongs to: the strategy plus the sweep overrides that distinguish it from the
+            other runs (never the seed: runs that differ only by seed are repeats of one row).
+    """
 
     strategy: str
     run_dir: Path
     metrics: dict[str, Any]
     usage: dict[str, Any]
     samples: list[dict[str, Any]] = field(default_factory=list)
+    seed: int | None = None
+    wall_s: float | None = None
+    label: str = ""
     agent: str = ""
 
     @property
@@ -60,35 +77,73 @@ class RunData:
         """The run stopped early (budget) or lost a dataset."""
         return bool(self.metrics.get("incomplete"))
 
+    def per_dataset(self, metric: str = "E2E") -> dict[str, float]:
+        """Dataset → the metric (official profile)."""
+        return {d: float(m[metric]) for d, m in self.metrics.get("datasets", {}).items()}
+
+
+SEED_KEYS = ("run.seed",)
+"""Overrides that make a repeat of the same configuration, not a new row."""
+
+
+def _read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def _overrides(run_dir: Path) -> list[str]:
+    path = run_dir / ".hydra" / "overrides.yaml"
+    if not path.is_file():
+        return []
+    import yaml
+
+    return [str(o) for o in (yaml.safe_load(path.read_text(encoding="utf-8")) or [])]
+
+
+def _labels(infos: Sequence[tuple[str, list[str]]]) -> list[str]:
+    """Strategy + the overrides not shared by every run (seed and strategy overrides left out)."""
+
+    def keep(o: str) -> bool:
+        key = o.split("=", 1)[0].lstrip("+~")
+        return key not in SEED_KEYS and key != "strategy"
+
+    kept = [[o for o in ov if keep(o)] for _, ov in infos]
+    common = set.intersection(*(set(k) for k in kept)) if kept else set()
+    return [
+        " ".join([name, *sorted(o for o in k if o not in common)])
+        for (name, _), k in zip(infos, kept, strict=True)
+    ]
+
 
 def load_runs(sweep_dir: Path) -> list[RunData]:
-    """Every run folder (holding ``metrics.json``) under ``sweep_dir``, sorted by strategy name."""
+    """Every run folder (holding ``metrics.json``) under ``sweep_dir``, sorted by label and seed."""
     runs = []
+    infos = []
     for metrics_path in sorted(sweep_dir.rglob("metrics.json")):
         run_dir = metrics_path.parent
-        info = (
-            json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-            if (run_dir / "run.json").is_file()
-            else {}
-        )
+        info = _read_json(run_dir / "run.json")
         samples_path = run_dir / "samples.jsonl"
         samples = (
             [json.loads(line) for line in samples_path.read_text(encoding="utf-8").splitlines() if line]
             if samples_path.is_file()
             else []
         )
-        usage_path = run_dir / "usage.json"
+        seed = ((info.get("config") or {}).get("run") or {}).get("seed")
         runs.append(
             RunData(
                 str(info.get("strategy") or run_dir.name),
                 run_dir,
                 json.loads(metrics_path.read_text(encoding="utf-8")),
-                json.loads(usage_path.read_text(encoding="utf-8")) if usage_path.is_file() else {},
+                _read_json(run_dir / "usage.json"),
                 samples,
-                _agent_name(info),
+                int(seed) if seed is not None else None,
+                float(info["wall_s"]) if info.get("wall_s") is not None else None,
+                agent=_agent_name(info),
             )
         )
-    return sorted(runs, key=lambda r: r.strategy)
+        infos.append((runs[-1].strategy, _overrides(run_dir)))
+    for run, label in zip(runs, _labels(infos), strict=True):
+        run.label = label
+    return sorted(runs, key=lambda r: (r.label, r.seed if r.seed is not None else -1, str(r.run_dir)))
 
 
 def _agent_name(info: dict[str, Any]) -> str:
@@ -107,69 +162,116 @@ REVISION_MEANING = {
 """What an S1/S2 row measures for agents whose `revise` is not a model reviewing its output."""
 
 
-def _e2e_by_sample(run: RunData) -> dict[tuple[str, int], float]:
-    out = {}
-    for row in run.samples:
-        scored = (row.get("scores") or {}).get("official")
-        out[(row["dataset"], int(row["index"]))] = float(bool(scored and scored.get("e2e")))
+def groups(runs: Sequence[RunData]) -> dict[str, list[RunData]]:
+    """Runs by label (one row of the ablation each), in label order."""
+    out: dict[str, list[RunData]] = {}
+    for run in runs:
+        out.setdefault(run.label, []).append(run)
     return out
 
 
+COST_COLUMNS = ("candidates", "calls", "prompt_tokens", "completion_tokens", "USD", "wall_s")
+"""Per-run cost, averaged over seeds: agent invocations (candidates and revisions made), model calls (0 for an
+offline agent such as ``rules``), tokens, dollars and the run's wall-clock seconds."""
+
+
+def _cost(run: RunData) -> dict[str, float]:
+    total = run.usage.get("total", {})
+    return {
+        "candidates": float(run.usage.get("candidates") or 0),
+        "calls": float(total.get("calls") or 0),
+        "prompt_tokens": float(total.get("prompt_tokens") or 0),
+        "completion_tokens": float(total.get("completion_tokens") or 0),
+        "USD": float(total.get("cost_usd") or 0.0),
+        "wall_s": float(run.wall_s if run.wall_s is not None else total.get("wall_s") or 0.0),
+    }
+
+
+def _seed_mean(rows: Sequence[RunData], metric: str = "E2E") -> dict[str, float]:
+    """Per dataset, the metric averaged over the runs (seeds) that scored it."""
+    values: dict[str, list[float]] = {}
+    for run in rows:
+        for d, v in run.per_dataset(metric).items():
+            values.setdefault(d, []).append(v)
+    return {d: sum(v) / len(v) for d, v in values.items()}
+
+
 def summary_frame(runs: Sequence[RunData], baseline: str = "s0") -> pd.DataFrame:
-    """One row per strategy: the eleven macro metrics, cost, E2E per USD, E2E's CI, the paired test vs S0."""
-    base = next((r for r in runs if r.strategy == baseline), None)
-    base_e2e = _e2e_by_sample(base) if base is not None else {}
+    """One row per label (strategy): the eleven macro metrics (mean over seeds), E2E's spread over seeds,
+    cost per run, E2E per USD, E2E's dataset-bootstrap CI and the paired dataset-level test vs ``baseline``.
+
+    Args:
+        runs: `load_runs` output.
+        baseline: The label compared against (default S0); absent → no paired columns.
+
+    Returns:
+        The frame (columns ``strategy``, METRIC_NAMES, ``E2E_sd``, ``seeds``, COST_COLUMNS, ``tokens``,
+        ``E2E/USD``, ``E2E_lo``, ``E2E_hi``, ``dE2E_vs_<b>``, ``dE2E_lo``, ``dE2E_hi``, ``p_vs_<b>``,
+        ``n_datasets``, ``incomplete``).
+    """
+    by_label = groups(runs)
+    base = by_label.get(baseline) or next(
+        (g for lbl, g in by_label.items() if lbl.split()[0] == baseline), None
+    )
+    base_e2e = _seed_mean(base) if base else {}
     rows = []
-    for run in runs:
-        macro = run.metrics.get("macro", {})
-        total = run.usage.get("total", {})
-        usd = float(total.get("cost_usd") or 0.0)
-        row: dict[str, Any] = {"strategy": run.strategy, **{k: macro.get(k) for k in METRIC_NAMES}}
-        row["tokens"] = int(total.get("total_tokens") or 0)
-        row["USD"] = usd
-        e2e = macro.get("E2E")
-        row["E2E/USD"] = (e2e / usd) if (e2e is not None and usd > 0) else None
-        per_dataset = {d: m["E2E"] for d, m in run.metrics.get("datasets", {}).items()}
-        row["E2E_lo"], row["E2E_hi"] = bootstrap_ci(per_dataset)
-        mine = _e2e_by_sample(run)
-        pairs = [mine[k] - base_e2e[k] for k in sorted(set(mine) & set(base_e2e))]
-        row["dE2E_vs_" + baseline] = sum(pairs) / len(pairs) if pairs else None
-        row["p_vs_" + baseline] = sign_flip_test(pairs) if pairs and run is not base else None
-        row["n_pairs"] = len(pairs)
-        row["incomplete"] = run.incomplete
+    for label, members in by_label.items():
+        row: dict[str, Any] = {"strategy": label}
+        for k in METRIC_NAMES:
+            row[k] = mean_spread([r.metrics.get("macro", {}).get(k) for r in members])[0]
+        row["E2E_sd"] = mean_spread([r.metrics.get("macro", {}).get("E2E") for r in members])[1]
+        row["seeds"] = len(members)
+        costs = [_cost(r) for r in members]
+        for c in COST_COLUMNS:
+            row[c] = sum(x[c] for x in costs) / len(costs)
+        row["tokens"] = row["prompt_tokens"] + row["completion_tokens"]
+        e2e = row["E2E"]
+        row["E2E/USD"] = (e2e / row["USD"]) if (e2e is not None and row["USD"] > 0) else None
+        mine = _seed_mean(members)
+        row["E2E_lo"], row["E2E_hi"] = bootstrap_ci(mine)
+        diffs = cluster_diffs(mine, base_e2e) if base and members is not base else {}
+        d, lo, hi, p = paired_cluster_test(diffs) if diffs else (None, None, None, None)
+        row["dE2E_vs_" + baseline], row["dE2E_lo"], row["dE2E_hi"] = d, lo, hi
+        row["p_vs_" + baseline] = p
+        row["n_datasets"] = len(mine)
+        row["incomplete"] = any(r.incomplete for r in members)
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def threshold_frame(runs: Sequence[RunData]) -> pd.DataFrame:
-    """Macro E2E of every strategy over the g × q × f threshold grid (official scores)."""
+    """Macro E2E of every label over the g × q × f threshold grid (official scores; mean over seeds)."""
     rows = []
-    for run in runs:
-        by_dataset: dict[str, list[dict[str, Any]]] = {}
-        for row in run.samples:
-            scored = (row.get("scores") or {}).get("official")
-            if scored:
-                by_dataset.setdefault(row["dataset"], []).append(scored)
+    for label, members in groups(runs).items():
         for g, q, f in itertools.product(G_VALUES, QF_VALUES, QF_VALUES):
-            means = [
-                sum(
-                    bool(s["pair_valid"])
-                    and s["source_score"] >= 1.0
-                    and s["schema_valid_score"] >= g
-                    and s["semantic_score"] >= q
-                    and s["content_fidelity_score"] >= f
-                    for s in items
-                )
-                / len(items)
-                for items in by_dataset.values()
-            ]
+            per_run = []
+            for run in members:
+                by_dataset: dict[str, list[dict[str, Any]]] = {}
+                for row in run.samples:
+                    scored = (row.get("scores") or {}).get("official")
+                    if scored:
+                        by_dataset.setdefault(row["dataset"], []).append(scored)
+                means = [
+                    sum(
+                        bool(s["pair_valid"])
+                        and s["source_score"] >= 1.0
+                        and s["schema_valid_score"] >= g
+                        and s["semantic_score"] >= q
+                        and s["content_fidelity_score"] >= f
+                        for s in items
+                    )
+                    / len(items)
+                    for items in by_dataset.values()
+                ]
+                if means:
+                    per_run.append(sum(means) / len(means))
             rows.append(
                 {
-                    "strategy": run.strategy,
+                    "strategy": label,
                     "g": g,
                     "q": q,
                     "f": f,
-                    "E2E": sum(means) / len(means) if means else None,
+                    "E2E": sum(per_run) / len(per_run) if per_run else None,
                 }
             )
     return pd.DataFrame(rows, columns=["strategy", "g", "q", "f", "E2E"])
@@ -192,7 +294,10 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
     if not runs:
         raise FileNotFoundError(f"no run folders (with metrics.json) under {sweep_dir}")
     summary = summary_frame(runs)
-    bounds = {r.strategy: oracle_upper_bound(r.run_dir) for r in runs}
+    bounds = {
+        label: mean_spread([oracle_upper_bound(r.run_dir) for r in members])[0]
+        for label, members in groups(runs).items()
+    }
     summary["oracle_bestofn_E2E"] = [bounds[s] for s in summary["strategy"]]
     grid = threshold_frame(runs)
     written = [
@@ -203,15 +308,20 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
     ]
     atomic_write_text(written[0], summary.to_csv(index=False))
     atomic_write_text(written[1], grid.to_csv(index=False))
-    main_cols = ["strategy", *METRIC_NAMES, "tokens", "USD", "E2E/USD"]
+    shown = summary.copy()
+    shown["E2E ± sd"] = [_pm(m, sd) for m, sd in zip(shown["E2E"], shown["E2E_sd"], strict=True)]
+    main_cols = ["strategy", "seeds", *METRIC_NAMES, "E2E ± sd"]
+    cost_cols = ["strategy", *COST_COLUMNS, "E2E/USD"]
     stat_cols = [
         "strategy",
         "E2E",
         "E2E_lo",
         "E2E_hi",
         "dE2E_vs_s0",
+        "dE2E_lo",
+        "dE2E_hi",
         "p_vs_s0",
-        "n_pairs",
+        "n_datasets",
         "oracle_bestofn_E2E",
     ]
     slice_ = (
@@ -224,7 +334,7 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
     if any(r.incomplete for r in runs):
         notes.append(
             "**Incomplete**: "
-            + ", ".join(r.strategy for r in runs if r.incomplete)
+            + ", ".join(sorted({r.label for r in runs if r.incomplete}))
             + " stopped early (budget) or lost datasets; their numbers cover what finished."
         )
     for agent, meaning in REVISION_MEANING.items():
@@ -232,24 +342,33 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
             notes.append(meaning)
     md = "\n\n".join(
         [
-            "# Ablation (official profile, macro over datasets)",
-            to_markdown(summary[main_cols]),
-            "## E2E: bootstrap 95 % CI over datasets, paired sign-flip test vs S0 (per-sample E2E), "
-            "oracle best-of-n "
-            "upper bound (ground truth; not a strategy result)",
-            to_markdown(summary[stat_cols]),
+            "# Ablation (official profile, macro over datasets; mean over seeds)",
+            to_markdown(shown[main_cols]),
+            "## Cost per run (mean over seeds): model calls, tokens, USD, wall-clock seconds",
+            to_markdown(shown[cost_cols]),
+            "## E2E: 95 % CI by bootstrap over datasets; paired test vs S0 with datasets as the unit "
+            "(difference of per-dataset E2E, its bootstrap CI, sign-flip p); oracle best-of-n upper bound "
+            "(ground truth; not a strategy result)",
+            to_markdown(shown[stat_cols]),
             "## E2E threshold sensitivity (g = schema, q = f = semantic and content thresholds)",
             to_markdown(slice_),
             *notes,
         ]
     )
     atomic_write_text(written[2], md + "\n")
-    atomic_write_text(written[3], to_latex(summary[main_cols]) + "\n")
+    atomic_write_text(written[3], to_latex(shown[[*main_cols, *cost_cols[1:]]]) + "\n")
     if figure:
-        from experiments.figure import ablation_figure
+        from experiments.figure import ablation_figure, cost_figure
 
         written.append(ablation_figure(summary, sweep_dir / "ablation.png"))
+        written.append(cost_figure(summary, sweep_dir / "ablation_cost.png"))
     return written
+
+
+def _pm(mean: Any, sd: Any) -> str:
+    if mean is None or pd.isna(mean):
+        return "n/a"
+    return f"{mean:.4f} ± {sd:.4f}" if sd is not None and not pd.isna(sd) else f"{mean:.4f}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

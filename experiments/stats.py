@@ -1,4 +1,6 @@
-"""Statistics for strategy comparisons: bootstrap CIs over datasets, paired sign-flip test."""
+"""Statistics for strategy comparisons that respect the design: samples cluster by dataset, so every
+resampling unit here is a dataset (bootstrap CIs of the macro mean, paired sign-flip tests on per-dataset
+differences), and repeated seeds are summarised as mean ± spread."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["bootstrap_ci", "sign_flip_test"]
+__all__ = ["bootstrap_ci", "cluster_diffs", "mean_spread", "paired_cluster_test", "sign_flip_test"]
 
 
 def bootstrap_ci(
@@ -54,3 +56,56 @@ def sign_flip_test(diffs: Sequence[float], *, n_perm: int = 10000, seed: int = 0
     signs = rng.choice((-1.0, 1.0), size=(n_perm, d.size))
     hits = int(np.sum(np.abs((signs * d).mean(axis=1)) >= observed - 1e-12))
     return (hits + 1) / (n_perm + 1)
+
+
+def cluster_diffs(mine: Mapping[str, float], baseline: Mapping[str, float]) -> dict[str, float]:
+    """Per-dataset paired differences ``mine - baseline`` over the datasets both have.
+
+    Args:
+        mine: Dataset → metric (e.g. per-dataset E2E, averaged over seeds).
+        baseline: The same for the baseline.
+
+    Returns:
+        Dataset → difference, for the shared datasets.
+    """
+    return {d: float(mine[d]) - float(baseline[d]) for d in sorted(set(mine) & set(baseline))}
+
+
+def paired_cluster_test(
+    diffs: Mapping[str, float], *, n_perm: int = 10000, seed: int = 0
+) -> tuple[float, float, float, float]:
+    """Paired comparison with datasets as the unit: mean difference, its bootstrap CI, and a sign-flip p.
+
+    Samples of one dataset share its raw data, layout and ground-truth conventions, so they are not
+    independent; flipping and resampling whole datasets keeps that dependence inside each unit.
+
+    Args:
+        diffs: Dataset → paired difference of the per-dataset metric (`cluster_diffs`).
+        n_perm: Random sign assignments.
+        seed: RNG seed.
+
+    Returns:
+        ``(mean difference, CI low, CI high, p-value)``; NaNs and p = 1 without datasets.
+    """
+    if not diffs:
+        return float("nan"), float("nan"), float("nan"), 1.0
+    values = list(diffs.values())
+    low, high = bootstrap_ci(diffs, seed=seed)
+    return float(np.mean(values)), low, high, sign_flip_test(values, n_perm=n_perm, seed=seed)
+
+
+def mean_spread(values: Sequence[float | None]) -> tuple[float | None, float | None]:
+    """Mean and sample standard deviation (ddof = 1) of repeated measurements, e.g. one value per seed.
+
+    Args:
+        values: The measurements; None entries (an unscored run) are skipped.
+
+    Returns:
+        ``(mean, spread)``; spread is 0.0 for a single value; ``(None, None)`` without values.
+    """
+    kept = [float(v) for v in values if v is not None]
+    if not kept:
+        return None, None
+    if len(kept) == 1:
+        return kept[0], 0.0
+    return float(np.mean(kept)), float(np.std(kept, ddof=1))

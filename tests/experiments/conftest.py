@@ -44,3 +44,11 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join([str(FAKES), env.get("PYTHONPATH", "")])
     env["MEDSTRAT_CACHE"] = str(tmp_path / "cache")
     return env
+
+
+@pytest.fixture(scope="session")
+def rules_s3_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(suite root, a finished S3 run of the rules agent) — see `rules_runs`; never modify it in a test."""
+    from rules_runs import make_rules_s3_run
+
+    return make_rules_s3_run(tmp_path_factory.mktemp("rules_s3"))

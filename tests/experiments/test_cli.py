@@ -117,6 +117,7 @@ def test_the_ablation_writes_tables_tests_and_a_figure(make_cfg, tmp_path: Path)
         "ablation.md",
         "ablation.tex",
         "ablation.png",
+        "ablation_cost.png",
     }
     import pandas as pd
 
@@ -131,6 +132,12 @@ def test_the_ablation_writes_tables_tests_and_a_figure(make_cfg, tmp_path: Path)
         "E2E_hi",
         "p_vs_s0",
         "oracle_bestofn_E2E",
+        "calls",
+        "prompt_tokens",
+        "completion_tokens",
+        "wall_s",
+        "E2E_sd",
+        "seeds",
     } <= set(table.columns)
     s3 = table.set_index("strategy").loc["s3"]
     assert s3["E2E_lo"] <= s3["E2E"] <= s3["E2E_hi"] and 0 < s3["p_vs_s0"] <= 1

@@ -1,0 +1,468 @@
+"""The selector leaderboard: every registered selector × validator profile on the candidates stored in
+finished S3 runs, with no agent call.
+
+    python -m experiments.selectors RUN... [--selectors a,b,c] [--validators evidence,mdsbench]
+                                           [--imports my_pkg.selectors] [--out DIR]
+
+Per (selector, validator): official and strict E2E, SCJ and CF (macro over datasets), the gap to the
+oracle best-of-n bound (any stored candidate passes E2E), per-mistake-type miss rates when the candidates
+carry mistake labels (``<candidate>/mistakes.json``, written by the ``simulated`` agent), and a paired test
+against ``validator_max`` under the same validator with datasets as the unit. Several RUNs (shards, seeds)
+are pooled: each (run, dataset) is one cluster. Writes ``selectors.{md,csv,tex,png}`` into ``--out``
+(default ``<first RUN>/selectors``).
+
+Selection, assembly and scoring are the code a fresh S3 run executes (`strategies.best_of_n`,
+`benchmark.score`), so ``validator_max`` × the source's validator reproduces the source's ``metrics.json``.
+Each candidate is validated once per profile and each distinct assembled output scored once
+(`ReportCache`, `ScoreCache`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from omegaconf import OmegaConf
+
+from agents.base import Candidate, Task
+from benchmark.atomic import atomic_write_text
+from benchmark.score.analysis import to_latex, to_markdown
+from benchmark.score.dataset import e2e_pass
+from benchmark.score.evaluate import score_candidate
+from experiments.build import import_plugins, task_options
+from experiments.reselect import ReselectError, load_source_config
+from experiments.stats import cluster_diffs, paired_cluster_test
+from strategies._context import candidate_from_marker
+from strategies.best_of_n import _select_and_assemble
+from strategies.selectors import ORACLE, Selector, build_selector, selectors
+from validator.report import Report
+from validator.validate import validate
+
+try:  # issue 12's mistake labels; until it lands, the local reader below implements the same contract
+    from benchmark.perturb import miss_rates, read_mistakes  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # pragma: no cover - exercised until benchmark.perturb exists on main
+    miss_rates = None
+    read_mistakes = None
+
+__all__ = [
+    "BASELINE",
+    "MISTAKES_FILE",
+    "ReportCache",
+    "StoredDataset",
+    "leaderboard",
+    "load_stored",
+    "main",
+    "write_leaderboard",
+]
+
+log = logging.getLogger(__name__)
+
+BASELINE = "validator_max"
+MISTAKES_FILE = "mistakes.json"
+PROFILES = ("official", "strict")
+
+
+@dataclass
+class StoredDataset:
+    """One dataset of a stored run: its task (seed and options of the source) and its candidates.
+
+    Attributes:
+        key: ``<run folder name>/<dataset>`` (the cluster id when runs are pooled).
+        task: The task as the source run built it (``out_dir`` set per evaluation).
+        candidates: The finished generations ``0..n-1``, in order.
+    """
+
+    key: str
+    task: Task
+    candidates: list[Candidate]
+
+
+def load_stored(run_dir: Path) -> list[StoredDataset]:
+    """The datasets and finished candidates of an S3/S4 run folder.
+
+    Args:
+        run_dir: A finished run folder.
+
+    Returns:
+        One entry per dataset with at least one finished candidate.
+
+    Raises:
+        ReselectError: Not a finished run, or no candidates.
+    """
+    from benchmark.discover import discover
+    from experiments.run import benchmark_root
+
+    cfg = OmegaConf.create(load_source_config(run_dir))
+    import_plugins(cfg.run.get("imports"))
+    root = benchmark_root(cfg.benchmark)
+    info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    names = list(info.get("datasets") or [])
+    options = task_options(cfg.agent, int(cfg.run.seed))
+    out = []
+    for dataset in discover(root, names=names or None):
+        folder = run_dir / "candidates" / dataset.name
+        keys = (
+            sorted((p for p in folder.iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
+            if folder.is_dir()
+            else []
+        )
+        cands = [c for c in (candidate_from_marker(p) for p in keys) if c is not None]
+        if cands:
+            task = Task.from_dataset(dataset, run_dir / "selected" / dataset.name, **options)
+            out.append(StoredDataset(f"{run_dir.name}/{dataset.name}", task, cands))
+    if not out:
+        raise ReselectError(f"{run_dir} holds no finished candidates")
+    return out
+
+
+class ReportCache:
+    """Validator reports per (candidate folder, profile): each candidate is validated once per profile.
+
+    Attributes:
+        validations: Validations actually run (for the perf script and tests).
+    """
+
+    def __init__(self) -> None:
+        self._reports: dict[tuple[str, str], Report] = {}
+        self.validations = 0
+
+    def get(self, candidate: Candidate, task: Task, profile: str) -> Report:
+        """The report of ``candidate`` under ``profile`` (validated on first use)."""
+        key = (str(candidate.output_dir), profile)
+        if key not in self._reports:
+            self._reports[key] = validate(candidate.output_dir, task.root, profile=profile)
+            self.validations += 1
+        return self._reports[key]
+
+
+@dataclass
+class _Scored:
+    metrics: dict[str, dict[str, float]]  # profile -> the eleven
+    e2e: dict[int, bool]  # official per-sample E2E
+
+
+@dataclass
+class ScoreCache:
+    """Scores of assembled outputs keyed by (dataset, chosen candidates, validator profile), and the oracle
+    bound per dataset; identical choices (common: selectors often agree) are assembled and scored once."""
+
+    work: Path
+    _scores: dict[tuple[str, tuple[tuple[int, int | None], ...], str], _Scored] = field(default_factory=dict)
+    _oracle: dict[str, float] = field(default_factory=dict)
+    assembled: int = 0
+
+    def score(
+        self, stored: StoredDataset, sel: Selector, profile: str, reports: Sequence[Report]
+    ) -> tuple[dict[int, int | None], _Scored]:
+        """Choose with ``sel``, assemble (unless this choice was scored before) and score."""
+        from strategies.selectors import choose
+
+        decisions = choose(sel, stored.task, stored.candidates, reports)
+        chosen = {i: d.candidate for i, d in decisions.items()}
+        key = (stored.key, tuple(sorted(chosen.items())), profile)
+        if key not in self._scores:
+            out = self.work / f"{len(self._scores)}"
+            task = dataclasses.replace(stored.task, out_dir=out)
+            _select_and_assemble(sel, task, stored.candidates, reports)
+            self.assembled += 1
+            metrics: dict[str, dict[str, float]] = {}
+            e2e: dict[int, bool] = {}
+            for p in PROFILES:
+                scored = score_candidate(task.output_dir, task.root, profile=p)
+                metrics[p] = dict(scored.metrics) if not scored.error else {}
+                if p == "official":
+                    e2e = {int(s.index): e2e_pass(s.to_dict()) for s in scored.per_sample}
+            self._scores[key] = _Scored(metrics, e2e)
+            shutil.rmtree(out, ignore_errors=True)
+        return chosen, self._scores[key]
+
+    def oracle(self, stored: StoredDataset) -> float | None:
+        """The share of samples where some stored candidate passes E2E (ground truth, through the scorer)."""
+        if stored.key not in self._oracle:
+            best: dict[int, bool] = {}
+            for cand in stored.candidates:
+                scored = score_candidate(cand.output_dir, stored.task.root, profile="official")
+                for s in scored.per_sample:
+                    best[int(s.index)] = best.get(int(s.index), False) or e2e_pass(s.to_dict())
+            self._oracle[stored.key] = sum(best.values()) / len(best) if best else float("nan")
+        value = self._oracle[stored.key]
+        return None if value != value else value
+
+
+def _read_mistakes(candidate: Candidate) -> dict[int, frozenset[str]]:
+    folder = Path(candidate.output_dir).parent
+    if read_mistakes is not None:
+        return dict(read_mistakes(folder))
+    path = folder / MISTAKES_FILE
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        return {int(k): frozenset(str(t) for t in v) for k, v in (doc.get("samples") or {}).items()}
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        log.warning("unreadable %s: %s", path, exc)
+        return {}
+
+
+def _miss_rates(
+    chosen: Mapping[int, int], mistakes: Sequence[Mapping[int, frozenset[str]]]
+) -> dict[str, tuple[int, int]]:
+    """Per mistake type, (misses, opportunities): an opportunity is a sample where some candidate lacks the
+    mistake; a miss is the chosen candidate having it there."""
+    if miss_rates is not None:
+        return dict(miss_rates(chosen, mistakes))
+    out: dict[str, tuple[int, int]] = {}
+    types = {t for m in mistakes for v in m.values() for t in v}
+    for t in sorted(types):
+        misses = opportunities = 0
+        for index, k in chosen.items():
+            if not any(t not in m.get(index, frozenset()) for m in mistakes):
+                continue
+            opportunities += 1
+            misses += t in mistakes[k].get(index, frozenset())
+        out[t] = (misses, opportunities)
+    return out
+
+
+def _selector_names(wanted: Sequence[str] | None) -> list[str]:
+    names = list(wanted) if wanted else [n for n in selectors.names() if n != ORACLE]
+    unique: list[str] = []
+    seen: set[int] = set()
+    for name in names:
+        obj = selectors.get(name)  # raises UnknownNameError listing the valid names
+        if id(obj) in seen and not wanted:
+            continue  # an alias of a selector already listed
+        seen.add(id(obj))
+        unique.append(name)
+    return unique
+
+
+def leaderboard(
+    runs: Sequence[Path],
+    selector_names: Sequence[str] | None = None,
+    validators: Sequence[str] = ("evidence", "mdsbench"),
+    *,
+    work: Path | None = None,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Evaluate selectors × validator profiles on the stored candidates of ``runs``.
+
+    Args:
+        runs: Finished S3 (or S4) run folders.
+        selector_names: Registered selector names (default: every registered one but the oracle).
+        validators: Validator profiles (names or YAML paths).
+        work: Scratch folder for assembled outputs (default: a temporary folder).
+
+    Returns:
+        ``(frame, stats)``: one row per (validator, selector); stats count validations, assemblies, seconds.
+
+    Raises:
+        ReselectError: A run is not a finished run with candidates.
+        UnknownNameError: An unknown selector name.
+    """
+    start, started = time.perf_counter(), time.time()
+    stored = [s for run in runs for s in load_stored(Path(run))]
+    names = _selector_names(selector_names)
+    chosen_selectors = {n: build_selector(n) for n in names}
+    reports = ReportCache()
+    labels = {s.key: [_read_mistakes(c) for c in s.candidates] for s in stored}
+    labelled = any(any(m) for ms in labels.values() for m in ms)
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(dir=work) as scratch:
+        scores = ScoreCache(Path(scratch))
+        oracle = {s.key: scores.oracle(s) for s in stored}
+        for profile in validators:
+            per_dataset: dict[str, dict[str, float]] = {}
+            for name, sel in chosen_selectors.items():
+                row: dict[str, Any] = {"validator": Path(profile).stem, "selector": name}
+                e2e: dict[str, float] = {}
+                macro: dict[str, dict[str, list[float]]] = {p: {} for p in PROFILES}
+                misses: dict[str, list[int]] = {}
+                for s in stored:
+                    reps = [reports.get(c, s.task, str(profile)) for c in s.candidates]
+                    chosen, scored = scores.score(s, sel, str(profile), reps)
+                    for p in PROFILES:
+                        for k, v in scored.metrics[p].items():
+                            macro[p].setdefault(k, []).append(float(v))
+                    if scored.metrics["official"]:
+                        e2e[s.key] = float(scored.metrics["official"]["E2E"])
+                    if labelled:
+                        kept = {i: k for i, k in chosen.items() if k is not None}
+                        for t, (m, o) in _miss_rates(kept, labels[s.key]).items():
+                            acc = misses.setdefault(t, [0, 0])
+                            acc[0] += m
+                            acc[1] += o
+                per_dataset[name] = e2e
+                for p, tag in (("official", ""), ("strict", "strict_")):
+                    for metric in ("E2E", "SCJ", "CF"):
+                        vals = macro[p].get(metric, [])
+                        row[f"{tag}{metric}"] = sum(vals) / len(vals) if vals else None
+                bound = [oracle[k] for k in e2e if oracle[k] is not None]
+                row["oracle_E2E"] = sum(bound) / len(bound) if bound else None
+                row["gap_to_oracle"] = (
+                    row["oracle_E2E"] - row["E2E"]
+                    if row["oracle_E2E"] is not None and row["E2E"] is not None
+                    else None
+                )
+                for t, (m, o) in sorted(misses.items()):
+                    row[f"miss_{t}"] = m / o if o else None
+                    row[f"n_{t}"] = o
+                rows.append(row)
+            base = per_dataset.get(BASELINE)
+            for row in rows:
+                if row["validator"] != Path(profile).stem:
+                    continue
+                diffs = cluster_diffs(per_dataset[row["selector"]], base) if base is not None else {}
+                d, lo, hi, p = (
+                    paired_cluster_test(diffs) if diffs and row["selector"] != BASELINE else (None,) * 4
+                )
+                row["dE2E_vs_validator_max"], row["dE2E_lo"], row["dE2E_hi"], row["p_vs_validator_max"] = (
+                    d,
+                    lo,
+                    hi,
+                    p,
+                )
+                row["n_datasets"] = len(per_dataset[row["selector"]])
+        assembled = scores.assembled
+    stats = {
+        "runs": [str(r) for r in runs],
+        "datasets": len(stored),
+        "candidates": sum(len(s.candidates) for s in stored),
+        "validations": reports.validations,
+        "assembled": assembled,
+        "seconds": time.perf_counter() - start,
+        "started": started,
+    }
+    return pd.DataFrame(rows), stats
+
+
+def leaderboard_figure(frame: pd.DataFrame, path: Path) -> Path:
+    """E2E per selector, one group of bars per validator profile, with the oracle bound as a line."""
+    import matplotlib.pyplot as plt
+
+    from experiments.figure import DPI, WIDTH_IN, zoomed_floor
+
+    validators = list(dict.fromkeys(frame["validator"]))
+    names = list(dict.fromkeys(frame["selector"]))
+    fig, ax = plt.subplots(figsize=(WIDTH_IN * 0.7, 3.6))
+    width = 0.8 / max(1, len(validators))
+    values = frame["E2E"].astype(float)
+    for j, v in enumerate(validators):
+        part = frame[frame["validator"] == v].set_index("selector")
+        ys = [float(part.loc[n, "E2E"]) if n in part.index else float("nan") for n in names]
+        ax.bar([i + j * width for i in range(len(names))], ys, width, label=f"validator {v}")
+    bound = frame["oracle_E2E"].dropna()
+    if len(bound):
+        ax.axhline(float(bound.iloc[0]), color="black", linestyle="--", linewidth=1, label="oracle best-of-n")
+    floor = zoomed_floor([*values, *bound])
+    ax.set_ylim(floor, 1.02)
+    ax.set_xticks(
+        [i + width * (len(validators) - 1) / 2 for i in range(len(names))], names, rotation=20, ha="right"
+    )
+    ax.set_ylabel("E2E (macro)" + (f"; axis from {floor:.2f}" if floor > 0 else ""))
+    ax.set_title("Selectors on stored candidates", fontsize="medium")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def write_leaderboard(frame: pd.DataFrame, stats: Mapping[str, Any], out: Path) -> list[Path]:
+    """Write ``selectors.{csv,md,tex,png}`` (and ``selectors_stats.json``) into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    head = ["validator", "selector", "E2E", "strict_E2E", "SCJ", "CF", "oracle_E2E", "gap_to_oracle"]
+    test = [
+        "validator",
+        "selector",
+        "dE2E_vs_validator_max",
+        "dE2E_lo",
+        "dE2E_hi",
+        "p_vs_validator_max",
+        "n_datasets",
+    ]
+    miss = [
+        "validator",
+        "selector",
+        *[c for c in frame.columns if c.startswith(("miss_", "n_")) and c != "n_datasets"],
+    ]
+    parts = [
+        "# Selectors on stored candidates (macro over datasets; official profile unless marked strict)",
+        to_markdown(frame[head]),
+        f"## Paired test vs {BASELINE} (same validator; datasets as the unit: mean difference of "
+        "per-dataset E2E, bootstrap 95 % CI, sign-flip p)",
+        to_markdown(frame[test]),
+    ]
+    if len(miss) > 2:
+        parts += [
+            "## Mistake miss rates (share of samples, where some candidate avoided the mistake, on which the "
+            "kept candidate has it; n = such samples)",
+            to_markdown(frame[miss]),
+        ]
+    parts.append(
+        f"{stats['datasets']} datasets, {stats['candidates']} stored candidates, "
+        f"{stats['validations']} validations, {stats['assembled']} distinct outputs scored, "
+        f"{stats['seconds']:.1f} s (no agent: the candidates are read from the run folders)"
+    )
+    written = [
+        out / "selectors.csv",
+        out / "selectors.md",
+        out / "selectors.tex",
+        out / "selectors_stats.json",
+    ]
+    atomic_write_text(written[0], frame.to_csv(index=False))
+    atomic_write_text(written[1], "\n\n".join(parts) + "\n")
+    atomic_write_text(written[2], to_latex(frame[head]) + "\n")
+    atomic_write_text(written[3], json.dumps(dict(stats), indent=2) + "\n")
+    written.append(leaderboard_figure(frame, out / "selectors.png"))
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI; returns the exit code (0 success, 2 bad input)."""
+    from strategies.registry import UnknownNameError
+
+    parser = argparse.ArgumentParser(
+        prog="python -m experiments.selectors", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("runs", nargs="+", type=Path, help="finished S3/S4 run folders (pooled)")
+    parser.add_argument(
+        "--selectors", default=None, help="comma-separated names (default: every registered one)"
+    )
+    parser.add_argument(
+        "--validators", default="evidence,mdsbench", help="comma-separated validator profiles"
+    )
+    parser.add_argument("--imports", default="", help="comma-separated modules registering selectors")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="output folder (default: <first RUN>/selectors)"
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        import_plugins([m for m in args.imports.split(",") if m])
+        wanted = [s for s in (args.selectors or "").split(",") if s] or None
+        frame, stats = leaderboard(args.runs, wanted, [v for v in args.validators.split(",") if v])
+    except (ReselectError, UnknownNameError, ImportError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    out = args.out or args.runs[0] / "selectors"
+    written = write_leaderboard(frame, stats, out)
+    print((out / "selectors.md").read_text(encoding="utf-8"))
+    print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,41 @@
+"""A stored S3 run of the deterministic ``rules`` agent, shared by the reselect and leaderboard tests (a plain
+module: test files import it by a unique name)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from benchmark.synth.suite import generate_suite
+from experiments import compose_config
+from experiments.run import run_experiment
+
+DATASETS = ["synth-ct-liver-series", "synth-kidney-ct-nifti", "synth-organ-npz-shards"]
+"""Datasets where the rules agent's seeded candidates at T = 0.7 differ, so selectors can disagree."""
+N = 4
+
+
+def rules_cfg(root: Path, *overrides: str) -> DictConfig:
+    """The runner config: rules agent at T = 0.7, seed 0, the three datasets, no report."""
+    return compose_config(
+        [
+            "benchmark=dir",
+            f"benchmark.root={root}",
+            f"benchmark.datasets=[{','.join(DATASETS)}]",
+            "agent=rules",
+            "agent.temperature=0.7",
+            "run.seed=0",
+            "run.progress=false",
+            "run.report=false",
+            *overrides,
+        ]
+    )
+
+
+def make_rules_s3_run(base: Path) -> tuple[Path, Path]:
+    """Generate the three datasets and a finished S3 (n = 4, validator_max) run; return (suite, run)."""
+    root = base / "suite"
+    generate_suite(root, size="small", seed=0, only=DATASETS)
+    run_experiment(rules_cfg(root, "strategy=s3", f"strategy.n={N}"), base / "source")
+    return root, base / "source"

@@ -1,0 +1,114 @@
+"""Reselect: selection over a finished run's stored candidates equals a fresh run with that selector, makes no
+agent call, and writes a complete run folder that names its source."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from omegaconf import DictConfig
+from rules_runs import DATASETS, rules_cfg
+
+from experiments.reselect import ReselectError, reselect
+from experiments.run import run_experiment
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _cfg(root: Path, *overrides: str) -> DictConfig:
+    return rules_cfg(root, *overrides)
+
+
+@pytest.fixture(scope="module")
+def source(rules_s3_run: tuple[Path, Path]) -> tuple[Path, Path]:
+    """(suite root, a finished S3 validator_max run over it)."""
+    return rules_s3_run
+
+
+def _metrics(run_dir: Path) -> tuple[dict[str, object], dict[str, object]]:
+    return (
+        json.loads((run_dir / "metrics.json").read_text()),
+        json.loads((run_dir / "metrics_strict.json").read_text()),
+    )
+
+
+def _chosen(run_dir: Path) -> dict[tuple[str, int], int | None]:
+    rows = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
+    return {(r["dataset"], r["index"]): r["decision"]["candidate"] for r in rows}
+
+
+@pytest.mark.parametrize(
+    ("strategy", "selector"), [("s3", "first"), ("s3", "majority"), ("s3", "random"), ("s4", "validator_max")]
+)
+def test_reselect_equals_a_fresh_run(
+    source: tuple[Path, Path], tmp_path: Path, strategy: str, selector: str
+) -> None:
+    root, src = source
+    fresh = tmp_path / "fresh"
+    run_experiment(_cfg(root, f"strategy={strategy}", "strategy.n=4", f"selector={selector}"), fresh)
+    out = reselect(src, [f"strategy={strategy}", f"selector={selector}"], tmp_path / "re")
+    assert out.agent_calls == 0
+    assert not out.incomplete
+    assert _metrics(out.run_dir) == _metrics(fresh)
+    assert _chosen(out.run_dir) == _chosen(fresh)
+    usage = json.loads((out.run_dir / "usage.json").read_text())
+    assert usage["budget"]["spent_tokens"] == 0 and usage["reselect"]["agent_calls"] == 0
+    info = json.loads((out.run_dir / "run.json").read_text())
+    assert info["reselect"]["source_run"] == str(src.resolve())
+    assert info["reselect"]["reused_candidates"] == 4 * len(DATASETS)
+
+
+def test_reselect_sees_a_different_selector(source: tuple[Path, Path], tmp_path: Path) -> None:
+    """The source kept validator_max; `first` must keep different candidates somewhere on these datasets."""
+    _, src = source
+    out = reselect(src, ["selector=first"], tmp_path / "first")
+    assert _chosen(out.run_dir) != _chosen(src)
+
+
+def test_missing_candidate_is_incomplete_not_generated(source: tuple[Path, Path], tmp_path: Path) -> None:
+    """Asking for more candidates than the source stored never calls the agent: the run is incomplete."""
+    _, src = source
+    out = reselect(src, ["strategy.n=6"], tmp_path / "more")
+    assert out.agent_calls == 0 and out.incomplete
+    assert not (src / "candidates" / DATASETS[0] / "5").exists()
+
+
+def test_cli_writes_a_run_folder_and_exit_codes(source: tuple[Path, Path], tmp_path: Path) -> None:
+    _, src = source
+    out = tmp_path / "cli"
+    cmd = [
+        sys.executable,
+        "-m",
+        "experiments.reselect",
+        str(src),
+        "selector=majority",
+        "run.report=true",
+        f"hydra.run.dir={out}",
+    ]
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    for name in (
+        "metrics.json",
+        "metrics_strict.json",
+        "samples.jsonl",
+        "usage.json",
+        "report.html",
+        "export",
+    ):
+        assert (out / name).exists(), name
+    assert (out / "candidates").resolve() == (src / "candidates").resolve()
+    bad = subprocess.run(
+        [sys.executable, "-m", "experiments.reselect", str(tmp_path / "nope")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+    with pytest.raises(ReselectError, match="unknown selector 'nope'"):
+        reselect(src, ["selector=nope"], tmp_path / "x")
+    with pytest.raises(ReselectError, match="cannot be reselected"):
+        reselect(src, ["strategy=s0"], tmp_path / "y")

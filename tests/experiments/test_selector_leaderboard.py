@@ -1,0 +1,127 @@
+"""The selector leaderboard on stored candidates: it reproduces the source run, detects a broken selector,
+reports mistake miss rates from ``mistakes.json``, validates each candidate once per profile, and calls no
+agent."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from rules_runs import DATASETS, N
+
+from agents.base import Candidate, Task
+from experiments.selectors import leaderboard, write_leaderboard
+from strategies.selectors import selectors
+from validator.report import Report
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _worst(index: int, candidates: Sequence[Candidate], reports: Sequence[Report], task: Task) -> int:
+    """A broken selector: the lowest validator total (what an inverted validator_max would do)."""
+
+    def total(k: int) -> float:
+        sample = reports[k].samples.get(index)
+        return sample.total if sample is not None else 0.0
+
+    return min(range(len(candidates)), key=lambda k: (total(k), k))
+
+
+def _last(index: int, candidates: Sequence[Candidate], reports: Sequence[Report], task: Task) -> int:
+    return len(candidates) - 1
+
+
+@pytest.fixture(scope="module")
+def board(rules_s3_run: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory):
+    """The leaderboard over a copy of the stored run whose candidates carry hand-written mistake labels:
+    candidate k has mistake "late" on every sample when k > 0, and "parity" where k > 0 and k and the index
+    have the same parity (so on every sample some candidate has each mistake and candidate 0 lacks both)."""
+    _, src = rules_s3_run
+    run = tmp_path_factory.mktemp("board") / "run"
+    shutil.copytree(src, run, symlinks=True)
+    for ds in DATASETS:
+        for k in range(N):
+            indices = [
+                int(p.stem)
+                for p in (
+                    run / "selected" / ds / "agent1_data_organization" / "standardized_annotations"
+                ).glob("*.json")
+            ]
+            samples = {
+                str(i): [t for t, on in (("late", k > 0), ("parity", k > 0 and k % 2 == i % 2)) if on]
+                for i in indices
+            }
+            (run / "candidates" / ds / str(k) / "mistakes.json").write_text(
+                json.dumps({"samples": samples, "meta": []})
+            )
+    selectors.add("test_worst", _worst)
+    selectors.add("test_last", _last)
+    frame, stats = leaderboard(
+        [run], ["validator_max", "first", "test_worst", "test_last"], ["evidence", "mdsbench"]
+    )
+    return run, frame.set_index(["validator", "selector"]), stats
+
+
+def test_validator_max_reproduces_the_source_run(board, rules_s3_run) -> None:
+    _, frame, _ = board
+    _, src = rules_s3_run
+    macro = json.loads((src / "metrics.json").read_text())["macro"]
+    strict = json.loads((src / "metrics_strict.json").read_text())["macro"]
+    row = frame.loc[("evidence", "validator_max")]
+    assert row["E2E"] == pytest.approx(macro["E2E"])
+    assert row["SCJ"] == pytest.approx(macro["SCJ"])
+    assert row["CF"] == pytest.approx(macro["CF"])
+    assert row["strict_E2E"] == pytest.approx(strict["E2E"])
+    assert row["oracle_E2E"] >= row["E2E"] and row["gap_to_oracle"] == pytest.approx(
+        row["oracle_E2E"] - row["E2E"]
+    )
+
+
+def test_a_selector_that_picks_the_worst_candidate_is_detected(board) -> None:
+    _, frame, _ = board
+    for validator in ("evidence", "mdsbench"):
+        best, worst = frame.loc[(validator, "validator_max")], frame.loc[(validator, "test_worst")]
+        assert worst["E2E"] < best["E2E"]
+        assert worst["dE2E_vs_validator_max"] < 0 and worst["dE2E_hi"] <= 0
+        assert worst["gap_to_oracle"] > best["gap_to_oracle"]
+
+
+def test_mistake_miss_rates_follow_the_labels(board) -> None:
+    _, frame, _ = board
+    first, last = frame.loc[("evidence", "first")], frame.loc[("evidence", "test_last")]
+    assert first["miss_late"] == 0.0 and last["miss_late"] == 1.0  # candidate 0 never has "late"
+    assert first["miss_parity"] == 0.0
+    assert last["miss_parity"] == pytest.approx(0.5)  # candidate 3 has it on the odd half of the indices
+    samples = 10 * len(DATASETS)
+    assert first["n_late"] == samples and first["n_parity"] == samples
+
+
+def test_each_candidate_is_validated_once_per_profile_and_no_agent_is_called(board, tmp_path: Path) -> None:
+    run, frame, stats = board
+    assert stats["validations"] == N * len(DATASETS) * 2
+    # No candidate was made or touched: the same done-markers, byte for byte (usage counters included).
+    markers = sorted((run / "candidates").rglob("candidate.json"))
+    assert len(markers) == N * len(DATASETS) and all(p.stat().st_mtime < stats["started"] for p in markers)
+    written = {p.name for p in write_leaderboard(frame.reset_index(), stats, tmp_path)}
+    assert {"selectors.md", "selectors.csv", "selectors.tex", "selectors.png"} <= written
+    assert "miss_late" in (tmp_path / "selectors.md").read_text()
+
+
+def test_cli_bad_input_is_one_line_and_exit_2(rules_s3_run, tmp_path: Path) -> None:
+    _, src = rules_s3_run
+    for args in ([str(tmp_path / "missing")], [str(src), "--selectors", "nope"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "experiments.selectors", *args, "--out", str(tmp_path / "o")],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
+    assert not (tmp_path / "o").exists()
