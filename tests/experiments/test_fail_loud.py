@@ -196,3 +196,24 @@ def test_the_budget_is_priced_with_litellms_local_map_and_stops_the_run(
     # Per candidate: the done-markers carry each candidate's own usage, and they sum to the strategy's.
     markers = [json.loads(p.read_text()) for p in (tmp_path / "run" / "candidates").rglob("candidate.json")]
     assert sum(m["usage"]["calls"] for m in markers) == calls
+
+
+def test_litellm_is_imported_without_fetching_its_price_map(tmp_path: Path) -> None:
+    # Every connection attempt of the process is recorded (an exception might be swallowed by litellm's
+    # fallback, a record is not); the local price map must still price a known model.
+    code = (
+        "import sys\n"
+        "attempts = []\n"
+        "sys.addaudithook(lambda e, a: attempts.append(a) if e in ('socket.connect', 'socket.getaddrinfo') "
+        "else None)\n"
+        "from agents.litellm.client import import_litellm\n"
+        "litellm = import_litellm()\n"
+        "print(litellm.model_cost['gpt-4o-mini']['input_cost_per_token'] > 0, len(attempts))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "0"], done.stdout
