@@ -217,3 +217,24 @@ def test_litellm_is_imported_without_fetching_its_price_map(tmp_path: Path) -> N
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "0"], done.stdout
+
+
+def test_a_candidate_that_wrote_no_sample_is_failed_whatever_the_agent_says(tmp_path: Path) -> None:
+    import asyncio
+
+    from agents.base import Candidate, ManifestEntry, Task
+    from strategies._context import call_agent
+
+    async def says_ok(task: Task) -> Candidate:
+        task.output_dir.mkdir(parents=True)
+        (task.output_dir / "data_meta.json").write_text("{}")  # something, but no annotation
+        return Candidate(task.output_dir, candidate_index=task.candidate_index, agent="quiet")
+
+    task = Task(
+        root=tmp_path, name="d", entries=(ManifestEntry(0, "data/x.png"),), out_dir=tmp_path / "selected"
+    )
+    cand = asyncio.run(call_agent(task, "0", says_ok))
+    assert cand is not None and cand.status == "failed"
+    assert cand.reason == "finished; no sample was written"
+    marker = json.loads((cand.output_dir.parent / "candidate.json").read_text())
+    assert marker["status"] == "failed" and marker["reason"] == cand.reason
