@@ -5,12 +5,18 @@ Example:
     python -m experiments -m strategy=s0,s1,s2,s3,s4        # the ablation (tables and figure at the end)
     python -m experiments strategy=s3 selector=majority benchmark.datasets=[synth-fundus-npy]
     python -m experiments --cfg job                         # print the composed config
+
+Every failure follows ``docs/cli.md``: one line on stderr and a documented exit code (2 bad input or config,
+3 incomplete, 4 nothing usable, 130 interrupted); ``--debug`` or ``HYDRA_FULL_ERROR=1`` adds the traceback.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import shlex
 import sys
+import traceback
 from pathlib import Path
 
 import hydra
@@ -20,14 +26,46 @@ from omegaconf import DictConfig
 from agents.base import FatalAgentError
 from benchmark.errors import BenchmarkError, is_storage_failure
 from experiments._config_path import config_dir
+from experiments.callbacks import PreflightFailed
 from experiments.suite import NoDatasetsError
+from medio.cli_errors import (
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_NOTHING,
+    EXIT_USAGE,
+    CliError,
+    debug_requested,
+    one_line,
+    report_error,
+    sigterm_as_sigint,
+)
 from strategies.registry import UnknownNameError
 from strategies.selectors import OracleNotAllowed
 
-EXIT_USAGE = 2
-EXIT_STORAGE = 4
-EXIT_INCOMPLETE = 3
-EXIT_NOTHING_USABLE = 4  # no candidate wrote a sample, or a failure every candidate shares stopped the run
+PROG = "python -m experiments"
+EXIT_STORAGE = EXIT_NOTHING
+_DEBUG_ENV = "MEDSTRAT_DEBUG"  # set by `cli()` so jobs (also joblib workers) know --debug was given
+
+# Failures of the user's config or input: one line, exit 2.
+_CONFIG_ERRORS = (
+    UnknownNameError,
+    OracleNotAllowed,
+    NoDatasetsError,
+    BenchmarkError,
+    ValueError,
+    ImportError,
+)
+
+
+def _resume_hint(run_dir: Path) -> str:
+    """The command that continues this run: the same overrides plus resume and the run folder."""
+    keep = [
+        o
+        for o in HydraConfig.get().overrides.task
+        if not o.startswith(("run.resume=", "hydra.run.dir=", "+run.resume="))
+    ]
+    args = [*keep, "run.resume=true", f"hydra.run.dir={run_dir}"]
+    return f"{PROG} {' '.join(shlex.quote(a) for a in args)}"
 
 
 @hydra.main(config_path=str(config_dir()), config_name="config", version_base="1.3")
@@ -37,47 +75,93 @@ def main(cfg: DictConfig) -> None:
     Args:
         cfg: The composed Hydra configuration.
     """
-    from experiments.run import run_experiment
+    from experiments.run import NothingProduced, run_experiment
 
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     for handler in logging.getLogger().handlers:
         if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
             handler.setLevel(logging.WARNING)  # per-sample INFO goes to the run's log file, not the terminal
+    debug = os.environ.get(_DEBUG_ENV) == "1"
     try:
         outcome = run_experiment(cfg, run_dir)
-    except (
-        UnknownNameError,
-        OracleNotAllowed,
-        NoDatasetsError,
-        BenchmarkError,
-        ValueError,
-        ImportError,
-    ) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
+    except KeyboardInterrupt:
+        print(f"interrupted — resume with: {_resume_hint(run_dir)}", file=sys.stderr, flush=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except NothingProduced as exc:
+        print(f"{PROG}: error: {one_line(exc)} (run folder: {run_dir})", file=sys.stderr)
+        sys.exit(EXIT_NOTHING)
+    except _CONFIG_ERRORS as exc:
+        sys.exit(report_error(PROG, CliError(str(exc), EXIT_USAGE), debug=debug))
     except FatalAgentError as exc:
-        print(f"error: the run stopped: {exc.reason}", file=sys.stderr)
-        sys.exit(EXIT_NOTHING_USABLE)
+        # Every candidate would fail alike (rejected key, unknown model, dead endpoint): the run stopped.
+        print(f"{PROG}: error: the run stopped: {one_line(exc.reason)}", file=sys.stderr)
+        sys.exit(EXIT_NOTHING)
     except OSError as exc:
         if not is_storage_failure(exc):
-            raise
+            sys.exit(report_error(PROG, exc, debug=debug))
         print(
-            f"error: the run folder can no longer be written ({exc}); finished work in {run_dir} is intact "
-            "and `run.resume=true` continues from it",
+            f"{PROG}: error: the run folder can no longer be written ({exc}); finished work in {run_dir} is "
+            "intact and `run.resume=true` continues from it",
             file=sys.stderr,
         )
         sys.exit(EXIT_STORAGE)
-    if outcome.nothing_usable is not None:
-        # No table: a table of zeros would read like a result.
-        print(f"error: {outcome.nothing_usable}; run folder: {run_dir}", file=sys.stderr)
-        sys.exit(EXIT_NOTHING_USABLE)
+    except Exception as exc:
+        sys.exit(report_error(PROG, exc, debug=debug))
     print(outcome.table)
     for name, error in outcome.errors.items():
         print(f"{name}: failed: {error}", file=sys.stderr)
+    headline = str(cfg.get("scorer", {}).get("profile", "official"))
+    print(
+        f"* = the headline profile (scorer.profile={headline}); both profiles are in metrics*.json",
+        file=sys.stderr,
+    )
+    if (run_dir / "report.html").is_file():
+        print(f"report: {run_dir / 'report.html'}", file=sys.stderr)
     print(f"run folder: {run_dir}", file=sys.stderr)
     if outcome.incomplete and str(HydraConfig.get().mode) != "RunMode.MULTIRUN":
         sys.exit(EXIT_INCOMPLETE)
 
 
+def _hydra_error(exc: Exception) -> str:
+    """Hydra's multi-line composition message as one line (the config search path is noise here)."""
+    text = str(exc).split("Config search path:")[0]
+    if isinstance(exc.__cause__, Exception) and str(exc.__cause__) not in text:
+        text += f"\n{exc.__cause__}"
+    head, sep, options = text.partition("Available options in")
+    if sep:  # "Could not find 'strategy/s9'" + one option per line -> "...; valid: s0, s1, ..."
+        group, _, names = options.partition(":")
+        return f"{one_line(head)}; valid choices of {group.strip()}: {', '.join(names.split())}"
+    return one_line(text)
+
+
+def cli() -> int:
+    """Run Hydra's app under the CLI error policy (``docs/cli.md``) and return the exit code."""
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    debug = debug_requested()
+    if "--debug" in sys.argv:
+        sys.argv.remove("--debug")  # ours, not Hydra's
+    os.environ[_DEBUG_ENV] = "1" if debug else "0"
+    # Hydra prints a multi-line report (and exits 1) unless HYDRA_FULL_ERROR is set, in which case it raises:
+    # we set it so the exception reaches us and becomes one line (with the traceback only under --debug).
+    os.environ["HYDRA_FULL_ERROR"] = "1"
+    sigterm_as_sigint()
+    try:
+        main()
+    except (HydraException, OmegaConfBaseException) as exc:
+        return report_error(PROG, CliError(_hydra_error(exc), EXIT_USAGE), debug=debug)
+    except PreflightFailed as exc:  # the config was refused before Hydra created the run folder
+        if debug:
+            traceback.print_exception(exc.error)
+        return report_error(PROG, CliError(str(exc.error), EXIT_USAGE))
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        return report_error(PROG, exc, debug=debug)
+    return 0
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(cli())

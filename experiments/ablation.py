@@ -12,7 +12,6 @@ several candidates.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import logging
@@ -28,6 +27,7 @@ from benchmark.score.analysis import to_latex, to_markdown
 from benchmark.score.constants import METRIC_NAMES
 from experiments.oracle_bound import oracle_upper_bound
 from experiments.stats import bootstrap_ci, cluster_diffs, mean_spread, paired_cluster_test
+from medio.cli_errors import OneLineParser, cli_main, existing_dir
 
 __all__ = [
     "G_VALUES",
@@ -371,19 +371,15 @@ def _pm(mean: Any, sd: Any) -> str:
     return f"{mean:.4f} ± {sd:.4f}" if sd is not None and not pd.isna(sd) else f"{mean:.4f}"
 
 
+@cli_main("python -m experiments.ablation")
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: redo the ablation files of a sweep folder."""
-    parser = argparse.ArgumentParser(
-        prog="python -m experiments.ablation", description=__doc__.splitlines()[0]
-    )
+    """CLI: redo the ablation files of a sweep folder; returns the exit code (docs/cli.md)."""
+    parser = OneLineParser(prog="python -m experiments.ablation", description=__doc__.splitlines()[0])
     parser.add_argument("sweep_dir", type=Path, help="the multirun folder of `python -m experiments -m ...`")
     parser.add_argument("--no-figure", action="store_true", help="skip ablation.png")
     args = parser.parse_args(argv)
-    try:
-        written = write_ablation(args.sweep_dir, figure=not args.no_figure)
-    except FileNotFoundError as exc:
-        print(f"error: {exc}")
-        return 2
+    existing_dir("SWEEP_DIR", args.sweep_dir)
+    written = write_ablation(args.sweep_dir, figure=not args.no_figure)
     print((args.sweep_dir / "ablation.md").read_text(encoding="utf-8"))
     print("wrote " + ", ".join(str(p) for p in written))
     return 0

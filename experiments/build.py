@@ -17,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from agents.base import Agent, Limits
 from strategies.base import Strategy, strategies
-from strategies.registry import Registry, load_object
+from strategies.registry import Registry, call_with_options, load_object
 from strategies.selectors import build_selector, is_oracle
 
 __all__ = [
@@ -68,6 +68,7 @@ def build_agent(cfg: Mapping[str, Any] | DictConfig) -> Agent:
 
     Raises:
         UnknownNameError: An unknown agent name.
+        OptionError: An option the agent's constructor does not take, or a value of the wrong type.
         TypeError: The object built does not implement the `Agent` protocol.
     """
     data = dict(_plain(cfg))
@@ -76,7 +77,7 @@ def build_agent(cfg: Mapping[str, Any] | DictConfig) -> Agent:
     kwargs = {k: v for k, v in data.items() if k not in AGENT_TASK_KEYS}
     if "temperature" in inspect.signature(factory).parameters and "temperature" in data:
         kwargs["temperature"] = data["temperature"]
-    agent = factory(**kwargs)
+    agent = call_with_options(factory, kwargs, "agent")
     if not isinstance(agent, Agent):
         raise TypeError(
             f"{target or data.get('name')} built {type(agent).__name__}, which lacks the Agent "
@@ -128,6 +129,7 @@ def build_strategy(
 
     Raises:
         UnknownNameError: An unknown strategy kind or selector name (the message lists the valid ones).
+        OptionError: An option the strategy factory does not take, or a value it refuses (``n=0``).
         OracleNotAllowed: The oracle selector without ``analysis.oracle=true``.
     """
     data = dict(_plain(cfg))
@@ -135,7 +137,7 @@ def build_strategy(
     kwargs = {k: v for k, v in data.items() if k not in ("name", "kind", "selector")}
     if "selector" in inspect.signature(factory).parameters:
         kwargs["selector"] = build_selector(_selector_spec(data, selector_cfg), allow_oracle=allow_oracle)
-    return factory(**kwargs)
+    return call_with_options(factory, kwargs, "strategy")
 
 
 def validator_profile(

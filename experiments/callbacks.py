@@ -1,4 +1,5 @@
-"""Hydra callbacks: at the end of a sweep (``-m strategy=s0,s1,s2,s3,s4``) write the ablation."""
+"""Hydra callbacks: check a run's config before Hydra creates (or rewrites) its folder, and at the end of a
+sweep (``-m strategy=s0,s1,s2,s3,s4``) write the ablation and the sweep's report."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-__all__ = ["AblationCallback"]
+__all__ = ["AblationCallback", "Preflight", "PreflightFailed"]
 
 log = logging.getLogger(__name__)
 
@@ -33,3 +34,57 @@ class AblationCallback(Callback):
             log.exception("could not write the ablation tables for %s", sweep_dir)
             return
         print(f"ablation: {', '.join(str(p) for p in written)}")
+        self._reports(sweep_dir)
+
+    @staticmethod
+    def _reports(sweep_dir: Path) -> None:
+        """The sweep's own report.html, and each job's report again so it shows the sweep's ablation figure
+        (the jobs wrote theirs before the figure existed). Failures are logged, never raised."""
+        from experiments.ablation import load_runs
+        from experiments.report import write_report
+        from experiments.report.sweep import build_sweep_report
+
+        for run in load_runs(sweep_dir):
+            if (run.run_dir / "report.html").is_file():
+                write_report(run.run_dir)
+        try:
+            print(f"sweep report: {build_sweep_report(sweep_dir).resolve().as_uri()}")
+        except Exception:  # the runs and tables are saved; a page bug must not fail the sweep
+            log.exception("could not write the sweep report for %s", sweep_dir)
+
+
+class PreflightFailed(BaseException):
+    """A single run's config failed `experiments.run.preflight` before Hydra created the run folder.
+
+    Hydra logs and ignores an ``Exception`` raised by a callback, so the failure travels as a
+    ``BaseException`` to ``python -m experiments`` (`experiments.__main__.cli`), which prints its one line.
+
+    Args:
+        error: The original error (its message is what the user sees).
+    """
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class Preflight(Callback):
+    """Checks a single run's config (resume, names, options) before Hydra creates or rewrites its folder.
+
+    A bad option then leaves no run folder behind, and a refused resume does not overwrite the old run's
+    ``.hydra/config.yaml``. The jobs of a sweep are checked by the run itself (each has its own overrides).
+    """
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        """Raise `PreflightFailed` when `experiments.run.preflight` refuses the config.
+
+        Args:
+            config: The composed config, ``hydra`` node included.
+            **kwargs: Unused (Hydra's signature).
+        """
+        from experiments.run import preflight
+
+        try:
+            preflight(config, Path(str(config.hydra.run.dir)))
+        except Exception as exc:
+            raise PreflightFailed(exc) from exc

@@ -9,7 +9,6 @@ summed.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 from collections.abc import Sequence
@@ -19,6 +18,7 @@ from typing import Any
 from benchmark.atomic import atomic_write_json, atomic_write_text
 from benchmark.score.constants import METRIC_NAMES
 from experiments.results import PROFILES, format_table
+from medio.cli_errors import OneLineParser, cli_main, existing_dir
 
 __all__ = ["main", "merge_runs"]
 
@@ -89,20 +89,19 @@ def merge_runs(run_dirs: Sequence[Path], out: Path) -> dict[str, dict[str, Any]]
     return docs
 
 
+@cli_main("python -m experiments.merge", expected=(ValueError,))
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point."""
-    parser = argparse.ArgumentParser(prog="python -m experiments.merge", description=__doc__.splitlines()[0])
+    """CLI entry point; returns the exit code (0 ok, 2 bad input; docs/cli.md)."""
+    parser = OneLineParser(prog="python -m experiments.merge", description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="shard run folders")
     parser.add_argument(
         "--out", type=Path, default=None, help="merged folder (default: <first run>/../merged)"
     )
     args = parser.parse_args(argv)
     out = args.out or args.runs[0].parent / "merged"
-    try:
-        docs = merge_runs(args.runs, out)
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"error: {exc}")
-        return 2
+    for run in args.runs:
+        existing_dir("RUNS", run)
+    docs = merge_runs(args.runs, out)
     print(format_table(docs, f"merged {len(args.runs)} runs · {len(docs['official']['datasets'])} datasets"))
     print(f"wrote {out}")
     return 0

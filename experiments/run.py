@@ -26,6 +26,7 @@ from agents.instructions import Instruction, resolve_instructions
 from benchmark.atomic import atomic_write_json
 from benchmark.discover import Dataset
 from benchmark.errors import is_storage_failure
+from benchmark.layout import ANNOTATIONS_DIR
 from experiments.build import (
     build_agent,
     build_strategy,
@@ -36,15 +37,20 @@ from experiments.build import (
 )
 from experiments.progress import Progress
 from experiments.results import PROFILES, export_dataset, format_table, score_exports, write_outputs
+from experiments.resume import check_resume, resume_mode, store_config
 from experiments.suite import ensure_bundled_suite, select_datasets
 from strategies._context import BudgetGate, RunContext, use
 from strategies.base import ProfileValidator, Strategy, Validator
 
-__all__ = ["RESULT_MARKER", "RunOutcome", "benchmark_root", "run_experiment"]
+__all__ = ["RESULT_MARKER", "NothingProduced", "RunOutcome", "benchmark_root", "preflight", "run_experiment"]
 
 log = logging.getLogger(__name__)
 
 RESULT_MARKER = "result.json"
+
+
+class NothingProduced(RuntimeError):
+    """No candidate of the run wrote a single sample; the message gives the most common reason."""
 
 
 @dataclass
@@ -58,7 +64,6 @@ class RunOutcome:
         wall_s: Wall-clock seconds.
         table: The terminal table.
         errors: Per dataset, why its strategy failed.
-        nothing_usable: One line saying why no candidate of the run wrote a sample, or None.
     """
 
     run_dir: Path
@@ -67,7 +72,6 @@ class RunOutcome:
     wall_s: float
     table: str
     errors: dict[str, str] = field(default_factory=dict)
-    nothing_usable: str | None = None
 
 
 def _plain_node(node: Any) -> Any:
@@ -112,9 +116,65 @@ async def _one_dataset(
     return record
 
 
+def _require_samples(records: dict[str, dict[str, Any]]) -> None:
+    """Raise `NothingProduced` when no candidate of any dataset wrote a sample annotation."""
+    reasons: Counter[str] = Counter()
+    for name, record in records.items():
+        if record.get("error"):
+            reasons[str(record["error"])] += 1
+        for cand in record.get("candidates", []):
+            if any((Path(cand["output_dir"]) / ANNOTATIONS_DIR).glob("*.json")):
+                return
+            reasons[str(cand.get("reason") or "the agent finished without writing any sample")] += 1
+        if not record.get("candidates") and not record.get("error"):
+            reasons[f"no candidate was made for {name}"] += 1
+    reason, count = reasons.most_common(1)[0] if reasons else ("no dataset was run", 0)
+    total = sum(reasons.values())
+    raise NothingProduced(
+        f"no candidate produced a sample; most common reason ({count} of {total}): {reason}"
+    )
+
+
 def _usage(record: dict[str, Any]) -> Usage:
     data = {k: v for k, v in record.get("usage", {}).items() if k != "total_tokens"}
     return Usage(**data)
+
+
+def preflight(cfg: DictConfig, run_dir: Path) -> tuple[Strategy, Agent, bool]:
+    """Every check that needs no data, before any work: resume config, plug-ins, options, names.
+
+    Called by `run_experiment` and, for a single run, by `experiments.callbacks.Preflight` before Hydra
+    creates or rewrites the run folder.
+
+    Args:
+        cfg: The composed config.
+        run_dir: The run folder (read only: for the resume check).
+
+    Returns:
+        The strategy, the agent, and whether the results are an upper bound (the oracle selector).
+
+    Raises:
+        ResumeMismatch: ``run.resume=true`` under a config that differs from the run's stored one.
+        UnknownNameError: An unknown strategy, selector or agent name.
+        OptionError: A strategy, selector or agent option its factory does not take or refuses.
+        ValueError: An unknown ``scorer.profile`` or ``run.resume`` value.
+    """
+    check_resume(cfg, run_dir)  # before anything is written into the old run folder
+    import_plugins(cfg.run.get("imports"))
+    headline = str(cfg.get("scorer", {}).get("profile", "official"))
+    if headline not in PROFILES:  # checked before any work, not when the table is printed
+        raise ValueError(f"unknown scorer.profile {headline!r}; valid: {', '.join(PROFILES)}")
+    # Options are checked against the factories' signatures before the suite is generated or a call is made.
+    allow_oracle = bool(cfg.get("analysis", {}).get("oracle", False))
+    strategy = build_strategy(cfg.strategy, cfg.get("selector"), allow_oracle=allow_oracle)
+    upper_bound = allow_oracle and wants_oracle(cfg.strategy, cfg.get("selector"))
+    agent = build_agent(cfg.agent)
+    root = cfg.benchmark.get("root")
+    if root and not Path(str(root)).expanduser().is_dir():
+        raise ValueError(
+            f"benchmark.root={root}: no such folder (expected a benchmark root or a dataset folder)"
+        )
+    return strategy, agent, upper_bound
 
 
 def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
@@ -130,21 +190,18 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     Raises:
         NoDatasetsError: The benchmark root holds no dataset.
         UnknownNameError: An unknown strategy, selector or agent name.
+        OptionError: A strategy, selector or agent option its factory does not take or refuses.
+        ResumeMismatch: ``run.resume=true`` under a config that differs from the run's stored one.
+        NothingProduced: No candidate wrote a sample (and the budget did not stop the run).
         FatalAgentError: The agent hit a failure every candidate would hit (rejected key, unknown model,
             dead endpoint); the run stopped.
     """
     start = time.perf_counter()
-    import_plugins(cfg.run.get("imports"))
-    # First: a missing API key or an unknown model is reported before anything else takes time.
-    agent = build_agent(cfg.agent)
+    resume, _ = resume_mode(cfg)
+    strategy, agent, upper_bound = preflight(cfg, run_dir)
     root = benchmark_root(cfg.benchmark)
-    headline = str(cfg.get("scorer", {}).get("profile", "official"))
-    if headline not in PROFILES:  # checked before any work, not when the table is printed
-        raise ValueError(f"unknown scorer.profile {headline!r}; valid: {', '.join(PROFILES)}")
     datasets = select_datasets(root, cfg.benchmark.get("datasets"), cfg.benchmark.get("shard"))
-    allow_oracle = bool(cfg.get("analysis", {}).get("oracle", False))
-    strategy = build_strategy(cfg.strategy, cfg.get("selector"), allow_oracle=allow_oracle)
-    upper_bound = allow_oracle and wants_oracle(cfg.strategy, cfg.get("selector"))
+    store_config(cfg, run_dir)
     executor = ThreadPoolExecutor(max_workers=int(cfg.run.get("workers") or os.cpu_count() or 2))
     profile = validator_profile(cfg.validator, run_dir / ".validator", cfg.strategy.get("profile"))
     validator = ProfileValidator(profile, executor)
@@ -161,17 +218,14 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     async def main() -> dict[str, dict[str, Any]]:
         ctx = RunContext(
             candidates_root=run_dir / "candidates",
-            resume=bool(cfg.run.resume),
+            resume=resume,
             semaphore=asyncio.Semaphore(int(cfg.run.concurrency)),
             budget=budget,
             on_candidate=lambda t, c: progress.candidate_done(c),
         )
         use(ctx)
         done = await asyncio.gather(
-            *(
-                _one_dataset(strategy, t, agent, validator, bool(cfg.run.resume), progress)
-                for t in tasks.values()
-            )
+            *(_one_dataset(strategy, t, agent, validator, resume, progress) for t in tasks.values())
         )
         return dict(zip(tasks, done, strict=True))
 
@@ -222,17 +276,6 @@ def _share_budget(agent: Agent, gate: BudgetGate) -> _AgentBudget | None:
     return shared
 
 
-def _nothing_usable(records: dict[str, dict[str, Any]]) -> str | None:
-    """One line when candidates were made but none wrote a sample (every one failed), else None."""
-    candidates = [c for r in records.values() for c in r.get("candidates", [])]
-    if not candidates or any(c.get("status") == "ok" for c in candidates):
-        return None
-    reasons = Counter(str(c.get("reason") or "no reason given") for c in candidates)
-    reason, count = reasons.most_common(1)[0]
-    share = "every one" if count == len(candidates) else f"{count} of them"
-    return f"no candidate wrote a sample: {len(candidates)} candidates failed, {share} with: {reason}"
-
-
 def _finish(
     cfg: DictConfig,
     run_dir: Path,
@@ -244,6 +287,8 @@ def _finish(
     *,
     instructions: dict[str, Instruction] | None = None,
 ) -> RunOutcome:
+    if not budget.hit:
+        _require_samples(records)
     run_name = str(cfg.run.name)
     exports = {
         d.name: export_dataset(
@@ -304,4 +349,4 @@ def _finish(
 
         write_report(run_dir)  # never raises into the run: a failure is logged and the run still succeeds
     table = format_table(docs, title, str(cfg.get("scorer", {}).get("profile", "official")))
-    return RunOutcome(run_dir, docs, incomplete, wall, table, errors, _nothing_usable(records))
+    return RunOutcome(run_dir, docs, incomplete, wall, table, errors)

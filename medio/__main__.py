@@ -1,15 +1,20 @@
-"""Command line: ``python -m medio inspect PATH`` and ``python -m medio render PATH OUT.png [options]``."""
+"""Command line: ``python -m medio inspect PATH`` and ``python -m medio render PATH OUT.png [options]``.
+
+Axes: one convention for both commands. ``inspect`` reports ``shape``/``axes`` in medio's canonical array
+order (``(Z, H, W)`` for a volume, ``(H, W)`` for an image, colour last; the on-disk order, e.g. NIfTI's
+``XYZT``, is in ``shape_on_disk``), and ``render --axis A`` counts in that same order: ``--axis 0`` slices
+along Z (axial for a standard volume), 1 along H, 2 along W. Exit codes: 0 ok, 2 bad input (docs/cli.md).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import logging
-import os
-import sys
+from pathlib import Path
 from typing import Any
 
-from medio.errors import MedioError
+from medio.cli_errors import CliError, OneLineParser, cli_main, existing_path
 from medio.inspect import inspect
 from medio.png import write_png
 from medio.read import read
@@ -36,7 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     Returns:
         The parser with ``inspect`` and ``render`` sub-commands.
     """
-    parser = argparse.ArgumentParser(prog="python -m medio", description=__doc__)
+    parser = OneLineParser(
+        prog="python -m medio", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log warnings and info to stderr")
     sub = parser.add_subparsers(dest="command", required=True)
     p_inspect = sub.add_parser("inspect", help="print a JSON summary of a file or DICOM folder")
@@ -47,7 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_render.add_argument(
         "--slice", type=int, default=None, help="slice index along --axis (default: middle)"
     )
-    p_render.add_argument("--axis", type=int, default=0, help="slicing axis of a volume (0 = Z)")
+    p_render.add_argument(
+        "--axis",
+        type=int,
+        default=0,
+        help="slicing axis of a volume, in the order inspect's shape lists (0 = Z, 1 = H, 2 = W)",
+    )
     p_render.add_argument("--frame", type=int, default=None, help="frame of a video / multi-frame image")
     p_render.add_argument(
         "--key", default=None, help="container key: npz member, HDF5 path, MAT variable, column"
@@ -82,6 +94,17 @@ def _render(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _inspect(paths: list[str]) -> Any:
+    for path in paths:
+        existing_path("PATH", path)
+    summaries = [inspect(p) for p in paths]
+    failed = [s for s in summaries if s.get("error")]
+    if len(paths) == 1 and failed:
+        raise CliError(f"{paths[0]}: {failed[0]['error']}")
+    return summaries[0] if len(summaries) == 1 else summaries
+
+
+@cli_main("python -m medio", expected=(IndexError, ValueError))
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI.
 
@@ -89,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         argv: Arguments (default ``sys.argv[1:]``).
 
     Returns:
-        0 on success, 2 on a read/render error (one line on stderr, no traceback).
+        0 on success, 2 on a read/render error (one line on stderr, no traceback; docs/cli.md).
     """
     args = build_parser().parse_args(argv)
     logging.basicConfig(
@@ -98,25 +121,20 @@ def main(argv: list[str] | None = None) -> int:
     if not args.verbose:
         # pydicom logs decoder failures with tracebacks; our one-line error already says what happened.
         logging.getLogger("pydicom").setLevel(logging.CRITICAL)
-    try:
-        if args.command == "inspect":
-            summaries = [inspect(p) for p in args.path]
-            result: Any = summaries[0] if len(summaries) == 1 else summaries
-        else:
+    if args.command == "inspect":
+        result = _inspect(args.path)
+    else:
+        existing_path("PATH", args.path)
+        if Path(args.out).is_dir():
+            raise CliError(f"OUT {args.out}: is a folder; expected a .png file path")
+        try:
             result = _render(args)
-    except MedioError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except (IndexError, ValueError) as exc:
-        print(f"error: {args.path}: {exc}", file=sys.stderr)
-        return 2
+        except (IndexError, ValueError) as exc:
+            raise CliError(f"{args.path}: {exc}") from exc
     print(json.dumps(result, indent=2))
-    return 0
+    failed = [s for s in result if s.get("error")] if isinstance(result, list) else []
+    return 2 if failed else 0
 
 
 if __name__ == "__main__":
-    try:
-        raise SystemExit(main())
-    except BrokenPipeError:  # the reader went away (`... | head`): stop quietly, as Unix tools do
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise SystemExit(1) from None
+    raise SystemExit(main())

@@ -137,7 +137,9 @@ def summarize_nifti(path: str | Path) -> dict[str, Any]:
         path: The file.
 
     Returns:
-        Shape (as stored, X Y Z T), dtype, voxel sizes, orientation code and a few header fields.
+        ``shape``/``axes`` in medio's canonical order (``ZYX`` of one volume, the order `read` returns and
+        ``render --axis`` counts in), ``shape_on_disk``/``axes_on_disk`` as stored (``XYZT``), dtype, voxel
+        sizes (``zooms``, on-disk order), orientation code and a few header fields.
 
     Raises:
         UnsupportedFormat: Not NIfTI.
@@ -145,8 +147,12 @@ def summarize_nifti(path: str | Path) -> dict[str, Any]:
     """
 
     img = _load(Path(path))
+    on_disk = [int(s) for s in img.shape]
+    spatial = on_disk[:3] if len(on_disk) >= 2 else on_disk
     return {
-        "shape": [int(s) for s in img.shape],
+        "shape": spatial[::-1],
+        "axes": {2: "YX", 3: "ZYX"}.get(len(spatial), "?" * len(spatial)),
+        "shape_on_disk": on_disk,
         "axes_on_disk": "XYZT"[: len(img.shape)],
         "dtype": str(img.get_data_dtype()),
         "zooms": [float(z) for z in img.header.get_zooms()],

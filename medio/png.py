@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
+import secrets
 import struct
-import tempfile
 from os import PathLike
 from pathlib import Path
 
@@ -47,7 +47,9 @@ def write_png(pixels: np.ndarray, path: str | PathLike[str]) -> Path:
     dest = Path(path)
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        # Mode 0o666 lets the umask decide, as open() would (mkstemp's 0o600 would leak into the PNG).
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     except OSError as exc:
         raise MedioError(dest, f"cannot create the output folder or temp file ({exc})") from exc
     try:
@@ -55,7 +57,7 @@ def write_png(pixels: np.ndarray, path: str | PathLike[str]) -> Path:
             Image.fromarray(np.ascontiguousarray(arr)).save(fh, format="PNG")
         os.replace(tmp, dest)
     except BaseException as exc:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         if isinstance(exc, OSError):
             raise MedioError(dest, f"cannot write PNG ({exc})") from exc
         raise

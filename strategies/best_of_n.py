@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Annotated
+
+from pydantic import Field
 
 from agents.base import Agent, Candidate, Task
 from strategies._mechanics import assemble, budget_hit, generate_many, generation_notes, validate_all
@@ -24,7 +27,7 @@ Profile = str  # "ours" (any selector, our validator) or "paper" (the reference 
 
 @strategy("best_of_n", aliases=("s3",))
 def best_of_n(
-    n: int = 5,
+    n: Annotated[int, Field(ge=1)] = 5,
     selector: Selector = validator_max,
     early_stop_at: float | None = None,
     profile: Profile = "ours",

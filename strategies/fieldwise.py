@@ -4,7 +4,9 @@ and the base kept wherever the merged sample validates worse by more than a marg
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from agents.base import Agent, Candidate, Task
 from strategies._mechanics import (
@@ -43,7 +45,10 @@ VOTED_FIELDS: tuple[str, ...] = (
 
 @strategy("fieldwise", aliases=("s4",))
 def fieldwise(
-    n: int = 5, fields: Sequence[str] = VOTED_FIELDS, margin: float = 0.05, profile: str = "ours"
+    n: Annotated[int, Field(ge=1)] = 5,
+    fields: Sequence[str] = VOTED_FIELDS,
+    margin: float = 0.05,
+    profile: str = "ours",
 ) -> Strategy:
     """Vote the high-risk fields across n candidates on top of S3's per-sample choice.
 

@@ -13,12 +13,16 @@ Example:
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
+import typing
 from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar, cast
 
-__all__ = ["Registry", "UnknownNameError", "load_object"]
+from medio.cli_errors import CliError
+
+__all__ = ["OptionError", "Registry", "UnknownNameError", "call_with_options", "load_object"]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +45,78 @@ class UnknownNameError(KeyError):
     def __str__(self) -> str:
         # KeyError's str() quotes its argument; show the plain sentence instead.
         return str(self.args[0])
+
+
+class OptionError(ValueError):
+    """A config option a plug-in factory does not take, or a value of the wrong type; names the valid ones."""
+
+
+def _option_names(sig: inspect.Signature) -> list[str]:
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return [name for name, p in sig.parameters.items() if p.kind in kinds]
+
+
+def call_with_options(factory: Callable[..., T], options: Mapping[str, Any], where: str) -> T:
+    """Call a plug-in factory with config options, checked against its signature first.
+
+    Unknown keys and values that do not fit the parameter's annotation (``n=abc`` for ``n: int``) are refused
+    before anything runs, with one message naming the option and listing the valid ones; a value the factory
+    itself rejects (its ``ValueError``, e.g. ``n=0``) is reported the same way. Values are converted where
+    the annotation allows (``"8"`` → 8), as Hydra's command line gives strings for quoted numbers.
+
+    Args:
+        factory: The strategy / selector / agent factory (a function or a class).
+        options: Keyword arguments from the config.
+        where: The config node, for the message (``strategy``, ``agent``, ``selector``).
+
+    Returns:
+        What the factory returns.
+
+    Raises:
+        OptionError: An unknown option, a value of the wrong type, or one the factory refuses.
+    """
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):  # builtins without a signature: nothing to check
+        return factory(**options)
+    names = _option_names(sig)
+    valid = ", ".join(names) or "none"
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())
+    unknown = [k for k in options if k not in names]
+    if unknown and not takes_any:
+        raise OptionError(f"{where}.{unknown[0]}: unknown option of {_name(factory)}; valid options: {valid}")
+    kwargs = {k: _checked(factory, k, v, where, valid) for k, v in options.items()}
+    try:
+        return factory(**kwargs)
+    except CliError:
+        raise  # already the one line the user should see (e.g. a missing API key), not an option problem
+    except (ValueError, TypeError) as exc:
+        raise OptionError(
+            f"{where}: {_name(factory)} refused its options ({exc}); valid options: {valid}"
+        ) from exc
+
+
+def _name(factory: Callable[..., Any]) -> str:
+    return getattr(factory, "__qualname__", None) or repr(factory)
+
+
+def _checked(factory: Callable[..., Any], key: str, value: Any, where: str, valid: str) -> Any:
+    """``value`` validated (and converted) against the annotation of ``key``; unchanged when unannotated."""
+    from pydantic import TypeAdapter, ValidationError
+
+    target = factory.__init__ if inspect.isclass(factory) else factory  # type: ignore[misc]
+    try:
+        hint = typing.get_type_hints(target, include_extras=True).get(key)
+        adapter: TypeAdapter[Any] | None = TypeAdapter(hint) if hint is not None else None
+    except Exception:  # an annotation pydantic cannot check (a Protocol, a forward reference): trust it
+        adapter = None
+    if adapter is None:
+        return value
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as exc:
+        message = exc.errors()[0]["msg"].lower()
+        raise OptionError(f"{where}.{key}={value!r}: {message}; valid options: {valid}") from None
 
 
 def load_object(spec: str) -> Any:

@@ -21,7 +21,7 @@ from agents.base import Candidate, Task
 from benchmark.score.dataset import e2e_pass
 from strategies._mechanics import get_path, read_annotation
 from strategies.base import SampleDecision
-from strategies.registry import Registry, load_object
+from strategies.registry import Registry, call_with_options, load_object
 from validator.report import Report
 
 __all__ = [
@@ -187,7 +187,7 @@ def build_selector(
         if target:
             obj = load_object(str(target))
             # A class or a factory (a function given options) is called; a bare function is the selector.
-            chosen = obj(**options) if (inspect.isclass(obj) or options) else obj
+            chosen = call_with_options(obj, options, "selector") if (inspect.isclass(obj) or options) else obj
         else:
             chosen = selectors.get(str(spec.get("name") or "validator_max"))
     if is_oracle(chosen) and not allow_oracle:

@@ -10,6 +10,10 @@ notes say so.
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from pydantic import Field
+
 from agents.base import Agent, Candidate, Feedback, Task
 from agents.instructions import instruction_text
 from strategies._context import call_agent
@@ -21,7 +25,7 @@ EVERYTHING = ("*",)
 
 
 @strategy("self_refine", aliases=("s1",))
-def self_refine(rounds: int = 1) -> Strategy:
+def self_refine(rounds: Annotated[int, Field(ge=0)] = 1) -> Strategy:
     """Generate once, then revise with a self-check instruction, for up to ``rounds`` rounds.
 
     Args:

@@ -4,46 +4,68 @@ Usage:
     python -m validator CANDIDATE_DIR --dataset-dir DIR [--profile evidence|mdsbench|path.yaml] [--json]
     python -m validator schema            # JSON Schema {"annotation": ..., "data_meta": ...}
     python -m validator docs              # the Markdown of docs/schema.md
+
+The terminal output fits 120 columns: one line per sample (its total and the checks it fails); ``--json``
+prints every check's score. Exit codes: docs/cli.md (0 ok, 2 bad input).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
+import textwrap
 from collections.abc import Sequence
+from typing import Any
 
+from benchmark.errors import BenchmarkError
+from benchmark.layout import OutputLayout
+from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from validator.registry import ProfileError
 
+WIDTH = 120
+"""Terminal output width the table keeps to."""
 
-def _table(data: dict[str, object]) -> str:
-    samples = data["samples"]
-    assert isinstance(samples, dict)
-    names: list[str] = []
-    for s in samples.values():
-        names += [n for n in s["checks"] if n not in names]
-    short = [n[:12] for n in names]
-    lines = [
-        f"profile: {data['profile']}   candidate: {data['candidate_dir']}",
-        "index  total   " + " ".join(f"{n:>12}" for n in short),
-    ]
+
+def _failed_line(head: str, checks: dict[str, float]) -> list[str]:
+    failed = [f"{name}={score:.2f}" for name, score in checks.items() if score < 1.0]
+    text = head + ("failed: " + ", ".join(failed) if failed else "all checks pass")
+    indent = " " * len(head)
+    return textwrap.wrap(text, WIDTH, subsequent_indent=indent, break_on_hyphens=False)
+
+
+def _table(data: dict[str, Any]) -> str:
+    """Per-sample totals and the failed checks (score below 1), wrapped at `WIDTH` columns."""
+    samples: dict[str, Any] = data["samples"]
+    lines = textwrap.wrap(f"profile: {data['profile']}   candidate: {data['candidate_dir']}", WIDTH)
+    lines.append("index  total   (check=score for each check below 1.00; every score with --json)")
     for index, s in samples.items():
-        lines.append(
-            f"{index:>5}  {s['total']:.4f}  "
-            + " ".join(f"{s['checks'].get(n, float('nan')):>12.3f}" for n in names)
-        )
+        lines += _failed_line(f"{index:>5}  {s['total']:.4f}  ", s["checks"])
     meta = data["data_meta"]
-    assert isinstance(meta, dict)
-    lines.append(
-        f"data_meta total {meta['total']:.4f}: "
-        + ", ".join(f"{k}={v:.2f}" for k, v in meta["checks"].items())
-    )
+    lines += _failed_line(f"data_meta {meta['total']:.4f}  ", meta["checks"])
+    if samples:
+        mean = sum(s["total"] for s in samples.values()) / len(samples)
+        lines.append(f"{len(samples)} samples, mean total {mean:.4f}")
     return "\n".join(lines)
 
 
+def _parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="python -m validator", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("candidate_dir", help="an agent1_data_organization folder (or its parent)")
+    parser.add_argument(
+        "--dataset-dir", required=True, help="the dataset folder (holds data/ and VLM/random.txt)"
+    )
+    parser.add_argument("--profile", default="evidence", help="evidence (default), mdsbench, or a YAML path")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON (every check)")
+    parser.add_argument("--checklist", action="store_true", help="also list failed high-risk checks")
+    return parser
+
+
+@cli_main("python -m validator", expected=(ProfileError, BenchmarkError))
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the process exit code."""
+    """Entry point; returns the process exit code (0 ok, 2 bad input; docs/cli.md)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["schema"]:
         from validator.schema import json_schema
@@ -55,25 +77,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         sys.stdout.write(schema_markdown())
         return 0
-    parser = argparse.ArgumentParser(
-        prog="python -m validator", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("candidate_dir", help="an agent1_data_organization folder (or its parent)")
-    parser.add_argument(
-        "--dataset-dir", required=True, help="the dataset folder (holds data/ and VLM/random.txt)"
-    )
-    parser.add_argument("--profile", default="evidence", help="evidence (default), mdsbench, or a YAML path")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--checklist", action="store_true", help="also list failed high-risk checks")
-    ns = parser.parse_args(args)
+    ns = _parser().parse_args(args)
+    dataset = existing_dir("--dataset-dir", ns.dataset_dir)
+    if not (dataset / "VLM" / "random.txt").is_file():
+        raise CliError(f"--dataset-dir {ns.dataset_dir}: expected a dataset folder holding VLM/random.txt")
+    existing_dir("CANDIDATE_DIR", ns.candidate_dir)
+    OutputLayout.resolve(ns.candidate_dir)  # a wrong folder is an error, not a table of zeros
     from validator.checklist import checklist
     from validator.validate import validate
 
-    try:
-        report = validate(ns.candidate_dir, ns.dataset_dir, profile=ns.profile)
-    except ProfileError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    report = validate(ns.candidate_dir, dataset, profile=ns.profile)
+    if not report.samples:
+        raise CliError(f"--dataset-dir {ns.dataset_dir}: its manifest lists no samples")
     data = report.to_json()
     print(json.dumps(data, indent=2) if ns.json else _table(data))
     if ns.checklist:
@@ -84,8 +99,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        raise SystemExit(main())
-    except BrokenPipeError:  # the reader went away (`... | head`): stop quietly, as Unix tools do
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise SystemExit(1) from None
+    raise SystemExit(main())

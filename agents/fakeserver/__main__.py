@@ -8,7 +8,6 @@ tool calls, so a LiteLLM agent pointed at the server standardizes that dataset o
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -16,8 +15,10 @@ from pathlib import Path
 
 from agents.fakeserver.script import Reply, TurnScript, script_from_json
 from agents.fakeserver.server import FakeServer
+from medio.cli_errors import CliError, OneLineParser, cli_main, existing_path
 
 
+@cli_main("python -m agents.fakeserver")
 def main(argv: list[str] | None = None) -> int:
     """Run the demo server.
 
@@ -27,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         The exit status.
     """
-    parser = argparse.ArgumentParser(prog="python -m agents.fakeserver", description=__doc__)
+    parser = OneLineParser(prog="python -m agents.fakeserver", description=__doc__)
     parser.add_argument(
         "--script", type=Path, help="JSON list of turns (see agents.fakeserver.script_from_json)"
     )
@@ -41,19 +42,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer")
     args = parser.parse_args(argv)
     if args.script is not None:
+        existing_path("--script", args.script)
         try:
             script = script_from_json(json.loads(args.script.read_text(encoding="utf-8")))
         except (OSError, ValueError) as exc:
-            print(f"error: cannot load script {args.script}: {exc}", file=sys.stderr)
-            return 2
+            raise CliError(f"--script {args.script}: cannot load it as a JSON list of turns ({exc})") from exc
     elif args.replay is not None:
         from agents.fakeserver.replay import replay_script
 
+        existing_path("--replay", args.replay)
         try:
             script = replay_script(args.replay)
         except (OSError, ValueError, RuntimeError) as exc:
-            print(f"error: cannot replay {args.replay}: {exc}", file=sys.stderr)
-            return 2
+            raise CliError(f"--replay {args.replay}: cannot replay this dataset ({exc})") from exc
         print(
             f"replaying the rules agent on {script.dataset}: {len(script.steps)} turns; reference outputs in "
             f"{script.reference_dir}",

@@ -12,6 +12,8 @@ import os
 from collections.abc import Mapping
 from types import ModuleType
 
+from medio.cli_errors import CliError
+
 __all__ = ["KEY_VARIABLES", "MissingApiKeyError", "litellm_missing_key_message", "missing_key_message"]
 
 KEY_VARIABLES: dict[str, tuple[str, ...]] = {
@@ -37,8 +39,11 @@ _OTHER_CREDENTIALS = frozenset(
 )
 
 
-class MissingApiKeyError(ValueError):
+class MissingApiKeyError(CliError, ValueError):
     """No key for the chosen provider: a configuration error, reported before any call (exit 2).
+
+    A `medio.cli_errors.CliError`: its message is the whole line the user sees (not wrapped as a refused
+    option of the agent).
 
     Args:
         message: One line naming the model and the variable to set.

@@ -9,20 +9,28 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from collections.abc import Sequence
 
+from benchmark.discover import discover
+from benchmark.errors import BenchmarkError
+from benchmark.layout import AGENT_DIR
 from benchmark.score.analysis import macro_table, render
 from benchmark.score.constants import METRIC_NAMES
-from benchmark.score.evaluate import default_output, score_dataset, score_root, write_results
+from benchmark.score.evaluate import (
+    dataset_root_of,
+    default_models,
+    default_output,
+    score_dataset,
+    score_root,
+    write_results,
+)
 from benchmark.score.profiles import PROFILES
+from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir, existing_path
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m benchmark.score", description="MDS-Bench scorer: the eleven metrics."
-    )
+    p = OneLineParser(prog="python -m benchmark.score", description="MDS-Bench scorer: the eleven metrics.")
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--dataset-dir", help="a dataset folder (or its VLM folder): score every model in it")
     where.add_argument(
@@ -40,6 +48,19 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _check_models(wanted: list[str] | None, available: set[str], where: str) -> None:
+    """Refuse model names that exist nowhere (a typo must not print an empty table)."""
+    if wanted is None:
+        if not available:
+            raise CliError(f"{where}: no model folders (VLM/<model>/{AGENT_DIR}) to score")
+        return
+    missing = [m for m in wanted if m not in available]
+    if missing:
+        valid = ", ".join(sorted(available)) or "none"
+        raise CliError(f"--models {' '.join(missing)}: not found under {where}; available: {valid}")
+
+
+@cli_main("python -m benchmark.score", expected=(BenchmarkError,))
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI.
 
@@ -47,15 +68,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: Arguments (default: ``sys.argv[1:]``).
 
     Returns:
-        Process exit code (0 on success, 2 on a usage error).
+        Process exit code (0 on success, 2 on bad input; see docs/cli.md).
     """
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if args.dataset_dir:
+        root = dataset_root_of(existing_dir("--dataset-dir", args.dataset_dir))
+        if not (root / "VLM").is_dir():
+            raise CliError(f"--dataset-dir {args.dataset_dir}: expected a dataset folder holding VLM/")
+        if args.ground_truth:
+            existing_path("--ground-truth", args.ground_truth)
+        _check_models(args.models, set(default_models(root)), str(root))
         results = score_dataset(
-            args.dataset_dir, ground_truth=args.ground_truth, models=args.models, profile=args.profile
+            root, ground_truth=args.ground_truth, models=args.models, profile=args.profile
         )
-        path = write_results(results, args.output or default_output(args.dataset_dir, args.profile))
+        path = write_results(results, args.output or default_output(root, args.profile))
         if not args.no_print:
             print(render(macro_table({results["dataset"]: results}, args.models), args.format), end="")
             for model, res in results["models"].items():
@@ -64,12 +91,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"wrote {path}", file=sys.stderr)
         return 0
     if args.ground_truth or args.output:
-        print("--ground-truth and --output apply to --dataset-dir only", file=sys.stderr)
-        return 2
-    results_by_dataset = score_root(args.root, models=args.models, profile=args.profile, workers=args.workers)
-    if not results_by_dataset:
-        print(f"no datasets (folders with VLM/random.txt) under {args.root}", file=sys.stderr)
-        return 2
+        raise CliError("--ground-truth and --output apply to --dataset-dir only")
+    root = existing_dir("--root", args.root)
+    datasets = discover(root)
+    if not datasets:
+        raise CliError(f"--root {args.root}: no datasets (folders holding VLM/random.txt) under it")
+    _check_models(args.models, {m for d in datasets for m in default_models(d.root)}, str(root))
+    results_by_dataset = score_root(root, models=args.models, profile=args.profile, workers=args.workers)
     table = macro_table(results_by_dataset, args.models)
     print(render(table, args.format), end="", flush=True)
     print(
@@ -80,8 +108,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        raise SystemExit(main())
-    except BrokenPipeError:  # the reader went away (`... | head`): stop quietly, as Unix tools do
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise SystemExit(1) from None
+    raise SystemExit(main())

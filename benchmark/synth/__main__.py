@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 import logging
-import sys
 import time
-from pathlib import Path
 
 from benchmark.synth.catalogue import catalogue_markdown, replace_catalogue
 from benchmark.synth.suite import SIZES, dataset_names, generate_suite
+from medio.cli_errors import CliError, OneLineParser, cli_main, existing_path
 
 
+@cli_main("python -m benchmark.synth")
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, write the suite and print a one-line summary per dataset.
 
@@ -19,9 +18,9 @@ def main(argv: list[str] | None = None) -> int:
         argv: Arguments (default: ``sys.argv[1:]``).
 
     Returns:
-        The process exit code.
+        The process exit code (0 ok, 2 bad input; docs/cli.md).
     """
-    parser = argparse.ArgumentParser(prog="python -m benchmark.synth", description=__doc__)
+    parser = OneLineParser(prog="python -m benchmark.synth", description=__doc__)
     parser.add_argument("out", nargs="?", help="benchmark root to write")
     parser.add_argument(
         "--size", choices=sorted(SIZES), default="small", help="10 (small) or 20 (full) samples"
@@ -39,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(dataset_names()))
         return 0
     if args.update_doc:
-        doc = Path(args.update_doc)
+        doc = existing_path("--update-doc", args.update_doc)
         doc.write_text(replace_catalogue(doc.read_text(encoding="utf-8")), encoding="utf-8")
         return 0
     if args.catalogue:
@@ -49,11 +48,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("OUT_DIR is required")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     start = time.perf_counter()
-    try:
-        built = generate_suite(args.out, size=args.size, seed=args.seed, oracle=args.oracle, only=args.only)
-    except KeyError as exc:
-        print(f"error: {exc.args[0]}", file=sys.stderr)
-        return 2
+    if args.only:
+        unknown = sorted(set(args.only) - set(dataset_names()))
+        if unknown:
+            valid = ", ".join(dataset_names())
+            raise CliError(f"--only {' '.join(unknown)}: no such dataset; valid: {valid}")
+    built = generate_suite(args.out, size=args.size, seed=args.seed, oracle=args.oracle, only=args.only)
     for ds in built:
         print(f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {ds.seconds:5.2f}s")
     print(f"{len(built)} datasets written to {args.out} in {time.perf_counter() - start:.1f}s")

@@ -1,14 +1,15 @@
-"""``python -m experiments.report RUN_DIR [--out DIR]``: write ``report.html`` for a run folder."""
+"""``python -m experiments.report RUN_DIR [--out DIR]``: write ``report.html`` for a run folder, or for a
+sweep folder (``multirun/...``: the ablation, figures, links to each job's report, samples side by side)."""
 
 from __future__ import annotations
 
-import argparse
 import logging
-import sys
 
 from experiments.report.build import build_report
+from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 
 
+@cli_main("python -m experiments.report")
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, build the report and print its path.
 
@@ -18,21 +19,25 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         The exit code: 0 on success, 2 when the run folder does not exist.
     """
-    parser = argparse.ArgumentParser(prog="python -m experiments.report", description=__doc__)
+    parser = OneLineParser(prog="python -m experiments.report", description=__doc__)
     parser.add_argument("run_dir", help="a run folder written by python -m experiments")
     parser.add_argument(
         "--out", default=None, help="write report.html and assets/ here (default: the run folder)"
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    try:
+    from experiments.report.sweep import build_sweep_report, is_sweep
+
+    run_dir = existing_dir("RUN_DIR", args.run_dir)
+    if is_sweep(run_dir):
+        if args.out is not None:
+            raise CliError("--out is for run folders; a sweep report is written into the sweep folder")
+        path = build_sweep_report(args.run_dir)
+    else:
         path = build_report(args.run_dir, args.out)
-    except FileNotFoundError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     print(path.resolve().as_uri())
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -24,6 +24,7 @@ table { border-collapse: collapse; margin: 6px 0 12px; }
 th, td { border: 1px solid var(--line); padding: 3px 7px; text-align: right; vertical-align: top; }
 th:first-child, td:first-child, td.l, th.l { text-align: left; }
 th { background: #f3f4f6; }
+img#ablation { display: block; max-width: 100%; height: auto; }
 td.bad, span.bad { color: var(--bad); font-weight: 600; } td.ok, span.ok { color: var(--ok); }
 #filters { position: sticky; top: 0; background: #fff; z-index: 5; border-bottom: 1px solid var(--line);
   padding: 8px 24px; display: flex; gap: 14px; align-items: center; flex-wrap: wrap; }

@@ -39,9 +39,11 @@ def make_cfg(suite: Path) -> Callable[..., DictConfig]:
 
 @pytest.fixture
 def cli_env(tmp_path: Path) -> dict[str, str]:
-    """Environment for ``python -m experiments`` subprocesses: test agents importable, cache in tmp."""
+    """Environment for ``python -m experiments`` subprocesses: this checkout and the test agents importable,
+    cache in tmp."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(FAKES), env.get("PYTHONPATH", "")])
+    # The checkout first: a subprocess in a temp folder would otherwise import the installed snapshot.
+    env["PYTHONPATH"] = os.pathsep.join([str(FAKES.parent.parent), str(FAKES), env.get("PYTHONPATH", "")])
     env["MEDSTRAT_CACHE"] = str(tmp_path / "cache")
     return env
 

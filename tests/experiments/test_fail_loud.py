@@ -74,7 +74,8 @@ def test_a_missing_key_is_one_line_and_exit_2_before_any_work(
     )
     assert done.returncode == 2, done.stderr
     assert _lines(done.stderr) == [
-        "error: no API key for openai/gpt-4o-mini: set OPENAI_API_KEY in the environment"
+        "python -m experiments: error: no API key for openai/gpt-4o-mini: "
+        "set OPENAI_API_KEY in the environment"
     ], done.stderr
     assert done.stdout == ""
     assert not (run_dir / "candidates").exists()
@@ -97,7 +98,8 @@ def test_a_rejected_key_stops_the_run_at_once_with_exit_4(
     assert done.returncode == 4, done.stderr
     (line,) = _lines(done.stderr)
     assert line.startswith(
-        "error: the run stopped: the provider rejected the credentials for openai/fake-model"
+        "python -m experiments: error: the run stopped: the provider rejected the credentials for "
+        "openai/fake-model"
     )
     assert "sk-wrong" not in done.stderr + done.stdout
     # Not retried, and no later candidate asked again: at most the calls already in flight.
@@ -142,7 +144,9 @@ def test_when_every_candidate_fails_alike_the_run_says_so_and_exits_4(
         server.stop()
     assert done.returncode == 4, done.stderr
     (line,) = _lines(done.stderr)
-    assert line.startswith("error: no candidate wrote a sample: 4 candidates failed, every one with:"), line
+    assert line.startswith(
+        "python -m experiments: error: no candidate produced a sample; most common reason (4 of 4):"
+    ), line
     assert "tools are not supported by this model" in line
     assert "E2E" not in done.stdout
     assert requests == 4  # one per candidate (2 datasets x 2), none retried

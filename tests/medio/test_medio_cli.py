@@ -103,7 +103,7 @@ def test_cli_errors_are_one_line_exit_2(tmp_path, pydicom_file):
             continue  # e.g. a JPEG-LS decoder is installed here
         assert code == 2
         assert "Traceback" not in err and err.count("\n") == 1
-        assert err.startswith("error: ") and args[1] in err
+        assert err.startswith("python -m medio: error: ") and args[1] in err
 
 
 @pytest.mark.parametrize("module", ["medio"])

@@ -70,7 +70,10 @@ def test_inspect_never_raises_on_bad_input(tmp_path):
 
 def test_inspect_nifti_and_png_headers(tmp_path, nibabel_data):
     summary = medio.inspect(nibabel_data / "example4d.nii.gz")
-    assert summary["n_volumes"] == summary["shape"][3] and summary["axes_on_disk"] == "XYZT"
+    assert summary["n_volumes"] == summary["shape_on_disk"][3] and summary["axes_on_disk"] == "XYZT"
+    # One axis convention: inspect's shape is the array read() returns (and render --axis counts in).
+    image = medio.read(nibabel_data / "example4d.nii.gz")
+    assert summary["shape"] == list(image.array.shape) and summary["axes"] == image.meta.axes
     png = tmp_path / "a.png"
     Image.fromarray(np.zeros((3, 5), np.uint16)).save(png)
     assert medio.inspect(png)["size"] == [5, 3]

@@ -101,7 +101,7 @@ def test_cli_writes_the_report_and_prints_its_file_uri(tmp_path: Path) -> None:
     bad = subprocess.run(
         [sys.executable, "-m", "experiments.report", str(tmp_path / "nope")], capture_output=True, text=True
     )
-    assert bad.returncode == 2 and "not a run folder" in bad.stderr
+    assert bad.returncode == 2 and "no such file or folder" in bad.stderr
 
 
 def test_json_diff_treats_missing_and_empty_values_as_differences() -> None:

@@ -111,3 +111,31 @@ class SlowAgent(NoisyOracleAgent):
 
         await asyncio.sleep(self.delay)
         return await super().generate(task)
+
+
+class UnevenAgent(NoisyOracleAgent):
+    """A noisy oracle that is quick on every dataset but ``slow``, where each call sleeps ``slow_delay``
+    seconds (interrupt tests: one dataset finishes, the other is still running)."""
+
+    def __init__(self, slow: str = "synth-fundus-npy", slow_delay: float = 60.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.slow, self.slow_delay = slow, slow_delay
+
+    async def generate(self, task: Task) -> Candidate:
+        import asyncio
+
+        if task.name == self.slow:
+            await asyncio.sleep(self.slow_delay)
+        return await super().generate(task)
+
+
+class SilentAgent(NoisyOracleAgent):
+    """Finishes every call as ``ok`` without writing a single sample (the "table of zeros" failure)."""
+
+    name = "silent"
+
+    async def generate(self, task: Task) -> Candidate:
+        task.output_dir.mkdir(parents=True, exist_ok=True)
+        return Candidate(
+            task.output_dir, Usage(calls=1), candidate_index=task.candidate_index, agent=self.name
+        )

@@ -1,0 +1,262 @@
+"""The one error policy of every command line of the project (``docs/cli.md``).
+
+An expected failure (bad input, missing path, unknown option) ends with exactly one line on stderr that
+names the thing and what was expected, and a documented exit code; never a traceback. ``--debug`` on the
+command line or ``HYDRA_FULL_ERROR=1`` in the environment adds the traceback. Every CLI imports this module
+(``medio`` is the lowest layer: ``benchmark``, ``validator``, ``agents`` and ``experiments`` all use it).
+
+Example:
+    >>> from medio.cli_errors import CliError, cli_main
+    >>> @cli_main("python -m tool")
+    ... def main(argv=None):
+    ...     raise CliError("--dataset-dir nope: no such folder")
+    >>> main([])  # prints "python -m tool: error: --dataset-dir nope: no such folder" on stderr
+    2
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import signal
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+from medio.errors import MedioError
+
+__all__ = [
+    "EXIT_INCOMPLETE",
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_NOTHING",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "CliError",
+    "OneLineParser",
+    "cli_main",
+    "debug_requested",
+    "existing_dir",
+    "existing_path",
+    "one_line",
+    "report_error",
+    "sigterm_as_sigint",
+]
+
+EXIT_OK = 0
+"""Success."""
+EXIT_INTERNAL = 1
+"""An unexpected internal error (a bug): one line; the traceback with ``--debug`` / ``HYDRA_FULL_ERROR=1``."""
+EXIT_USAGE = 2
+"""Bad input or config: unknown option, missing path, missing API key, resume config mismatch."""
+EXIT_INCOMPLETE = 3
+"""The run is incomplete (budget reached, a dataset failed); the tables are marked."""
+EXIT_NOTHING = 4
+"""The run produced nothing usable (no candidate wrote a sample, or a non-transient agent failure)."""
+EXIT_INTERRUPTED = 130
+"""Interrupted by SIGINT (Ctrl-C) or SIGTERM; finished work is kept."""
+
+# Errors that mean "the user gave us something wrong", not "we have a bug": they get one line and exit 2.
+_INPUT_ERRORS: tuple[type[BaseException], ...] = (
+    MedioError,
+    FileNotFoundError,
+    NotADirectoryError,
+    IsADirectoryError,
+    PermissionError,
+)
+
+F = TypeVar("F", bound=Callable[..., int])
+
+
+class CliError(Exception):
+    """An expected failure of a command: its message is the one line the user sees.
+
+    Args:
+        message: What was wrong and what was expected (e.g. ``"--root x: no such folder"``).
+        code: The exit code (default `EXIT_USAGE`).
+
+    Attributes:
+        code: The exit code.
+    """
+
+    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def one_line(text: object) -> str:
+    """Collapse a (possibly multi-line) message into one line.
+
+    Args:
+        text: Any message.
+
+    Returns:
+        The non-empty lines, stripped and joined with ``"; "``.
+
+    Example:
+        >>> one_line("Could not find 'x'\\n\\n  Available: a")
+        "Could not find 'x'; Available: a"
+    """
+    return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
+
+
+def debug_requested(argv: Sequence[str] | None = None) -> bool:
+    """Whether the user asked for tracebacks: ``--debug`` in ``argv`` or ``HYDRA_FULL_ERROR=1``.
+
+    Args:
+        argv: The command-line arguments (default ``sys.argv[1:]``).
+
+    Returns:
+        True when tracebacks should be shown.
+    """
+    args = sys.argv[1:] if argv is None else argv
+    return "--debug" in args or os.environ.get("HYDRA_FULL_ERROR", "") not in ("", "0")
+
+
+def report_error(prog: str, exc: BaseException, *, debug: bool = False) -> int:
+    """Print the one line for ``exc`` (and the traceback when ``debug``) and return its exit code.
+
+    Args:
+        prog: The program name that starts the line (``python -m benchmark.score``).
+        exc: The exception.
+        debug: Also print the traceback first.
+
+    Returns:
+        The exit code: ``exc.code`` for a `CliError`, `EXIT_USAGE` for bad input (missing path, unreadable
+        file), `EXIT_INTERNAL` otherwise.
+    """
+    if debug:
+        traceback.print_exception(exc)
+    if isinstance(exc, CliError):
+        code, text = exc.code, str(exc)
+    elif isinstance(exc, _INPUT_ERRORS):
+        code, text = EXIT_USAGE, _os_error_text(exc)
+    else:
+        code = EXIT_INTERNAL
+        text = f"internal error: {type(exc).__name__}: {exc}"
+        if not debug:
+            text += " (rerun with --debug for the traceback)"
+    print(f"{prog}: error: {one_line(text)}", file=sys.stderr, flush=True)
+    return code
+
+
+def _os_error_text(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {(exc.strerror or str(exc)).lower()}"
+    return str(exc)
+
+
+def cli_main(prog: str, *, expected: tuple[type[BaseException], ...] = ()) -> Callable[[F], F]:
+    """Decorate a ``main(argv) -> int`` so that every failure follows the policy.
+
+    `CliError`, ``expected`` and the input errors (missing path, `medio.MedioError`) give one line and their
+    exit code; Ctrl-C gives ``interrupted`` and 130; a closed stdout pipe (``| head``) ends quietly; anything
+    else is an internal error (one line, exit 1). ``--debug`` / ``HYDRA_FULL_ERROR=1`` adds the traceback.
+
+    Args:
+        prog: The program name printed at the start of the line.
+        expected: Further exception types that mean bad input (exit `EXIT_USAGE`, or their ``code``
+            attribute when they have one).
+
+    Returns:
+        The decorator.
+    """
+
+    def decorate(main: F) -> F:
+        @functools.wraps(main)
+        def wrapper(argv: Sequence[str] | None = None, *args: Any, **kwargs: Any) -> int:
+            debug = debug_requested(argv)
+            try:
+                return int(main(argv, *args, **kwargs))
+            except KeyboardInterrupt:
+                print(f"{prog}: interrupted", file=sys.stderr, flush=True)
+                return EXIT_INTERRUPTED
+            except BrokenPipeError:  # the reader went away (`... | head`): stop quietly, as Unix tools do
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                return EXIT_INTERNAL
+            except expected as exc:  # the caller's own "bad input" types
+                if debug:
+                    traceback.print_exception(exc)
+                print(f"{prog}: error: {one_line(exc)}", file=sys.stderr, flush=True)
+                return int(getattr(exc, "code", EXIT_USAGE) or EXIT_USAGE)
+            except Exception as exc:
+                return report_error(prog, exc, debug=debug)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An `argparse.ArgumentParser` whose usage errors are one line (exit 2) and that accepts ``--debug``.
+
+    Args:
+        *args: As for `argparse.ArgumentParser`.
+        **kwargs: As for `argparse.ArgumentParser`.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.add_argument(
+            "--debug", action="store_true", help="show the traceback of a failure (also HYDRA_FULL_ERROR=1)"
+        )
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``PROG: error: MESSAGE (see --help)`` on one line and exit 2.
+
+        Args:
+            message: argparse's description of the problem.
+        """
+        print(f"{self.prog}: error: {one_line(message)} (see --help)", file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_USAGE)
+
+
+def existing_path(option: str, value: str | os.PathLike[str]) -> Path:
+    """``value`` as a `Path` that must exist; never creates anything.
+
+    Args:
+        option: How the user named it (``--dataset-dir``, ``CANDIDATE_DIR``).
+        value: The path given.
+
+    Returns:
+        The path.
+
+    Raises:
+        CliError: The path does not exist.
+    """
+    path = Path(value)
+    if not path.exists():
+        raise CliError(f"{option} {value}: no such file or folder")
+    return path
+
+
+def existing_dir(option: str, value: str | os.PathLike[str]) -> Path:
+    """``value`` as a `Path` that must be an existing folder; never creates it.
+
+    Args:
+        option: How the user named it.
+        value: The path given.
+
+    Returns:
+        The folder.
+
+    Raises:
+        CliError: It does not exist or is not a folder.
+    """
+    path = existing_path(option, value)
+    if not path.is_dir():
+        raise CliError(f"{option} {value}: expected a folder, found a file")
+    return path
+
+
+def sigterm_as_sigint() -> None:
+    """Make SIGTERM behave like Ctrl-C (KeyboardInterrupt, asyncio's cancellation), so a killed run ends the
+    same way as an interrupted one: finished work kept, one line, exit 130."""
+
+    def _handler(signum: int, frame: object) -> None:
+        signal.raise_signal(signal.SIGINT)
+
+    signal.signal(signal.SIGTERM, _handler)

@@ -1,0 +1,139 @@
+"""The error policy of every command line (docs/cli.md), run as a user would: each bad input ends with a
+non-zero documented exit code, exactly one line on stderr, no traceback, and nothing written anywhere.
+
+All cases start at once in a module fixture (interpreter and Hydra start-up dominate their cost); each
+parametrized test then checks its own case.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FAKES = REPO / "tests" / "strategies"
+NIFTI = "synth-brain-mr-nifti"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One bad invocation: ``{suite}``, ``{nifti}``, ``{ds}`` in ``args`` are filled in."""
+
+    module: str
+    args: tuple[str, ...]
+    code: int = 2
+    mention: str = ""  # a word the one line must contain (names the thing)
+
+
+EXP = ("benchmark=dir", "benchmark.root={suite}", "run.progress=false")
+
+CASES: dict[str, Case] = {
+    "score-missing-dataset-dir": Case("benchmark.score", ("--dataset-dir", "nope"), mention="nope"),
+    "score-empty-dataset-dir": Case("benchmark.score", ("--dataset-dir", "empty"), mention="empty"),
+    "score-missing-root": Case("benchmark.score", ("--root", "nope"), mention="nope"),
+    "score-unknown-model": Case(
+        "benchmark.score", ("--root", "{suite}", "--models", "nosuchmodel"), mention="nosuchmodel"
+    ),
+    "score-unknown-option": Case("benchmark.score", ("--root", "{suite}", "--bogus"), mention="--bogus"),
+    "validator-missing-candidate": Case("validator", ("nope", "--dataset-dir", "{ds}"), mention="nope"),
+    "validator-missing-dataset": Case("validator", ("{ds}", "--dataset-dir", "nope"), mention="nope"),
+    "validator-not-an-output-folder": Case(
+        "validator", ("{ds}", "--dataset-dir", "{ds}"), mention="agent1_data_organization"
+    ),
+    "medio-inspect-missing": Case("medio", ("inspect", "missing.dcm"), mention="missing.dcm"),
+    "medio-render-missing": Case("medio", ("render", "missing.nii", "out.png"), mention="missing.nii"),
+    "medio-render-slice-out-of-range": Case(
+        "medio", ("render", "{nifti}", "out.png", "--slice", "999"), mention="999"
+    ),
+    "synth-unknown-dataset": Case("benchmark.synth", ("out", "--only", "nope"), mention="nope"),
+    "fakeserver-missing-script": Case("agents.fakeserver", ("--script", "nope.json"), mention="nope.json"),
+    "report-missing-run": Case("experiments.report", ("nope",), mention="nope"),
+    "merge-missing-run": Case("experiments.merge", ("nope",), mention="nope"),
+    "ablation-missing-sweep": Case("experiments.ablation", ("nope",), mention="nope"),
+    "experiments-unknown-strategy": Case("experiments", (*EXP, "strategy=s9"), mention="s4"),
+    "experiments-n-zero": Case("experiments", (*EXP, "strategy.n=0"), mention="strategy.n"),
+    "experiments-n-not-int": Case("experiments", (*EXP, "strategy.n=abc"), mention="strategy.n"),
+    "experiments-unknown-strategy-option": Case(
+        "experiments", (*EXP, "+strategy.nn=8"), mention="strategy.nn"
+    ),
+    "experiments-unknown-agent-option": Case("experiments", (*EXP, "+agent.bogus=1"), mention="agent.bogus"),
+    "experiments-unknown-selector": Case(
+        "experiments", (*EXP, "selector.name=nope"), mention="validator_max"
+    ),
+    "experiments-missing-root": Case("experiments", (*EXP, "benchmark.root=nope"), mention="nope"),
+    "experiments-bad-resume-value": Case("experiments", (*EXP, "run.resume=maybe"), mention="run.resume"),
+}
+
+
+def _tree(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+@pytest.fixture(scope="module")
+def cli_results(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, tuple[Path, subprocess.CompletedProcess[str]]]:
+    """Run every case concurrently, each in its own empty working folder; return ``{name: (cwd, result)}``."""
+    sys.path.insert(0, str(FAKES))
+    from strategy_fakes import make_suite
+
+    suite = make_suite(tmp_path_factory.mktemp("suite"), names=(NIFTI,))
+    nifti = next((suite / NIFTI / "data").rglob("*.nii*"))
+    before = _tree(suite)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(FAKES)])
+    env["MEDSTRAT_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    env.pop("HYDRA_FULL_ERROR", None)
+    procs = {}
+    for name, case in CASES.items():
+        cwd = tmp_path_factory.mktemp(name)
+        (cwd / "empty").mkdir()
+        args = [a.format(suite=suite, nifti=nifti, ds=suite / NIFTI) for a in case.args]
+        procs[name] = (
+            cwd,
+            subprocess.Popen(
+                [sys.executable, "-m", case.module, *args],
+                cwd=cwd,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            ),
+        )
+    results = {}
+    for name, (cwd, proc) in procs.items():
+        out, err = proc.communicate(timeout=300)
+        results[name] = (cwd, subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+    assert _tree(suite) == before, "a bad invocation wrote into the input suite"
+    return results
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bad_input_gives_one_line_and_its_exit_code(name: str, cli_results) -> None:
+    case = CASES[name]
+    cwd, done = cli_results[name]
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == case.code, done.stderr
+    assert len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr and "error" in lines[0]
+    assert case.mention in lines[0], lines[0]
+    assert _tree(cwd) == ["empty"], f"{name} created {_tree(cwd)}"
+
+
+def test_debug_shows_the_traceback(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmark.score", "--root", "nope", "--debug"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "Traceback" in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("python -m benchmark.score: error:")
