@@ -142,3 +142,20 @@ def test_runaway_scripts_are_stopped_and_reported_and_the_candidate_goes_on(
     # Each script is kept in the workspace for audit, and the workspace is not part of the output.
     assert (tmp_path / "c0" / "workspace" / "run_1.py").read_text() == bad["loop"]
     assert not (candidate.output_dir / "run_1.py").exists()
+
+
+def test_the_config_switches_the_code_tool_on_with_its_limits(monkeypatch) -> None:
+    from experiments import compose_config
+    from experiments.build import build_agent
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    for tools in ("agent.tools=[code]", "agent.tools=code"):
+        cfg = compose_config(
+            ["agent=litellm", tools, "agent.code_limits.cpu_s=5", "agent.retry.max_attempts=2"]
+        )
+        agent = build_agent(cfg.agent)
+        assert agent.code and agent.code_limits == CodeLimits(cpu_s=5)
+        assert agent.client.retry.max_attempts == 2
+        assert "run_python" in {t["function"]["name"] for t in agent.tools}
+    off = build_agent(compose_config(["agent=litellm"]).agent)
+    assert not off.code and "run_python" not in {t["function"]["name"] for t in off.tools}
