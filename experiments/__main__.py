@@ -112,7 +112,8 @@ def main(cfg: DictConfig) -> None:
         print(f"{name}: failed: {error}", file=sys.stderr)
     headline = str(cfg.get("scorer", {}).get("profile", "official"))
     print(
-        f"* = the headline profile (scorer.profile={headline}); both profiles are in metrics*.json",
+        f"* = the headline profile (scorer.profile={headline}); official = the paper's scoring, "
+        "strict = ours (docs/scoring.md); both are in metrics.json / metrics_strict.json",
         file=sys.stderr,
     )
     if (run_dir / "report.html").is_file():

@@ -26,6 +26,7 @@ __all__ = [
     "build_agent",
     "build_strategy",
     "import_plugins",
+    "is_simulation",
     "task_options",
     "validator_profile",
     "wants_oracle",
@@ -39,6 +40,7 @@ agents: Registry[Any] = Registry(
     lazy={
         "rules": "agents.rules:RulesAgent",
         "litellm": "agents.litellm:LiteLLMAgent",
+        "simulated": "agents.simulated:SimulatedAgent",
     },
 )
 """Agent classes (or factories) by name; ``agent._target_`` bypasses the registry."""
@@ -57,11 +59,13 @@ def import_plugins(modules: Any) -> None:
         importlib.import_module(str(name))
 
 
-def build_agent(cfg: Mapping[str, Any] | DictConfig) -> Agent:
+def build_agent(cfg: Mapping[str, Any] | DictConfig, *, allow_simulated: bool = False) -> Agent:
     """Construct the agent: ``_target_`` when given, else the registry entry named ``name``.
 
     Args:
         cfg: The ``agent`` config node; keys other than `AGENT_TASK_KEYS` go to the constructor.
+        allow_simulated: ``analysis.simulated``: whether an agent marked ``simulation`` (it reads ground
+            truth, like the ``simulated`` agent) may run.
 
     Returns:
         The agent.
@@ -70,10 +74,18 @@ def build_agent(cfg: Mapping[str, Any] | DictConfig) -> Agent:
         UnknownNameError: An unknown agent name.
         OptionError: An option the agent's constructor does not take, or a value of the wrong type.
         TypeError: The object built does not implement the `Agent` protocol.
+        SimulationNotAllowed: A simulation agent without ``allow_simulated``.
     """
     data = dict(_plain(cfg))
     target = data.get("_target_")
     factory = load_object(str(target)) if target else agents.get(str(data.get("name", "rules")))
+    if getattr(factory, "simulation", False) and not allow_simulated:
+        from agents.simulated import SimulationNotAllowed
+
+        raise SimulationNotAllowed(
+            f"the {data.get('name') or target} agent is a simulation built from ground truth: enable it with "
+            "analysis.simulated=true (its results are marked simulation, never a model result)"
+        )
     kwargs = {k: v for k, v in data.items() if k not in AGENT_TASK_KEYS}
     if "temperature" in inspect.signature(factory).parameters and "temperature" in data:
         kwargs["temperature"] = data["temperature"]
@@ -84,6 +96,11 @@ def build_agent(cfg: Mapping[str, Any] | DictConfig) -> Agent:
             "protocol (name, async generate(task), async revise(task, candidate, feedback, fields))"
         )
     return agent
+
+
+def is_simulation(agent: Agent) -> bool:
+    """Whether the agent is a simulation built from ground truth (its results are labelled so)."""
+    return bool(getattr(agent, "simulation", False))
 
 
 def task_options(agent_cfg: Mapping[str, Any] | DictConfig, seed: int) -> dict[str, Any]:

@@ -39,7 +39,7 @@ def _merge_docs(docs: Sequence[dict[str, Any]], profile: str) -> dict[str, Any]:
         },
         "datasets": dict(sorted(datasets.items())),
     }
-    for flag in ("incomplete", "upper_bound"):
+    for flag in ("incomplete", "upper_bound", "simulation"):
         if any(d.get(flag) for d in docs):
             merged[flag] = True
     return merged

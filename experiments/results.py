@@ -15,7 +15,7 @@ import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.base import OUTPUT_SUBDIR, Usage
 from benchmark.atomic import atomic_write_json, atomic_write_text
@@ -24,6 +24,9 @@ from benchmark.score.aggregate import macro
 from benchmark.score.constants import METRIC_NAMES
 from benchmark.score.evaluate import score_dataset
 from strategies.selectors import e2e_pass
+
+if TYPE_CHECKING:
+    from experiments.mistakes import RunMistakes
 
 __all__ = ["PROFILES", "export_dataset", "format_table", "metrics_document", "score_exports", "write_outputs"]
 
@@ -73,6 +76,7 @@ def metrics_document(
     *,
     incomplete: bool = False,
     upper_bound: bool = False,
+    simulation: bool = False,
 ) -> dict[str, Any]:
     """``{"profile", "macro": {the eleven}, "datasets": {name: {the eleven}}}`` (+ flags when set).
 
@@ -93,6 +97,8 @@ def metrics_document(
         doc["incomplete"] = True
     if upper_bound:
         doc["upper_bound"] = True
+    if simulation:
+        doc["simulation"] = True
     return doc
 
 
@@ -121,6 +127,8 @@ def write_outputs(
     incomplete: bool,
     upper_bound: bool,
     extra_usage: Mapping[str, Any],
+    simulation: bool = False,
+    mistakes: RunMistakes | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Write ``metrics.json``, ``metrics_strict.json``, ``samples.jsonl`` and ``usage.json``.
 
@@ -132,15 +140,23 @@ def write_outputs(
         usage: Per dataset, the usage summed over its calls.
         incomplete: The run stopped early (budget) or a dataset failed.
         upper_bound: Ground truth influenced selection (oracle).
+        simulation: The candidates came from a simulation built from ground truth (the simulated agent).
+        mistakes: Miss rates per mistake type (labelled candidates): ``miss_rates`` in both metrics files,
+            per-sample ``mistakes`` in ``samples.jsonl``.
         extra_usage: Further keys for usage.json (budget state, candidate counts).
 
     Returns:
         ``{profile: metrics document}``.
     """
     docs = {
-        p: metrics_document(scores[p], run_name, p, incomplete=incomplete, upper_bound=upper_bound)
+        p: metrics_document(
+            scores[p], run_name, p, incomplete=incomplete, upper_bound=upper_bound, simulation=simulation
+        )
         for p in PROFILES
     }
+    if mistakes is not None:
+        for doc in docs.values():
+            doc["miss_rates"] = mistakes.document
     atomic_write_json(run_dir / "metrics.json", docs["official"])
     atomic_write_json(run_dir / "metrics_strict.json", docs["strict"])
     lines = []
@@ -157,6 +173,10 @@ def write_outputs(
             }
             if upper_bound:
                 row["upper_bound"] = True
+            if simulation:
+                row["simulation"] = True
+            if mistakes is not None and (dataset, int(key)) in mistakes.samples:
+                row["mistakes"] = mistakes.samples[(dataset, int(key))]
             lines.append(json.dumps(row, sort_keys=True))
     atomic_write_text(run_dir / "samples.jsonl", "".join(line + "\n" for line in lines))
     total = Usage()
@@ -193,7 +213,7 @@ def format_table(docs: Mapping[str, Mapping[str, Any]], title: str, headline: st
         )
         label = f"{profile}*" if profile == headline else profile
         rows.append(f"{label:10s}{cells}")
-    flags = [f for f in ("incomplete", "upper_bound") if any(d.get(f) for d in docs.values())]
+    flags = [f for f in ("incomplete", "upper_bound", "simulation") if any(d.get(f) for d in docs.values())]
     if flags:
         rows.append(
             "NOTE: "
@@ -201,6 +221,7 @@ def format_table(docs: Mapping[str, Mapping[str, Any]], title: str, headline: st
                 {
                     "incomplete": "INCOMPLETE (budget hit or failures: partial results)",
                     "upper_bound": "UPPER BOUND (oracle selector used ground truth)",
+                    "simulation": "SIMULATION (simulated agent: oracle output with sampled mistakes)",
                 }[f]
                 for f in flags
             )

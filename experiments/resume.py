@@ -62,7 +62,7 @@ def _plain(cfg: DictConfig) -> dict[str, Any]:
         OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k != "hydra"]), resolve=True
     )
     assert isinstance(data, dict)
-    return data
+    return {str(k): v for k, v in data.items()}
 
 
 def _select(data: dict[str, Any], dotted: str) -> Any:

@@ -31,10 +31,12 @@ from experiments.build import (
     build_agent,
     build_strategy,
     import_plugins,
+    is_simulation,
     task_options,
     validator_profile,
     wants_oracle,
 )
+from experiments.mistakes import format_miss_table, run_mistakes
 from experiments.progress import Progress
 from experiments.results import PROFILES, export_dataset, format_table, score_exports, write_outputs
 from experiments.resume import check_resume, resume_mode, store_config
@@ -168,7 +170,7 @@ def preflight(cfg: DictConfig, run_dir: Path) -> tuple[Strategy, Agent, bool]:
     allow_oracle = bool(cfg.get("analysis", {}).get("oracle", False))
     strategy = build_strategy(cfg.strategy, cfg.get("selector"), allow_oracle=allow_oracle)
     upper_bound = allow_oracle and wants_oracle(cfg.strategy, cfg.get("selector"))
-    agent = build_agent(cfg.agent)
+    agent = build_agent(cfg.agent, allow_simulated=bool(cfg.get("analysis", {}).get("simulated", False)))
     root = cfg.benchmark.get("root")
     if root and not Path(str(root)).expanduser().is_dir():
         raise ValueError(
@@ -214,6 +216,9 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     instructions = resolve_instructions(root, _plain_node(cfg.agent.get("instructions")))
     options["options"] = {**options["options"], "instructions": {k: v.text for k, v in instructions.items()}}
     tasks = {d.name: Task.from_dataset(d, run_dir / "selected" / d.name, **options) for d in datasets}
+    agent_check = getattr(agent, "preflight", None)
+    if callable(agent_check):
+        agent_check(list(tasks.values()))  # an agent that can tell bad input before any call says so here
 
     async def main() -> dict[str, dict[str, Any]]:
         ctx = RunContext(
@@ -236,7 +241,10 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
         executor.shutdown(wait=True)
     if agent_budget is not None and agent_budget.spent_out:
         budget.hit = True  # a candidate was cut short by the budget, even if no later call was refused
-    return _finish(cfg, run_dir, datasets, records, budget, upper_bound, start, instructions=instructions)
+    simulation = is_simulation(agent)
+    return _finish(
+        cfg, run_dir, datasets, records, budget, upper_bound, start, simulation, instructions=instructions
+    )
 
 
 class _AgentBudget:
@@ -276,6 +284,14 @@ def _share_budget(agent: Agent, gate: BudgetGate) -> _AgentBudget | None:
     return shared
 
 
+def _run_label(cfg: DictConfig) -> str:
+    """The miss-rate column of the run's own selection: ``<strategy>/<selector>``."""
+    sel = cfg.strategy.get("selector") or {}
+    target = sel.get("_target_") if hasattr(sel, "get") else sel
+    name = target or (cfg.get("selector") or {}).get("name") or (cfg.get("selector") or {}).get("_target_")
+    return f"{cfg.strategy.name}/{str(name or 'validator_max').rsplit('.', 1)[-1]}"
+
+
 def _finish(
     cfg: DictConfig,
     run_dir: Path,
@@ -284,6 +300,7 @@ def _finish(
     budget: BudgetGate,
     upper_bound: bool,
     start: float,
+    simulation: bool = False,
     *,
     instructions: dict[str, Instruction] | None = None,
 ) -> RunOutcome:
@@ -302,6 +319,9 @@ def _finish(
     incomplete = budget.hit or bool(errors) or any(r.get("incomplete") for r in records.values())
     usage = {name: _usage(r) for name, r in records.items()}
     n_candidates = sum(len(r.get("candidates", [])) for r in records.values())
+    mistakes = run_mistakes(records, datasets, _run_label(cfg), int(cfg.run.seed), run_dir / "selected")
+    # Labelled candidates only come from the simulator: a run over them (a reselection) is a simulation too.
+    simulation = simulation or mistakes is not None
     docs = write_outputs(
         run_dir,
         run_name,
@@ -310,6 +330,8 @@ def _finish(
         usage,
         incomplete=incomplete,
         upper_bound=upper_bound,
+        simulation=simulation,
+        mistakes=mistakes,
         extra_usage={
             "candidates": n_candidates,
             "budget": {
@@ -338,6 +360,7 @@ def _finish(
             "run_name": run_name,
             "strategy": cfg.strategy.name,
             "instructions": {stage: i.record() for stage, i in (instructions or {}).items()},
+            **({"simulation": True} if simulation else {}),
             "config": OmegaConf.to_container(
                 OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k != "hydra"]), resolve=True
             ),
@@ -349,4 +372,6 @@ def _finish(
 
         write_report(run_dir)  # never raises into the run: a failure is logged and the run still succeeds
     table = format_table(docs, title, str(cfg.get("scorer", {}).get("profile", "official")))
+    if mistakes is not None:
+        table += "\n" + format_miss_table(mistakes.document)
     return RunOutcome(run_dir, docs, incomplete, wall, table, errors)

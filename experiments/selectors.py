@@ -37,6 +37,7 @@ from omegaconf import OmegaConf
 
 from agents.base import Candidate, Task
 from benchmark.atomic import atomic_write_text
+from benchmark.perturb import MISTAKES_FILE, miss_rates, read_mistakes
 from benchmark.score.analysis import to_latex, to_markdown
 from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_candidate
@@ -48,12 +49,6 @@ from strategies.best_of_n import _select_and_assemble
 from strategies.selectors import ORACLE, Selector, build_selector, selectors
 from validator.report import Report
 from validator.validate import validate
-
-try:  # issue 12's mistake labels; until it lands, the local reader below implements the same contract
-    from benchmark.perturb import miss_rates, read_mistakes  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - exercised until benchmark.perturb exists on main
-    miss_rates = None
-    read_mistakes = None
 
 __all__ = [
     "BASELINE",
@@ -69,7 +64,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 BASELINE = "validator_max"
-MISTAKES_FILE = "mistakes.json"
 PROFILES = ("official", "strict")
 
 
@@ -202,37 +196,18 @@ class ScoreCache:
 
 def _read_mistakes(candidate: Candidate) -> dict[int, frozenset[str]]:
     folder = Path(candidate.output_dir).parent
-    if read_mistakes is not None:
-        return dict(read_mistakes(folder))
-    path = folder / MISTAKES_FILE
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        return {int(k): frozenset(str(t) for t in v) for k, v in (doc.get("samples") or {}).items()}
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError, TypeError, AttributeError) as exc:
-        log.warning("unreadable %s: %s", path, exc)
+        return read_mistakes(folder)
+    except ValueError as exc:  # one broken label file must not stop the leaderboard
+        log.warning("%s", exc)
         return {}
 
 
 def _miss_rates(
     chosen: Mapping[int, int], mistakes: Sequence[Mapping[int, frozenset[str]]]
 ) -> dict[str, tuple[int, int]]:
-    """Per mistake type, (misses, opportunities): an opportunity is a sample where some candidate lacks the
-    mistake; a miss is the chosen candidate having it there."""
-    if miss_rates is not None:
-        return dict(miss_rates(chosen, mistakes))
-    out: dict[str, tuple[int, int]] = {}
-    types = {t for m in mistakes for v in m.values() for t in v}
-    for t in sorted(types):
-        misses = opportunities = 0
-        for index, k in chosen.items():
-            if not any(t not in m.get(index, frozenset()) for m in mistakes):
-                continue
-            opportunities += 1
-            misses += t in mistakes[k].get(index, frozenset())
-        out[t] = (misses, opportunities)
-    return out
+    """Per mistake type, (misses, opportunities) (`benchmark.perturb.miss_rates`)."""
+    return miss_rates(chosen, mistakes)
 
 
 def _selector_names(wanted: Sequence[str] | None) -> list[str]:

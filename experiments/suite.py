@@ -54,7 +54,8 @@ def ensure_bundled_suite(size: str = "small", seed: int = 0, cache_dir: str | Pa
     with open(base / f".suite-{size}-{seed}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # the second job of a sweep waits here, then finds the marker
         if not (target / COMPLETE_MARKER).is_file():
-            log.warning("generating the bundled suite (%s, seed %d) into %s", size, seed, target)
+            # INFO: a one-time, expected step, not something to act on (the run's log file keeps it).
+            log.info("generating the bundled suite (%s, seed %d) into %s", size, seed, target)
             tmp = base / f".suite-{size}-{seed}.tmp{os.getpid()}"
             shutil.rmtree(tmp, ignore_errors=True)
             generate_suite(tmp, size=size, seed=seed)  # type: ignore[arg-type]

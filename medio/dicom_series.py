@@ -99,7 +99,7 @@ def _slice_order(group: SeriesGroup) -> tuple[list[int], float | None]:
 def _select(folder: Path, groups: list[SeriesGroup], series: str | int | None) -> SeriesGroup:
     if series is None:
         if len(groups) > 1:
-            log.warning(
+            log.info(
                 "%s holds %d series; reading the largest (%s, %d files); pass series= to choose",
                 folder, len(groups), groups[0].key, len(groups[0].files),
             )  # fmt: skip

@@ -30,7 +30,7 @@ from strategies.base import (
     strategy,
     usage_of,
 )
-from strategies.selectors import choose, validator_max
+from strategies.selectors import Selector, choose, is_oracle, validator_max
 from validator.report import Report
 
 VOTED_FIELDS: tuple[str, ...] = (
@@ -49,6 +49,7 @@ def fieldwise(
     fields: Sequence[str] = VOTED_FIELDS,
     margin: float = 0.05,
     profile: str = "ours",
+    selector: Selector = validator_max,
 ) -> Strategy:
     """Vote the high-risk fields across n candidates on top of S3's per-sample choice.
 
@@ -57,6 +58,8 @@ def fieldwise(
         fields: Field paths voted (task type and dimension decide the branch donor).
         margin: Keep the base when the merged sample's validator total is lower by more than this.
         profile: ``ours`` or ``paper`` (the reference S4 vote; use the mdsbench validator).
+        selector: Chooses the base candidate per sample (S3's selector; the ``paper`` profile keeps the
+            reference sort key).
     """
 
     async def run(task: Task, agent: Agent, validator: Validator) -> StrategyResult:
@@ -86,7 +89,7 @@ def fieldwise(
                 notes=generation_notes(candidates, n),
             )
         decisions, base_sources, merged_sources, metas = await run_cpu(
-            validator, _vote_and_write, task, candidates, reports, fields
+            validator, _vote_and_write, task, candidates, reports, fields, selector
         )
         merged = await run_cpu(validator, validator.validate, task.output_dir, task)
         final = dict(merged_sources)
@@ -112,6 +115,7 @@ def fieldwise(
             candidates,
             decisions,
             usage_of(candidates),
+            upper_bound=is_oracle(selector),
             incomplete=budget_hit(),
             notes=generation_notes(candidates, n),
         )
@@ -120,19 +124,24 @@ def fieldwise(
 
 
 def _vote_and_write(
-    task: Task, candidates: Sequence[Candidate], reports: Sequence[Report], fields: Sequence[str]
+    task: Task,
+    candidates: Sequence[Candidate],
+    reports: Sequence[Report],
+    fields: Sequence[str],
+    selector: Selector = validator_max,
 ) -> tuple[
     dict[int, SampleDecision],
     dict[int, SampleSource],
     dict[int, SampleSource],
     list[tuple[float, dict[str, Any]]],
 ]:
-    """S3's choice as base, the field votes and the merged folder written (blocking; run it in a pool).
+    """The selector's choice as base, the field votes and the merged folder written (blocking; run it in a
+    pool).
 
     Returns:
         The decisions, per index the base and the merged sources, and the candidates' metas.
     """
-    decisions = choose(validator_max, task, candidates, reports)
+    decisions = choose(selector, task, candidates, reports)
     base_sources, merged_sources = {}, {}
     for index, decision in decisions.items():
         if decision.candidate is None:

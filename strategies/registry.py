@@ -104,7 +104,7 @@ def _checked(factory: Callable[..., Any], key: str, value: Any, where: str, vali
     """``value`` validated (and converted) against the annotation of ``key``; unchanged when unannotated."""
     from pydantic import TypeAdapter, ValidationError
 
-    target = factory.__init__ if inspect.isclass(factory) else factory  # type: ignore[misc]
+    target = factory.__init__ if inspect.isclass(factory) else factory
     try:
         hint = typing.get_type_hints(target, include_extras=True).get(key)
         adapter: TypeAdapter[Any] | None = TypeAdapter(hint) if hint is not None else None

@@ -1,7 +1,8 @@
 """Selection heuristics: given one manifest index and every candidate's validator report, pick one candidate.
 
 A selector is any callable ``(index, candidates, reports, task) -> int`` returning a position in
-``candidates``. Built-ins: ``validator_max`` (the paper's S3), ``majority``, ``random``, ``first`` and
+``candidates``. Built-ins: ``validator_max`` (the paper's S3), ``majority``, ``random``, ``first``,
+``consensus`` (`strategies.consensus`: validator total plus agreement with the other candidates) and
 ``oracle`` (ground truth, analysis only). Add yours with ``@selector("name")``, with
 ``strategy.selector._target_=my_pkg.my_selector``, or with an entry point in the ``medstrat.selectors`` group.
 """
@@ -45,7 +46,11 @@ ORACLE = "oracle"
 
 log = logging.getLogger(__name__)
 
-selectors: Registry[Selector] = Registry("selector", entry_point_group="medstrat.selectors")
+selectors: Registry[Selector] = Registry(
+    "selector",
+    entry_point_group="medstrat.selectors",
+    lazy={"consensus": "strategies.consensus:consensus"},
+)
 """Selectors by name."""
 
 

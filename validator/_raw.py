@@ -7,6 +7,7 @@ Everything here takes paths that `validator.sample.safe_join` already confined t
 from __future__ import annotations
 
 import csv
+import json
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from PIL import Image
 import medio
 from medio.errors import MedioError
 from validator._values import clear_token_cache, norm_token
-from validator.sample import ImageFacts, file_signature
+from validator.sample import ImageFacts, content_digest, file_signature
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,7 @@ class SourceFacts:
     axes: str = ""
     n_frames: int | None = None
     modality: str | None = None
+    keys: tuple[str, ...] = ()
 
 
 class _LRU(OrderedDict[Any, Any]):
@@ -55,7 +57,11 @@ _RENDERS: _LRU = _LRU(20_000)
 _WRITTEN: _LRU = _LRU(50_000)
 _WRITTEN_BY_CONTENT: _LRU = _LRU(50_000)
 _MASK_IDS: _LRU = _LRU(50_000)
+_STATS: _LRU = _LRU(20_000)
+_WRITTEN_STATS: _LRU = _LRU(50_000)
 _TABLES: dict[tuple[str, Any], list[list[str]]] = {}
+_LABELS: _LRU = _LRU(2_000)
+_MASK_WORDS = ("label", "mask", "seg", "gt", "annot")
 
 
 def _read(path: Path, options: dict[str, Any]) -> medio.MedImage:
@@ -91,7 +97,9 @@ def _load(
         _FACTS.put(key, facts)
         return facts, None
     m = image.meta
-    facts = SourceFacts(True, "", m.format, tuple(m.shape), m.axes, m.n_frames, m.modality)
+    facts = SourceFacts(
+        True, "", m.format, tuple(m.shape), m.axes, m.n_frames, m.modality, tuple(m.keys or ())
+    )
     _FACTS.put(key, facts)
     return facts, image
 
@@ -119,10 +127,158 @@ def source_render(
             volume = image.meta.axes.startswith("Z") and image.array.ndim >= 3
             rendered = medio.render(image, slice_index=slice_index if volume else None, axis=axis)
             result = shrink(rendered.pixels, size)
+            _STATS.put(key, pixel_stats(rendered.pixels))
         except (MedioError, IndexError, ValueError) as exc:
             result = f"cannot render {path.name}: {exc}"
     _RENDERS.put(key, result)
     return result
+
+
+@dataclass(frozen=True)
+class PixelStats:
+    """Facts of a full-size rendering that the 32×32 grey copy loses.
+
+    Attributes:
+        height: Rows of the rendering.
+        width: Columns of the rendering.
+        saturated: Share of pixels at the ends of the value range (0 or 255 for 8-bit images).
+    """
+
+    height: int
+    width: int
+    saturated: float
+    digest: bytes = b""
+
+
+def pixel_stats(pixels: np.ndarray) -> PixelStats:
+    """Size, saturated share and pixel digest of an image (grey: the channel mean).
+
+    The digest covers the exact pixels (shape, dtype, values), so a written image that is one rendering
+    pixel for pixel is recognised as such whatever its file encoding.
+    """
+    arr = np.ascontiguousarray(pixels)
+    values = arr[..., :3] if arr.ndim == 3 else arr  # every colour channel: a clipped channel saturates alone
+    lo, hi = (0, 255) if arr.dtype == np.uint8 else (float(values.min()), float(values.max()))
+    saturated = float(np.count_nonzero(values <= lo) + np.count_nonzero(values >= hi)) / max(values.size, 1)
+    digest = content_digest(repr((arr.shape, arr.dtype.str)).encode() + arr.tobytes())
+    return PixelStats(int(arr.shape[0]), int(arr.shape[1]), min(saturated, 1.0), digest)
+
+
+def render_stats(
+    path: Path, options: dict[str, Any], slice_index: int | None, axis: int, size: int
+) -> PixelStats | None:
+    """`PixelStats` of the rendering `source_render` made with the same arguments (None when it failed)."""
+    key = _key(path, options, slice_index, axis, size)
+    if key is None:
+        return None
+    if key not in _STATS:
+        _RENDERS.pop(key, None)  # re-render once to recover the stats (evicted separately)
+        source_render(path, options, slice_index, axis, size)
+    stats: PixelStats | None = _STATS.get(key)
+    return stats
+
+
+@dataclass(frozen=True)
+class LabelFacts:
+    """A raw label map (2D plane or 3D volume) read once: its shape and the ids it holds.
+
+    Attributes:
+        ok: Whether it was read as an integer label map.
+        error: Why not (empty when ok).
+        shape: The label array's shape (``(z, h, w)`` for a volume, ``(h, w)`` for a plane).
+        ids: The distinct values it holds.
+        key: The container member read (``label``, ``mask`` ...), when the file is a container.
+    """
+
+    ok: bool
+    error: str = ""
+    shape: tuple[int, ...] = ()
+    ids: tuple[int, ...] = ()
+    key: str | None = None
+
+
+def label_facts(path: Path) -> LabelFacts:
+    """Read a raw label map (NIfTI, MetaImage, NPZ/HDF5 member, PNG/GIF ...) once and note its shape and ids.
+
+    A container with several members is read at the member named like a label (``label``, ``mask``, ``seg``);
+    a colour image is read at its first channel. Cached by path and file signature.
+
+    Args:
+        path: The label file, already confined to the dataset.
+
+    Returns:
+        The facts (``ok=False`` with the reason when it is not an integer label map).
+    """
+    key = _key(path, {})
+    if key is None:
+        return LabelFacts(False, f"{path.name} does not exist")
+    cached: LabelFacts | None = _LABELS.get(key)
+    if cached is None:
+        cached = _read_label(path)
+        _LABELS.put(key, cached)
+    return cached
+
+
+def _read_label(path: Path) -> LabelFacts:
+    member: str | None = None
+    try:
+        image = medio.read(path)
+        keys = list(image.meta.keys or [])
+        if len(keys) > 1:
+            member = next((k for k in keys if any(w in k.lower() for w in _MASK_WORDS)), None)
+            if member is None:
+                return LabelFacts(False, f"{path.name} has no member named like a label map ({keys})")
+            image = medio.read(path, key=member)
+    except (MedioError, OSError, ValueError, IndexError, KeyError) as exc:
+        return LabelFacts(False, f"cannot read {path.name}: {exc}")
+    arr = np.asarray(image.array)
+    if (image.meta.axes or "").endswith("C") and arr.ndim >= 3:
+        arr = arr[..., 0]
+    if arr.dtype.kind == "f" and arr.size and np.array_equal(arr, np.round(arr)):
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "iub" or arr.ndim not in (2, 3):
+        return LabelFacts(False, f"{path.name} is not an integer label map ({arr.dtype}, {arr.ndim}D)")
+    ids = distinct_values(arr.astype(np.uint16) if arr.dtype.kind == "b" else arr)
+    return LabelFacts(True, "", tuple(int(s) for s in arr.shape), tuple(ids), member)
+
+
+LABEL_MEMBER_WORDS = ("label", "class", "target")
+
+
+def is_label_member(name: str) -> bool:
+    """Whether a container member is named like per-record class labels (``labels``, ``target`` ...)."""
+    return any(w in name.lower() for w in LABEL_MEMBER_WORDS)
+
+
+def id_columns(path: Path, keys: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """The 1-D per-record members of a container: text ids (``case_ids``, ``names`` ...) and integer members
+    named like labels (``labels``, ``class``, ``target``).
+
+    Args:
+        path: The container (NPZ, HDF5, MAT).
+        keys: Its member names (`SourceFacts.keys`).
+
+    Returns:
+        Member name → its values as strings, for members that are 1-D lists of ids (cached per file).
+    """
+    key = _key(path, {}, "id_columns")
+    if key is None:
+        return {}
+    cached: dict[str, tuple[str, ...]] | None = _LABELS.get(key)
+    if cached is None:
+        cached = {}
+        for member in keys[:32]:
+            try:
+                arr = np.asarray(medio.read(path, key=member).array)
+            except (MedioError, OSError, ValueError, IndexError, KeyError):
+                continue
+            labelled = arr.dtype.kind in "iu" and is_label_member(member)
+            if arr.ndim == 1 and 1 < arr.size <= 100_000 and (arr.dtype.kind in "USO" or labelled):
+                cached[member] = tuple(
+                    v.decode(errors="replace") if isinstance(v, bytes) else str(v) for v in arr.tolist()
+                )
+        _LABELS.put(key, cached)
+    return cached
 
 
 def written_small(path: Path, size: int, digest: bytes | None = None) -> np.ndarray | None:
@@ -146,14 +302,35 @@ def written_small(path: Path, size: int, digest: bytes | None = None) -> np.ndar
     if cached is None:
         try:
             with Image.open(path) as im:
-                cached = shrink(np.asarray(im), size)
+                pixels = np.asarray(im)
         except (OSError, ValueError) as exc:
             log.debug("cannot read %s: %s", path, exc)
             return None
+        cached = shrink(pixels, size)
+        stats = pixel_stats(pixels)
+        _WRITTEN_STATS.put(key, stats)
         if digest is not None:
             _WRITTEN_BY_CONTENT.put((digest, size), cached)
+            _WRITTEN_STATS.put((digest, size), stats)
     _WRITTEN.put(key, cached)
     return cached
+
+
+def written_stats(path: Path, size: int, digest: bytes | None = None) -> PixelStats | None:
+    """`PixelStats` of a written image (decoded by `written_small`, which this calls when needed)."""
+    key = _key(path, {}, size)
+    if key is None:
+        return None
+    stats: PixelStats | None = _WRITTEN_STATS.get(key)
+    if stats is None and digest is not None:
+        stats = _WRITTEN_STATS.get((digest, size))
+    if stats is None:
+        _WRITTEN.pop(key, None)
+        if digest is not None:
+            _WRITTEN_BY_CONTENT.pop((digest, size), None)
+        written_small(path, size, digest)
+        stats = _WRITTEN_STATS.get(key)
+    return stats
 
 
 def mask_ids(facts: ImageFacts) -> list[int] | None:
@@ -287,18 +464,69 @@ def label_tables(dataset_root: Path, max_bytes: int = 2_000_000) -> list[list[st
     rows: list[list[str]] = []
     base = dataset_root.resolve()
     for path in sorted(data.rglob("*")) if data.is_dir() else []:
-        if path.suffix.lower() not in {".csv", ".tsv", ".txt"} or path.is_symlink():
+        if path.suffix.lower() not in {".csv", ".tsv", ".txt", ".json"} or path.is_symlink():
             continue
         try:
             if not path.resolve().is_relative_to(base) or path.stat().st_size > max_bytes:
                 continue
+            if path.suffix.lower() == ".json":
+                rows.extend(_json_rows(path))
+                continue
             with path.open(newline="", encoding="utf-8", errors="replace") as fh:
                 dialect = "excel-tab" if path.suffix.lower() == ".tsv" else "excel"
                 rows.extend(list(csv.reader(fh, dialect=dialect)))
-        except (OSError, csv.Error) as exc:
+        except (OSError, csv.Error, ValueError) as exc:
             log.debug("skipping table %s: %s", path, exc)
     _TABLES[key] = rows
     return rows
+
+
+def _json_rows(path: Path) -> list[list[str]]:
+    """The records of a JSON label file (a list of objects, or an object holding one such list) as rows of
+    their scalar values."""
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        doc = json.load(fh)
+    if isinstance(doc, dict) and doc and all(isinstance(v, dict | str | int | float) for v in doc.values()):
+        # {"file.mat": {"label": 0, "label_name": ...}} or {"file.mat": "label"}: the key names the record
+        return [[str(k), *_scalars(v if isinstance(v, dict) else {"value": v})] for k, v in doc.items()]
+    if isinstance(doc, dict):
+        lists = [v for v in doc.values() if isinstance(v, list)]
+        doc = lists[0] if len(lists) == 1 else []
+    if not isinstance(doc, list):
+        return []
+    return [_scalars(item) for item in doc if isinstance(item, dict)]
+
+
+def _scalars(item: dict[str, Any]) -> list[str]:
+    return [str(v) for v in item.values() if isinstance(v, str | int | float) and not isinstance(v, bool)]
+
+
+def table_row_cells(path: Path, row: int) -> list[str]:
+    """The non-image cells of one row of a Parquet source (the label columns beside an image cell), cached.
+
+    Args:
+        path: A Parquet file whose rows hold images.
+        row: The row the sample was read from.
+
+    Returns:
+        The row's text and number cells (empty when the table cannot be read).
+    """
+    key = _key(path, {}, "row", row)
+    if key is None:
+        return []
+    cached: list[str] | None = _LABELS.get(key)
+    if cached is None:
+        from medio.table import read_rows  # pandas/pyarrow, imported only for table sources
+
+        try:
+            frame = read_rows(path, start=row, count=1)
+        except (MedioError, OSError, ValueError) as exc:
+            log.debug("cannot read row %s of %s: %s", row, path, exc)
+            frame = None
+        values = [] if frame is None or frame.empty else frame.iloc[0].tolist()
+        cached = [str(v) for v in values if isinstance(v, str | int | float) and not isinstance(v, bool)]
+        _LABELS.put(key, cached)
+    return cached
 
 
 @dataclass(frozen=True)
@@ -340,7 +568,8 @@ def label_index(dataset_root: Path) -> LabelIndex:
 
 def clear_caches() -> None:
     """Forget every cached header, render, grey copy and label table (cold-start measurements)."""
-    for cache in (_FACTS, _RENDERS, _WRITTEN, _WRITTEN_BY_CONTENT, _MASK_IDS, _TABLES, _LABEL_INDEX):
+    caches = (_FACTS, _RENDERS, _WRITTEN, _WRITTEN_BY_CONTENT, _MASK_IDS, _TABLES, _LABEL_INDEX, _LABELS)
+    for cache in (*caches, _STATS, _WRITTEN_STATS):
         cache.clear()
     box_weights.cache_clear()
     box_windows.cache_clear()

@@ -296,5 +296,10 @@ def load_run(run_dir: Path) -> RunView:
         notes.append("INCOMPLETE: the budget was hit or a dataset failed; metrics cover what finished.")
     if any(doc.get("upper_bound") for doc in metrics.values()):
         notes.append("UPPER BOUND: the oracle selector used ground truth.")
+    if any(doc.get("simulation") for doc in metrics.values()):
+        notes.append(
+            "SIMULATION: the candidates are the oracle output with sampled mistakes (agent=simulated), "
+            "not a model's work; see miss_rates in metrics.json."
+        )
     title = f"{run_info.get('strategy', '?')} · {run_info.get('run_name', run_dir.name)} · {run_dir.name}"
     return RunView(run_dir, title, metrics, usage, datasets, ablation, notes)

@@ -67,6 +67,37 @@ def _metrics_table(run: RunView) -> str:
     return f'<table id="metrics"><tr><th>profile</th>{head}</tr>{"".join(rows)}</table>'
 
 
+def _miss_table(run: RunView) -> str:
+    # Simulated candidates only (metrics.json "miss_rates", docs/strategies.md): one row per mistake type.
+    doc = next((d["miss_rates"] for d in run.metrics.values() if d.get("miss_rates")), None)
+    if not doc or not doc.get("selectors"):
+        return ""
+    labels = list(doc["selectors"])
+    kinds = sorted({k for counts in doc["selectors"].values() for k in counts})
+    head = "".join(f"<th>{e(label)}</th>" for label in labels)
+    rows = []
+    for kind in kinds:
+        info = (doc.get("types") or {}).get(kind, {})
+        cells = []
+        for label in labels:
+            cell = doc["selectors"][label].get(kind)
+            if cell is None:
+                cells.append('<td class="muted">—</td>')
+                continue
+            cls = ' class="bad"' if cell["misses"] else ""
+            cells.append(f"<td{cls}>{cell['misses']}/{cell['opportunities']}</td>")
+        rows.append(
+            f"<tr><td>{e(kind)}</td><td>{e(str(info.get('category', '')))}</td>"
+            f"<td>{'yes' if info.get('raw_evidence') else 'no'}</td>{''.join(cells)}</tr>"
+        )
+    return (
+        '<h2>Miss rate per mistake type (SIMULATION)</h2><p class="muted">misses/opportunities: the '
+        "selection kept the mistake although a candidate without it existed</p>"
+        f'<table id="miss-rates"><tr><th>mistake</th><th>category</th><th>raw evidence</th>{head}</tr>'
+        f"{''.join(rows)}</table>"
+    )
+
+
 def _dataset_table(datasets: Iterable[DatasetView]) -> str:
     rows = []
     for d in datasets:
@@ -232,7 +263,7 @@ def render_page(run: RunView, thumb: Thumb, ablation_src: str | None) -> str:
         '<link rel="stylesheet" href="assets/report.css"></head><body>'
         f"{_filters(run)}<header><h1>{e(run.title)}</h1>"
         f'<p class="muted">{e(str(run.run_dir))}</p>{notes}</header><main>'
-        f"<h2>Metrics (macro over datasets)</h2>{_metrics_table(run)}{figure}"
+        f"<h2>Metrics (macro over datasets)</h2>{_metrics_table(run)}{_miss_table(run)}{figure}"
         f"<h2>Datasets</h2>{_dataset_table(run.datasets)}"
         f"<h2>Samples</h2>{samples or '<p class=muted>no samples</p>'}</main>"
         '<script src="assets/report.js"></script></body></html>\n'

@@ -119,9 +119,7 @@ def test_bad_pixel_arrays_are_rejected_before_writing(
     assert not out.images_dir.exists() and not out.masks_dir.exists()
 
 
-def test_png_writes_go_through_medio_write_png(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_png_writes_go_through_medio_write_png(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import medio
 
     calls: list[Path] = []

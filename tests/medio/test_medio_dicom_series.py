@@ -46,7 +46,7 @@ def test_mixed_series_are_split_and_the_largest_read_by_default(tmp_path, make_d
     _write_series(tmp_path, make_dicom, big, 4, base=2000)
     _write_series(tmp_path, make_dicom, small, 2, base=3000, shape=(3, 3))
     (tmp_path / "notes.txt").write_text("not dicom")
-    with caplog.at_level(logging.WARNING, logger="medio"):
+    with caplog.at_level(logging.INFO, logger="medio"):
         image = medio.read(tmp_path)
     assert image.array.shape == (4, 6, 5)
     assert "2 series" in caplog.text

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 
 import numpy as np
 import pytest
@@ -33,6 +35,16 @@ def test_failed_write_leaves_the_old_file_intact(tmp_path, monkeypatch):
     with pytest.raises(medio.MedioError, match="disk full"):
         medio.write_png(np.ones((2, 2), np.uint8), dest)
     assert dest.read_bytes() == before and len(list(tmp_path.iterdir())) == 1
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_write_png_follows_the_umask(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        path = medio.write_png(np.zeros((4, 4), np.uint8), tmp_path / "a.png")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
 
 
 def test_write_png_refuses_non_8bit_pixels(tmp_path):

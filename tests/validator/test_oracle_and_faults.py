@@ -160,9 +160,19 @@ def _f12(c: Candidate, i: int) -> None:
     _edit(c, i, lambda d: d["record"].update(image_path=f"images/{i}.jpg"))
 
 
-@fault("f13_extra_emptied", CLS, 0, "source_file")
+@fault("f13_extra_emptied", CLS, 0, "original_filename")
 def _f13(c: Candidate, i: int) -> None:
+    # The source is still stated in provenance.notes ("Source file: X"), which the format allows.
     _edit(c, i, lambda d: _sample(d).update(extra={}))
+
+
+@fault("f13b_extra_and_notes_emptied", CLS, 0, "source_file")
+def _f13b(c: Candidate, i: int) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        _sample(d).update(extra={})
+        d["provenance"]["notes"] = "standardized"
+
+    _edit(c, i, edit)
 
 
 @fault("f16_desc_keys", CLS, 0, "__desc")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -188,3 +189,42 @@ def test_cli_schema_command_prints_both_documents() -> None:
         [sys.executable, "-m", "validator", "schema"], capture_output=True, text=True, check=True
     )
     assert set(json.loads(out.stdout)) == {"annotation", "data_meta"}
+
+
+def test_cli_table_fits_120_columns_and_names_the_failed_checks(suite: Path, oracle_copy) -> None:
+    cand = oracle_copy("synth-kidney-ct-nifti")
+    damaged = cand.load(0)
+    damaged["media_geometry"]["media"]["dimension"] = "video"
+    damaged["context"]["sample"]["extra"]["source_file"] = "data/nowhere.bin"
+    cand.save(0, damaged)
+    cand.ann_path(1).unlink()
+    out = subprocess.run(
+        [sys.executable, "-m", "validator", str(cand.root), "--dataset-dir", str(cand.dataset)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = out.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 120, max(lines, key=len)
+    # One entry per sample: its row plus indented continuation lines when the failed checks wrap.
+    rows: dict[str, str] = {}
+    last = ""
+    for line in lines[2:]:
+        if line.startswith(" " * 10):
+            rows[last] += " " + line.strip()
+        else:
+            last = line.split()[0]
+            rows[last] = line
+    assert "source_in_dataset=0.00" in rows["0"] and "valid_json_object=0.00" in rows["1"]
+    # Exactly the checks below 1 that --json reports, for every sample.
+    full = subprocess.run(
+        [sys.executable, "-m", "validator", str(cand.root), "--dataset-dir", str(cand.dataset), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    for index, sample in json.loads(full.stdout)["samples"].items():
+        failed = {name for name, score in sample["checks"].items() if score < 1.0}
+        shown = set(re.findall(r"(\w+)=\d", rows[index]))
+        assert shown == failed, index
+        assert ("all checks pass" in rows[index]) == (not failed)

@@ -28,6 +28,7 @@ import numpy as np
 
 import medio
 from medio.sniff import split_suffix
+from validator import _raw
 from validator.registry import check
 from validator.report import CheckResult
 from validator.sample import SampleView, file_signature
@@ -55,12 +56,13 @@ def _norm(value: Any) -> str:
 
 
 # ----- subject id -----------------------------------------------------------------------------------------
-def _non_identifying(paths: tuple[str, ...]) -> dict[str, str]:
+def _non_identifying(paths: tuple[str, ...], folder_share: float | None) -> dict[str, str]:
     """Tokens that cannot identify one manifest sample, each with the reason.
 
-    A file named by several manifest lines (records of one container), a stem shared by files at different
-    paths (``IM0001.dcm``, ``segmentation.nii``), and a folder above a third or more of the samples
-    (``Videos``, ``subset0``) all name a group, not a sample.
+    A file named by several manifest lines (records of one container) and a stem shared by files at different
+    paths (``IM0001.dcm``, ``segmentation.nii``) name a group, not a sample: that is a fact of the manifest.
+    With ``folder_share`` (the ``evidence_conventions`` profile only), a folder above that share of the
+    samples (``Videos``, ``subset0``) is also refused: a convention, since one subject may own many samples.
     """
     out: dict[str, str] = {}
     by_path = Counter(paths)
@@ -71,10 +73,12 @@ def _non_identifying(paths: tuple[str, ...]) -> dict[str, str]:
     for token, n in stems.items():
         if n > 1:
             out.setdefault(token, f"{n} different manifest files are named {token!r}")
+    if folder_share is None:
+        return out
     folders: Counter[str] = Counter()
     for path in paths:
         folders.update({_norm(part) for part in path.split("/")[:-1]})
-    threshold = max(3, int(np.ceil(len(paths) * 0.3)))
+    threshold = max(3, int(np.ceil(len(paths) * folder_share)))
     for token, n in folders.items():
         if n >= threshold:
             out.setdefault(token, f"the folder {token!r} holds {n} manifest samples")
@@ -96,7 +100,9 @@ def _generic_tokens(sample: SampleView) -> tuple[int, dict[str, str]]:
     holder = peers[0].memo if peers else sample.memo
     if "subject_generic_tokens" not in holder:
         paths = _manifest_paths(sample)
-        holder["subject_generic_tokens"] = (len(paths), _non_identifying(paths) if len(paths) >= 2 else {})
+        share = sample.option("subject_folder_share", None)
+        generic = _non_identifying(paths, None if share is None else float(share)) if len(paths) >= 2 else {}
+        holder["subject_generic_tokens"] = (len(paths), generic)
     result: tuple[int, dict[str, str]] = holder["subject_generic_tokens"]
     return result
 
@@ -125,6 +131,10 @@ def subject_id_identifies_sample(sample: SampleView) -> CheckResult:
         for f, v in declared.items()
         if isinstance(v, str) and _norm(v) in generic
     }
+    for f, v in declared.items():
+        other = _names_other_sample(sample, v) if f not in bad else None
+        if other is not None:
+            bad[f] = (str(v), f"it names the path of manifest sample {other}, not of this sample")
     if not bad:
         return CheckResult.ok(fields)
     value, why = next(iter(bad.values()))
@@ -134,6 +144,36 @@ def subject_id_identifies_sample(sample: SampleView) -> CheckResult:
         tuple(bad),
         flagged=sorted(bad),
     )
+
+
+def _path_tokens(relpath: str) -> set[str]:
+    parts = relpath.split("/")
+    return {_norm(p) for p in parts[:-1]} | {_norm(_stem(parts[-1])), _norm(parts[-1])}
+
+
+def _token_owners(sample: SampleView) -> dict[str, set[int]]:
+    """Per path token (folder name, file stem), the manifest samples whose path holds it (per candidate)."""
+    peers = sample.peers or []
+    holder = peers[0].memo if peers else sample.memo
+    if "subject_token_owners" not in holder:
+        owners: dict[str, set[int]] = {}
+        for p in peers:
+            if p.entry is not None:
+                for token in _path_tokens(p.entry.relpath):
+                    owners.setdefault(token, set()).add(p.index)
+        holder["subject_token_owners"] = owners
+    result: dict[str, set[int]] = holder["subject_token_owners"]
+    return result
+
+
+def _names_other_sample(sample: SampleView, value: Any) -> int | None:
+    """The manifest sample whose path names ``value`` when this sample's path does not (a neighbour's id)."""
+    if not isinstance(value, str) or sample.entry is None or not _norm(value):
+        return None
+    owners = _token_owners(sample).get(_norm(value), set())
+    if not owners or sample.index in owners:
+        return None
+    return min(owners)
 
 
 # ----- slice / frame rule ---------------------------------------------------------------------------------
@@ -252,7 +292,35 @@ _ANNOTATION_NAME = re.compile(
 
 @check("task_matches_source_kind", weight=0.06, fields=(TASK,), high_risk=True)
 def task_matches_source_kind(sample: SampleView) -> CheckResult:
-    """A sample whose manifest file is named as a mask/label map is standardized as segmentation."""
+    """A sample whose manifest file holds an integer label map (few distinct ids) is standardized as
+    segmentation."""
+    if sample.annotation is None:
+        return CheckResult.fail(sample.annotation_error, (TASK,))
+    if sample.entry is None or sample.dataset_root is None:
+        return CheckResult.ok((TASK,), skipped="no manifest file")
+    task = _norm(sample.get(TASK))
+    if task in ("segmentation", ""):
+        return CheckResult.ok((TASK,))
+    path = sample.dataset_path(sample.entry.relpath)
+    if path is None or not path.is_file():
+        return CheckResult.ok((TASK,), skipped="the manifest file is not there")
+    facts = _raw.label_facts(path)
+    max_ids = int(sample.option("label_map_max_ids", 16))
+    if not facts.ok or not 2 <= len(facts.ids) <= max_ids:
+        return CheckResult.ok((TASK,))
+    what = f"its member {facts.key!r}" if facts.key else "it"
+    return CheckResult.fail(
+        f"the manifest lists {sample.entry.relpath.rsplit('/', 1)[-1]!r} and {what} holds an integer label "
+        f"map with ids {list(facts.ids)}, but task_type is {task!r}; a listed label map is a segmentation "
+        "target",
+        (TASK,),
+    )
+
+
+@check("task_matches_source_name", weight=0.06, fields=(TASK,), high_risk=True)
+def task_matches_source_name(sample: SampleView) -> CheckResult:
+    """A sample whose manifest file is named as a mask/label map is standardized as segmentation (a naming
+    convention of the bundled suite: profile ``evidence_conventions``)."""
     if sample.annotation is None:
         return CheckResult.fail(sample.annotation_error, (TASK,))
     listed = sample.entry.relpath if sample.entry is not None else sample.extra.get("source_file")
@@ -279,42 +347,70 @@ def _class_table(sample: SampleView) -> str:
     return "|".join(f"{k}={_norm(v)}" for k, v in sorted(table.items(), key=lambda kv: str(kv[0])))
 
 
-def _facets(sample: SampleView) -> tuple[str, str, str]:
-    return _norm(sample.get(TASK)), _norm(sample.get(MODALITY)), _class_table(sample)
+_PAYLOAD_FIELDS = (
+    "label",
+    "label_name",
+    "coco_2d",
+    "mask_3d",
+    "video_coco",
+    "boxes2d",
+    "boxes3d",
+    "frame_boxes2d",
+)
+FACET_NAMES = ("task type", "modality", "class table", "dataset name", "payload fields")
+DATASET_NAME = "record.dataset_name"
 
 
-def _majority(peers: list[SampleView]) -> tuple[str, str, str]:
+def _payload_kind(sample: SampleView) -> str:
+    """Which payload fields the active task branch fills (a candidate writes one dataset one way)."""
+    task = _norm(sample.get(TASK))
+    block = sample.block(f"tasks.{task}") if task else {}
+    return ",".join(k for k in _PAYLOAD_FIELDS if block.get(k) not in (None, "", [], {}))
+
+
+def _facets(sample: SampleView) -> tuple[str, ...]:
+    return (
+        _norm(sample.get(TASK)),
+        _norm(sample.get(MODALITY)),
+        _class_table(sample),
+        str(sample.get(DATASET_NAME) or "").strip(),  # spelled one way, case included
+        _payload_kind(sample),
+    )
+
+
+def _majority(peers: list[SampleView]) -> tuple[str, ...]:
     # Computed once per candidate: the first peer's memo holds it for every sample of the candidate.
     holder = peers[0].memo
     if "consistency_majority" not in holder:
         facets = [_facets(p) for p in peers if p.annotation is not None]
         holder["consistency_majority"] = tuple(
-            Counter(f[k] for f in facets).most_common(1)[0][0] if facets else "" for k in range(3)
+            Counter(f[k] for f in facets).most_common(1)[0][0] if facets else ""
+            for k in range(len(FACET_NAMES))
         )
-    majority: tuple[str, str, str] = holder["consistency_majority"]
+    majority: tuple[str, ...] = holder["consistency_majority"]
     return majority
 
 
-@check("consistent_across_samples", weight=0.03, fields=(TASK, MODALITY, "tasks"))
+@check("consistent_across_samples", weight=0.03, fields=(TASK, MODALITY, "tasks", DATASET_NAME))
 def consistent_across_samples(sample: SampleView) -> CheckResult:
-    """Task type, modality and class table agree with the candidate's other samples (the majority)."""
+    """Task type, modality, class table, dataset name and payload fields agree with the candidate's other
+    samples (the majority)."""
+    fields = (TASK, MODALITY, "tasks", DATASET_NAME, "tasks")
     peers = sample.peers or []
     if sample.annotation is None:
-        return CheckResult.fail(sample.annotation_error, (TASK, MODALITY, "tasks"))
+        return CheckResult.fail(sample.annotation_error, fields[:4])
     if len(peers) < 3:
-        return CheckResult.ok((TASK, MODALITY, "tasks"), skipped="too few samples to compare")
+        return CheckResult.ok(fields[:4], skipped="too few samples to compare")
     mine, common = _facets(sample), _majority(peers)
-    names = (TASK, MODALITY, "class table")
-    fields = (TASK, MODALITY, "tasks")
-    off = [k for k in range(3) if mine[k] != common[k]]
+    off = [k for k in range(len(FACET_NAMES)) if mine[k] != common[k]]
     if not off:
-        return CheckResult.ok(fields)
-    what = "; ".join(f"{names[k]} {mine[k] or 'empty'!r} vs {common[k] or 'empty'!r}" for k in off)
+        return CheckResult.ok(fields[:4])
+    what = "; ".join(f"{FACET_NAMES[k]} {mine[k] or 'empty'!r} vs {common[k] or 'empty'!r}" for k in off)
     return CheckResult.fail(
         f"this sample disagrees with the other samples of the dataset ({what}); one dataset has one task, "
-        "one modality and one class table",
-        tuple(fields[k] for k in off),
-        score=1.0 - len(off) / 3,
+        "one modality, one class table, one name and one way of writing its payload",
+        tuple(dict.fromkeys(fields[k] for k in off)),
+        score=1.0 - len(off) / len(FACET_NAMES),
     )
 
 
@@ -330,4 +426,5 @@ __all__ = [
     "plane_follows_rule",
     "subject_id_identifies_sample",
     "task_matches_source_kind",
+    "task_matches_source_name",
 ]

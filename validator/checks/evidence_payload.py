@@ -9,16 +9,17 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from validator import _raw
+from validator import _payload, _raw
 from validator._values import (
     ALLOWED_TASKS,
     SPATIAL_BRANCH_BY_DIM,
+    nonmissing,
     norm_dim,
     norm_modality,
     norm_text,
     norm_token,
 )
-from validator.checks.evidence_source import declared_source, read_options
+from validator.checks.evidence_source import declared_source, read_options, read_target, source_value
 from validator.checks.mdsbench import active_task, class_table, table_has_id
 from validator.registry import check
 from validator.report import CheckResult
@@ -65,6 +66,9 @@ def pixel_size_matches_image(sample: SampleView) -> CheckResult:
     if image is None or not image.valid or image.size is None:
         return CheckResult.fail(f"no openable image to compare {field} with", (field,))
     size = block.get("pixel_size_px")
+    if size is None and branch != "common":
+        # SPEC defines pixel_size_px for the 2D `common` block only; three_d/video contents are open.
+        return CheckResult.ok((field,), skipped="the format does not require pixel_size_px here")
     if size is None:
         return CheckResult.fail(
             f"fill {field} with [width, height] = {list(image.size)}", (field,), score=0.5
@@ -78,47 +82,145 @@ def pixel_size_matches_image(sample: SampleView) -> CheckResult:
 
 @check("mask_matches_image", weight=0.04, fields=("tasks.segmentation",), high_risk=True)
 def mask_matches_image(sample: SampleView) -> CheckResult:
-    """The label map exists, has the image's size, and holds only ids from the class table."""
+    """The segmentation, in any representation the format allows, fits the image and uses known class ids.
+
+    Accepted: a label-map image in the output (``mask_path: masks/<i>.png``), COCO polygons or RLE
+    (compressed or not) in ``coco_2d``/``video_coco``, or a raw label map in ``data/`` named by the payload's
+    ``mask_path`` or by ``extra.label_file``/``mask_file``/``seg_file`` (it must exist, hold only class ids,
+    and match the source's shape and the declared slice).
+    """
     if sample.annotation is None:
         return CheckResult.fail(sample.annotation_error, ("tasks.segmentation",))
     if active_task(sample) != "segmentation":
         return CheckResult.ok()
     branch = sample.block("tasks.segmentation")
-    payload: dict[str, Any] = next(
-        (branch[k] for k in ("coco_2d", "mask_3d", "video_coco") if isinstance(branch.get(k), dict)), {}
-    )
-    field = "tasks.segmentation.mask_path"
-    mask_rel = payload.get("mask_path")
-    path = sample.candidate_path(mask_rel)
-    facts = image_facts(path)
-    if facts is None or not facts.valid:
-        why = "points outside the output folder" if mask_rel and path is None else "does not open as a PNG"
-        return CheckResult.fail(
-            f"segmentation mask_path {mask_rel!r} {why}; write the label map to "
-            f"masks/{sample.index}.png and reference it",
-            (field,),
-        )
-    image = sample.image
-    if image is not None and image.valid and image.size != facts.size:
-        return CheckResult.fail(
-            f"mask is {facts.size[0]}×{facts.size[1]} but the image is "  # type: ignore[index]
-            f"{image.size[0]}×{image.size[1]}; render the mask at the image's size",  # type: ignore[index]
-            (field,),
-        )
-    ids = _raw.mask_ids(facts)
+    payload = _payload.seg_payload(branch)
     table = class_table(branch)
-    if ids is None or table is None:
+    strings = [v for v in payload.label_values if not isinstance(v, int) or isinstance(v, bool)]
+    if strings:
         return CheckResult.fail(
-            "the mask cannot be decoded or tasks.segmentation.classes is empty",
-            (field, "tasks.segmentation.classes"),
+            f"label_values {strings[:4]} must be integer ids, not strings", ("tasks.segmentation",), score=0.5
         )
+    for rel in payload.mask_paths:
+        facts = image_facts(sample.candidate_path(rel))
+        if facts is not None and facts.valid:
+            return _output_mask(sample, facts, table)
+        path = sample.dataset_path(rel)
+        if path is not None and path.is_file():
+            return _raw_label(sample, rel, path, table)
+    if payload.coco:
+        return _coco_masks(sample, payload.coco, table)
+    extra_labels = [v for k in _payload.LABEL_FILE_KEYS if isinstance(v := sample.extra.get(k), str)]
+    for rel in extra_labels if not payload.mask_paths else []:
+        path = sample.dataset_path(rel)
+        if path is not None and path.is_file():
+            return _raw_label(sample, rel, path, table)
+    named = payload.mask_paths or tuple(extra_labels)
+    # A payload that names a mask which is not there is wrong even when extra names a raw label file.
+    why = f"{named[0]!r} opens neither in the output nor under the dataset" if named else "no mask is given"
+    return CheckResult.fail(
+        f"segmentation: {why}; give a label map (masks/{sample.index}.png, or the raw label file in data/) "
+        "or COCO polygons/RLE in tasks.segmentation.coco_2d",
+        ("tasks.segmentation",),
+    )
+
+
+def _image_size(sample: SampleView) -> tuple[int, int] | None:
+    image = sample.image
+    return image.size if image is not None and image.valid and image.size else None
+
+
+def _unknown_ids(ids: list[int], table: dict[str, Any] | list[Any] | None) -> CheckResult | None:
+    if table is None:
+        return CheckResult.fail("tasks.segmentation.classes is empty", ("tasks.segmentation.classes",))
     unknown = [v for v in ids if not table_has_id(table, v)]
     if unknown:
         return CheckResult.fail(
             f"mask ids {unknown} are not in tasks.segmentation.classes ({sorted(map(str, table))})",
-            (field, "tasks.segmentation.classes"),
+            ("tasks.segmentation.mask_path", "tasks.segmentation.classes"),
         )
-    return CheckResult.ok((field,), ids=ids)
+    return None
+
+
+def _output_mask(sample: SampleView, facts: Any, table: dict[str, Any] | list[Any] | None) -> CheckResult:
+    """A label-map image written in the output: the image's size, class ids only."""
+    field = "tasks.segmentation.mask_path"
+    size = _image_size(sample)
+    if size is not None and size != facts.size:
+        return CheckResult.fail(
+            f"mask is {facts.size[0]}×{facts.size[1]} but the image is {size[0]}×{size[1]}; "
+            "render the mask at the image's size",
+            (field,),
+        )
+    ids = _raw.mask_ids(facts)
+    if ids is None:
+        return CheckResult.fail("the mask cannot be decoded", (field,))
+    return _unknown_ids(ids, table) or CheckResult.ok((field,), ids=ids, representation="output label map")
+
+
+def _coco_masks(
+    sample: SampleView, annotations: tuple[dict[str, Any], ...], table: dict[str, Any] | list[Any] | None
+) -> CheckResult:
+    """COCO polygons/RLE: each decodes at the image's size, is non-empty, and names a known class."""
+    field = "tasks.segmentation"
+    size = _image_size(sample)
+    if size is None:
+        return CheckResult.fail("no openable image to lay the COCO segmentation on", (field,))
+    width, height = size
+    problems: list[str] = []
+    for k, ann in enumerate(annotations):
+        mask = _payload.coco_mask(ann, height, width)
+        if isinstance(mask, str):
+            problems.append(f"annotation {k}: {mask}")
+        elif not mask.any():
+            problems.append(f"annotation {k} covers no pixel")
+        cid = ann.get("category_id")
+        if cid is not None and (not isinstance(cid, int) or isinstance(cid, bool)):
+            problems.append(f"annotation {k} category_id {cid!r} is not an integer id")
+        elif cid is not None and (table is None or not table_has_id(table, cid)):
+            problems.append(f"annotation {k} category_id {cid!r} is not in tasks.segmentation.classes")
+    if problems:
+        score = 1 - len(problems) / (len(problems) + len(annotations) + 1)
+        return CheckResult(score, "; ".join(problems[:4]), (field,))
+    return CheckResult.ok((field,), representation="coco")
+
+
+def _raw_label(
+    sample: SampleView, rel: str, path: Path, table: dict[str, Any] | list[Any] | None
+) -> CheckResult:
+    """A label map in ``data/``: an integer map with class ids only, shaped like the source and the image."""
+    field = "tasks.segmentation"
+    facts = _raw.label_facts(path)
+    if not facts.ok:
+        return CheckResult.fail(f"the declared label map {rel!r}: {facts.error}", (field,), score=0.3)
+    bad = _unknown_ids(list(facts.ids), table)
+    if bad is not None:
+        return bad
+    dim = norm_dim(sample.get("media_geometry.media.dimension"))
+    plane = facts.shape[-2:]
+    if dim == "3d" and len(facts.shape) == 3:
+        source, _ = declared_source(sample)
+        src = _raw.source_facts(read_target(sample, source), read_options(sample)) if source else None
+        if src is not None and src.ok and src.axes.startswith("Z") and tuple(src.shape[:3]) != facts.shape:
+            return CheckResult.fail(
+                f"the label volume {rel!r} is {list(facts.shape)} but the source is {list(src.shape[:3])}",
+                (field,),
+                score=0.3,
+            )
+        k = sample.get("media_geometry.spatial.three_d.slice_index")
+        if isinstance(k, int) and not isinstance(k, bool) and not 0 <= k < facts.shape[0]:
+            return CheckResult.fail(
+                f"slice_index {k} is outside the label volume's {facts.shape[0]} slices",
+                ("media_geometry.spatial.three_d.slice_index",),
+            )
+    size = _image_size(sample)
+    if size is not None and (size[1], size[0]) != tuple(plane):
+        return CheckResult.fail(
+            f"the label map {rel!r} has planes of {plane[1]}×{plane[0]} but the image is {size[0]}×{size[1]}",
+            (field,),
+            score=0.5,
+        )
+    return CheckResult.ok((field,), ids=list(facts.ids), representation="raw label map")
 
 
 @check("boxes_inside_image", weight=0.04, fields=("tasks.detection.boxes2d",), high_risk=True)
@@ -132,12 +234,16 @@ def boxes_inside_image(sample: SampleView) -> CheckResult:
     branch = sample.block("tasks.detection")
     boxes, table = branch.get("boxes2d"), class_table(branch)
     if not isinstance(boxes, list):
-        return (
-            CheckResult.ok()
-            if branch.get("boxes3d") or branch.get("frame_boxes2d")
-            else CheckResult.fail(
-                f"{field} is missing; write COCO boxes [x, y, w, h] in image pixels", (field,)
-            )
+        if branch.get("boxes3d") or branch.get("frame_boxes2d"):
+            return CheckResult.ok()
+        bbox_file = sample.extra.get("bbox_file")
+        path = sample.dataset_path(bbox_file)
+        if path is not None and path.is_file():
+            return CheckResult.ok((field,), representation="raw bbox_file")
+        why = f"extra.bbox_file {bbox_file!r} does not exist under the dataset" if bbox_file else "missing"
+        return CheckResult.fail(
+            f"{field} is {why}; write COCO boxes [x, y, w, h] in image pixels or name the raw box file",
+            (field,),
         )
     image = sample.image
     w, h = image.size if image is not None and image.valid and image.size else (None, None)
@@ -148,12 +254,16 @@ def boxes_inside_image(sample: SampleView) -> CheckResult:
             problems.append(f"box {k} has no numeric [x, y, w, h]")
             continue
         x, y, bw, bh = (float(v) for v in bbox)
+        if norm_token(box.get("bbox_format")) in {"xyxy", "x1y1x2y2", "corners"}:
+            bw, bh = bw - x, bh - y  # the box states its own convention
         if bw <= 0 or bh <= 0:
             problems.append(f"box {k} has non-positive size {bw}×{bh}")
         if w is not None and h is not None and (x < -0.5 or y < -0.5 or x + bw > w + 0.5 or y + bh > h + 0.5):
             problems.append(f"box {k} {bbox} leaves the {w}×{h} image")
         cid = box.get("category_id")
-        if table is None or not table_has_id(table, cid):
+        if not isinstance(cid, int) or isinstance(cid, bool):
+            problems.append(f"box {k} category_id {cid!r} is not an integer id")
+        elif table is None or not table_has_id(table, cid):
             problems.append(f"box {k} category_id {cid!r} is not in tasks.detection.class_names")
         elif isinstance(table, dict) and box.get("category_name") not in (None, table.get(str(cid))):
             problems.append(f"box {k} category_name {box.get('category_name')!r} is not class_names[{cid}]")
@@ -164,18 +274,40 @@ def boxes_inside_image(sample: SampleView) -> CheckResult:
     return CheckResult.ok((field,))
 
 
+_MAX_ROWS_PER_TOKEN = 10  # a token naming more rows (a split, a site) says nothing about this sample
+
+
 def _label_evidence(sample: SampleView, names: dict[str, str]) -> set[str]:
-    """Class keys whose name the raw evidence supports: folder/file names of the source, or a
-    table row naming it."""
-    src = sample.extra.get("source_file") or (sample.entry.relpath if sample.entry else "")
+    """Class keys whose name the raw evidence supports: folder/file names of the source, a table row that
+    names the source file, its case folder or the sample's subject id (CSV/TSV/TXT/JSON under ``data/``), or
+    the source's own row when it is a table of images."""
+    src = source_value(sample) or (sample.entry.relpath if sample.entry else "")
     parts = [norm_token(p) for p in str(src).replace("\\", "/").split("/")]
     tokens = {norm_token(name): key for key, name in names.items() if norm_token(name)}
     found = {tokens[p] for p in parts if p in tokens}
-    stem = norm_token(Path(str(src)).stem)
-    if not found and sample.dataset_root is not None and stem:
-        index = _raw.label_index(sample.dataset_root)
-        for cells in index.rows_naming(stem, norm_token(Path(str(src)).name)):
-            found |= {tokens[c] for c in cells if c in tokens}
+    if found or sample.dataset_root is None or not src:
+        return found
+    path = Path(str(src))
+    subject = [sample.get("context.sample.subject_id"), sample.extra.get("subject_id")]
+    keys = {norm_token(path.stem), norm_token(path.name), norm_token(path.parent.name)}
+    keys |= {norm_token(s) for s in subject if isinstance(s, str) and nonmissing(s)}
+    index = _raw.label_index(sample.dataset_root)
+    for key in keys - {"", "data"}:
+        rows = index.rows_naming(key)
+        if len(rows) <= _MAX_ROWS_PER_TOKEN:
+            for cells in rows:
+                found |= {tokens[c] for c in cells if c in tokens}
+    source, _ = declared_source(sample)
+    row = read_options(sample).get("index")
+    if not found and source is not None and isinstance(row, int):
+        # a stacked container's per-record label member (``labels[k]``) names the class id directly
+        facts = _raw.source_facts(source, {})
+        for member, values in _raw.id_columns(source, facts.keys).items():
+            if _raw.is_label_member(member) and 0 <= row < len(values):
+                found |= {values[row]} & set(names)
+    if not found and source is not None and source.suffix.lower() == ".parquet":
+        row = read_options(sample).get("index") or 0
+        found |= {tokens[c] for c in map(norm_token, _raw.table_row_cells(source, int(row))) if c in tokens}
     return found
 
 
@@ -199,6 +331,8 @@ def label_in_class_table(sample: SampleView) -> CheckResult:
         return CheckResult.fail('tasks.classification.class_names must be a table {"0": name, ...}', fields)
     if isinstance(label, bool) or not table_has_id(table, label):
         return CheckResult.fail(f"label {label!r} is not a key of class_names ({sorted(table)})", fields)
+    if not isinstance(label, int):  # SPEC §2.2: label (int); "1" is a string id
+        return CheckResult.fail(f"label {label!r} must be an integer id, not a string", fields, score=0.5)
     name = table[str(label).strip()]
     if norm_text(branch.get("label_name")) != norm_text(name):
         return CheckResult.fail(

@@ -33,6 +33,11 @@ PAYLOAD_KEYS = {
     "segmentation": ("coco_2d", "mask_3d", "video_coco"),
     "detection": ("boxes2d", "boxes3d", "frame_boxes2d"),
 }
+EXTRA_PAYLOAD_KEYS = {
+    "classification": (),
+    "segmentation": ("label_file", "mask_file", "seg_file"),
+    "detection": ("bbox_file",),
+}
 _ID_KEYS = frozenset({"category_id", "class_id", "label_id"})
 # Keys whose non-empty value counts as "the candidate traced its source" (a subset of SPEC's
 # SOURCE_TRACE_KEYS).
@@ -278,9 +283,12 @@ def task_payload(sample: SampleView) -> CheckResult:
         )
         parts["label_name_present"] = nonmissing(branch.get("label_name"))
     else:
+        # The scorer (SPEC §3.3, P) also accepts a raw payload file named in extra; the reference S3 validator
+        # does not, so only profiles that set the option do.
+        in_extra = EXTRA_PAYLOAD_KEYS[task] if sample.option("payload_in_extra", False) else ()
         parts["mask_or_coco_present" if task == "segmentation" else "boxes_present"] = any(
             nonmissing(branch.get(k)) for k in PAYLOAD_KEYS[task]
-        )
+        ) or any(nonmissing(sample.extra.get(k)) for k in in_extra)
         ids = collect_ids(branch)
         parts["category_ids_valid"] = table is not None and all(table_has_id(table, v) for v in ids)
     parts["inactive_task_branches_empty"] = all(
