@@ -17,6 +17,7 @@ import os
 import shlex
 import sys
 import traceback
+import warnings
 from pathlib import Path
 
 import hydra
@@ -144,6 +145,12 @@ def cli() -> int:
     if "--debug" in sys.argv:
         sys.argv.remove("--debug")  # ours, not Hydra's
     os.environ[_DEBUG_ENV] = "1" if debug else "0"
+    if not debug:
+        # When a fatal provider error stops the run, the model calls still queued are cancelled before they
+        # start, and Python warns that their coroutines were never awaited: noise around the one line.
+        warnings.filterwarnings(
+            "ignore", message=r"coroutine '.*' was never awaited", category=RuntimeWarning
+        )
     # Hydra prints a multi-line report (and exits 1) unless HYDRA_FULL_ERROR is set, in which case it raises:
     # we set it so the exception reaches us and becomes one line (with the traceback only under --debug).
     os.environ["HYDRA_FULL_ERROR"] = "1"

@@ -37,9 +37,13 @@ class PhaseScript:
         return (self.revise if revising else self.generate)(request, serial)
 
 
-def _run(name: str, task: Task, server: FakeServer, **options: Any):
+def _run(name: str, task: Task, server: FakeServer, profile: str = "evidence", **options: Any):
     agent = make_agent(server)
-    return asyncio.run(strategies.get(name)(**options)(task, agent, ProfileValidator("evidence")))
+    return asyncio.run(strategies.get(name)(**options)(task, agent, ProfileValidator(profile)))
+
+
+# The benchmark's slice rule (largest-foreground slice) is a convention, checked by this profile only.
+CONVENTIONS = "evidence_conventions"
 
 
 # -- S2 on a 3D segmentation dataset whose sample 0 was rendered on the wrong slice -----------------------
@@ -101,7 +105,7 @@ def test_s2_fixes_a_flagged_slice_moving_image_mask_and_json_together(
 ) -> None:
     server = fake_server(PhaseScript(_wrong_slice_generation(), _slice_fix()))
     task = make_task(seg_dataset, tmp_path / "selected")
-    result = _run("s2", task, server)
+    result = _run("s2", task, server, CONVENTIONS)
 
     base = result.candidates[0].output_dir
     out = task.output_dir
@@ -133,7 +137,7 @@ def test_s2_rejects_a_slice_fix_that_leaves_the_image_behind(
     # The old tear: JSON and mask move to slice 3, the image stays on slice 6. The framework refuses it whole.
     server = fake_server(PhaseScript(_wrong_slice_generation(), _slice_fix(image=False)))
     task = make_task(seg_dataset, tmp_path / "selected")
-    result = _run("s2", task, server)
+    result = _run("s2", task, server, CONVENTIONS)
 
     base, out = result.candidates[0].output_dir, task.output_dir
     revised = result.candidates[1].output_dir
@@ -169,7 +173,7 @@ def test_s2_refuses_edits_outside_the_flagged_whitelisted_fields_and_records_the
     ]
     server = fake_server(PhaseScript(_wrong_slice_generation(), sneaky))
     task = make_task(seg_dataset, tmp_path / "selected")
-    result = _run("s2", task, server)
+    result = _run("s2", task, server, CONVENTIONS)
 
     out, base = task.output_dir, result.candidates[0].output_dir
     ann0, ann1 = read_annotation(out, 0), read_annotation(out, 1)
