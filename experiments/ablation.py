@@ -340,6 +340,16 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
     for agent, meaning in REVISION_MEANING.items():
         if any(r.agent == agent and r.strategy in ("s1", "s2") for r in runs):
             notes.append(meaning)
+    budget = _budget(runs)
+    budget_md: list[str] = []
+    if not budget.empty:
+        written.append(sweep_dir / "ablation_budget.csv")
+        atomic_write_text(written[-1], budget.to_csv(index=False))
+        budget_md = [
+            "## Budget-matched: S3 (best-of-n') with n' chosen so that it spends no more than each other "
+            f"strategy (cost axis: {budget['axis'].iloc[0]}; from the stored candidates, no new call)",
+            to_markdown(budget.drop(columns=["axis"])),
+        ]
     md = "\n\n".join(
         [
             "# Ablation (official profile, macro over datasets; mean over seeds)",
@@ -352,6 +362,7 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
             to_markdown(shown[stat_cols]),
             "## E2E threshold sensitivity (g = schema, q = f = semantic and content thresholds)",
             to_markdown(slice_),
+            *budget_md,
             *notes,
         ]
     )
@@ -363,6 +374,17 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
         written.append(ablation_figure(summary, sweep_dir / "ablation.png"))
         written.append(cost_figure(summary, sweep_dir / "ablation_cost.png"))
     return written
+
+
+def _budget(runs: Sequence[RunData]) -> pd.DataFrame:
+    """`experiments.budget.budget_matched`, or an empty frame (logged) when it cannot be computed."""
+    from experiments.budget import budget_matched
+
+    try:
+        return budget_matched(runs)
+    except Exception:  # a missing suite or unreadable candidates must not cost the rest of the ablation
+        log.exception("budget-matched comparison skipped")
+        return pd.DataFrame()
 
 
 def _pm(mean: Any, sd: Any) -> str:

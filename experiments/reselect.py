@@ -34,6 +34,7 @@ from omegaconf import DictConfig, OmegaConf
 from agents.base import Candidate, Feedback, Task
 from benchmark.atomic import atomic_write_json
 from experiments._config_path import config_dir
+from medio.cli_errors import EXIT_INCOMPLETE, EXIT_NOTHING, EXIT_OK, CliError, cli_main, existing_dir
 
 __all__ = ["RESELECTABLE", "ReplayAgent", "ReselectError", "load_source_config", "main", "reselect"]
 
@@ -43,8 +44,6 @@ RESELECTABLE = ("best_of_n", "fieldwise")
 """Strategy kinds whose candidates are n independent generations ``0..n-1`` (S3, S4)."""
 
 GROUPS = ("strategy", "selector", "validator")
-
-EXIT_OK, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_EMPTY = 0, 2, 3, 4
 
 
 class ReselectError(ValueError):
@@ -174,10 +173,11 @@ def _apply(config: dict[str, Any], overrides: Sequence[str]) -> tuple[DictConfig
             dotlist.append(f"{key}={value}")
     if dotlist:
         try:
-            cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist(dotlist))
+            merged = OmegaConf.merge(cfg, OmegaConf.from_dotlist(dotlist))
         except Exception as exc:  # OmegaConf's parse errors have several types; all are bad input
             raise ReselectError(f"bad override: {exc}") from exc
-    assert isinstance(cfg, DictConfig)
+        assert isinstance(merged, DictConfig)  # merging into a mapping gives a mapping
+        cfg = merged
     kind = str(cfg.strategy.get("kind") or cfg.strategy.get("name"))
     if kind not in RESELECTABLE and str(cfg.strategy.get("name")) not in ("s3", "s4"):
         raise ReselectError(
@@ -273,25 +273,41 @@ def reselect(
     )
 
 
+PROG = "python -m experiments.reselect"
+
+
+@cli_main(PROG)
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: ``python -m experiments.reselect RUN [overrides...]``; returns the exit code.
+    """CLI: ``python -m experiments.reselect RUN [overrides...]``; returns the exit code (``docs/cli.md``).
 
     0 success · 2 bad input · 3 incomplete (a candidate missing from the source) · 4 nothing selected.
     """
+    from benchmark.errors import BenchmarkError
+    from experiments.run import NothingProduced
     from strategies.registry import UnknownNameError
     from strategies.selectors import OracleNotAllowed
 
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--debug"]
     if not args or args[0] in ("-h", "--help"):
         print(__doc__.split("\n\n")[1].strip() if __doc__ else "")
-        return EXIT_OK if args else EXIT_USAGE
+        if not args:
+            raise CliError("RUN is required: a finished S3/S4 run folder (see --help)")
+        return EXIT_OK
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    source, overrides = Path(args[0]), args[1:]
+    source, overrides = existing_dir("RUN", args[0]), args[1:]
     try:
         result = reselect(source, overrides)
-    except (ReselectError, UnknownNameError, OracleNotAllowed, ImportError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    except NothingProduced as exc:
+        raise CliError(str(exc), EXIT_NOTHING) from exc
+    except (
+        ReselectError,
+        UnknownNameError,
+        OracleNotAllowed,
+        BenchmarkError,
+        ImportError,
+        ValueError,
+    ) as exc:
+        raise CliError(str(exc)) from exc
     print(result.table)
     print(
         f"reselected {result.reused} stored candidates of {result.source}; agent calls: {result.agent_calls}",
@@ -299,8 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(f"run folder: {result.run_dir}", file=sys.stderr)
     if result.empty:
-        print("error: no sample was selected (the source's candidates wrote nothing)", file=sys.stderr)
-        return EXIT_EMPTY
+        raise CliError("no sample was selected (the source's candidates wrote nothing)", EXIT_NOTHING)
     return EXIT_INCOMPLETE if result.incomplete else EXIT_OK
 
 

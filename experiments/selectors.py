@@ -19,8 +19,8 @@ Each candidate is validated once per profile and each distinct assembled output 
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
+import functools
 import json
 import logging
 import shutil
@@ -44,6 +44,7 @@ from benchmark.score.evaluate import score_candidate
 from experiments.build import import_plugins, task_options
 from experiments.reselect import ReselectError, load_source_config
 from experiments.stats import cluster_diffs, paired_cluster_test
+from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from strategies._context import candidate_from_marker
 from strategies.best_of_n import _select_and_assemble
 from strategies.selectors import ORACLE, Selector, build_selector, selectors
@@ -223,12 +224,57 @@ def _selector_names(wanted: Sequence[str] | None) -> list[str]:
     return unique
 
 
+@dataclass
+class _DatasetResult:
+    """Everything the leaderboard needs from one stored dataset (small, so it crosses process borders)."""
+
+    key: str
+    oracle: float | None
+    cells: dict[tuple[str, str], tuple[dict[str, dict[str, float]], dict[int, int | None]]]
+    validations: int
+    assembled: int
+
+
+def _evaluate(
+    stored: StoredDataset, names: Sequence[str], validators: Sequence[str], work: str
+) -> _DatasetResult:
+    """Every (validator, selector) on one dataset: each candidate validated once per profile, each distinct
+    choice assembled and scored once. Runs in a worker process (datasets are independent)."""
+    reports = ReportCache()
+    with tempfile.TemporaryDirectory(dir=work) as scratch:
+        scores = ScoreCache(Path(scratch))
+        oracle = scores.oracle(stored)
+        cells: dict[tuple[str, str], tuple[dict[str, dict[str, float]], dict[int, int | None]]] = {}
+        for profile in validators:
+            reps = [reports.get(c, stored.task, profile) for c in stored.candidates]
+            for name in names:
+                chosen, scored = scores.score(stored, build_selector(name), profile, reps)
+                cells[(profile, name)] = (scored.metrics, chosen)
+        return _DatasetResult(stored.key, oracle, cells, reports.validations, scores.assembled)
+
+
+def _evaluate_all(
+    stored: Sequence[StoredDataset], names: Sequence[str], validators: Sequence[str], work: str, workers: int
+) -> list[_DatasetResult]:
+    if workers <= 1 or len(stored) <= 1:
+        return [_evaluate(s, names, validators, work) for s in stored]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # fork: workers inherit the selectors registered in this process (plug-ins, run.imports, tests).
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=min(workers, len(stored)), mp_context=context) as pool:
+        job = functools.partial(_evaluate, names=list(names), validators=list(validators), work=work)
+        return list(pool.map(job, stored))
+
+
 def leaderboard(
     runs: Sequence[Path],
     selector_names: Sequence[str] | None = None,
     validators: Sequence[str] = ("evidence", "mdsbench"),
     *,
     work: Path | None = None,
+    workers: int | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Evaluate selectors × validator profiles on the stored candidates of ``runs``.
 
@@ -237,86 +283,87 @@ def leaderboard(
         selector_names: Registered selector names (default: every registered one but the oracle).
         validators: Validator profiles (names or YAML paths).
         work: Scratch folder for assembled outputs (default: a temporary folder).
+        workers: Processes (datasets are evaluated in parallel); default the CPU count, 1 in-process.
 
     Returns:
-        ``(frame, stats)``: one row per (validator, selector); stats count validations, assemblies, seconds.
+        ``(frame, stats)``: one row per (validator, selector); stats count validations, assemblies, seconds,
+        and hold ``per_dataset_E2E`` (``"<validator>/<selector>"`` → cluster → E2E).
 
     Raises:
         ReselectError: A run is not a finished run with candidates.
         UnknownNameError: An unknown selector name.
     """
+    import os
+
     start, started = time.perf_counter(), time.time()
     stored = [s for run in runs for s in load_stored(Path(run))]
     names = _selector_names(selector_names)
-    chosen_selectors = {n: build_selector(n) for n in names}
-    reports = ReportCache()
+    for name in names:
+        build_selector(name)  # an oracle or a broken entry fails here, once, not in every worker
+    profiles = [str(v) for v in validators]
     labels = {s.key: [_read_mistakes(c) for c in s.candidates] for s in stored}
     labelled = any(any(m) for ms in labels.values() for m in ms)
-    rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(dir=work) as scratch:
-        scores = ScoreCache(Path(scratch))
-        oracle = {s.key: scores.oracle(s) for s in stored}
-        for profile in validators:
-            per_dataset: dict[str, dict[str, float]] = {}
-            for name, sel in chosen_selectors.items():
-                row: dict[str, Any] = {"validator": Path(profile).stem, "selector": name}
-                e2e: dict[str, float] = {}
-                macro: dict[str, dict[str, list[float]]] = {p: {} for p in PROFILES}
-                misses: dict[str, list[int]] = {}
-                for s in stored:
-                    reps = [reports.get(c, s.task, str(profile)) for c in s.candidates]
-                    chosen, scored = scores.score(s, sel, str(profile), reps)
-                    for p in PROFILES:
-                        for k, v in scored.metrics[p].items():
-                            macro[p].setdefault(k, []).append(float(v))
-                    if scored.metrics["official"]:
-                        e2e[s.key] = float(scored.metrics["official"]["E2E"])
-                    if labelled:
-                        kept = {i: k for i, k in chosen.items() if k is not None}
-                        for t, (m, o) in _miss_rates(kept, labels[s.key]).items():
-                            acc = misses.setdefault(t, [0, 0])
-                            acc[0] += m
-                            acc[1] += o
-                per_dataset[name] = e2e
-                for p, tag in (("official", ""), ("strict", "strict_")):
-                    for metric in ("E2E", "SCJ", "CF"):
-                        vals = macro[p].get(metric, [])
-                        row[f"{tag}{metric}"] = sum(vals) / len(vals) if vals else None
-                bound = [oracle[k] for k in e2e if oracle[k] is not None]
-                row["oracle_E2E"] = sum(bound) / len(bound) if bound else None
-                row["gap_to_oracle"] = (
-                    row["oracle_E2E"] - row["E2E"]
-                    if row["oracle_E2E"] is not None and row["E2E"] is not None
-                    else None
-                )
-                for t, (m, o) in sorted(misses.items()):
-                    row[f"miss_{t}"] = m / o if o else None
-                    row[f"n_{t}"] = o
-                rows.append(row)
-            base = per_dataset.get(BASELINE)
-            for row in rows:
-                if row["validator"] != Path(profile).stem:
-                    continue
-                diffs = cluster_diffs(per_dataset[row["selector"]], base) if base is not None else {}
-                d, lo, hi, p = (
-                    paired_cluster_test(diffs) if diffs and row["selector"] != BASELINE else (None,) * 4
-                )
-                row["dE2E_vs_validator_max"], row["dE2E_lo"], row["dE2E_hi"], row["p_vs_validator_max"] = (
-                    d,
-                    lo,
-                    hi,
-                    p,
-                )
-                row["n_datasets"] = len(per_dataset[row["selector"]])
-        assembled = scores.assembled
+        results = _evaluate_all(stored, names, profiles, scratch, workers or os.cpu_count() or 1)
+    oracle = {r.key: r.oracle for r in results}
+    rows: list[dict[str, Any]] = []
+    by_dataset: dict[str, dict[str, float]] = {}
+    for profile in profiles:
+        per_dataset: dict[str, dict[str, float]] = {}
+        for name in names:
+            row: dict[str, Any] = {"validator": Path(profile).stem, "selector": name}
+            e2e: dict[str, float] = {}
+            macro: dict[str, dict[str, list[float]]] = {p: {} for p in PROFILES}
+            misses: dict[str, list[int]] = {}
+            for res in results:
+                metrics, chosen = res.cells[(profile, name)]
+                for p in PROFILES:
+                    for k, v in metrics[p].items():
+                        macro[p].setdefault(k, []).append(float(v))
+                if metrics["official"]:
+                    e2e[res.key] = float(metrics["official"]["E2E"])
+                if labelled:
+                    kept = {i: k for i, k in chosen.items() if k is not None}
+                    for t, (m, o) in _miss_rates(kept, labels[res.key]).items():
+                        acc = misses.setdefault(t, [0, 0])
+                        acc[0] += m
+                        acc[1] += o
+            per_dataset[name] = e2e
+            by_dataset[f"{Path(profile).stem}/{name}"] = e2e
+            for p, tag in (("official", ""), ("strict", "strict_")):
+                for metric in ("E2E", "SCJ", "CF"):
+                    vals = macro[p].get(metric, [])
+                    row[f"{tag}{metric}"] = sum(vals) / len(vals) if vals else None
+            bound = [b for k in e2e if (b := oracle[k]) is not None]
+            row["oracle_E2E"] = sum(bound) / len(bound) if bound else None
+            row["gap_to_oracle"] = (
+                row["oracle_E2E"] - row["E2E"]
+                if row["oracle_E2E"] is not None and row["E2E"] is not None
+                else None
+            )
+            for t, (m, o) in sorted(misses.items()):
+                row[f"miss_{t}"] = m / o if o else None
+                row[f"n_{t}"] = o
+            rows.append(row)
+        base = per_dataset.get(BASELINE)
+        for row in rows:
+            if row["validator"] != Path(profile).stem:
+                continue
+            diffs = cluster_diffs(per_dataset[row["selector"]], base) if base is not None else {}
+            test: tuple[float | None, ...] = (
+                paired_cluster_test(diffs) if diffs and row["selector"] != BASELINE else (None,) * 4
+            )
+            row["dE2E_vs_validator_max"], row["dE2E_lo"], row["dE2E_hi"], row["p_vs_validator_max"] = test
+            row["n_datasets"] = len(per_dataset[row["selector"]])
     stats = {
         "runs": [str(r) for r in runs],
         "datasets": len(stored),
         "candidates": sum(len(s.candidates) for s in stored),
-        "validations": reports.validations,
-        "assembled": assembled,
+        "validations": sum(r.validations for r in results),
+        "assembled": sum(r.assembled for r in results),
         "seconds": time.perf_counter() - start,
         "started": started,
+        "per_dataset_E2E": by_dataset,
     }
     return pd.DataFrame(rows), stats
 
@@ -405,13 +452,12 @@ def write_leaderboard(frame: pd.DataFrame, stats: Mapping[str, Any], out: Path) 
     return written
 
 
+@cli_main("python -m experiments.selectors")
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI; returns the exit code (0 success, 2 bad input)."""
+    """CLI; returns the exit code (0 success, 2 bad input; ``docs/cli.md``)."""
     from strategies.registry import UnknownNameError
 
-    parser = argparse.ArgumentParser(
-        prog="python -m experiments.selectors", description=__doc__.splitlines()[0]
-    )
+    parser = OneLineParser(prog="python -m experiments.selectors", description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="finished S3/S4 run folders (pooled)")
     parser.add_argument(
         "--selectors", default=None, help="comma-separated names (default: every registered one)"
@@ -423,16 +469,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, default=None, help="output folder (default: <first RUN>/selectors)"
     )
+    parser.add_argument("--workers", type=int, default=None, help="processes (default: the CPU count)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    runs = [existing_dir("RUN", r) for r in args.runs]
     try:
         import_plugins([m for m in args.imports.split(",") if m])
         wanted = [s for s in (args.selectors or "").split(",") if s] or None
-        frame, stats = leaderboard(args.runs, wanted, [v for v in args.validators.split(",") if v])
+        validators = [v for v in args.validators.split(",") if v]
+        frame, stats = leaderboard(runs, wanted, validators, workers=args.workers)
     except (ReselectError, UnknownNameError, ImportError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    out = args.out or args.runs[0] / "selectors"
+        raise CliError(str(exc)) from exc
+    out = args.out or runs[0] / "selectors"
     written = write_leaderboard(frame, stats, out)
     print((out / "selectors.md").read_text(encoding="utf-8"))
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)

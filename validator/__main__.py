@@ -94,7 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.checklist:
         for item in checklist(report):
             where = f"index {item.index}" if item.index is not None else "data_meta"
-            print(f"- [{where}] {item.check}: {item.message}  (fields: {', '.join(item.editable_fields)})")
+            line = f"- [{where}] {item.check}: {item.message}  (fields: {', '.join(item.editable_fields)})"
+            print("\n".join(textwrap.wrap(line, WIDTH, subsequent_indent="  ", break_on_hyphens=False)))
     return 0
 
 

@@ -139,10 +139,11 @@ def _side_by_side(sweep: Path, runs: list[RunData], thumb: Thumbnailer) -> tuple
         cells = []
         verdicts = set()
         for run in firsts:
-            row = by_label.get(run.label)
-            if row is None:
+            kept_row = by_label.get(run.label)
+            if kept_row is None:
                 cells.append('<td class="muted">not run</td>')
                 continue
+            row = kept_row
             scored = (row.get("scores") or {}).get("official") or {}
             passed = bool(scored.get("e2e"))
             verdicts.add(passed)

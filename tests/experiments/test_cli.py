@@ -118,6 +118,7 @@ def test_the_ablation_writes_tables_tests_and_a_figure(make_cfg, tmp_path: Path)
         "ablation.tex",
         "ablation.png",
         "ablation_cost.png",
+        "ablation_budget.csv",
     }
     import pandas as pd
 
@@ -146,6 +147,8 @@ def test_the_ablation_writes_tables_tests_and_a_figure(make_cfg, tmp_path: Path)
     assert len(grid) == 2 * 4 * 5 * 5
     assert "\\begin{tabular}" in (sweep / "ablation.tex").read_text()
     assert (sweep / "ablation.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    budget = pd.read_csv(sweep / "ablation_budget.csv").set_index("strategy")
+    assert budget.loc["s0", "s3_n"] == 1  # S0 made one candidate per dataset: S3 at that spend is best-of-1
 
 
 @pytest.mark.slow

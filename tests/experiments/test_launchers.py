@@ -53,6 +53,12 @@ def _check_jobs(sweep: Path) -> dict[str, Path]:
         assert list(metrics["macro"]) == list(METRIC_NAMES)
         assert list(metrics["datasets"]) == ["synth-fundus-npy"]
     assert (sweep / "ablation.md").is_file() and (sweep / "ablation.csv").is_file()
+    # The sweep's own page links every job's report, and each job's report shows the sweep's figure.
+    page = (sweep / "report.html").read_text()
+    assert all(f'href="{job.name}/report.html"' in page for job in jobs.values())
+    for job in jobs.values():
+        assert 'src="assets/ablation.png"' in (job / "report.html").read_text()
+        assert (job / "assets" / "ablation.png").is_file()
     return jobs
 
 

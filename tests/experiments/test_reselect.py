@@ -108,6 +108,7 @@ def test_cli_writes_a_run_folder_and_exit_codes(source: tuple[Path, Path], tmp_p
         timeout=60,
     )
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+    assert bad.stderr.startswith("python -m experiments.reselect: error: RUN")
     with pytest.raises(ReselectError, match="unknown selector 'nope'"):
         reselect(src, ["selector=nope"], tmp_path / "x")
     with pytest.raises(ReselectError, match="cannot be reselected"):

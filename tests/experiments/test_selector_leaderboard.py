@@ -123,5 +123,8 @@ def test_cli_bad_input_is_one_line_and_exit_2(rules_s3_run, tmp_path: Path) -> N
             timeout=120,
         )
         assert done.returncode == 2, done.stderr
-        assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
+        assert (
+            done.stderr.startswith("python -m experiments.selectors: error: ")
+            and done.stderr.count("\n") == 1
+        )
     assert not (tmp_path / "o").exists()

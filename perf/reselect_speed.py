@@ -1,0 +1,123 @@
+"""Selection research on stored candidates: the selector leaderboard (5 selectors × 2 validator profiles)
+and one reselect, over a stored S3 run of the bundled suite (25 datasets × 10 samples, n = 5), with no agent
+call.
+
+Makes the S3 run first (rules agent) unless ``--run`` names one. Prints the leaderboard's wall time (target
+< 20 s on 2 cores), its validations (expected: candidates × profiles, each candidate once per profile) and
+distinct outputs scored, the reselect's wall time and its agent calls and spent tokens from ``usage.json``
+(expected 0), checks that no stored candidate changed (done-markers, with their usage counters, byte for
+byte), then one JSON line.
+
+    python perf/reselect_speed.py [--run RUN] [--validators evidence,mdsbench]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import resource
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from agents.base import Candidate, Task
+from experiments import compose_config
+from experiments.reselect import reselect
+from experiments.run import run_experiment
+from experiments.selectors import leaderboard
+from strategies.selectors import selectors
+from validator.report import Report
+
+
+def fewest_failures(
+    index: int, candidates: Sequence[Candidate], reports: Sequence[Report], task: Task
+) -> int:
+    """The docs' example plug-in: fewest failed high-risk checks, then the best total."""
+
+    def key(k: int) -> tuple[int, float, int]:
+        sample = reports[k].samples.get(index)
+        if sample is None:
+            return (-(10**6), 0.0, -k)
+        return (-len(sample.failed(high_risk_only=True)), sample.total, -k)
+
+    return max(range(len(candidates)), key=key)
+
+
+def _cpu() -> float:
+    """User + system CPU seconds of this process and its finished children (the leaderboard's workers)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _markers(run: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted((run / "candidates").rglob("candidate.json")):
+        digest.update(str(path.relative_to(run)).encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def main() -> None:
+    """Parse arguments, time the leaderboard and a reselect, print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run", type=Path, default=None, help="a stored S3 run (default: make one)")
+    parser.add_argument("--validators", default="evidence,mdsbench")
+    args = parser.parse_args()
+    selectors.add("fewest_failures", fewest_failures)
+    names = ["validator_max", "majority", "random", "first"]
+    names.append("consensus" if "consensus" in selectors.names() else "fewest_failures")
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        run = args.run
+        if run is None:
+            run = tmp / "s3"
+            start = time.perf_counter()
+            cfg = compose_config(["strategy=s3", "strategy.n=5", "run.progress=false", "run.report=false"])
+            run_experiment(cfg, run)
+            print(f"stored S3 run (n = 5, rules agent): {time.perf_counter() - start:.1f} s")
+        before = _markers(run)
+        validators = [v for v in args.validators.split(",") if v]
+        start, cpu0 = time.perf_counter(), _cpu()
+        frame, stats = leaderboard([run], names, validators, work=tmp)
+        board_s, board_cpu = time.perf_counter() - start, _cpu() - cpu0
+        print(frame[["validator", "selector", "E2E", "strict_E2E", "SCJ", "CF", "gap_to_oracle"]].to_string())
+        print(
+            f"leaderboard: {len(names)} selectors x {len(validators)} validators over "
+            f"{stats['datasets']} datasets, {stats['candidates']} candidates: {board_s:.1f} s; "
+            f"{stats['validations']} validations (expected {stats['candidates'] * len(validators)}), "
+            f"{stats['assembled']} distinct outputs scored; CPU {board_cpu:.1f} s (this process and its "
+            f"workers; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+        )
+        start = time.perf_counter()
+        out = reselect(run, ["selector=majority", "run.report=false"], tmp / "reselect")
+        reselect_s = time.perf_counter() - start
+        usage = json.loads((out.run_dir / "usage.json").read_text())["reselect"]
+        print(
+            f"reselect (selector=majority, no report): {reselect_s:.1f} s; "
+            f"agent calls {usage['agent_calls']}, tokens spent {usage['spent_tokens']}"
+        )
+        unchanged = _markers(run) == before
+        print(f"stored candidates unchanged: {unchanged}")
+        print(
+            json.dumps(
+                {
+                    "leaderboard_s": round(board_s, 2),
+                    "leaderboard_cpu_s": round(board_cpu, 2),
+                    "selectors": len(names),
+                    "validators": len(validators),
+                    "validations": stats["validations"],
+                    "candidates": stats["candidates"],
+                    "assembled": stats["assembled"],
+                    "reselect_s": round(reselect_s, 2),
+                    "agent_calls": usage["agent_calls"],
+                    "spent_tokens": usage["spent_tokens"],
+                    "candidates_unchanged": unchanged,
+                }
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()
