@@ -192,6 +192,8 @@ class Candidate:
         reason: Why it failed or why it stopped early (a limit, the budget); None after a normal finish.
         candidate_index: Which candidate of the task this is.
         agent: The agent's name.
+        skipped: Samples the agent deliberately wrote nothing for, and why, in one line each (e.g. the
+            ``medio`` error of an undecodable source); strategies put the reason in the sample's decision.
     """
 
     output_dir: Path
@@ -201,6 +203,7 @@ class Candidate:
     reason: str | None = None
     candidate_index: int = 0
     agent: str = ""
+    skipped: dict[int, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -217,6 +220,7 @@ class Candidate:
             "reason": self.reason,
             "candidate_index": self.candidate_index,
             "agent": self.agent,
+            "skipped": {str(k): v for k, v in sorted(self.skipped.items())},
         }
 
 
