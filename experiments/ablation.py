@@ -313,6 +313,13 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
     )
     slice_.columns = [str(c) if not isinstance(c, float) else f"q=f={c}" for c in slice_.columns]
     notes = []
+    if any(r.metrics.get("simulation") for r in runs):
+        notes.append(
+            "**Simulation**: "
+            + ", ".join(sorted({r.label for r in runs if r.metrics.get("simulation")}))
+            + " ran on simulated candidates (the oracle output with sampled mistakes, `agent=simulated`), "
+            "not a model's work; see `miss_rates` in their metrics.json."
+        )
     if any(r.incomplete for r in runs):
         notes.append(
             "**Incomplete**: "

@@ -33,7 +33,9 @@ def oracle_upper_bound(run_dir: Path) -> float | None:
         best: dict[str, bool] = {}
         root = run_dir / "export" / ds_dir.name
         for cand in generated:
-            scored = score_candidate(cand / OUTPUT_SUBDIR, root, profile="official")
+            scored = score_candidate(
+                cand / OUTPUT_SUBDIR, root, profile="official", unreadable_as_missing=True
+            )
             if scored.error:
                 log.warning("no oracle bound for %s: %s", ds_dir.name, scored.error)
                 best = {}

@@ -9,6 +9,7 @@ Run folder: ``candidates/<dataset>/<k>/`` (each with its ``candidate.json`` done
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 import os
@@ -21,6 +22,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+import medio
 from agents.base import Agent, Task, Usage
 from benchmark.atomic import atomic_write_json
 from benchmark.discover import Dataset
@@ -39,9 +41,9 @@ from experiments.mistakes import format_miss_table, run_mistakes
 from experiments.progress import Progress
 from experiments.results import PROFILES, export_dataset, format_table, score_exports, write_outputs
 from experiments.resume import check_resume, resume_mode, store_config
-from experiments.suite import ensure_bundled_suite, select_datasets
+from experiments.suite import ensure_bundled_suite, ensure_realfiles_suite, select_datasets
 from strategies._context import BudgetGate, RunContext, use
-from strategies.base import ProfileValidator, Strategy, Validator
+from strategies.base import ProfileValidator, Strategy, Validator, strategies
 
 __all__ = ["RESULT_MARKER", "NothingProduced", "RunOutcome", "benchmark_root", "preflight", "run_experiment"]
 
@@ -75,9 +77,12 @@ class RunOutcome:
 
 
 def benchmark_root(cfg: DictConfig) -> Path:
-    """The benchmark root: ``benchmark.root`` when set, else the bundled suite (generated on first use)."""
+    """The benchmark root: ``benchmark.root`` when set, else the bundled or (``benchmark=realfiles``) the
+    realfiles suite, generated on first use."""
     if cfg.get("root"):
         return Path(str(cfg.root)).expanduser()
+    if cfg.get("suite") == "realfiles":
+        return ensure_realfiles_suite(cfg.get("cache_dir"))
     return ensure_bundled_suite(str(cfg.get("size", "small")), int(cfg.get("seed", 0)), cfg.get("cache_dir"))
 
 
@@ -193,6 +198,9 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     start = time.perf_counter()
     resume, _ = resume_mode(cfg)
     strategy, agent, upper_bound = preflight(cfg, run_dir)
+    # Format libraries are imported here, in the main thread, before any worker thread exists: threads that
+    # import pydicom/nibabel for the first time concurrently get half-initialised modules (docs/medio.md).
+    medio.preload()
     root = benchmark_root(cfg.benchmark)
     datasets = select_datasets(root, cfg.benchmark.get("datasets"), cfg.benchmark.get("shard"))
     store_config(cfg, run_dir)
@@ -230,7 +238,14 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
 
 
 def _run_label(cfg: DictConfig) -> str:
-    """The miss-rate column of the run's own selection: ``<strategy>/<selector>``."""
+    """The miss-rate column of the run's own output: ``<strategy>/<selector>`` for strategies that select."""
+    try:
+        factory = strategies.get(str(cfg.strategy.get("kind") or cfg.strategy.name))
+        selects = "selector" in inspect.signature(factory).parameters
+    except Exception:  # a label is cosmetic: an odd strategy config must not fail the run here
+        selects = True
+    if not selects:
+        return str(cfg.strategy.name)
     sel = cfg.strategy.get("selector") or {}
     target = sel.get("_target_") if hasattr(sel, "get") else sel
     name = target or (cfg.get("selector") or {}).get("name") or (cfg.get("selector") or {}).get("_target_")

@@ -187,7 +187,9 @@ class ScoreCache:
         if stored.key not in self._oracle:
             best: dict[int, bool] = {}
             for cand in stored.candidates:
-                scored = score_candidate(cand.output_dir, stored.task.root, profile="official")
+                scored = score_candidate(
+                    cand.output_dir, stored.task.root, profile="official", unreadable_as_missing=True
+                )
                 for s in scored.per_sample:
                     best[int(s.index)] = best.get(int(s.index), False) or e2e_pass(s.to_dict())
             self._oracle[stored.key] = sum(best.values()) / len(best) if best else float("nan")

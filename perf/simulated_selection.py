@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 import tempfile
 import time
@@ -48,26 +47,8 @@ from validator.validate import validate
 AGENT_DIR = "agent1_data_organization"
 
 
-def _readable_copy(pred: Path, dest: Path) -> Path:
-    # The scorer (like the reference, SPEC §6 bug 12) refuses a whole folder when one JSON's top level is not
-    # an object; for a per-candidate bound such a sample simply counts as missing.
-    if dest.exists():
-        shutil.rmtree(dest)
-    shutil.copytree(pred, dest)
-    for path in (dest / "standardized_annotations").glob("*.json"):
-        try:
-            ok = isinstance(json.loads(path.read_text(encoding="utf-8")), dict)
-        except ValueError:
-            ok = False
-        if not ok:
-            path.unlink()
-    return dest
-
-
 def _e2e_by_index(pred: Path, root: Path) -> dict[int, bool]:
-    scored = score_candidate(pred, root, profile="official")
-    if scored.error:
-        scored = score_candidate(_readable_copy(pred, pred.parent / "readable"), root, profile="official")
+    scored = score_candidate(pred, root, profile="official", unreadable_as_missing=True)
     if scored.error:
         raise RuntimeError(f"{root.name}: {scored.error}")
     return {int(s.index): e2e_pass(s.to_dict()) for s in scored.per_sample}

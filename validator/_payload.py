@@ -171,3 +171,86 @@ def coco_mask(annotation: dict[str, Any], height: int, width: int) -> np.ndarray
             return f"RLE size {list(mask.shape)} is not the image's [{height}, {width}] ([height, width])"
         return mask
     return "segmentation is neither polygons nor an RLE"
+
+
+_CORNER_COLUMNS = (
+    ("x_min", "y_min", "x_max", "y_max"),
+    ("xmin", "ymin", "xmax", "ymax"),
+    ("x1", "y1", "x2", "y2"),
+)
+_SIZE_COLUMNS = (
+    ("x", "y", "width", "height"),
+    ("x", "y", "w", "h"),
+    ("bbox_x", "bbox_y", "bbox_w", "bbox_h"),
+)
+
+
+def table_boxes(header: list[str], rows: list[list[str]]) -> list[list[float]]:
+    """``[x, y, w, h]`` boxes from table rows whose header names corner or size columns (else none).
+
+    Args:
+        header: The table's header cells.
+        rows: The rows that belong to the sample.
+
+    Returns:
+        The boxes, converted to ``[x, y, w, h]``; rows with a non-numeric coordinate are skipped.
+    """
+    names = [h.strip().lower() for h in header]
+    for columns, corners in [(c, True) for c in _CORNER_COLUMNS] + [(c, False) for c in _SIZE_COLUMNS]:
+        if all(c in names for c in columns):
+            cols = [names.index(c) for c in columns]
+            out = []
+            for row in rows:
+                try:
+                    a, b, c, d = (float(row[k]) for k in cols)
+                except (ValueError, IndexError):
+                    continue
+                out.append([a, b, c - a, d - b] if corners else [a, b, c, d])
+            return out
+    return []
+
+
+def yolo_boxes(lines: list[str], width: int, height: int) -> list[list[float]]:
+    """``[x, y, w, h]`` pixel boxes from YOLO lines ``class cx cy w h`` (normalised to [0, 1])."""
+    out = []
+    for line in lines:
+        parts = line.split()
+        try:
+            cx, cy, w, h = (float(v) for v in parts[1:5])
+        except ValueError:
+            return []
+        if len(parts) != 5 or not all(0.0 <= v <= 1.0 for v in (cx, cy, w, h)):
+            return []
+        out.append([(cx - w / 2) * width, (cy - h / 2) * height, w * width, h * height])
+    return out
+
+
+def coco_boxes(doc: Any, file_names: set[str]) -> list[list[float]]:
+    """The ``bbox`` of every COCO annotation whose image's ``file_name`` basename is in ``file_names``."""
+    if not isinstance(doc, dict):
+        return []
+    images: list[Any] = doc["images"] if isinstance(doc.get("images"), list) else []
+    ids = {
+        im.get("id")
+        for im in images
+        if isinstance(im, dict)
+        and str(im.get("file_name", "")).replace("\\", "/").rsplit("/", 1)[-1] in file_names
+    }
+    anns: list[Any] = doc["annotations"] if isinstance(doc.get("annotations"), list) else []
+    return [
+        [float(v) for v in a["bbox"]]
+        for a in anns
+        if isinstance(a, dict)
+        and a.get("image_id") in ids
+        and isinstance(a.get("bbox"), list)
+        and len(a["bbox"]) == 4
+    ]
+
+
+def box_iou(a: list[float], b: list[float]) -> float:
+    """Intersection over union of two ``[x, y, w, h]`` boxes."""
+    ix = max(0.0, min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    union = a[2] * a[3] + b[2] * b[3] - inter
+    return inter / union if union > 0 else 0.0

@@ -188,6 +188,8 @@ class LabelFacts:
         shape: The label array's shape (``(z, h, w)`` for a volume, ``(h, w)`` for a plane).
         ids: The distinct values it holds.
         key: The container member read (``label``, ``mask`` ...), when the file is a container.
+        colour: Whether the file holds colour whose channels differ (read at its first channel): a picture,
+            not a label map, though a few colours may pass the id test.
     """
 
     ok: bool
@@ -195,6 +197,7 @@ class LabelFacts:
     shape: tuple[int, ...] = ()
     ids: tuple[int, ...] = ()
     key: str | None = None
+    colour: bool = False
 
 
 def label_facts(path: Path) -> LabelFacts:
@@ -232,14 +235,17 @@ def _read_label(path: Path) -> LabelFacts:
     except (MedioError, OSError, ValueError, IndexError, KeyError) as exc:
         return LabelFacts(False, f"cannot read {path.name}: {exc}")
     arr = np.asarray(image.array)
+    colour = False
     if (image.meta.axes or "").endswith("C") and arr.ndim >= 3:
+        channels = arr[..., : min(arr.shape[-1], 3)]
+        colour = bool(channels.shape[-1] > 1 and (channels != channels[..., :1]).any())
         arr = arr[..., 0]
     if arr.dtype.kind == "f" and arr.size and np.array_equal(arr, np.round(arr)):
         arr = arr.astype(np.int64)
     if arr.dtype.kind not in "iub" or arr.ndim not in (2, 3):
         return LabelFacts(False, f"{path.name} is not an integer label map ({arr.dtype}, {arr.ndim}D)")
     ids = distinct_values(arr.astype(np.uint16) if arr.dtype.kind == "b" else arr)
-    return LabelFacts(True, "", tuple(int(s) for s in arr.shape), tuple(ids), member)
+    return LabelFacts(True, "", tuple(int(s) for s in arr.shape), tuple(ids), member, colour)
 
 
 LABEL_MEMBER_WORDS = ("label", "class", "target")
@@ -529,6 +535,32 @@ def table_row_cells(path: Path, row: int) -> list[str]:
     return cached
 
 
+def bbox_source(path: Path, max_bytes: int = 20_000_000) -> tuple[str, Any]:
+    """A raw box file parsed once: ``("table", (header, rows))`` for CSV/TSV, ``("coco", doc)`` for JSON,
+    ``("lines", lines)`` for TXT, or ``("", None)`` when it is none of them or cannot be read (cached)."""
+    key = _key(path, {}, "bbox")
+    if key is None:
+        return "", None
+    cached: tuple[str, Any] | None = _LABELS.get(key)
+    if cached is None:
+        cached = ("", None)
+        suffix = path.suffix.lower()
+        try:
+            if path.stat().st_size <= max_bytes and suffix in {".csv", ".tsv"}:
+                with path.open(newline="", encoding="utf-8", errors="replace") as fh:
+                    rows = list(csv.reader(fh, dialect="excel-tab" if suffix == ".tsv" else "excel"))
+                cached = ("table", (rows[0], rows[1:])) if rows else cached
+            elif path.stat().st_size <= max_bytes and suffix == ".json":
+                with path.open(encoding="utf-8", errors="replace") as fh:
+                    cached = ("coco", json.load(fh))
+            elif path.stat().st_size <= max_bytes and suffix == ".txt":
+                cached = ("lines", [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()])
+        except (OSError, csv.Error, ValueError) as exc:
+            log.debug("cannot read box file %s: %s", path, exc)
+        _LABELS.put(key, cached)
+    return cached
+
+
 @dataclass(frozen=True)
 class LabelIndex:
     """The label tables with every cell normalised (`norm_token`), indexed by cell value.
@@ -566,10 +598,44 @@ def label_index(dataset_root: Path) -> LabelIndex:
     return cached
 
 
+_CODE_HEADER = ("label", "class", "group", "diagnosis", "target", "category", "grade")
+_CODES: dict[tuple[str, Any], dict[str, tuple[str, ...]]] = {}
+
+
+def label_codes(dataset_root: Path) -> dict[str, tuple[str, ...]]:
+    """Class codes the CSV/TSV tables under ``data/`` give per row: normalised cell → the integer values of
+    that row's columns named like a class (``label``, ``group_code``, ``diagnosis`` ...), once per dataset.
+
+    A table such as ``patient,height,group_code`` names the class by its id; the name is elsewhere (a README),
+    so the id itself is the evidence.
+    """
+    data = dataset_root / "data"
+    key = (str(data), file_signature(data))
+    cached = _CODES.get(key)
+    if cached is None:
+        found: dict[str, set[str]] = {}
+        header: list[str] = []
+        for row in label_tables(dataset_root):
+            cells = [c.strip() for c in row]
+            if cells and not any(c.lstrip("-").isdigit() for c in cells):
+                header = [c.lower() for c in cells]  # a header row starts a new table
+                continue
+            if len(cells) != len(header):
+                continue  # not a row of the table this header starts (another file's rows)
+            coded = [k for k, h in enumerate(header) if any(w in h for w in _CODE_HEADER)]
+            codes = {cells[k] for k in coded if k < len(cells) and cells[k].isdigit()}
+            for cell in cells:
+                if codes and (token := norm_token(cell)):
+                    found.setdefault(token, set()).update(codes)
+        cached = {k: tuple(sorted(v)) for k, v in found.items()}
+        _CODES[key] = cached
+    return cached
+
+
 def clear_caches() -> None:
     """Forget every cached header, render, grey copy and label table (cold-start measurements)."""
     caches = (_FACTS, _RENDERS, _WRITTEN, _WRITTEN_BY_CONTENT, _MASK_IDS, _TABLES, _LABEL_INDEX, _LABELS)
-    for cache in (*caches, _STATS, _WRITTEN_STATS):
+    for cache in (*caches, _STATS, _WRITTEN_STATS, _CODES):
         cache.clear()
     box_weights.cache_clear()
     box_windows.cache_clear()

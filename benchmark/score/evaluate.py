@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import tempfile
 from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -34,7 +36,11 @@ def default_models(dataset_root: Path) -> list[str]:
 
 
 def score_candidate(
-    pred_dir: str | Path, dataset_root: str | Path, *, profile: str | Profile = "official"
+    pred_dir: str | Path,
+    dataset_root: str | Path,
+    *,
+    profile: str | Profile = "official",
+    unreadable_as_missing: bool = False,
 ) -> DatasetScore:
     """Score one output folder against its dataset's own ground truth (found and loaded here).
 
@@ -45,6 +51,9 @@ def score_candidate(
         pred_dir: An ``agent1_data_organization`` folder.
         dataset_root: The dataset root holding ``VLM/ground_truth*.json``.
         profile: ``official``, ``strict`` or a :class:`Profile`.
+        unreadable_as_missing: When the folder fails as a whole because some per-image JSON is not an object
+            (the reference scorer crashes on it, SPEC §6 bug 12), score it again with those samples missing.
+            For per-candidate analysis (a best-of-n bound), never for a run's own result.
 
     Returns:
         The score; ``error`` is set when the ground truth is missing or unreadable. Never raises.
@@ -53,7 +62,31 @@ def score_candidate(
         gt = load_ground_truth_dict(ground_truth_path(Path(dataset_root)))
     except BenchmarkError as exc:
         return DatasetScore(error=str(exc))
-    return score_prediction(pred_dir, gt, profile=profile, dataset_root=dataset_root)
+    scored = score_prediction(pred_dir, gt, profile=profile, dataset_root=dataset_root)
+    if scored.error and unreadable_as_missing:
+        with tempfile.TemporaryDirectory(prefix="score-objects-") as tmp:
+            view = _objects_only(Path(pred_dir), Path(tmp) / AGENT_DIR)
+            if view is not None:
+                scored = score_prediction(view, gt, profile=profile, dataset_root=dataset_root)
+    return scored
+
+
+def _objects_only(pred_dir: Path, view: Path) -> Path | None:
+    """Link ``pred_dir`` into ``view`` without the per-image JSON files that are not objects; None if none."""
+    dropped = False
+    for path in sorted(p for p in pred_dir.rglob("*") if p.is_file()):
+        rel = path.relative_to(pred_dir)
+        if rel.parts[0] == "standardized_annotations" and path.suffix == ".json":
+            try:
+                keep = isinstance(json.loads(path.read_text(encoding="utf-8")), dict)
+            except (OSError, ValueError):
+                keep = False
+            if not keep:
+                dropped = True
+                continue
+        (view / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(path.resolve(), view / rel)
+    return view if dropped else None
 
 
 def score_dataset(

@@ -107,3 +107,24 @@ def test_a_dataset_without_a_correct_output_stops_the_run_before_any_work(
     with pytest.raises(SimulationSourceMissing, match=r"--oracle oracle"):
         run_experiment(cfg, tmp_path / "run")
     assert not (tmp_path / "run" / "candidates").exists()
+
+
+def test_the_ablation_says_which_rows_ran_on_simulated_candidates(tmp_path: Path) -> None:
+    from benchmark.score.constants import METRIC_NAMES
+    from experiments.ablation import write_ablation
+
+    sweep = tmp_path / "sweep"
+    for job, (strategy, simulated) in enumerate((("s0", False), ("s3", True))):
+        folder = sweep / f"{job}_{strategy}"
+        (folder / ".hydra").mkdir(parents=True)
+        metrics = {k: 0.8 for k in METRIC_NAMES}
+        doc = {"profile": "official", "macro": metrics, "datasets": {"d0": metrics, "d1": metrics}}
+        if simulated:
+            doc["simulation"] = True
+        (folder / "metrics.json").write_text(json.dumps(doc))
+        (folder / "usage.json").write_text(json.dumps({"total": {"calls": 1}, "candidates": 1}))
+        (folder / "run.json").write_text(json.dumps({"strategy": strategy, "config": {"run": {"seed": 0}}}))
+        (folder / ".hydra" / "overrides.yaml").write_text(f"- strategy={strategy}\n")
+    write_ablation(sweep, figure=False)
+    md = (sweep / "ablation.md").read_text()
+    assert "**Simulation**: s3 ran on simulated candidates" in md

@@ -28,6 +28,7 @@ from validator.validate import clear_cache, validate
 FAMILIES = {
     "synth-histology-png": "classification 2D",
     "synth-organ-npz-shards": "classification 2D, records of one NPZ",
+    "synth-cardiac-cine-4d": "classification 3D, class codes in a table",
     "synth-glioma-h5": "segmentation 2D, HDF5 image + mask",
     "synth-nuclei-tiff16": "segmentation 2D",
     "synth-kidney-ct-nifti": "segmentation 3D, the label volume is the source",
@@ -309,3 +310,46 @@ def test_a_respelled_dataset_name_disagrees_with_the_other_samples(
     _edit(cand, 0, lambda d: d["record"].update(dataset_name=d["record"]["dataset_name"].upper()))
     assert _score(cand, dataset, 0, "consistent_across_samples") < 1.0
     assert _score(cand, dataset, 1, "consistent_across_samples") == 1.0
+
+
+def test_xyxy_boxes_disagree_with_the_raw_box_file(family_suite: Path, tmp_path: Path) -> None:
+    # the raw CSV holds corners; the oracle wrote [x, y, w, h]
+    dataset = family_suite / "synth-chest-xray-dicom"
+    cand = _copy(family_suite, "synth-chest-xray-dicom", tmp_path)
+    assert _score(cand, dataset, 0, "boxes_inside_image") == 1.0
+
+    def corners(d: dict[str, Any]) -> None:
+        for box in d["tasks"]["detection"]["boxes2d"]:
+            x, y, w, h = box["bbox"]
+            box["bbox"] = [x, y, x + w, y + h]
+
+    _edit(cand, 0, corners)
+    assert _score(cand, dataset, 0, "boxes_inside_image") < 1.0
+    # the same corners, declared as such, are the raw boxes again
+    _edit(cand, 0, lambda d: [b.update(bbox_format="xyxy") for b in d["tasks"]["detection"]["boxes2d"]])
+    assert _score(cand, dataset, 0, "boxes_inside_image") == 1.0
+
+
+def test_a_subject_id_that_names_another_samples_file(family_suite: Path, tmp_path: Path) -> None:
+    """The neighbour's id is a prefix of its file stem (``abd_028`` in ``abd_028_ct.nrrd``)."""
+    dataset = family_suite / "synth-histology-png"
+    cand = _copy(family_suite, "synth-histology-png", tmp_path)
+    other = json.loads((cand / "standardized_annotations/4.json").read_text())["context"]["sample"]["extra"]
+    stem = Path(other["source_file"]).stem  # "ADI-TCGA 1000": the id part is the words after the tissue code
+    _edit(cand, 0, lambda d: d["context"]["sample"].update(subject_id=stem.split("-", 1)[1]))
+    assert _score(cand, dataset, 0, "subject_id_identifies_sample") == 0.0
+
+
+def test_wrong_label_against_a_class_code_column(family_suite: Path, tmp_path: Path) -> None:
+    """Info.csv gives each patient's group_code (the class id); the class names are only in a README."""
+    dataset = family_suite / "synth-cardiac-cine-4d"
+    cand = _copy(family_suite, "synth-cardiac-cine-4d", tmp_path)
+    assert _score(cand, dataset, 0, "label_in_class_table") == 1.0
+
+    def flip(d: dict[str, Any]) -> None:
+        block = d["tasks"]["classification"]
+        other = next(k for k in block["class_names"] if str(k) != str(block["label"]))
+        block.update(label=int(other), label_name=block["class_names"][other])
+
+    _edit(cand, 0, flip)
+    assert _score(cand, dataset, 0, "label_in_class_table") == 0.0

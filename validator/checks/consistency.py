@@ -29,9 +29,10 @@ import numpy as np
 import medio
 from medio.sniff import split_suffix
 from validator import _raw
+from validator._values import nonmissing, norm_token
 from validator.registry import check
 from validator.report import CheckResult
-from validator.sample import SampleView, file_signature
+from validator.sample import SampleView, file_signature, stat_path
 
 log = logging.getLogger(__name__)
 
@@ -146,34 +147,40 @@ def subject_id_identifies_sample(sample: SampleView) -> CheckResult:
     )
 
 
-def _path_tokens(relpath: str) -> set[str]:
+def _path_words(relpath: str) -> str:
+    """A path's folder names and file stem as normalised words, each part fenced by `` | ``."""
     parts = relpath.split("/")
-    return {_norm(p) for p in parts[:-1]} | {_norm(_stem(parts[-1])), _norm(parts[-1])}
+    words = [norm_token(p) for p in (*parts[:-1], _stem(parts[-1]))]
+    return " | " + " | ".join(w for w in words if w) + " | "
 
 
-def _token_owners(sample: SampleView) -> dict[str, set[int]]:
-    """Per path token (folder name, file stem), the manifest samples whose path holds it (per candidate)."""
+def _manifest_words(sample: SampleView) -> tuple[list[tuple[int, str]], frozenset[str]]:
+    """Per manifest sample its path words, and every word of every path (once per candidate)."""
     peers = sample.peers or []
     holder = peers[0].memo if peers else sample.memo
-    if "subject_token_owners" not in holder:
-        owners: dict[str, set[int]] = {}
-        for p in peers:
-            if p.entry is not None:
-                for token in _path_tokens(p.entry.relpath):
-                    owners.setdefault(token, set()).add(p.index)
-        holder["subject_token_owners"] = owners
-    result: dict[str, set[int]] = holder["subject_token_owners"]
+    if "subject_path_words" not in holder:
+        words = [(p.index, _path_words(p.entry.relpath).replace(" | ", "  ")) for p in peers if p.entry]
+        vocabulary = frozenset(w for _, text in words for w in text.split())
+        holder["subject_path_words"] = (words, vocabulary)
+    result: tuple[list[tuple[int, str]], frozenset[str]] = holder["subject_path_words"]
     return result
 
 
 def _names_other_sample(sample: SampleView, value: Any) -> int | None:
-    """The manifest sample whose path names ``value`` when this sample's path does not (a neighbour's id)."""
-    if not isinstance(value, str) or sample.entry is None or not _norm(value):
+    """The manifest sample whose path names ``value`` (as whole words of a folder or file stem) when this
+    sample's path does not: the id was copied from a neighbour."""
+    token = norm_token(value) if isinstance(value, str) and nonmissing(value) else ""
+    if sample.entry is None or len(token) < 3:
         return None
-    owners = _token_owners(sample).get(_norm(value), set())
-    if not owners or sample.index in owners:
+    needle = f" {token} "
+    mine = _path_words(sample.entry.relpath).replace(" | ", "  ")
+    if needle in mine:
         return None
-    return min(owners)
+    words, vocabulary = _manifest_words(sample)
+    if not set(token.split()) <= vocabulary:
+        return None  # some word of the id is in no manifest path: no need to scan them
+    owners = [i for i, text in words if needle in text]
+    return min(owners) if owners else None
 
 
 # ----- slice / frame rule ---------------------------------------------------------------------------------
@@ -302,11 +309,11 @@ def task_matches_source_kind(sample: SampleView) -> CheckResult:
     if task in ("segmentation", ""):
         return CheckResult.ok((TASK,))
     path = sample.dataset_path(sample.entry.relpath)
-    if path is None or not path.is_file():
+    if path is None or stat_path(path) is None:
         return CheckResult.ok((TASK,), skipped="the manifest file is not there")
     facts = _raw.label_facts(path)
     max_ids = int(sample.option("label_map_max_ids", 16))
-    if not facts.ok or not 2 <= len(facts.ids) <= max_ids:
+    if not facts.ok or facts.colour or not 2 <= len(facts.ids) <= max_ids:
         return CheckResult.ok((TASK,))
     what = f"its member {facts.key!r}" if facts.key else "it"
     return CheckResult.fail(

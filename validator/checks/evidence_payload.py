@@ -267,11 +267,57 @@ def boxes_inside_image(sample: SampleView) -> CheckResult:
             problems.append(f"box {k} category_id {cid!r} is not in tasks.detection.class_names")
         elif isinstance(table, dict) and box.get("category_name") not in (None, table.get(str(cid))):
             problems.append(f"box {k} category_name {box.get('category_name')!r} is not class_names[{cid}]")
+    if not problems and w is not None and h is not None:
+        problems += _boxes_against_raw(sample, boxes, (w, h))
     if problems:
         return CheckResult(
             1 - len(problems) / (len(problems) + len(boxes) + 1), "; ".join(problems[:4]), (field,)
         )
     return CheckResult.ok((field,))
+
+
+def _raw_boxes(sample: SampleView, size: tuple[int, int]) -> list[list[float]] | None:
+    """The sample's boxes in ``extra.bbox_file`` (CSV/TSV rows naming the source, COCO JSON, YOLO TXT), in
+    the written image's pixels; None when the file states none for this sample in a layout read here."""
+    path = sample.dataset_path(sample.extra.get("bbox_file"))
+    src = source_value(sample) or (sample.entry.relpath if sample.entry else "")
+    if path is None or not path.is_file() or not src:
+        return None
+    name = str(src).replace("\\", "/").rsplit("/", 1)[-1]
+    stem = name.rsplit(".", 1)[0]
+    kind, data = _raw.bbox_source(path)
+    boxes: list[list[float]] = []
+    if kind == "table":
+        header, rows = data
+        mine = [r for r in rows if any(c.strip() in (name, stem) for c in r[:3])]
+        boxes = _payload.table_boxes(header, mine)
+    elif kind == "coco":
+        boxes = _payload.coco_boxes(data, {name})
+    elif kind == "lines" and Path(path).stem == stem:
+        boxes = _payload.yolo_boxes(data, *size)
+    if not boxes:
+        return None
+    source, _ = declared_source(sample)
+    facts = _raw.source_facts(source, read_options(sample)) if source is not None else None
+    if facts is not None and facts.ok and facts.axes.startswith("YX") and len(facts.shape) >= 2:
+        sy, sx = size[1] / facts.shape[0], size[0] / facts.shape[1]  # the image may be a resized rendering
+        boxes = [[b[0] * sx, b[1] * sy, b[2] * sx, b[3] * sy] for b in boxes]
+    return boxes
+
+
+def _boxes_against_raw(sample: SampleView, boxes: list[Any], size: tuple[int, int]) -> list[str]:
+    """Each written box must overlap a box the raw bbox_file gives for this sample (IoU ≥ 0.5)."""
+    raw = _raw_boxes(sample, size)
+    if raw is None:
+        return []
+    out = []
+    for k, box in enumerate(boxes):
+        bbox = [float(v) for v in box["bbox"]]
+        if norm_token(box.get("bbox_format")) in {"xyxy", "x1y1x2y2", "corners"}:
+            bbox = [bbox[0], bbox[1], bbox[2] - bbox[0], bbox[3] - bbox[1]]
+        if max((_payload.box_iou(bbox, r) for r in raw), default=0.0) < 0.5:
+            out.append(f"box {k} {box['bbox']} matches no box of the raw bbox_file ([x, y, w, h] in pixels)")
+    return out
 
 
 _MAX_ROWS_PER_TOKEN = 10  # a token naming more rows (a split, a site) says nothing about this sample
@@ -297,6 +343,11 @@ def _label_evidence(sample: SampleView, names: dict[str, str]) -> set[str]:
         if len(rows) <= _MAX_ROWS_PER_TOKEN:
             for cells in rows:
                 found |= {tokens[c] for c in cells if c in tokens}
+    if not found:
+        codes = _raw.label_codes(sample.dataset_root)
+        hits = [set(codes[k]) for k in keys - {"", "data"} if k in codes]
+        if len(hits) == 1 and len(hits[0]) == 1:  # one row, one code: the class id itself
+            found |= hits[0] & set(names)
     source, _ = declared_source(sample)
     row = read_options(sample).get("index")
     if not found and source is not None and isinstance(row, int):

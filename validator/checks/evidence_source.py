@@ -12,6 +12,7 @@ from __future__ import annotations
 import posixpath
 import re
 import stat
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,7 @@ def read_options(sample: SampleView) -> dict[str, Any]:
     """
     if "read_options" not in sample.memo:
         declared = _read_options(sample)
+        sample.memo["declared_read_options"] = declared
         sample.memo["read_options"] = declared  # guards against re-entry while the search runs
         sample.memo["read_options"] = _search_options(sample, declared)
     return dict(sample.memo["read_options"])
@@ -130,14 +132,24 @@ def _search_options(sample: SampleView, declared: dict[str, Any]) -> dict[str, A
     keys: list[str | None] = [declared.get("key")]
     if declared.get("key") is None and len(image_keys) > 1:
         keys = list(image_keys[:_MAX_SEARCH])
-    rel = _manifest_rel(sample)
-    listed = sum(1 for p in sample.peers or [] if p.entry is not None and p.entry.relpath == rel)
+    listed = _manifest_counts(sample)[0].get(_manifest_rel(sample), 0)
     stacked = declared.get("index") is None and listed > 1 and facts.ok and facts.axes.startswith("Z")
     if stacked:
         row = _record_by_id(sample, path, facts.keys)
         if row is not None:
             return {**declared, "index": row}
-    if len(keys) == 1 and not stacked:
+    dim = norm_dim(sample.get("media_geometry.media.dimension"))
+    # A 2D sample of a multi-frame DICOM/TIFF/GIF that names no frame: which frame is searched too.
+    framed = (
+        not stacked
+        and dim == "2d"
+        and declared.get("frame") is None
+        and facts.ok
+        and facts.format in {"dicom", "tiff", "gif"}
+        and facts.axes[:1] in ("Z", "T")
+        and 1 < facts.shape[0] <= _MAX_SEARCH
+    )
+    if len(keys) == 1 and not stacked and not framed:
         return declared
     image = sample.image
     size = int(sample.option("ncc_size", 32))
@@ -147,12 +159,13 @@ def _search_options(sample: SampleView, declared: dict[str, Any]) -> dict[str, A
         return declared
     slice_index, axis = _slice(sample)
     best: tuple[float, dict[str, Any]] = (-2.0, declared)
+    option = "index" if stacked else "frame" if framed else ""
     for key in keys:
         opts = {**declared, "key": key} if key is not None else dict(declared)
-        n = facts.shape[0] if stacked else 0
+        n = facts.shape[0] if option else 0
         for index in range(min(n, _MAX_SEARCH)) if n else [None]:
-            trial = {**opts, "index": index} if index is not None else opts
-            rendered = _raw.source_render(path, trial, None if stacked else slice_index, axis, size)
+            trial = {**opts, option: index} if index is not None else opts
+            rendered = _raw.source_render(path, trial, None if option else slice_index, axis, size)
             if not isinstance(rendered, str) and (r := _raw.ncc(rendered, written)) > best[0]:
                 best = (r, trial)
     return best[1]
@@ -165,10 +178,21 @@ def _manifest_rel(sample: SampleView) -> str:
     return sample.entry.relpath if sample.entry is not None else ""
 
 
+def _manifest_counts(sample: SampleView) -> tuple[Counter[str], Counter[str]]:
+    """How many manifest samples name each file, and how many live in each folder (once per candidate)."""
+    peers = sample.peers or []
+    holder = peers[0].memo if peers else sample.memo
+    if "manifest_counts" not in holder:
+        paths = [p.entry.relpath for p in peers if p.entry is not None]
+        holder["manifest_counts"] = (Counter(paths), Counter(posixpath.dirname(p) for p in paths))
+    counts: tuple[Counter[str], Counter[str]] = holder["manifest_counts"]
+    return counts
+
+
 def _record_by_id(sample: SampleView, path: Path, keys: tuple[str, ...]) -> int | None:
     """The record of a stacked container whose id member holds one of the sample's ids (if exactly one)."""
-    values = [v for f in _ID_FIELDS for v in (sample.extra.get(f), sample.get(f"context.sample.{f}"))]
-    ids = {str(v).strip() for v in values}
+    stated = [v for f in _ID_FIELDS for v in (sample.extra.get(f), sample.get(f"context.sample.{f}"))]
+    ids = {str(v).strip() for v in stated}
     ids = {v for v in ids if nonmissing(v) and v != "None"}
     if not ids:
         return None
@@ -248,8 +272,12 @@ def image_alternates(sample: SampleView, path: Path) -> list[Path]:
 
 def _shared_folder(sample: SampleView, path: Path) -> bool:
     """Whether another manifest sample's file lies in ``path``'s folder."""
-    others = (p for p in sample.peers or [] if p.entry is not None and p.index != sample.index)
-    return any((q := p.dataset_path(p.entry.relpath)) is not None and q.parent == path.parent for p in others)
+    if sample.entry is None or sample.dataset_root is None:
+        return False
+    folder = sample.dataset_path(posixpath.dirname(sample.entry.relpath) or ".")
+    if folder is None or folder != path.parent:
+        return False  # the source is not in the manifest file's folder: only that folder is counted
+    return _manifest_counts(sample)[1][posixpath.dirname(sample.entry.relpath)] > 1
 
 
 @check("source_in_dataset", weight=0.10, fields=(SOURCE,), high_risk=True)
@@ -412,12 +440,13 @@ def _resampled(sample: SampleView) -> bool:
 
 @dataclass(frozen=True)
 class _PeerRenders:
-    """Every peer's own source renderings: owner index, identity, unit-norm centred rows, pixel digests."""
+    """Every peer's own source renderings: owner index, identity, unit-norm centred rows, rows by pixel
+    digest."""
 
     owners: list[int]
     idents: list[Any]
     matrix: np.ndarray | None
-    digests: list[bytes]
+    by_digest: dict[bytes, list[int]]
 
 
 def _render_candidates(sample: SampleView) -> list[tuple[Path, dict[str, Any], int | None, int]]:
@@ -459,7 +488,11 @@ def _peer_renders(sample: SampleView, size: int) -> _PeerRenders | None:
                 idents.append(_ident(target, options, slice_index))
                 rows.append(centred / norm if norm >= 1e-6 else np.zeros_like(centred))
                 digests.append(stats.digest if stats is not None else b"")
-        holder[key] = _PeerRenders(owners, idents, np.stack(rows) if rows else None, digests)
+        by_digest: dict[bytes, list[int]] = {}
+        for k, digest in enumerate(digests):
+            if digest:
+                by_digest.setdefault(digest, []).append(k)
+        holder[key] = _PeerRenders(owners, idents, np.stack(rows) if rows else None, by_digest)
     result: _PeerRenders = holder[key]
     return result
 
@@ -477,22 +510,25 @@ def _closer_neighbour(
     if table is None or table.matrix is None:
         return None
     mine = {_ident(*c[:3]) for c in _render_candidates(sample)}
-    others = [
-        k for k, ident in enumerate(table.idents) if ident not in mine and table.owners[k] != sample.index
-    ]
+
+    def other(k: int) -> bool:
+        return table.owners[k] != sample.index and table.idents[k] not in mine
+
     if stats is not None and stats.digest:
-        for k in others:
-            if table.digests[k] == stats.digest:
+        for k in table.by_digest.get(stats.digest, ()):
+            if other(k):
                 return table.owners[k], 1.0
     centred = (written - written.mean()).ravel()
     norm = float(np.sqrt(np.dot(centred, centred)))
-    if norm < 1e-6 or not others:
+    if norm < 1e-6:
         return None
-    scores = table.matrix[others] @ (centred / norm)
-    best = int(np.argmax(scores))
+    scores = table.matrix @ (centred / norm)
     margin = float(sample.option("neighbour_margin", 0.05))
-    if scores[best] > r_own + margin:
-        return table.owners[others[best]], float(scores[best])
+    for k in np.argsort(-scores):  # best first; stop at the first row that is not this sample's own
+        if scores[k] <= r_own + margin:
+            return None
+        if other(int(k)):
+            return table.owners[int(k)], float(scores[k])
     return None
 
 
@@ -506,7 +542,10 @@ def dimension_matches_source(sample: SampleView) -> CheckResult:
     path, error = declared_source(sample)
     if path is None:
         return CheckResult(1.0, "", fields, {"skipped": error})  # source_in_dataset already reports it
-    facts = _raw.source_facts(read_target(sample, path), read_options(sample))
+    options = read_options(sample)
+    if sample.memo.get("declared_read_options", {}).get("frame") is None:
+        options.pop("frame", None)  # a searched frame shows what the image is, not what the source is
+    facts = _raw.source_facts(read_target(sample, path), options)
     if not facts.ok:
         return CheckResult(1.0, "", fields, {"skipped": facts.error})
     declared = norm_dim(sample.get("media_geometry.media.dimension"))
@@ -532,6 +571,8 @@ def dimension_matches_source(sample: SampleView) -> CheckResult:
 
 
 def _source_dims(facts: _raw.SourceFacts) -> set[str]:
+    if facts.axes.startswith("T") and facts.format == "dicom":
+        return {"video", "2d"}  # a multi-frame (cine) DICOM: the loop, or one frame of it
     if facts.axes.startswith("T") or (facts.format == "video"):
         return {"video"}
     multi = facts.n_frames is not None and facts.n_frames > 1
