@@ -24,11 +24,9 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from agents.base import FatalAgentError
-from benchmark.errors import BenchmarkError, is_storage_failure
 from experiments._config_path import config_dir
 from experiments.callbacks import PreflightFailed
-from experiments.suite import NoDatasetsError
+from experiments.help import fast_help
 from medio.cli_errors import (
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
@@ -40,22 +38,24 @@ from medio.cli_errors import (
     report_error,
     sigterm_as_sigint,
 )
-from strategies.registry import UnknownNameError
-from strategies.selectors import OracleNotAllowed
 
 PROG = "python -m experiments"
 EXIT_STORAGE = EXIT_NOTHING
 _DEBUG_ENV = "MEDSTRAT_DEBUG"  # set by `cli()` so jobs (also joblib workers) know --debug was given
 
-# Failures of the user's config or input: one line, exit 2.
-_CONFIG_ERRORS = (
-    UnknownNameError,
-    OracleNotAllowed,
-    NoDatasetsError,
-    BenchmarkError,
-    ValueError,
-    ImportError,
-)
+
+def _config_errors() -> tuple[type[Exception], ...]:
+    """Failures of the user's config or input: one line, exit 2.
+
+    Imported here, not at module level: ``--help`` and Hydra's own config errors never need the strategies,
+    the benchmark or the agents (their imports are most of the start-up time; docs/performance.md).
+    """
+    from benchmark.errors import BenchmarkError
+    from experiments.suite import NoDatasetsError
+    from strategies.registry import UnknownNameError
+    from strategies.selectors import OracleNotAllowed
+
+    return (UnknownNameError, OracleNotAllowed, NoDatasetsError, BenchmarkError, ValueError, ImportError)
 
 
 def _resume_hint(run_dir: Path) -> str:
@@ -76,7 +76,11 @@ def main(cfg: DictConfig) -> None:
     Args:
         cfg: The composed Hydra configuration.
     """
+    from agents.base import FatalAgentError
+    from benchmark.errors import is_storage_failure
     from experiments.run import NothingProduced, run_experiment
+
+    config_errors = _config_errors()
 
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     for handler in logging.getLogger().handlers:
@@ -91,7 +95,7 @@ def main(cfg: DictConfig) -> None:
     except NothingProduced as exc:
         print(f"{PROG}: error: {one_line(exc)} (run folder: {run_dir})", file=sys.stderr)
         sys.exit(EXIT_NOTHING)
-    except _CONFIG_ERRORS as exc:
+    except config_errors as exc:
         sys.exit(report_error(PROG, CliError(str(exc), EXIT_USAGE), debug=debug))
     except FatalAgentError as exc:
         # Every candidate would fail alike (rejected key, unknown model, dead endpoint): the run stopped.
@@ -154,6 +158,10 @@ def cli() -> int:
     # Hydra prints a multi-line report (and exits 1) unless HYDRA_FULL_ERROR is set, in which case it raises:
     # we set it so the exception reaches us and becomes one line (with the traceback only under --debug).
     os.environ["HYDRA_FULL_ERROR"] = "1"
+    help_text = fast_help(sys.argv[1:], config_dir())
+    if help_text is not None:
+        print(help_text)  # as Hydra prints it
+        return 0
     sigterm_as_sigint()
     try:
         main()

@@ -206,11 +206,12 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     start = time.perf_counter()
     resume, _ = resume_mode(cfg)
     strategy, agent, upper_bound = preflight(cfg, run_dir)
-    # Format libraries are imported here, in the main thread, before any worker thread exists: threads that
-    # import pydicom/nibabel for the first time concurrently get half-initialised modules (docs/medio.md).
-    medio.preload()
     root = benchmark_root(cfg.benchmark)
     datasets = select_datasets(root, cfg.benchmark.get("datasets"), cfg.benchmark.get("shard"))
+    # Format libraries are imported here, in the main thread, before any worker thread exists: threads that
+    # import pydicom/nibabel for the first time concurrently get half-initialised modules (docs/medio.md).
+    # Not earlier: a config error (unknown dataset, empty root) is reported without paying for the imports.
+    medio.preload()
     store_config(cfg, run_dir)
     executor = ThreadPoolExecutor(max_workers=int(cfg.run.get("workers") or os.cpu_count() or 2))
     profile = validator_profile(cfg.validator, run_dir / ".validator", cfg.strategy.get("profile"))

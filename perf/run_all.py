@@ -88,6 +88,22 @@ def scripts(suite: Path) -> list[Figure]:
     plan: list[tuple[str, list[str], list[tuple[str, str, str]]]] = [
         ("score_speed.py", [], [("scorer (168 conformance folders)", r"\((\d+) samples/s", "samples/s")]),
         (
+            "startup.py",
+            ["--runs", "3"],
+            [
+                (
+                    "startup: experiments --help (median of 3)",
+                    r"^python -m experiments --help\s+([\d.]+) s",
+                    "s",
+                ),
+                (
+                    "startup: benchmark.score --help (median of 3)",
+                    r"^python -m benchmark.score --help\s+([\d.]+) s",
+                    "s",
+                ),
+            ],
+        ),
+        (
             "validator_speed.py",
             [str(suite), "--repeats", "1", "--candidates", "2"],
             [

@@ -4,10 +4,42 @@ Public API: :func:`score_dataset`, :func:`score_candidate`, :func:`score_predict
 :func:`macro`, :class:`Profile`.
 """
 
-from benchmark.score.aggregate import macro
-from benchmark.score.dataset import DatasetScore, score_prediction
-from benchmark.score.evaluate import score_candidate, score_dataset, score_root, write_results
-from benchmark.score.profiles import OFFICIAL, STRICT, Profile
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from benchmark.score.aggregate import macro
+    from benchmark.score.dataset import DatasetScore, score_prediction
+    from benchmark.score.evaluate import score_candidate, score_dataset, score_root, write_results
+    from benchmark.score.profiles import OFFICIAL, STRICT, Profile
+
+# Loaded on first use (PEP 562): `python -m benchmark.score --help` and a lookup of the profile names must not
+# pay for numpy, pydantic's ground-truth models and the metric modules (docs/performance.md, start-up).
+_LAZY = {
+    "macro": "aggregate",
+    "DatasetScore": "dataset",
+    "score_prediction": "dataset",
+    "score_candidate": "evaluate",
+    "score_dataset": "evaluate",
+    "score_root": "evaluate",
+    "write_results": "evaluate",
+    "OFFICIAL": "profiles",
+    "STRICT": "profiles",
+    "Profile": "profiles",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the public name's module on first access."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "OFFICIAL",

@@ -12,21 +12,13 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from benchmark.discover import discover
 from benchmark.errors import BenchmarkError
 from benchmark.layout import AGENT_DIR
-from benchmark.score.analysis import macro_table, render
-from benchmark.score.constants import METRIC_NAMES
-from benchmark.score.evaluate import (
-    dataset_root_of,
-    default_models,
-    default_output,
-    score_dataset,
-    score_root,
-    write_results,
-)
 from benchmark.score.profiles import PROFILES
 from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir, existing_path
+
+# The metric modules (numpy, pydantic's ground-truth models) and the tables (pandas) are imported in `main`,
+# after the arguments are parsed: `--help` and a usage error answer at once (docs/performance.md, start-up).
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -71,6 +63,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         Process exit code (0 on success, 2 on bad input; see docs/cli.md).
     """
     args = _parser().parse_args(argv)
+    from benchmark.discover import discover
+    from benchmark.score.analysis import macro_table, render
+    from benchmark.score.constants import METRIC_NAMES
+    from benchmark.score.evaluate import (
+        dataset_root_of,
+        default_models,
+        default_output,
+        score_dataset,
+        score_root,
+        write_results,
+    )
+
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if args.dataset_dir:
         root = dataset_root_of(existing_dir("--dataset-dir", args.dataset_dir))
