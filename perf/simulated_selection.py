@@ -174,6 +174,15 @@ def measure(
     return out
 
 
+def _over_seeds(result: dict[str, Any], name: str, key: str, kind: str) -> tuple[int, int]:
+    """(misses, opportunities) of one selector and mistake type summed over the seeds."""
+    m = c = 0
+    for doc in result["seeds"].values():
+        mm, cc = doc["macro"]["selectors"][name].get(key, {}).get(kind, (0, 0))
+        m, c = m + mm, c + cc
+    return m, c
+
+
 def markdown(result: dict[str, Any]) -> str:
     """The per-seed tables: E2E and ratio to the oracle, then the miss rate per mistake type."""
     names = result["config"]["selectors"]
@@ -216,10 +225,7 @@ def markdown(result: dict[str, Any]) -> str:
     for kind in kinds:
         cells = []
         for name in names:
-            m = c = 0
-            for d in result["seeds"].values():
-                mm, cc = d["macro"]["selectors"][name]["miss"].get(kind, (0, 0))
-                m, c = m + mm, c + cc
+            m, c = _over_seeds(result, name, "miss", kind)
             cells.append(f"{100 * m / c:.1f} % ({m}/{c})" if c else "—")
         info = MISTAKES[kind]
         lines.append(
@@ -238,10 +244,7 @@ def markdown(result: dict[str, Any]) -> str:
     for kind in kinds:
         cells = []
         for name in names:
-            m = c = 0
-            for d in result["seeds"].values():
-                mm, cc = d["macro"]["selectors"][name].get("dominated", {}).get(kind, (0, 0))
-                m, c = m + mm, c + cc
+            m, c = _over_seeds(result, name, "dominated", kind)
             cells.append(f"{m}/{c}" if c else "—")
         evidence = "yes" if MISTAKES[kind].raw_evidence else "no"
         lines.append(f"| {kind} | {evidence} | " + " | ".join(cells) + " |")
