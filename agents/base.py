@@ -191,6 +191,8 @@ class Candidate:
         reason: Why it failed or why it stopped early (a limit, the budget); None after a normal finish.
         candidate_index: Which candidate of the task this is.
         agent: The agent's name.
+        skipped: Samples the agent deliberately wrote nothing for, and why, in one line each (e.g. the
+            ``medio`` error of an undecodable source); strategies put the reason in the sample's decision.
     """
 
     output_dir: Path
@@ -200,6 +202,7 @@ class Candidate:
     reason: str | None = None
     candidate_index: int = 0
     agent: str = ""
+    skipped: dict[int, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -216,6 +219,7 @@ class Candidate:
             "reason": self.reason,
             "candidate_index": self.candidate_index,
             "agent": self.agent,
+            "skipped": {str(k): v for k, v in sorted(self.skipped.items())},
         }
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+import medio
 from agents.base import Agent, Task, Usage
 from benchmark.atomic import atomic_write_json
 from benchmark.discover import Dataset
@@ -40,7 +41,7 @@ from experiments.mistakes import format_miss_table, run_mistakes
 from experiments.progress import Progress
 from experiments.results import PROFILES, export_dataset, format_table, score_exports, write_outputs
 from experiments.resume import check_resume, resume_mode, store_config
-from experiments.suite import ensure_bundled_suite, select_datasets
+from experiments.suite import ensure_bundled_suite, ensure_realfiles_suite, select_datasets
 from strategies._context import BudgetGate, RunContext, use
 from strategies.base import ProfileValidator, Strategy, Validator, strategies
 
@@ -76,9 +77,12 @@ class RunOutcome:
 
 
 def benchmark_root(cfg: DictConfig) -> Path:
-    """The benchmark root: ``benchmark.root`` when set, else the bundled suite (generated on first use)."""
+    """The benchmark root: ``benchmark.root`` when set, else the bundled or (``benchmark=realfiles``) the
+    realfiles suite, generated on first use."""
     if cfg.get("root"):
         return Path(str(cfg.root)).expanduser()
+    if cfg.get("suite") == "realfiles":
+        return ensure_realfiles_suite(cfg.get("cache_dir"))
     return ensure_bundled_suite(str(cfg.get("size", "small")), int(cfg.get("seed", 0)), cfg.get("cache_dir"))
 
 
@@ -194,6 +198,9 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     start = time.perf_counter()
     resume, _ = resume_mode(cfg)
     strategy, agent, upper_bound = preflight(cfg, run_dir)
+    # Format libraries are imported here, in the main thread, before any worker thread exists: threads that
+    # import pydicom/nibabel for the first time concurrently get half-initialised modules (docs/medio.md).
+    medio.preload()
     root = benchmark_root(cfg.benchmark)
     datasets = select_datasets(root, cfg.benchmark.get("datasets"), cfg.benchmark.get("shard"))
     store_config(cfg, run_dir)

@@ -1,20 +1,29 @@
-"""Where the benchmark of a run comes from: the bundled suite (generated once into a cache folder, under a
-file lock so parallel jobs of a sweep do not race) or a folder on disk; plus the dataset
+"""Where the benchmark of a run comes from: the bundled or the realfiles suite (generated once into a cache
+folder, under a file lock so parallel jobs of a sweep do not race) or a folder on disk; plus the dataset
 filter and ``k/n`` sharding."""
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
+import json
 import logging
 import os
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from benchmark.discover import Dataset, discover
 
-__all__ = ["NoDatasetsError", "cache_root", "ensure_bundled_suite", "parse_shard", "select_datasets"]
+__all__ = [
+    "NoDatasetsError",
+    "cache_root",
+    "ensure_bundled_suite",
+    "ensure_realfiles_suite",
+    "parse_shard",
+    "select_datasets",
+]
 
 log = logging.getLogger(__name__)
 
@@ -46,19 +55,58 @@ def ensure_bundled_suite(size: str = "small", seed: int = 0, cache_dir: str | Pa
     """
     from benchmark.synth.suite import generate_suite
 
+    return _cached_suite(
+        f"suite-{size}-{seed}",
+        lambda out: generate_suite(out, size=size, seed=seed),  # type: ignore[arg-type]
+        f"the bundled suite ({size}, seed {seed})",
+        cache_dir,
+    )
+
+
+def ensure_realfiles_suite(cache_dir: str | Path | None = None) -> Path:
+    """Return the realfiles suite's root (``benchmark=realfiles``), building it first if it is not cached.
+
+    The cache key covers what the suite's bytes depend on: the pydicom and nibabel versions (their test files)
+    and the source of the suite builder and of ``medio`` (the ground truth is rendered with it).
+
+    Args:
+        cache_dir: Cache folder (default: `cache_root`).
+
+    Returns:
+        ``<cache>/realfiles-<key>``.
+    """
+    import benchmark.realfiles
+    import medio
+    from benchmark.realfiles import build_realfiles
+    from benchmark.realfiles.sources import source_versions
+
+    digest = hashlib.sha256(json.dumps(source_versions(), sort_keys=True).encode())
+    for package in (benchmark.realfiles, medio):
+        for path in sorted(Path(str(package.__file__)).parent.glob("*.py")):
+            digest.update(path.name.encode() + path.read_bytes())
+    return _cached_suite(
+        f"realfiles-{digest.hexdigest()[:12]}",
+        lambda out: build_realfiles(out),
+        "the realfiles suite",
+        cache_dir,
+    )
+
+
+def _cached_suite(key: str, build: Callable[[Path], Any], what: str, cache_dir: str | Path | None) -> Path:
+    """Build a suite once into ``<cache>/<key>`` under a file lock (parallel jobs of a sweep wait)."""
     base = Path(cache_dir).expanduser() if cache_dir else cache_root()
-    target = base / f"suite-{size}-{seed}"
+    target = base / key
     if (target / COMPLETE_MARKER).is_file():
         return target
     base.mkdir(parents=True, exist_ok=True)
-    with open(base / f".suite-{size}-{seed}.lock", "w") as lock:
+    with open(base / f".{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # the second job of a sweep waits here, then finds the marker
         if not (target / COMPLETE_MARKER).is_file():
             # INFO: a one-time, expected step, not something to act on (the run's log file keeps it).
-            log.info("generating the bundled suite (%s, seed %d) into %s", size, seed, target)
-            tmp = base / f".suite-{size}-{seed}.tmp{os.getpid()}"
+            log.info("generating %s into %s", what, target)
+            tmp = base / f".{key}.tmp{os.getpid()}"
             shutil.rmtree(tmp, ignore_errors=True)
-            generate_suite(tmp, size=size, seed=seed)  # type: ignore[arg-type]
+            build(tmp)
             (tmp / COMPLETE_MARKER).write_text("ok\n", encoding="utf-8")
             shutil.rmtree(target, ignore_errors=True)
             os.replace(tmp, target)

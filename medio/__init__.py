@@ -7,7 +7,9 @@ Public API (docs/contracts.md, docs/medio.md)::
     medio.write_png(shown.pixels, "out.png")     # atomic
     medio.inspect("any.file")                    # JSON-able summary, never raises on bad input
 
-Heavy libraries (pydicom, nibabel, SimpleITK, h5py, scipy.io, pandas/pyarrow, PyAV) are imported on first use.
+Heavy libraries (pydicom, nibabel, SimpleITK, h5py, scipy.io, pandas/pyarrow, PyAV) are imported on first use,
+under one import lock (:mod:`medio.libraries`); multi-threaded programs call ``medio.preload()`` in the main
+thread first.
 """
 
 from medio.errors import (
@@ -21,6 +23,7 @@ from medio.errors import (
     UnsupportedTransferSyntax,
 )
 from medio.inspect import inspect
+from medio.libraries import preload
 from medio.png import read_png_size, write_png
 from medio.read import read
 from medio.render import choose_slice, render
@@ -40,6 +43,7 @@ __all__ = [
     "UnsupportedTransferSyntax",
     "choose_slice",
     "inspect",
+    "preload",
     "read",
     "read_png_size",
     "render",

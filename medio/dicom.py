@@ -18,6 +18,24 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+
+class _PluginFailuresToDebug(logging.Filter):
+    """pydicom logs every failed decoder plugin with its traceback (``LOGGER.exception``) before raising.
+
+    medio reports that failure itself, in one line naming the file (``UnsupportedTransferSyntax``,
+    ``CorruptFile``), so the plugin's traceback is demoted to a debug line of medio's logger instead of
+    reaching the run's log as an ERROR (e.g. Pillow's decompression-bomb error on a 12-bit JPEG frame).
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info is None:
+            return True
+        log.debug("pydicom decoder plugin failed: %s", record.getMessage())
+        return False
+
+
+logging.getLogger("pydicom.pixels.decoders.base").addFilter(_PluginFailuresToDebug())
+
 _PIXEL_KEYWORDS = ("PixelData", "FloatPixelData", "DoubleFloatPixelData")
 # Multi-frame objects acquired over time rather than space (cine): PS3.3 C.7.6.5 Cine Module.
 _TIME_KEYWORDS = ("FrameTime", "FrameTimeVector", "CineRate", "RecommendedDisplayFrameRate")
@@ -141,15 +159,15 @@ def read_dicom(path: str | Path, *, frame: int | None = None) -> MedImage:
     if frame is not None and not 0 <= frame < n_frames:
         raise KeyNotFound(path, f"frame {frame} out of range: the object has {n_frames} frame(s)")
     index = frame if n_frames > 1 else None
-    if index is None:
-        bits = int(ds.get("BitsAllocated") or 8)
-        dims = (
-            n_frames,
-            int(ds.get("Rows") or 0),
-            int(ds.get("Columns") or 0),
-            int(ds.get("SamplesPerPixel") or 1),
-        )
-        check_size(path, dims, f"uint{max(bits, 8) if bits in (8, 16, 32, 64) else 8}")
+    # The decoded size, from the header, before anything is decoded (all frames, or the one asked for).
+    bits = int(ds.get("BitsAllocated") or 8)
+    dims = (
+        n_frames if index is None else 1,
+        int(ds.get("Rows") or 0),
+        int(ds.get("Columns") or 0),
+        int(ds.get("SamplesPerPixel") or 1),
+    )
+    check_size(path, dims, f"uint{max(bits, 8) if bits in (8, 16, 32, 64) else 8}")
     arr = _decode(path, ds, index)
     samples = int(ds.get("SamplesPerPixel") or 1)
     photometric = tags.text(ds, "PhotometricInterpretation") or ("RGB" if samples == 3 else "MONOCHROME2")

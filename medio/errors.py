@@ -19,7 +19,9 @@ class MedioError(Exception):
 
     def __init__(self, path: str | PathLike[str], reason: str) -> None:
         self.path = str(path)
-        self.reason = reason
+        # One line, always: the reason goes into logs, traces and decision reasons, and library messages
+        # wrapped into it may span several lines.
+        self.reason = " / ".join(part.strip() for part in reason.splitlines() if part.strip())
         super().__init__(f"{self.path}: {reason}")
 
     def __reduce__(self) -> tuple[type[MedioError], tuple[str, str]]:

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from medio.errors import MedioError
-from medio.read import SUMMARIZERS, resolve
+from medio.libraries import need
+from medio.read import SUMMARIZERS, library_failure, resolve
 from medio.sniff import sniff
 from medio.types import jsonable
 
@@ -34,6 +35,7 @@ def inspect(path: str | PathLike[str]) -> dict[str, Any]:
         out["size_bytes"] = p.stat().st_size if p.is_file() else None
         family = sniff(p)
         out["format"] = family
+        need(family)
         out.update(resolve(SUMMARIZERS[family])(p))
     except MedioError as exc:
         out.update({"error": exc.reason, "error_type": type(exc).__name__})
@@ -41,5 +43,9 @@ def inspect(path: str | PathLike[str]) -> dict[str, Any]:
         out.update({"error": f"cannot open ({exc})", "error_type": "MedioError"})
     except Exception as exc:
         log.debug("inspect failed on %s", p, exc_info=True)
-        out.update({"error": f"{type(exc).__name__}: {exc}", "error_type": "CorruptFile"})
+        wrapped = library_failure(p, str(out["format"]), exc)
+        if isinstance(wrapped, MedioError):
+            out.update({"error": wrapped.reason, "error_type": type(wrapped).__name__})
+        else:
+            out.update({"error": f"{type(exc).__name__}: {exc}", "error_type": "CorruptFile"})
     return jsonable(out)  # type: ignore[no-any-return]

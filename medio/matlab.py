@@ -76,6 +76,8 @@ def _read_v5(path: Path, key: str | None) -> tuple[np.ndarray, list[str]]:
         log.info("%s: no key given, reading the largest numeric variable %r", path, top)
     if top not in names:
         raise KeyNotFound(path, f"variable {top!r} not found; variables: {names}")
+    shape = next(s for n, s, _ in variables if n == top)
+    check_size(path, tuple(shape), "float64")  # whosmat reads headers only; loadmat would read it all
     try:
         data = scipy.io.loadmat(str(path), variable_names=[top], simplify_cells=True)
     except (ValueError, OSError, TypeError, EOFError, NotImplementedError) as exc:

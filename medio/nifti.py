@@ -1,4 +1,5 @@
-"""NIfTI-1/2 volumes (``.nii``, ``.nii.gz``) via nibabel, transposed from (X, Y, Z) to canonical (Z, Y, X)."""
+"""Volumes nibabel reads: NIfTI-1/2 (``.nii``, ``.nii.gz``, pairs), and MINC1/2, MGH/MGZ, PAR/REC, AFNI, ECAT,
+Analyze; the voxel axes (X, Y, Z) are reversed to canonical (Z, Y, X)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ def _load(path: Path) -> Any:
         raise UnsupportedFormat(path, f"not a NIfTI image ({exc})") from exc
     except (OSError, EOFError, ValueError) as exc:
         raise CorruptFile(path, f"cannot parse NIfTI header ({type(exc).__name__}: {exc})") from exc
+    if getattr(img, "affine", None) is None:
+        # CIFTI-2 (.dconn.nii, .dtseries.nii): a matrix over brain ordinates, not an image on a voxel grid.
+        raise UnsupportedFormat(path, f"{type(img).__name__} is not an image on a voxel grid")
     return img
 
 
@@ -159,4 +163,211 @@ def summarize_nifti(path: str | Path) -> dict[str, Any]:
         "orientation": _orientation(img.affine),
         "n_volumes": int(img.shape[3]) if len(img.shape) >= 4 else 1,
         "header": _header_facts(img),
+    }
+
+
+# The other volume formats nibabel reads: the suffix (lower case, longest first) → (meta.format, loader name).
+# ECAT has no entry in nib.load's suffix table, so it is loaded through nibabel.ecat directly.
+NIBABEL_SUFFIXES: dict[str, str] = {
+    ".brik.gz": "afni",
+    ".brik": "afni",
+    ".head": "afni",
+    ".mnc": "minc",
+    ".mgz": "mgh",
+    ".mgh": "mgh",
+    ".par": "parrec",
+    ".rec": "parrec",
+    ".v": "ecat",
+    ".hdr": "analyze",
+    ".img.gz": "analyze",
+    ".img": "analyze",
+}
+
+
+def nibabel_kind(path: Path) -> str:
+    """The ``meta.format`` of a non-NIfTI volume nibabel reads (``"minc"``, ``"mgh"``, ``"parrec"`` ...).
+
+    Args:
+        path: The file.
+
+    Returns:
+        The kind, from the suffix, else from the magic bytes (``"analyze"`` when nothing else matches).
+    """
+    name = path.name.lower()
+    found = next((kind for suffix, kind in NIBABEL_SUFFIXES.items() if name.endswith(suffix)), None)
+    if found is not None:
+        return found
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(32)
+    except OSError:
+        return "analyze"
+    if head.startswith((b"MATRIX6", b"MATRIX7")):
+        return "ecat"
+    if head.startswith((b"CDF\x01", b"CDF\x02")):
+        return "minc"
+    return "parrec" if head.startswith(b"# === DATA") else "analyze"
+
+
+def _load_any(path: Path) -> Any:
+    """Load a MINC/MGH/PAR-REC/AFNI/ECAT/Analyze image header (voxels stay on disk)."""
+    import nibabel as nib
+    from nibabel.filebasedimages import ImageFileError
+    from nibabel.spatialimages import HeaderDataError
+
+    kind = nibabel_kind(path)
+    try:
+        img: Any = nib.ecat.load(str(path)) if kind == "ecat" else nib.load(str(path))  # type: ignore[no-untyped-call]
+    except FileNotFoundError as exc:
+        # A two-file format whose partner is missing (.PAR without .REC, .HEAD without .BRIK, .hdr/.img).
+        raise CorruptFile(path, f"{kind}: companion file missing ({Path(str(exc.filename)).name})") from exc
+    except ImageFileError as exc:
+        raise UnsupportedFormat(path, f"nibabel cannot read it as {kind} ({exc})") from exc
+    except (OSError, EOFError, ValueError, KeyError, IndexError, HeaderDataError) as exc:
+        raise CorruptFile(path, f"cannot parse {kind} header ({type(exc).__name__}: {exc})") from exc
+    # Format-specific errors (PARRECError, AFNIImageError, MincError ...) are raised inside nibabel's code:
+    # medio.read and medio.inspect turn them into CorruptFile (medio.read.library_failure).
+    if not hasattr(img, "affine") or img.affine is None or len(img.shape) < 2:
+        raise UnsupportedFormat(path, f"{type(img).__name__} is not an image on a voxel grid")
+    return img
+
+
+def _extra_axes(img: Any, kind: str, ndim: int) -> list[int]:
+    """Positions of the non-spatial axes (time first): the 4th and later, except for MINC.
+
+    MINC keeps the file's dimension order, where ``time`` is usually the first (slowest) dimension; nibabel's
+    affine covers the three spatial dimensions in their order.
+    """
+    if ndim <= 3:
+        return []
+    if kind == "minc":
+        names = list(getattr(getattr(img.dataobj, "minc_file", None), "_dim_names", None) or [])
+        spatial = [i for i, n in enumerate(names) if str(n).endswith("space")]
+        if len(names) == ndim and len(spatial) == 3:
+            return [i for i in range(ndim) if i not in spatial]
+        return list(range(ndim - 3))
+    return list(range(3, ndim))
+
+
+def _data_dtype(img: Any) -> np.dtype[Any]:
+    try:
+        dtype: np.dtype[Any] = np.dtype(img.get_data_dtype())
+    except TypeError:  # ECAT: one dtype per frame
+        dtype = np.dtype(img.get_data_dtype(0))
+    return dtype
+
+
+def read_nibabel(path: str | Path, *, volume: int | None = None) -> MedImage:
+    """Read MINC1/MINC2, MGH/MGZ, PAR/REC, AFNI BRIK/HEAD, ECAT or Analyze into RAS ``(Z, Y, X)`` order.
+
+    The voxel axes are permuted and flipped to the closest RAS orientation of the affine (``nibabel``'s
+    ``io_orientation``), then reversed to medio's ``(Z, Y, X)``: the same array a RAS NIfTI gives. Only the
+    chosen volume of a 4D image is read (and reoriented). Scaling stored in the header is applied by nibabel.
+
+    Args:
+        path: The file (for two-file formats, either file; the other must sit beside it).
+        volume: Index along the 4th axis (time, dynamics, frames); default 0.
+
+    Returns:
+        ``(Z, Y, X)`` (or ``(Y, X)``); ``meta.format`` is the kind (``"minc"``, ``"mgh"``, ``"parrec"``,
+        ``"afni"``, ``"ecat"``, ``"analyze"``); ``meta.n_frames`` the number of volumes.
+
+    Raises:
+        UnsupportedFormat: Not an image nibabel reads on a voxel grid.
+        CorruptFile: Malformed or truncated file, or its companion file is missing.
+        ImageTooLarge: The volume exceeds medio's memory cap.
+        KeyNotFound: ``volume`` out of range.
+    """
+    from nibabel.orientations import apply_orientation, inv_ornt_aff, io_orientation
+
+    path = Path(path)
+    kind = nibabel_kind(path)
+    img = _load_any(path)
+    shape = tuple(int(s) for s in img.shape)
+    extra = _extra_axes(img, kind, len(shape))
+    spatial = [n for i, n in enumerate(shape) if i not in extra]
+    n_volumes = shape[extra[0]] if extra else 1
+    if volume is not None and not 0 <= volume < n_volumes:
+        raise KeyNotFound(path, f"volume {volume} out of range: the image has {n_volumes} volume(s)")
+    chosen = volume or 0
+    dtype = _data_dtype(img)
+    # Scaled data come back as float64 from nibabel: size the check for that, before any voxel is read.
+    check_size(path, tuple(spatial), np.dtype(np.float64))
+    index = tuple(
+        slice(None) if i not in extra else (chosen if i == extra[0] else 0) for i in range(len(shape))
+    )
+    try:
+        data = np.asanyarray(img.dataobj[index])
+    except FileNotFoundError as exc:
+        raise CorruptFile(path, f"{kind}: companion file missing ({Path(str(exc.filename)).name})") from exc
+    except (OSError, EOFError, ValueError, IndexError) as exc:
+        raise CorruptFile(path, f"cannot read {kind} voxels ({type(exc).__name__}: {exc})") from exc
+    if data.dtype == np.float64:
+        data = data.astype(np.float32)  # nibabel's scaling yields float64; float32 holds any stored precision
+    affine = np.asarray(img.affine, dtype=np.float64)
+    on_disk = _orientation(affine)
+    if data.ndim == 3:
+        ornt = io_orientation(affine)  # type: ignore[no-untyped-call]
+        data = apply_orientation(data, ornt)  # type: ignore[no-untyped-call]
+        affine = affine @ inv_ornt_aff(ornt, img.shape[:3])  # type: ignore[no-untyped-call]
+    arr = np.ascontiguousarray(np.transpose(data)) if data.ndim >= 2 else data
+    zooms = [float(z) for z in np.linalg.norm(affine[:3, : data.ndim], axis=0)]
+    meta = Meta(
+        format=kind,
+        path=str(path),
+        axes={2: "YX", 3: "ZYX"}.get(arr.ndim, "?" * arr.ndim),
+        spacing=tuple(reversed(zooms)),
+        origin=tuple(float(v) for v in affine[:3, 3]),
+        direction=_direction(affine),
+        n_frames=n_volumes,
+        frame_index=chosen if n_volumes > 1 else None,
+        header={
+            "nibabel_class": type(img).__name__,
+            "data_dtype": str(dtype),
+            "orientation": _orientation(affine),
+            "orientation_on_disk": on_disk,
+            "source_shape": list(shape),
+        },
+    )
+    return MedImage(arr, meta)
+
+
+def summarize_nibabel(path: str | Path) -> dict[str, Any]:
+    """Summarise a MINC/MGH/PAR-REC/AFNI/ECAT/Analyze header without reading voxels.
+
+    Args:
+        path: The file.
+
+    Returns:
+        ``shape``/``axes`` in medio's canonical order (RAS ``ZYX`` of one volume: what `read` returns and
+        ``render --axis`` counts in), ``shape_on_disk`` as nibabel reports it, kind, dtype, voxel sizes,
+        on-disk orientation and number of volumes.
+
+    Raises:
+        UnsupportedFormat: Not an image nibabel reads.
+        CorruptFile: Malformed header or missing companion file.
+    """
+    from nibabel.orientations import io_orientation
+
+    path = Path(path)
+    img = _load_any(path)
+    affine = np.asarray(img.affine, dtype=np.float64)
+    kind = nibabel_kind(path)
+    on_disk = [int(s) for s in img.shape]
+    extra = _extra_axes(img, kind, len(on_disk))
+    spatial = [n for i, n in enumerate(on_disk) if i not in extra]
+    ras = list(spatial)
+    if len(spatial) == 3:
+        for axis, (target, _) in enumerate(io_orientation(affine)):  # type: ignore[no-untyped-call]
+            ras[int(target)] = spatial[axis]
+    return {
+        "kind": kind,
+        "nibabel_class": type(img).__name__,
+        "shape": ras[::-1],
+        "axes": {2: "YX", 3: "ZYX"}.get(len(ras), "?" * len(ras)),
+        "shape_on_disk": on_disk,
+        "dtype": str(_data_dtype(img)),
+        "zooms": [float(z) for z in np.linalg.norm(affine[:3, :3], axis=0)],
+        "orientation": _orientation(affine),
+        "n_volumes": int(img.shape[extra[0]]) if extra else 1,
     }

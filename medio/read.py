@@ -6,13 +6,15 @@ import importlib
 import inspect as _inspect
 import logging
 import struct
+import traceback
 import zlib
 from collections.abc import Callable
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from medio.errors import CorruptFile, MedioError
+from medio.errors import CorruptFile, ImageTooLarge, MedioError
+from medio.libraries import need
 from medio.sniff import sniff
 from medio.types import MedImage
 
@@ -23,6 +25,7 @@ READERS: dict[str, str] = {
     "dicom": "medio.dicom:read_dicom",
     "dicom_series": "medio.dicom_series:read_series",
     "nifti": "medio.nifti:read_nifti",
+    "nibabel": "medio.nifti:read_nibabel",
     "itk": "medio.itk:read_itk",
     "tiff": "medio.tiff:read_tiff",
     "bitmap": "medio.bitmap:read_bitmap",
@@ -39,6 +42,7 @@ SUMMARIZERS: dict[str, str] = {
     "dicom": "medio.dicom:summarize_dicom",
     "dicom_series": "medio.dicom_series:summarize_series",
     "nifti": "medio.nifti:summarize_nifti",
+    "nibabel": "medio.nifti:summarize_nibabel",
     "itk": "medio.itk:summarize_itk",
     "tiff": "medio.tiff:summarize_tiff",
     "bitmap": "medio.bitmap:summarize_bitmap",
@@ -49,6 +53,23 @@ SUMMARIZERS: dict[str, str] = {
     "table": "medio.table:summarize_table",
     "video": "medio.video:summarize_video",
 }
+
+# Top-level packages whose own exceptions on a file are damage to report, not bugs of medio.
+_LIBRARY_PACKAGES = frozenset(
+    {
+        "pydicom",
+        "nibabel",
+        "PIL",
+        "SimpleITK",
+        "tifffile",
+        "h5py",
+        "scipy",
+        "pyarrow",
+        "pandas",
+        "av",
+        "numpy",
+    }
+)
 
 # Library failures on damaged input that we turn into CorruptFile instead of letting a traceback through.
 _DAMAGE = (
@@ -116,6 +137,7 @@ def read(
     if family == "nifti" and volume is None:
         # The volumes of a 4D NIfTI are its frames (fMRI/DWI/cine): --frame selects one like --volume.
         volume = frame
+    need(family)  # the format's libraries, imported completely under medio's import lock
     reader = resolve(READERS[family])
     given = {"key": key, "index": index, "frame": frame, "series": series, "volume": volume}
     accepted = _inspect.signature(reader).parameters
@@ -129,6 +151,39 @@ def read(
         raise
     except MemoryError as exc:
         raise CorruptFile(path, "not enough memory to decode (header sizes may be corrupt)") from exc
-    except _DAMAGE as exc:
-        raise CorruptFile(path, f"{family} reader failed ({type(exc).__name__}: {exc})") from exc
+    except Exception as exc:
+        raise library_failure(path, family, exc) from exc
     return image
+
+
+def library_failure(path: str | PathLike[str], family: str, exc: Exception) -> Exception:
+    """Turn a library's exception on damaged input into a one-line :class:`MedioError`; keep our own bugs.
+
+    Pillow's decompression-bomb error (also raised inside pydicom's JPEG decoder) becomes ``ImageTooLarge``;
+    the usual damage exceptions, or anything raised inside a format library's own code, become
+    ``CorruptFile``. An exception raised by medio's own code that is not about the input is returned
+    unchanged, so a bug still shows its traceback.
+
+    Args:
+        path: The file being read.
+        family: Its format family.
+        exc: What the reader raised.
+
+    Returns:
+        The exception to raise.
+    """
+    if type(exc).__name__ in ("DecompressionBombError", "DecompressionBombWarning"):
+        return ImageTooLarge(path, f"image exceeds Pillow's decompression-bomb limit ({exc})")
+    if isinstance(exc, _DAMAGE) or _raised_in_library(exc):
+        return CorruptFile(path, f"{family} reader failed ({type(exc).__name__}: {exc})")
+    return exc
+
+
+def _raised_in_library(exc: BaseException) -> bool:
+    # The innermost frame decides: an AttributeError inside pydicom on a malformed data set is damage, the
+    # same error in medio's code is a bug.
+    frames = list(traceback.walk_tb(exc.__traceback__))
+    if not frames:
+        return False
+    module = str(frames[-1][0].f_globals.get("__name__", ""))
+    return module.partition(".")[0] in _LIBRARY_PACKAGES

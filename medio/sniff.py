@@ -12,6 +12,15 @@ from medio.errors import EmptyFile, MedioError, UnsupportedFormat
 EXTENSIONS: dict[str, str] = {
     ".nii.gz": "nifti",
     ".nii": "nifti",
+    # Other volume formats nibabel reads (medio.nifti.NIBABEL_SUFFIXES); .hdr/.img/.v are checked by content.
+    ".brik.gz": "nibabel",
+    ".brik": "nibabel",
+    ".head": "nibabel",
+    ".mnc": "nibabel",
+    ".mgz": "nibabel",
+    ".mgh": "nibabel",
+    ".par": "nibabel",
+    ".rec": "nibabel",
     ".dcm": "dicom",
     ".dicom": "dicom",
     ".ima": "dicom",
@@ -49,6 +58,7 @@ EXTENSIONS: dict[str, str] = {
 }
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+_PAR_MAGIC = b"# === DATA DESCRIPTION FILE"
 _HEAD_BYTES = 1100
 
 
@@ -91,7 +101,8 @@ def sniff(path: str | Path) -> str:
         path: A file or folder.
 
     Returns:
-        One of ``"dicom"``, ``"dicom_series"``, ``"nifti"``, ``"itk"``, ``"tiff"``, ``"bitmap"``, ``"npy"``,
+        One of ``"dicom"``, ``"dicom_series"``, ``"nifti"``, ``"nibabel"`` (MINC, MGH, PAR/REC, AFNI, ECAT,
+        Analyze), ``"itk"``, ``"tiff"``, ``"bitmap"``, ``"npy"``,
         ``"npz"``, ``"hdf5"``, ``"matlab"``, ``"table"``, ``"video"``.
 
     Raises:
@@ -112,6 +123,10 @@ def sniff(path: str | Path) -> str:
             return family
     with p.open("rb") as fh:
         head = fh.read(_HEAD_BYTES)
+    if name.endswith((".hdr", ".img", ".img.gz")):
+        found = _analyze_pair(p, head)
+        if found is not None:
+            return found
     found = sniff_bytes(head)
     if found is None and head[:2] == b"\x1f\x8b":
         found = _sniff_gzip(p)
@@ -137,6 +152,8 @@ def sniff_bytes(head: bytes) -> str | None:
         return "dicom"
     if head[344:348] in (b"n+1\x00", b"ni1\x00") or head[4:8] in (b"n+2\x00", b"ni2\x00"):
         return "nifti"
+    if head.startswith((b"MATRIX6", b"MATRIX7", b"CDF\x01", b"CDF\x02")) or head.startswith(_PAR_MAGIC):
+        return "nibabel"  # ECAT 6/7, MINC1 (netCDF classic), Philips PAR header
     if head.startswith(b"MATLAB"):
         return "matlab"
     if head.startswith(HDF5_SIGNATURE) or head[512:520] == HDF5_SIGNATURE:
@@ -149,9 +166,9 @@ def sniff_bytes(head: bytes) -> str | None:
         return "table"
     if head.startswith((b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")):
         return "tiff"
-    if head.startswith((b"\x89PNG", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"BM")):
+    if head.startswith((b"\x89PNG", b"\xff\xd8\xff", b"GIF87a", b"GIF89a")):
         return "bitmap"
-    if head[:2] in (b"P1", b"P2", b"P3", b"P4", b"P5", b"P6") and head[2:3] in (b"\n", b" ", b"\r", b"\t"):
+    if _looks_like_bmp(head) or _looks_like_pnm(head):
         return "bitmap"
     if head.startswith(b"RIFF") and head[8:12] == b"AVI ":
         return "video"
@@ -163,6 +180,56 @@ def sniff_bytes(head: bytes) -> str | None:
         return "dicom"
     if _looks_like_delimited_text(head):
         return "table"
+    return None
+
+
+def _looks_like_bmp(head: bytes) -> bool:
+    # "BM" alone is two printable bytes that many files start with; a BMP also has a known DIB header size at
+    # 14 and a positive width and height (Microsoft BITMAPINFOHEADER family). Without these checks an unknown
+    # file went to Pillow, which read a width and height of millions from random bytes.
+    if not head.startswith(b"BM") or len(head) < 26:
+        return False
+    dib = int.from_bytes(head[14:18], "little")
+    if dib == 12:
+        width, height = int.from_bytes(head[18:20], "little"), int.from_bytes(head[20:22], "little")
+    elif dib in (40, 52, 56, 64, 108, 124):
+        width = int.from_bytes(head[18:22], "little", signed=True)
+        height = abs(int.from_bytes(head[22:26], "little", signed=True))
+    else:
+        return False
+    return 0 < width <= 65535 and 0 < height <= 65535
+
+
+def _looks_like_pnm(head: bytes) -> bool:
+    # Netpbm: "P1".."P6", whitespace, then the width (comments may come first).
+    if head[:2] not in (b"P1", b"P2", b"P3", b"P4", b"P5", b"P6") or head[2:3] not in (
+        b"\n",
+        b" ",
+        b"\r",
+        b"\t",
+    ):
+        return False
+    fields = b" ".join(ln.split(b"#", 1)[0] for ln in head[2:256].splitlines()).split()
+    return len(fields) >= 2 and fields[0].isdigit() and fields[1].isdigit()
+
+
+def _analyze_pair(path: Path, head: bytes) -> str | None:
+    """``nifti`` or ``nibabel`` (Analyze 7.5) for a ``.hdr``/``.img`` pair, judged by the header size."""
+    hdr = path
+    if not path.name.lower().endswith(".hdr"):
+        base = path.name[: -len(".img.gz")] if path.name.lower().endswith(".img.gz") else path.stem
+        hdr = next(
+            (c for c in (path.with_name(base + ".hdr"), path.with_name(base + ".HDR")) if c.is_file()), path
+        )
+        if hdr == path:
+            return None
+        with hdr.open("rb") as fh:
+            head = fh.read(_HEAD_BYTES)
+    size = head[:4]
+    if size in (b"\x1c\x02\x00\x00", b"\x00\x00\x02\x1c"):  # 540: NIfTI-2
+        return "nifti"
+    if size in (b"\x5c\x01\x00\x00", b"\x00\x00\x01\x5c"):  # 348: NIfTI-1 pair or Analyze 7.5
+        return "nifti" if head[344:348] in (b"ni1\x00", b"n+1\x00") else "nibabel"
     return None
 
 

@@ -114,6 +114,7 @@ def candidate_from_marker(folder: Path) -> Candidate | None:
             reason=data.get("reason"),
             candidate_index=int(data.get("candidate_index", 0)),
             agent=str(data.get("agent", "")),
+            skipped={int(k): str(v) for k, v in (data.get("skipped") or {}).items()},
         )
     except (OSError, ValueError, TypeError, KeyError):
         return None

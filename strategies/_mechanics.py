@@ -263,7 +263,7 @@ def single_result(
         decisions[index] = SampleDecision(
             index,
             chosen if present else None,
-            reason if present else "no output for this sample",
+            reason if present else no_output_reason(candidates, index),
             sample.total if sample is not None else 0.0,
         )
     return StrategyResult(
@@ -275,6 +275,23 @@ def single_result(
         incomplete=chosen is None,
         notes=list(notes or []),
     )
+
+
+def no_output_reason(
+    candidates: Sequence[Candidate], index: int, text: str = "no output for this sample"
+) -> str:
+    """The decision reason of a sample nobody wrote, with the agent's one-line why when it gave one.
+
+    Args:
+        candidates: The candidates of the dataset.
+        index: The manifest index.
+        text: The start of the reason.
+
+    Returns:
+        ``text``, or ``"<text>: <why>"`` with the first candidate's reason for skipping the sample.
+    """
+    why = next((c.skipped[index] for c in candidates if index in c.skipped), None)
+    return f"{text}: {why}" if why else text
 
 
 def generation_notes(candidates: Sequence[Candidate], n: int) -> list[str]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from agents.base import Candidate, Task
 from benchmark.score.dataset import e2e_pass
-from strategies._mechanics import get_path, read_annotation
+from strategies._mechanics import get_path, no_output_reason, read_annotation
 from strategies.base import SampleDecision
 from strategies.registry import Registry, call_with_options, load_object
 from validator.report import Report
@@ -232,9 +232,8 @@ def choose(
             k = validator_max(index, candidates, reports, task)
             reason, fallback = f"{name} raised {type(exc).__name__}: {exc}; validator_max chose {k}", True
         if not _has_sample(candidates[k], index):
-            out[index] = SampleDecision(
-                index, None, "no candidate wrote this sample", 0.0, fallback, {"totals": totals}
-            )
+            why = no_output_reason(candidates, index, "no candidate wrote this sample")
+            out[index] = SampleDecision(index, None, why, 0.0, fallback, {"totals": totals})
             continue
         out[index] = SampleDecision(index, k, reason, _total(reports[k], index), fallback, {"totals": totals})
     return out

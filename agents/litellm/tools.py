@@ -77,9 +77,10 @@ class RenderArgs(_Args):
 
 
 class ViewImageArgs(_Args):
-    """Look at an image: one you wrote (where='output') or a PNG/JPG of the dataset (where='dataset')."""
+    """Look at an image: one you wrote (where='output') or any image file of the dataset (where='dataset',
+    shown as `render` would show it with default options: DICOM, NIfTI, MINC ... included)."""
 
-    path: str = Field(description="e.g. 'images/0.png' (output) or 'data/x.png' (dataset).")
+    path: str = Field(description="e.g. 'images/0.png' (output) or 'data/x.dcm' (dataset).")
     where: Literal["output", "dataset"] = Field("output", description="Which root the path is relative to.")
 
 
@@ -352,7 +353,7 @@ class ToolBox:
         else:
             target = self.sandbox.read_path(args.path)
         self.sandbox.check_size(target, args.path)
-        with _open_image(target) as img:
+        with _open_image(target) if args.where == "output" else _rendered_image(target) as img:
             pixels = np.asarray(img)
             summary: dict[str, Any] = {
                 "path": args.path,
@@ -411,6 +412,16 @@ def _open_image(path: Path) -> Any:
     from PIL import Image
 
     return Image.open(path)
+
+
+def _rendered_image(path: Path) -> Any:
+    """A dataset file as medio reads and renders it (the same readers as `render`, the rules baseline and the
+    validator), as a Pillow image; a file medio cannot read fails with medio's one-line error."""
+    from PIL import Image
+
+    import medio
+
+    return Image.fromarray(medio.render(medio.read(path)).pixels)
 
 
 def _data_url(img: Any) -> str:

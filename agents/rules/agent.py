@@ -121,6 +121,7 @@ class RulesAgent:
             return self._candidate(task, start, trace_path, "failed", f"cannot read the dataset: {exc}")
         trace.write("plan", task_type=plan.task, context=ctx.json_dump())
         results: list[SampleResult] = []
+        skipped: dict[int, str] = {}
         seen: dict[str, int] = {}
         for entry in task.entries:
             occurrence = seen.get(entry.relpath, 0)
@@ -130,8 +131,10 @@ class RulesAgent:
             except (medio.MedioError, ValueError, IndexError, KeyError, OSError) as exc:
                 if is_storage_failure(exc):
                     raise  # not this sample's fault: the output disk is read-only or full
-                log.info("rules: sample %s of %s skipped: %s", entry.index, task.name, exc)
-                trace.write("sample_error", sample=entry.index, source=entry.relpath, error=str(exc))
+                why = _one_line(exc)
+                log.info("rules: sample %s of %s skipped: %s", entry.index, task.name, why)
+                trace.write("sample_error", sample=entry.index, source=entry.relpath, error=why)
+                skipped[entry.index] = why
                 continue
             results.append(done.result)
             self._write_sample(layout, done, only_write)
@@ -145,7 +148,7 @@ class RulesAgent:
         status, reason = ("ok", None) if results else ("failed", "no sample could be standardized")
         trace.write("end", status=status, written=len(results), skipped=len(task.entries) - len(results))
         trace.close()
-        return self._candidate(task, start, trace_path, status, reason)
+        return self._candidate(task, start, trace_path, status, reason, skipped)
 
     def _plan(self, ctx: DatasetContext, decider: Decider) -> DatasetPlan:
         seg_signals = sum(
@@ -194,7 +197,15 @@ class RulesAgent:
                 meta = merge_fields({"data_meta": old}, {"data_meta": meta}, fields)["data_meta"]
         atomic_write_json(layout.data_meta_path, meta)
 
-    def _candidate(self, task: Task, start: float, trace: Path, status: str, reason: str | None) -> Candidate:
+    def _candidate(
+        self,
+        task: Task,
+        start: float,
+        trace: Path,
+        status: str,
+        reason: str | None,
+        skipped: dict[int, str] | None = None,
+    ) -> Candidate:
         usage = Usage(wall_s=round(time.perf_counter() - start, 4), calls=0)
         return Candidate(
             output_dir=task.output_dir,
@@ -204,6 +215,7 @@ class RulesAgent:
             reason=reason,
             candidate_index=task.candidate_index,
             agent=self.name,
+            skipped=dict(skipped or {}),
         )
 
     # ------------------------------------------------------------------ revision
@@ -234,7 +246,14 @@ class RulesAgent:
             reason=revised.reason,
             candidate_index=revised.candidate_index,
             agent=self.name,
+            skipped=revised.skipped,
         )
+
+
+def _one_line(exc: BaseException) -> str:
+    # A sample's failure is reported on one line (log, trace, decision reason); library messages may span
+    # several (pydicom lists every decoder plugin it tried).
+    return " / ".join(part.strip() for part in str(exc).splitlines() if part.strip()) or type(exc).__name__
 
 
 class _Trace:

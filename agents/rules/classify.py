@@ -5,7 +5,8 @@ Label sources the baseline considers (a dataset-level decision point, ``label_so
 - ``table``: a CSV/TSV/JSON/parquet table joined to the sample by an id column; the label column is ranked by
   `agents.rules.labels.label_column_hypotheses`; numeric codes are named through a README code map;
 - ``own_row``: the sample's own file is a table row (parquet) with a label column;
-- ``folder``: the parent folder is the class (class-per-folder layouts);
+- ``folder``: the parent folder is the class (class-per-folder layouts), or a folder higher up when the parent
+  names the subject (``<class>/<subject>/<file>``);
 - ``filename``: a word of the file name is the class (``cell_040_mitotic.tif``).
 """
 
@@ -36,6 +37,7 @@ class LabelPlan:
         column: The label column (``table``/``own_row``).
         code_map: ``code → name`` for numeric label columns.
         classes: Class names; the id is the position.
+        level: ``folder`` kind: which ancestor folder is the class (1 = the parent).
     """
 
     kind: str
@@ -43,6 +45,7 @@ class LabelPlan:
     column: str = ""
     code_map: Mapping[int, str] | None = None
     classes: tuple[str, ...] = ()
+    level: int = 1
 
 
 def _code_map_for(ctx: DatasetContext, column: str, frame: pd.DataFrame) -> dict[int, str] | None:
@@ -126,6 +129,26 @@ def plan_labels(ctx: DatasetContext, decider: Decider) -> LabelPlan:
         hyps.append(Hypothesis(LabelPlan("folder"), 3.0, "class-per-folder layout", "folder"))
     elif len(parents) >= 2:
         hyps.append(Hypothesis(LabelPlan("folder"), 0.2, "folders vary", "folder"))
+        # The parent names the subject (<class>/<subject>/<file>): a higher folder level whose few, repeating,
+        # digit-free names vary across samples may be the class. Ranked below a joined label table, because
+        # site or scanner folders look the same.
+        for level in (2, 3):
+            above = [_ancestor(s, level) for s in ctx.sources]
+            distinct = set(above)
+            if None in distinct:
+                break
+            if 2 <= len(distinct) < len(above) and all(
+                not any(c.isdigit() for c in str(v)) for v in distinct
+            ):
+                hyps.append(
+                    Hypothesis(
+                        LabelPlan("folder", level=level),
+                        1.5,
+                        f"class folders {level} levels up",
+                        f"folder:{level}",
+                    )
+                )
+                break
     if _filename_word(ctx, first) is not None:
         hyps.append(
             Hypothesis(LabelPlan("filename"), 3.2, "a small vocabulary of words in file names", "filename")
@@ -160,7 +183,7 @@ def _all_labels(ctx: DatasetContext, plan: LabelPlan) -> tuple[list[str], list[s
                 elif (more := _code_map_for(ctx, plan.column, own.frame)) is not None:
                     plan.code_map = {**plan.code_map, **more}
     elif plan.kind == "folder":
-        depth = ctx.sources[0].count("/") - 1
+        depth = ctx.sources[0].count("/") - plan.level
         raw = [f.split("/")[depth] for f in ctx.files.files if f.count("/") > depth]
         raw = [r for r in raw if r in {s.split("/")[depth] for s in ctx.sources}] or raw
     elif plan.kind == "filename":
@@ -177,6 +200,12 @@ def _all_labels(ctx: DatasetContext, plan: LabelPlan) -> tuple[list[str], list[s
     if plan.code_map is not None and raw and all(_is_int(r) for r in raw):
         raw = [plan.code_map.get(int(float(r)), r) for r in raw]
     return list(dict.fromkeys(raw)), raw
+
+
+def _ancestor(rel: str, level: int) -> str | None:
+    """The folder ``level`` steps above the file ``rel`` (``data/`` itself excluded), or None."""
+    parts = rel.split("/")
+    return parts[-1 - level] if len(parts) - 1 - level >= 1 else None
 
 
 def _is_int(text: str) -> bool:
@@ -215,7 +244,7 @@ def sample_label(
         if own is not None and plan.column in own.frame.columns and len(own.frame):
             value = str(own.frame.iloc[min(occurrence, len(own.frame) - 1)][plan.column]).strip()
     elif plan.kind == "folder":
-        value = rel.rsplit("/", 2)[-2]
+        value = _ancestor(rel, plan.level)
     elif plan.kind == "filename":
         hit = _filename_word(ctx, rel)
         if hit is not None:

@@ -192,7 +192,32 @@ def mask_candidates(
             score += 0.3
         if score > 0.5:
             out.append(Hypothesis(cand, score, f"shares {sorted(shared_words)[:3]} / numbers", cand))
-    return sorted(out, key=lambda h: -h.score)[:5]
+    return _same_study(files.root, source, sorted(out, key=lambda h: -h.score)[:5])
+
+
+def _study_uid(path: Path) -> str | None:
+    """A DICOM file's StudyInstanceUID from medio's header summary; None for other files or when absent."""
+    import medio
+    from medio.sniff import sniff
+
+    try:
+        if sniff(path) != "dicom":
+            return None
+    except (OSError, medio.MedioError):
+        return None
+    uid = (medio.inspect(path).get("header") or {}).get("StudyInstanceUID")
+    return str(uid) if uid else None
+
+
+def _same_study(root: Path, source: str, hyps: list[Hypothesis[str]]) -> list[Hypothesis[str]]:
+    """Drop DICOM mask candidates of another study than a DICOM source.
+
+    A segmentation object always belongs to the study of the image it segments (PS3.3 C.8.20), so a SEG or an
+    RT object of another study in the same folder (an export that mixes patients, a decoy) is not its mask.
+    """
+    if not hyps or (src_uid := _study_uid(root / source)) is None:
+        return hyps
+    return [h for h in hyps if _study_uid(root / h.value) in (None, src_uid)]
 
 
 def container_shapes(path: Path) -> dict[str, tuple[int, ...]]:
@@ -236,8 +261,13 @@ def read_target_hypotheses(files: DatasetFiles, source: str) -> list[Hypothesis[
     if not source.lower().endswith((".dcm", ".dicom", ".ima")) and "." in source.rsplit("/", 1)[-1]:
         return [Hypothesis(source, 3.0, "a self-contained file")]
     folder = source.rsplit("/", 1)[0]
+    # DICOM media trees (DICOMDIR exports, PACS dumps) name files without an extension (IM000001, 17106).
+    bare = "." not in source.rsplit("/", 1)[-1]
     siblings = [
-        f for f in files.files if f.rsplit("/", 1)[0] == folder and f.lower().endswith((".dcm", ".ima"))
+        f
+        for f in files.files
+        if f.rsplit("/", 1)[0] == folder
+        and (f.lower().endswith((".dcm", ".ima")) or (bare and "." not in f.rsplit("/", 1)[-1]))
     ]
     others = [f for f in siblings if f != source][:2]
     uid = _series_uid(files.root / source) if others else None

@@ -6,13 +6,12 @@ Writes ``OUT/agent1_data_organization`` (a copy of the correct folder with sampl
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections import Counter
 from pathlib import Path
 
 from benchmark.perturb.apply import AGENT_DIR, MixConfig, perturb_folder
 from benchmark.perturb.mistake import MISTAKES
+from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 
 
 def _correct_dir(path: Path) -> Path:
@@ -27,6 +26,7 @@ def _dataset_dir(correct: Path) -> Path:
     return correct
 
 
+@cli_main("python -m benchmark.perturb")
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, write the perturbed copy and print what was applied.
 
@@ -34,9 +34,9 @@ def main(argv: list[str] | None = None) -> int:
         argv: Arguments (default: ``sys.argv[1:]``).
 
     Returns:
-        The process exit code (0, or 2 for bad input).
+        The process exit code (0, or 2 for bad input; docs/cli.md).
     """
-    parser = argparse.ArgumentParser(prog="python -m benchmark.perturb", description=__doc__)
+    parser = OneLineParser(prog="python -m benchmark.perturb", description=__doc__)
     parser.add_argument(
         "correct", nargs="?", type=Path, help="a correct agent1_data_organization (or its run)"
     )
@@ -59,19 +59,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("CORRECT and OUT are required")
     correct = _correct_dir(args.correct)
     if not (correct / "standardized_annotations").is_dir():
-        print(f"error: {correct} holds no standardized_annotations/", file=sys.stderr)
-        return 2
+        raise CliError(f"CORRECT {correct}: holds no standardized_annotations/")
     bad = [item for item in args.mix if "=" not in item]
     if bad:
-        print(f"error: --mix takes NAME=WEIGHT pairs, got {' '.join(bad)}", file=sys.stderr)
-        return 2
+        raise CliError(f"--mix takes NAME=WEIGHT pairs, got {' '.join(bad)}")
     try:
         mix = {k: float(v) for k, v in (item.split("=", 1) for item in args.mix)}
         config = MixConfig(clean=args.clean, mix=mix)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    root = args.dataset_dir or _dataset_dir(correct)
+        raise CliError(f"--mix/--clean: {exc}") from exc
+    root = existing_dir("--dataset-dir", args.dataset_dir) if args.dataset_dir else _dataset_dir(correct)
     labels = perturb_folder(correct, args.out, root, seed=args.seed, config=config, key=args.key or root.name)
     counts = Counter(a.name for applied in labels.values() for a in applied)
     dirty = sum(1 for applied in labels.values() if applied)

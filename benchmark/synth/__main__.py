@@ -1,11 +1,16 @@
-"""CLI: ``python -m benchmark.synth OUT_DIR [--size small|full] [--seed N] [--oracle RUN] [--only ...]``."""
+"""CLI: ``python -m benchmark.synth OUT_DIR [--suite bundled|realfiles] [--size small|full] [--seed N]
+[--oracle RUN] [--only ...]``."""
 
 from __future__ import annotations
 
+import argparse
 import logging
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from benchmark.synth.catalogue import catalogue_markdown, replace_catalogue
+from benchmark.synth.spec import select_names
 from benchmark.synth.suite import SIZES, dataset_names, generate_suite
 from medio.cli_errors import CliError, OneLineParser, cli_main, existing_path
 
@@ -23,6 +28,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m benchmark.synth", description=__doc__)
     parser.add_argument("out", nargs="?", help="benchmark root to write")
     parser.add_argument(
+        "--suite",
+        choices=("bundled", "realfiles"),
+        default="bundled",
+        help="bundled: synthetic datasets with every trap; realfiles: pydicom's and nibabel's own test files",
+    )
+    parser.add_argument(
         "--size", choices=sorted(SIZES), default="small", help="10 (small) or 20 (full) samples"
     )
     parser.add_argument("--seed", type=int, default=0, help="suite seed (same seed => byte-identical files)")
@@ -34,30 +45,64 @@ def main(argv: list[str] | None = None) -> int:
         "--update-doc", metavar="MD", help="rewrite the catalogue table embedded in MD and exit"
     )
     args = parser.parse_args(argv)
+    suite = _realfiles_suite(args) if args.suite == "realfiles" else _bundled_suite(args)
     if args.list:
-        print("\n".join(dataset_names()))
+        print("\n".join(suite.names()))
         return 0
     if args.update_doc:
         doc = existing_path("--update-doc", args.update_doc)
-        doc.write_text(replace_catalogue(doc.read_text(encoding="utf-8")), encoding="utf-8")
+        text = doc.read_text(encoding="utf-8")
+        doc.write_text(replace_catalogue(text, suite.catalogue(), suite.marker), encoding="utf-8")
         return 0
     if args.catalogue:
-        print(catalogue_markdown(), end="")
+        print(suite.catalogue(), end="")
         return 0
     if not args.out:
         parser.error("OUT_DIR is required")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     start = time.perf_counter()
-    if args.only:
-        unknown = sorted(set(args.only) - set(dataset_names()))
-        if unknown:
-            valid = ", ".join(dataset_names())
-            raise CliError(f"--only {' '.join(unknown)}: no such dataset; valid: {valid}")
-    built = generate_suite(args.out, size=args.size, seed=args.seed, oracle=args.oracle, only=args.only)
-    for ds in built:
-        print(f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {ds.seconds:5.2f}s")
-    print(f"{len(built)} datasets written to {args.out} in {time.perf_counter() - start:.1f}s")
+    try:  # before anything is written: an unknown --only name must not leave an empty OUT behind
+        select_names(suite.names(), args.only, "dataset")
+    except KeyError as exc:
+        raise CliError(f"--only: {exc.args[0]}") from None
+    lines = suite.build()
+    print("\n".join(lines))
+    print(f"{len(lines)} datasets written to {args.out} in {time.perf_counter() - start:.1f}s")
     return 0
+
+
+@dataclass(frozen=True)
+class _Suite:
+    """What the CLI needs from a suite: names, catalogue table (and its doc marker), and a build that returns
+    one summary line per dataset."""
+
+    names: Callable[[], list[str]]
+    catalogue: Callable[[], str]
+    marker: str
+    build: Callable[[], list[str]]
+
+
+def _bundled_suite(args: argparse.Namespace) -> _Suite:
+    def build() -> list[str]:
+        built = generate_suite(args.out, size=args.size, seed=args.seed, oracle=args.oracle, only=args.only)
+        return [f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {ds.seconds:5.2f}s" for ds in built]
+
+    return _Suite(dataset_names, catalogue_markdown, "catalogue", build)
+
+
+def _realfiles_suite(args: argparse.Namespace) -> _Suite:
+    """``--suite realfiles`` (``--size``/``--seed`` do not apply)."""
+    from benchmark.realfiles import REALFILES_MARKER, build_realfiles, realfiles_catalogue, realfiles_names
+
+    def build() -> list[str]:
+        built = build_realfiles(args.out, only=args.only, oracle=args.oracle)
+        return [
+            f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {len(ds.failures):2d} expected failures"
+            f"  {ds.seconds:5.2f}s"
+            for ds in built
+        ]
+
+    return _Suite(realfiles_names, realfiles_catalogue, REALFILES_MARKER, build)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from benchmark.synth import suite
-from benchmark.synth.spec import REGISTRY
+from benchmark.synth.spec import REGISTRY, DatasetSpec
 
 
 @dataclass(frozen=True)
@@ -37,10 +37,19 @@ def catalogue() -> list[CatalogueRow]:
     ]
 
 
-def catalogue_markdown() -> str:
-    """The catalogue as a Markdown table (the block docs/benchmark.md embeds verbatim)."""
+def catalogue_markdown(specs: list[DatasetSpec] | None = None) -> str:
+    """The catalogue as a Markdown table (the block docs/benchmark.md embeds verbatim).
+
+    Args:
+        specs: The datasets to list (default: the bundled suite's; the realfiles suite passes its own).
+    """
+    rows = (
+        catalogue()
+        if specs is None
+        else [CatalogueRow(s.name, s.fmt, s.task, s.dimension, s.modality, s.layout, s.traps) for s in specs]
+    )
     lines = ["| dataset | format | task | dim | modality | layout | traps |", "|---|---|---|---|---|---|---|"]
-    for r in catalogue():
+    for r in rows:
         cells = [f"`{r.name}`", r.format, r.task, r.dimension, r.modality, r.layout, "; ".join(r.traps)]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
@@ -50,29 +59,36 @@ CATALOGUE_START = "<!-- catalogue:start -->"
 CATALOGUE_END = "<!-- catalogue:end -->"
 
 
-def embedded_catalogue(doc_text: str) -> str:
+def _markers(marker: str) -> tuple[str, str]:
+    return f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
+
+
+def embedded_catalogue(doc_text: str, marker: str = "catalogue") -> str:
     """The catalogue table embedded in a Markdown document between the catalogue markers.
 
     Args:
         doc_text: The document (docs/benchmark.md).
+        marker: Marker name (``catalogue`` for the bundled suite, ``realfiles-catalogue`` for the other).
 
     Returns:
-        The text between ``<!-- catalogue:start -->`` and ``<!-- catalogue:end -->`` (newlines trimmed at the
+        The text between ``<!-- <marker>:start -->`` and ``<!-- <marker>:end -->`` (newlines trimmed at the
         marker lines).
 
     Raises:
         ValueError: When the markers are missing.
     """
+    open_mark, close_mark = _markers(marker)
     try:
-        start = doc_text.index(CATALOGUE_START) + len(CATALOGUE_START)
-        end = doc_text.index(CATALOGUE_END, start)
+        start = doc_text.index(open_mark) + len(open_mark)
+        end = doc_text.index(close_mark, start)
     except ValueError as exc:
-        raise ValueError("catalogue markers not found in the document") from exc
+        raise ValueError(f"{marker} markers not found in the document") from exc
     return doc_text[start:end].lstrip("\n")
 
 
-def replace_catalogue(doc_text: str) -> str:
-    """``doc_text`` with its embedded catalogue replaced by :func:`catalogue_markdown`."""
-    start = doc_text.index(CATALOGUE_START) + len(CATALOGUE_START)
-    end = doc_text.index(CATALOGUE_END, start)
-    return doc_text[:start] + "\n" + catalogue_markdown() + doc_text[end:]
+def replace_catalogue(doc_text: str, table: str | None = None, marker: str = "catalogue") -> str:
+    """``doc_text`` with the table between ``marker``'s markers replaced (default: the bundled one)."""
+    open_mark, close_mark = _markers(marker)
+    start = doc_text.index(open_mark) + len(open_mark)
+    end = doc_text.index(close_mark, start)
+    return doc_text[:start] + "\n" + (catalogue_markdown() if table is None else table) + doc_text[end:]

@@ -159,13 +159,16 @@ def data_meta(spec: DatasetSpec, n: int) -> dict[str, Any]:
     )
 
 
-def write_oracle(root: Path, spec: DatasetSpec, samples: list[SynthSample], run_name: str) -> Path:
+def write_oracle(
+    root: Path, spec: DatasetSpec, samples: list[SynthSample] | dict[int, SynthSample], run_name: str
+) -> Path:
     """Write ``VLM/<run_name>/agent1_data_organization/`` for one dataset.
 
     Args:
         root: Dataset folder.
         spec: Catalogue entry.
-        samples: Samples in manifest order.
+        samples: Samples in manifest order, or by manifest index when some indices have no answer (the
+            realfiles suite's expected failures: a perfect answer writes nothing for them).
         run_name: Run folder name under ``VLM/``.
 
     Returns:
@@ -177,7 +180,8 @@ def write_oracle(root: Path, spec: DatasetSpec, samples: list[SynthSample], run_
     from benchmark.layout import OutputLayout
 
     layout = OutputLayout.for_run(root, run_name)
-    for i, s in enumerate(samples):
+    items = sorted(samples.items()) if isinstance(samples, dict) else list(enumerate(samples))
+    for i, s in items:
         pixels, _ = render_sample(root, s)
         layout.write_image(i, pixels)
         if s.mask is not None:

@@ -11,7 +11,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import numpy as np
 
@@ -127,22 +127,29 @@ class BuildContext:
 Builder = Callable[[BuildContext], list[SynthSample]]
 
 
+B = TypeVar("B", bound=Callable[..., Any])
+
+
 @dataclass(frozen=True)
-class RegisteredDataset:
-    """A catalogue entry together with the function that writes it."""
+class RegisteredDataset(Generic[B]):
+    """A catalogue entry together with the function that writes it (a synthetic or a realfiles builder)."""
 
     spec: DatasetSpec
-    build: Builder
+    build: B
 
 
-REGISTRY: dict[str, RegisteredDataset] = {}
+REGISTRY: dict[str, RegisteredDataset[Builder]] = {}
 
 
-def dataset(spec: DatasetSpec) -> Callable[[Builder], Builder]:
-    """Register ``spec`` with the decorated builder.
+def register(
+    registry: dict[str, RegisteredDataset[B]], spec: DatasetSpec, kind: str = "synthetic dataset"
+) -> Callable[[B], B]:
+    """A decorator that records ``spec`` with the decorated builder in ``registry``.
 
     Args:
+        registry: The suite's registry (name -> entry, in catalogue order).
         spec: The catalogue entry.
+        kind: What the suite calls a dataset, for the error message.
 
     Returns:
         A decorator that records the builder and returns it unchanged.
@@ -151,15 +158,34 @@ def dataset(spec: DatasetSpec) -> Callable[[Builder], Builder]:
         ValueError: When a dataset of that name is already registered.
     """
 
-    def register(fn: Builder) -> Builder:
-        if spec.name in REGISTRY:
-            raise ValueError(f"synthetic dataset {spec.name!r} is registered twice")
-        REGISTRY[spec.name] = RegisteredDataset(spec, fn)
+    def record(fn: B) -> B:
+        if spec.name in registry:
+            raise ValueError(f"{kind} {spec.name!r} is registered twice")
+        registry[spec.name] = RegisteredDataset(spec, fn)
         return fn
 
-    return register
+    return record
+
+
+def dataset(spec: DatasetSpec) -> Callable[[Builder], Builder]:
+    """Register ``spec`` with the decorated builder in the bundled suite (:func:`register`)."""
+    return register(REGISTRY, spec)
 
 
 def dataset_rng(seed: int, name: str) -> np.random.Generator:
     """A generator that depends only on the suite seed and the dataset name (crc32, stable across runs)."""
     return np.random.default_rng([seed, zlib.crc32(name.encode("utf-8"))])
+
+
+def select_names(names: list[str], only: list[str] | None, kind: str) -> list[str]:
+    """``names`` (catalogue order) restricted to ``only``; any suite's ``--only`` goes through here.
+
+    Raises:
+        KeyError: When ``only`` names an unknown dataset (the message lists the valid names).
+    """
+    if only:
+        unknown = sorted(set(only) - set(names))
+        if unknown:
+            raise KeyError(f"unknown {kind}(s) {unknown}; valid names: {', '.join(names)}")
+        names = [n for n in names if n in only]
+    return names

@@ -16,7 +16,14 @@ from benchmark.synth import build_bitmaps  # noqa: F401  # isort: skip
 from benchmark.synth import build_containers  # noqa: F401  # isort: skip
 from benchmark.synth import build_video  # noqa: F401  # isort: skip
 from benchmark.synth.groundtruth import write_ground_truth
-from benchmark.synth.spec import REGISTRY, BuildContext, DatasetSpec, SynthSample, dataset_rng
+from benchmark.synth.spec import (
+    REGISTRY,
+    BuildContext,
+    DatasetSpec,
+    SynthSample,
+    dataset_rng,
+    select_names,
+)
 from benchmark.synth.write_files import write_text
 
 log = logging.getLogger(__name__)
@@ -52,13 +59,7 @@ def dataset_names(only: list[str] | None = None) -> list[str]:
     Raises:
         KeyError: When ``only`` names an unknown dataset (the message lists the valid names).
     """
-    names = list(REGISTRY)
-    if only:
-        unknown = sorted(set(only) - set(names))
-        if unknown:
-            raise KeyError(f"unknown synthetic dataset(s) {unknown}; valid names: {', '.join(names)}")
-        names = [n for n in names if n in only]
-    return names
+    return select_names(list(REGISTRY), only, "synthetic dataset")
 
 
 def build_dataset(out: Path, name: str, n: int, seed: int) -> BuiltDataset:

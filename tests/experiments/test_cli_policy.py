@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from strategy_fakes import SMALL_DATASETS
 
 
@@ -92,8 +93,9 @@ def test_a_run_where_no_candidate_wrote_a_sample_exits_4(
     assert not (tmp_path / "run" / "metrics.json").exists()
 
 
-def test_sigint_after_the_first_dataset_keeps_it_and_prints_the_resume_command(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_after_the_first_dataset_keeps_it_and_prints_the_resume_command(
+    signum: signal.Signals, suite: Path, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     quick, slow = sorted(SMALL_DATASETS)[0], sorted(SMALL_DATASETS)[1]
     run = tmp_path / "run"
@@ -119,7 +121,7 @@ def test_sigint_after_the_first_dataset_keeps_it_and_prints_the_resume_command(
     while not marker.is_file() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
     assert marker.is_file(), "the quick dataset never finished"
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     (line,) = _lines(err)
@@ -131,6 +133,8 @@ def test_sigint_after_the_first_dataset_keeps_it_and_prints_the_resume_command(
     record = json.loads(marker.read_text())
     assert record["decisions"]
 
+    if signum != signal.SIGINT:
+        return  # the resume below is the same for both signals
     # The printed command is the resume: with the slow agent made quick it is another config (refused),
     # with run.resume=force it finishes and reuses the finished dataset.
     resumed = _run([sys.executable, *command[1:], "+agent.slow_delay=0"], cli_env, tmp_path)

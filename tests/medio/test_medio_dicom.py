@@ -188,3 +188,15 @@ def test_dicom_without_pixel_data_is_unsupported(pydicom_file):
 def test_frame_out_of_range_is_key_not_found(pydicom_file):
     with pytest.raises(medio.KeyNotFound, match="frame 5 out of range"):
         medio.read(pydicom_file("SC_rgb_rle_32bit_2frame.dcm"), frame=5)
+
+
+def test_one_frame_is_size_checked_before_it_is_decoded(pydicom_file, monkeypatch):
+    from medio import _axes
+
+    path = pydicom_file("SC_rgb_rle_2frame.dcm")  # 2 frames of 100 x 100 RGB: 30 000 bytes each
+    monkeypatch.setattr(_axes, "MAX_BYTES", 20_000)
+    with pytest.raises(medio.ImageTooLarge) as err:
+        medio.read(path, frame=1)
+    assert "SC_rgb_rle_2frame.dcm" in str(err.value)
+    monkeypatch.setattr(_axes, "MAX_BYTES", 40_000)
+    assert medio.read(path, frame=1).array.shape == (100, 100, 3)

@@ -30,7 +30,7 @@ def test_unknown_extension_is_sniffed_from_magic_bytes(tmp_path):
         (b"II*\x00", "tiff"),
         (b"MM\x00*", "tiff"),
         (b"P5\n4 4\n255\n", "bitmap"),
-        (b"BM" + b"\x00" * 20, "bitmap"),
+        (b"BM" + b"\x00" * 12 + (40).to_bytes(4, "little") + (8).to_bytes(4, "little") * 2, "bitmap"),
         (b"GIF89a", "bitmap"),
         (b"\xff\xd8\xff\xe0", "bitmap"),
         (b"PAR1", "table"),
@@ -113,3 +113,37 @@ def test_split_suffix_keeps_compound_suffixes_whole() -> None:
     assert split_suffix("folder\\name.png") == ("name", ".png")
     assert split_suffix(".hidden") == (".hidden", "")
     assert split_suffix("data/series/") == ("series", "")
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"BM" + b"\xff" * 40,  # "BM" then garbage: Pillow used to read a width and height of millions
+        b"BMW\x00\x01\x02 binary log\xfe\xff",
+        b"P5 is not a header\n",
+    ],
+)
+def test_two_letter_bitmap_magic_alone_is_not_a_bitmap(tmp_path, head):
+    path = tmp_path / "mystery.bin"
+    path.write_bytes(head * 4)
+    with pytest.raises(medio.UnsupportedFormat):
+        medio.read(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "family"),
+    [
+        ("tiny.mnc", "nibabel"),
+        ("small.mnc", "nibabel"),
+        ("test.mgz", "nibabel"),
+        ("phantom_varscale.PAR", "nibabel"),
+        ("scaled+tlrc.HEAD", "nibabel"),
+        ("example4d+orig.BRIK.gz", "nibabel"),
+        ("tinypet.v", "nibabel"),
+        ("analyze.hdr", "nibabel"),
+        ("nifti1.hdr", "nifti"),
+        ("nifti2.hdr", "nifti"),
+    ],
+)
+def test_nibabel_formats_are_recognised(nibabel_data, name, family):
+    assert sniff(nibabel_data / name) == family

@@ -156,3 +156,58 @@ def test_revise_rewrites_only_the_named_field_of_the_named_sample(tmp_path: Path
     assert after["context"]["sample"]["site_id"] == "kept"  # not named: untouched
     assert after["tasks"]["classification"]["label_name"] == "wrong"  # not editable: untouched
     assert revised.usage.calls == 0
+
+
+def test_a_skipped_sample_keeps_its_one_line_reason_on_the_candidate_and_in_the_decision(
+    tmp_path: Path,
+) -> None:
+    from strategies._context import candidate_from_marker
+    from strategies._mechanics import single_result
+
+    task = _dataset(tmp_path / "chest-xray-demo", corrupt=2)
+    candidate = asyncio.run(RulesAgent().generate(task))
+    assert list(candidate.skipped) == [2]
+    why = candidate.skipped[2]
+    assert "cxr_102.png" in why and "\n" not in why
+    decisions = single_result("s0", task, [candidate], 0, None, "s0: the only candidate").decisions
+    assert decisions[2].candidate is None and decisions[2].reason == f"no output for this sample: {why}"
+    assert decisions[0].reason == "s0: the only candidate"
+    # The reason survives a resume, which rebuilds candidates from their done-marker.
+    marker = tmp_path / "marker"
+    (marker / "agent1_data_organization").mkdir(parents=True)
+    (marker / "candidate.json").write_text(json.dumps(candidate.to_dict()))
+    rebuilt = candidate_from_marker(marker)
+    assert rebuilt is not None and rebuilt.skipped == {2: why}
+
+
+def test_an_undecodable_dicom_sample_fails_in_one_line_and_the_others_are_written(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+    import shutil
+
+    from pydicom.data import get_testdata_file
+
+    names = ["CT_small.dcm", "JPGExtended.dcm", "MR_small.dcm"]  # 12-bit JPEG Extended: no decoder here
+    root = tmp_path / "ct-mixed"
+    (root / "data").mkdir(parents=True)
+    lines = []
+    for i, name in enumerate(names):
+        source = get_testdata_file(name, download=False)
+        if source is None:
+            pytest.skip(f"pydicom does not ship {name}")
+        shutil.copy(str(source), root / "data" / f"img{i}.dcm")
+        lines.append(f"{i} data/img{i}.dcm")
+    (root / "VLM").mkdir()
+    (root / "VLM" / "random.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    entries = tuple(ManifestEntry(i, f"data/img{i}.dcm") for i in range(len(names)))
+    task = Task(root=root, name=root.name, entries=entries, out_dir=root / "VLM" / "rules")
+    with caplog.at_level(logging.DEBUG):
+        candidate = asyncio.run(RulesAgent().generate(task))
+    # pydicom logs each failed decoder plugin with a traceback; nothing of that may reach the log as an error.
+    assert not [r for r in caplog.records if r.exc_info and r.levelno >= logging.INFO]
+    assert candidate.ok and list(candidate.skipped) == [1]
+    assert "JPEG Extended" in candidate.skipped[1] and "\n" not in candidate.skipped[1]
+    out = candidate.output_dir
+    assert sorted(p.name for p in (out / "images").iterdir()) == ["0.png", "2.png"]
+    assert sorted(p.stem for p in (out / "standardized_annotations").glob("*.json")) == ["0", "2"]
