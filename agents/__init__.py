@@ -3,6 +3,26 @@
 litellm is imported only when the LiteLLM agent is constructed, never at package import.
 """
 
-from agents.base import OUTPUT_SUBDIR, Agent, Candidate, Feedback, Limits, ManifestEntry, Task, Usage
+from agents.base import (
+    OUTPUT_SUBDIR,
+    Agent,
+    Candidate,
+    FatalAgentError,
+    Feedback,
+    Limits,
+    ManifestEntry,
+    Task,
+    Usage,
+)
 
-__all__ = ["OUTPUT_SUBDIR", "Agent", "Candidate", "Feedback", "Limits", "ManifestEntry", "Task", "Usage"]
+__all__ = [
+    "OUTPUT_SUBDIR",
+    "Agent",
+    "Candidate",
+    "FatalAgentError",
+    "Feedback",
+    "Limits",
+    "ManifestEntry",
+    "Task",
+    "Usage",
+]

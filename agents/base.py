@@ -17,6 +17,7 @@ __all__ = [
     "OUTPUT_SUBDIR",
     "Agent",
     "Candidate",
+    "FatalAgentError",
     "Feedback",
     "Limits",
     "ManifestEntry",
@@ -244,12 +245,29 @@ class Feedback:
         return "\n".join(lines)
 
 
+class FatalAgentError(RuntimeError):
+    """A failure no later call can avoid (rejected credentials, an unknown model, an unreachable endpoint).
+
+    The one exception an agent raises out of ``generate``/``revise``: every other candidate of the run would
+    fail the same way, so the runner stops the run with one line naming ``reason`` (exit 4) instead of
+    spending the retry budget of each candidate in turn.
+
+    Args:
+        reason: One line saying what failed and what to do about it.
+    """
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
 @runtime_checkable
 class Agent(Protocol):
     """Anything that turns a `Task` into a `Candidate` and can revise one.
 
     Implementations never raise for a bad sample or a provider failure: they return a failed `Candidate`
-    with a reason, so the run goes on.
+    with a reason, so the run goes on. The exception is `FatalAgentError`, for failures that doom every
+    candidate alike (rejected key, unknown model, dead endpoint); the runner stops the run on it.
     """
 
     name: str

@@ -17,12 +17,14 @@ import os
 import shlex
 import sys
 import traceback
+import warnings
 from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
+from agents.base import FatalAgentError
 from benchmark.errors import BenchmarkError, is_storage_failure
 from experiments._config_path import config_dir
 from experiments.callbacks import PreflightFailed
@@ -91,6 +93,10 @@ def main(cfg: DictConfig) -> None:
         sys.exit(EXIT_NOTHING)
     except _CONFIG_ERRORS as exc:
         sys.exit(report_error(PROG, CliError(str(exc), EXIT_USAGE), debug=debug))
+    except FatalAgentError as exc:
+        # Every candidate would fail alike (rejected key, unknown model, dead endpoint): the run stopped.
+        print(f"{PROG}: error: the run stopped: {one_line(exc.reason)}", file=sys.stderr)
+        sys.exit(EXIT_NOTHING)
     except OSError as exc:
         if not is_storage_failure(exc):
             sys.exit(report_error(PROG, exc, debug=debug))
@@ -139,6 +145,12 @@ def cli() -> int:
     if "--debug" in sys.argv:
         sys.argv.remove("--debug")  # ours, not Hydra's
     os.environ[_DEBUG_ENV] = "1" if debug else "0"
+    if not debug:
+        # When a fatal provider error stops the run, the model calls still queued are cancelled before they
+        # start, and Python warns that their coroutines were never awaited: noise around the one line.
+        warnings.filterwarnings(
+            "ignore", message=r"coroutine '.*' was never awaited", category=RuntimeWarning
+        )
     # Hydra prints a multi-line report (and exits 1) unless HYDRA_FULL_ERROR is set, in which case it raises:
     # we set it so the exception reaches us and becomes one line (with the traceback only under --debug).
     os.environ["HYDRA_FULL_ERROR"] = "1"

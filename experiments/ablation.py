@@ -70,6 +70,7 @@ class RunData:
     seed: int | None = None
     wall_s: float | None = None
     label: str = ""
+    agent: str = ""
 
     @property
     def incomplete(self) -> bool:
@@ -136,12 +137,29 @@ def load_runs(sweep_dir: Path) -> list[RunData]:
                 samples,
                 int(seed) if seed is not None else None,
                 float(info["wall_s"]) if info.get("wall_s") is not None else None,
+                agent=_agent_name(info),
             )
         )
         infos.append((runs[-1].strategy, _overrides(run_dir)))
     for run, label in zip(runs, _labels(infos), strict=True):
         run.label = label
     return sorted(runs, key=lambda r: (r.label, r.seed if r.seed is not None else -1, str(r.run_dir)))
+
+
+def _agent_name(info: dict[str, Any]) -> str:
+    agent = (info.get("config") or {}).get("agent") or {}
+    return str(agent.get("_target_") or agent.get("name") or "") if isinstance(agent, dict) else ""
+
+
+REVISION_MEANING = {
+    "rules": (
+        "**S1/S2 with the `rules` agent** are not a model's self-refinement. S1 re-decides at temperature 0 "
+        "the choices the agent sampled below its own top-ranked hypothesis and those behind outputs failing "
+        "its own consistency checks (a temperature-0 candidate comes back unchanged); S2 re-decides at "
+        "temperature 0 the decision points behind the validator's flagged fields, within the whitelist."
+    ),
+}
+"""What an S1/S2 row measures for agents whose `revise` is not a model reviewing its output."""
 
 
 def groups(runs: Sequence[RunData]) -> dict[str, list[RunData]]:
@@ -326,6 +344,9 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
             + ", ".join(sorted({r.label for r in runs if r.incomplete}))
             + " stopped early (budget) or lost datasets; their numbers cover what finished."
         )
+    for agent, meaning in REVISION_MEANING.items():
+        if any(r.agent == agent and r.strategy in ("s1", "s2") for r in runs):
+            notes.append(meaning)
     budget = _budget(runs)
     budget_md: list[str] = []
     if not budget.empty:

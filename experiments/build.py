@@ -45,7 +45,7 @@ agents: Registry[Any] = Registry(
 )
 """Agent classes (or factories) by name; ``agent._target_`` bypasses the registry."""
 
-AGENT_TASK_KEYS = ("name", "_target_", "temperature", "limits", "options")
+AGENT_TASK_KEYS = ("name", "_target_", "temperature", "limits", "options", "instructions")
 """Agent config keys that describe the task rather than the constructor."""
 
 

@@ -23,7 +23,8 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 import medio
-from agents.base import Agent, Task, Usage
+from agents.base import Agent, FatalAgentError, Task, Usage
+from agents.instructions import Instruction, resolve_instructions
 from benchmark.atomic import atomic_write_json
 from benchmark.discover import Dataset
 from benchmark.errors import is_storage_failure
@@ -66,6 +67,7 @@ class RunOutcome:
         incomplete: True when the budget stopped it or a dataset failed.
         wall_s: Wall-clock seconds.
         table: The terminal table.
+        errors: Per dataset, why its strategy failed.
     """
 
     run_dir: Path
@@ -74,6 +76,10 @@ class RunOutcome:
     wall_s: float
     table: str
     errors: dict[str, str] = field(default_factory=dict)
+
+
+def _plain_node(node: Any) -> Any:
+    return OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else node
 
 
 def benchmark_root(cfg: DictConfig) -> Path:
@@ -101,8 +107,8 @@ async def _one_dataset(
         result = await strategy(task, agent, validator)
         record = result.to_dict()
     except Exception as exc:  # one dataset's failure must not lose the others
-        if is_storage_failure(exc):
-            raise  # the disk refuses writes: every later dataset would fail too, so stop the run here
+        if is_storage_failure(exc) or isinstance(exc, FatalAgentError):
+            raise  # the disk refuses writes / the provider refuses us: every later dataset would fail too
         log.exception("strategy failed on %s", task.name)
         record = {
             "error": f"{type(exc).__name__}: {exc}",
@@ -194,6 +200,8 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
         OptionError: A strategy, selector or agent option its factory does not take or refuses.
         ResumeMismatch: ``run.resume=true`` under a config that differs from the run's stored one.
         NothingProduced: No candidate wrote a sample (and the budget did not stop the run).
+        FatalAgentError: The agent hit a failure every candidate would hit (rejected key, unknown model,
+            dead endpoint); the run stopped.
     """
     start = time.perf_counter()
     resume, _ = resume_mode(cfg)
@@ -208,8 +216,13 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     profile = validator_profile(cfg.validator, run_dir / ".validator", cfg.strategy.get("profile"))
     validator = ProfileValidator(profile, executor)
     budget = BudgetGate(cfg.run.get("budget_tokens"), cfg.run.get("budget_usd"))
+    agent_budget = _share_budget(agent, budget)
     progress = Progress(len(datasets), enabled=bool(cfg.run.get("progress", True)))
     options = task_options(cfg.agent, int(cfg.run.seed))
+    # Read now, at run time, from the user's checkout (never copied into the repository): run.json records
+    # which files were used and their hashes.
+    instructions = resolve_instructions(root, _plain_node(cfg.agent.get("instructions")))
+    options["options"] = {**options["options"], "instructions": {k: v.text for k, v in instructions.items()}}
     tasks = {d.name: Task.from_dataset(d, run_dir / "selected" / d.name, **options) for d in datasets}
     agent_check = getattr(agent, "preflight", None)
     if callable(agent_check):
@@ -234,7 +247,49 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     finally:
         progress.close()
         executor.shutdown(wait=True)
-    return _finish(cfg, run_dir, datasets, records, budget, upper_bound, start, is_simulation(agent))
+    if agent_budget is not None and agent_budget.spent_out:
+        budget.hit = True  # a candidate was cut short by the budget, even if no later call was refused
+    simulation = is_simulation(agent)
+    return _finish(
+        cfg, run_dir, datasets, records, budget, upper_bound, start, simulation, instructions=instructions
+    )
+
+
+class _AgentBudget:
+    """The run's limits as the LiteLLM agent checks them before each model call and charges after it.
+
+    The runner's `BudgetGate` is charged per finished candidate; this one per model call, so a long
+    candidate stops once the run's money is spent instead of finishing its whole conversation.
+    """
+
+    def __init__(self, gate: BudgetGate) -> None:
+        from agents.litellm.budget import Budget  # no litellm import: the budget is plain Python
+
+        self._budget = Budget(gate.max_tokens, gate.max_usd)
+        self.spent_out = False
+
+    def check(self) -> None:
+        """Raise `BudgetExceeded` once the run's limits are reached (and remember it)."""
+        try:
+            self._budget.check()
+        except Exception:
+            self.spent_out = True
+            raise
+
+    def charge(self, tokens: int, usd: float) -> None:
+        """Record one model call's tokens and dollars."""
+        self._budget.charge(tokens, usd)
+
+
+def _share_budget(agent: Agent, gate: BudgetGate) -> _AgentBudget | None:
+    """Hand the run's budget to an agent that checks one per model call and has none of its own."""
+    if gate.max_tokens is None and gate.max_usd is None:
+        return None
+    if getattr(agent, "budget", False) is not None:  # no such attribute, or a budget of its own
+        return None
+    shared = _AgentBudget(gate)
+    agent.budget = shared  # type: ignore[attr-defined]
+    return shared
 
 
 def _run_label(cfg: DictConfig) -> str:
@@ -261,6 +316,8 @@ def _finish(
     upper_bound: bool,
     start: float,
     simulation: bool = False,
+    *,
+    instructions: dict[str, Instruction] | None = None,
 ) -> RunOutcome:
     if not budget.hit:
         _require_samples(records)
@@ -317,6 +374,7 @@ def _finish(
             "datasets": [d.name for d in datasets],
             "run_name": run_name,
             "strategy": cfg.strategy.name,
+            "instructions": {stage: i.record() for stage, i in (instructions or {}).items()},
             **({"simulation": True} if simulation else {}),
             "config": OmegaConf.to_container(
                 OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k != "hydra"]), resolve=True

@@ -404,6 +404,19 @@ def leaderboard_figure(frame: pd.DataFrame, path: Path) -> Path:
     return path
 
 
+def _miss_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Mistake types as rows, ``validator/selector`` as columns, cells ``rate (n)``; stays legible."""
+    types = sorted(c[len("miss_") :] for c in frame.columns if c.startswith("miss_"))
+    table: dict[str, list[str]] = {"mistake": types}
+    for _, row in frame.iterrows():
+        cells = []
+        for t in types:
+            rate, n = row.get(f"miss_{t}"), row.get(f"n_{t}")
+            cells.append("n/a" if rate is None or pd.isna(rate) else f"{rate:.2f} ({int(n)})")
+        table[f"{row['validator']}/{row['selector']}"] = cells
+    return pd.DataFrame(table)
+
+
 def write_leaderboard(frame: pd.DataFrame, stats: Mapping[str, Any], out: Path) -> list[Path]:
     """Write ``selectors.{csv,md,tex,png}`` (and ``selectors_stats.json``) into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
@@ -431,9 +444,9 @@ def write_leaderboard(frame: pd.DataFrame, stats: Mapping[str, Any], out: Path) 
     ]
     if len(miss) > 2:
         parts += [
-            "## Mistake miss rates (share of samples, where some candidate avoided the mistake, on which the "
-            "kept candidate has it; n = such samples)",
-            to_markdown(frame[miss]),
+            "## Mistake miss rates: per mistake type, on the samples where some candidate avoided it (n), "
+            "the share where the kept candidate has it (one column per validator/selector)",
+            to_markdown(_miss_table(frame)),
         ]
     parts.append(
         f"{stats['datasets']} datasets, {stats['candidates']} stored candidates, "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import json
 import logging
 import shutil
@@ -181,4 +182,14 @@ async def _call(
     cand = await call(task.for_candidate(candidate_index, folder, seed=seed))
     if ctx.budget is not None:
         ctx.budget.charge(cand.usage)
+    if cand.ok and not _wrote_a_sample(cand.output_dir):
+        # Whatever the agent says, an output without one annotation is no candidate; say so where it is read.
+        cand = dataclasses.replace(
+            cand, status="failed", reason=f"{cand.reason or 'finished'}; no sample was written"
+        )
     return cand
+
+
+def _wrote_a_sample(output_dir: Path) -> bool:
+    folder = output_dir / "standardized_annotations"
+    return folder.is_dir() and any(p.suffix == ".json" for p in folder.iterdir())

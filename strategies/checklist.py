@@ -4,12 +4,14 @@ agent, and only whitelisted fields may change (enforced here, not trusted to the
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from agents.base import Agent, Candidate, Feedback, Task
+from agents.instructions import instruction_text
 from strategies._autofix import auto_fix as apply_auto_fix
 from strategies._context import call_agent
 from strategies._mechanics import adopt, generate_many, single_result
-from strategies._whitelist import covered, enforce_whitelist
+from strategies._whitelist import covered, enforce_whitelist, folder_digest
 from strategies.base import Strategy, StrategyResult, Validator, run_cpu, strategy
 from validator.checklist import checklist as failed_items
 
@@ -21,19 +23,32 @@ HIGH_RISK_FIELDS: tuple[str, ...] = (
     "tasks",
     "record.image_path",
     "context.sample.extra",
+    "context.sample.subject_id",
+    "context.sample.modality_primary",
     "data_meta.task_type",
     "data_meta.data_volume",
     "data_meta.valid_image_n",
     "data_meta.num_classes_per_task",
 )
 """Task type and dimension, active branches, labels and class ids, image paths, source fields, annotation
-type,
-metadata counts (paper Appendix E, S2)."""
+type, metadata counts (paper Appendix E, S2), plus every other field a high-risk check of our validator can
+flag (subject id, modality). The image file is not listed: it becomes editable with a flagged plane
+(`strategies._whitelist`), so a sample's image, mask and JSON move together."""
 
-INSTRUCTION = (
-    "A deterministic validator flagged the items below. Fix them using the raw data as evidence. Only "
-    "these fields may change; any other change is reverted: {fields}."
-)
+WHITELIST_LINE = "Editable field paths (a flagged item may change only its own fields among them): {fields}."
+
+
+def same_folder(a: Path, b: Path) -> bool:
+    """Whether two candidate folders hold the same files, byte for byte."""
+    return folder_digest(a) == folder_digest(b)
+
+
+def flagged_fields(items: Sequence[tuple[int | None, str, str]]) -> dict[int | None, list[str]]:
+    """The fields the checklist named per sample (None = ``data_meta.json``): what S2 lets each change."""
+    out: dict[int | None, list[str]] = {}
+    for index, path, _message in items:
+        out.setdefault(None if path.startswith("data_meta") else index, []).append(path)
+    return out
 
 
 @strategy("checklist", aliases=("s2",))
@@ -59,15 +74,21 @@ def checklist(whitelist: Sequence[str] = HIGH_RISK_FIELDS, auto_fix: bool = Fals
             if covered(f, fields)
         ]
         if items:
+            # The benchmark's S2 prompt (or ours) verbatim, then the whitelist this framework enforces.
+            message = (
+                instruction_text(task.options, "s2")
+                + "\n\n"
+                + WHITELIST_LINE.format(fields=", ".join(fields))
+            )
 
             async def revise(t: Task) -> Candidate:
-                return await agent.revise(
-                    t, base, Feedback(INSTRUCTION.format(fields=", ".join(fields)), tuple(items)), fields
-                )
+                return await agent.revise(t, base, Feedback(message, tuple(items)), fields)
 
             revised = await call_agent(task, "0.checklist", revise)
             if revised is not None:
                 made.append(revised)
+                if await run_cpu(validator, same_folder, base.output_dir, revised.output_dir):
+                    notes.append(f"the revision changed nothing (agent {revised.agent or agent.name})")
             else:
                 notes.append("budget spent before the revision")
         else:
@@ -75,11 +96,14 @@ def checklist(whitelist: Sequence[str] = HIGH_RISK_FIELDS, auto_fix: bool = Fals
         await run_cpu(validator, adopt, task, made[-1])
         # Reverting and fixing rewrite the selected folder: disk work, kept off the event loop like the rest.
         if len(made) > 1:
-            notes += await run_cpu(validator, enforce_whitelist, base.output_dir, task.output_dir, fields)
+            notes += await run_cpu(
+                validator, enforce_whitelist, base.output_dir, task.output_dir, fields, flagged_fields(items)
+            )
         if auto_fix:
             notes += await run_cpu(validator, apply_auto_fix, task.output_dir, list(task.indices))
         final = await run_cpu(validator, validator.validate, task.output_dir, task)
-        reason = f"checklist: {len(items)} item(s) sent, {sum('reverted' in n for n in notes)} revert(s)"
+        reverts = sum(("reverted" in n) or ("rejected" in n) for n in notes)
+        reason = f"checklist: {len(items)} item(s) sent, {reverts} revert(s)"
         return single_result("s2", task, made, len(made) - 1, final, reason, notes)
 
     return run

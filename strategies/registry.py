@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar, cast
 
+from medio.cli_errors import CliError
+
 __all__ = ["OptionError", "Registry", "UnknownNameError", "call_with_options", "load_object"]
 
 log = logging.getLogger(__name__)
@@ -86,6 +88,8 @@ def call_with_options(factory: Callable[..., T], options: Mapping[str, Any], whe
     kwargs = {k: _checked(factory, k, v, where, valid) for k, v in options.items()}
     try:
         return factory(**kwargs)
+    except CliError:
+        raise  # already the one line the user should see (e.g. a missing API key), not an option problem
     except (ValueError, TypeError) as exc:
         raise OptionError(
             f"{where}: {_name(factory)} refused its options ({exc}); valid options: {valid}"

@@ -1,4 +1,12 @@
-"""S1, self-refinement (paper Appendix E, SPEC §4): the agent reviews its own output."""
+"""S1, self-refinement (paper Appendix E, SPEC §4): the agent reviews its own output.
+
+The review instruction is the benchmark's ``prompt_experiment/S1`` prompt when the run found the user's
+checkout, else the project's text over the paper's seven axes (`agents.instructions`); it reaches the agent as
+the feedback message, with every field editable. What a round means depends on the agent: a model reads its
+output with its tools and edits it; the `rules` agent re-decides the choices its own review flags
+(`agents.rules.revise.self_check_points`). A round that changes nothing ends the refinement, and the result
+notes say so.
+"""
 
 from __future__ import annotations
 
@@ -7,21 +15,12 @@ from typing import Annotated
 from pydantic import Field
 
 from agents.base import Agent, Candidate, Feedback, Task
+from agents.instructions import instruction_text
 from strategies._context import call_agent
 from strategies._mechanics import adopt, generate_many, single_result
 from strategies._whitelist import folder_digest
 from strategies.base import Strategy, StrategyResult, Validator, run_cpu, strategy
 
-SELF_CHECK = (
-    "Review your output against the raw data, the manifest and the schema, without ground truth. "
-    "Check every field on seven axes: (1) source trace: extra.source_file/original_filename name the "
-    "manifest file; (2) coverage: one image and one JSON per manifest index; (3) schema: the five top-level "
-    "blocks, exactly one spatial and one task branch non-empty; (4) semantics: task type, dimension, labels "
-    "and class ids agree with the data; (5) information quality: no placeholders where the data has the "
-    "value; (6) content fidelity: the image, mask and boxes come from the declared source and slice; "
-    "(7) metadata: data_meta counts equal the written outputs. Change a field only with evidence; "
-    "otherwise keep it."
-)
 EVERYTHING = ("*",)
 
 
@@ -36,13 +35,14 @@ def self_refine(rounds: Annotated[int, Field(ge=0)] = 1) -> Strategy:
     async def run(task: Task, agent: Agent, validator: Validator) -> StrategyResult:
         made = await generate_many(agent, task, 1)
         notes: list[str] = []
+        review = Feedback(instruction_text(task.options, "s1"))
         for r in range(1, rounds + 1):
             if not made:
                 break
             last = made[-1]
 
             async def revise(t: Task, c: Candidate = last) -> Candidate:
-                return await agent.revise(t, c, Feedback(SELF_CHECK), EVERYTHING)
+                return await agent.revise(t, c, review, EVERYTHING)
 
             revised = await call_agent(task, f"0.refine{r}", revise)
             if revised is None:
@@ -50,7 +50,7 @@ def self_refine(rounds: Annotated[int, Field(ge=0)] = 1) -> Strategy:
                 break
             made.append(revised)
             if folder_digest(revised.output_dir) == folder_digest(last.output_dir):
-                notes.append(f"round {r} changed nothing; stopping")
+                notes.append(f"round {r} changed nothing; stopping (agent {revised.agent or agent.name})")
                 break
         if not made:
             return single_result("s1", task, [], None, None, "budget spent before the first call")

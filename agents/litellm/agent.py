@@ -21,12 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from agents.base import Candidate, Feedback, Task, Usage
+from agents.base import Candidate, FatalAgentError, Feedback, Task, Usage
+from agents.instructions import instruction_text
 from agents.litellm import prompts
 from agents.litellm.budget import Budget, BudgetExceeded
 from agents.litellm.cache import RequestCache
 from agents.litellm.client import ModelClient, TokenPrice
+from agents.litellm.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
 from agents.litellm.retry import RetryPolicy
+from agents.litellm.review_tools import feedback_with_values
 from agents.litellm.sandbox import Sandbox, SandboxLimits
 from agents.litellm.tools import ToolBox, tool_definitions
 from agents.trace import TraceWriter
@@ -46,6 +49,7 @@ class _Run:
     bad_streak: int = 0
     stop_reason: str | None = None
     failed: str | None = None
+    fatal: str | None = None
     finished: bool = False
 
 
@@ -68,6 +72,12 @@ class LiteLLMAgent:
         max_bad_tool_calls: Consecutive failed tool calls (invalid JSON, unknown tool, refused path ...)
             after which the candidate fails.
         extra_params: Further ``acompletion`` parameters (e.g. ``{"top_p": 0.9}``).
+        tools: Opt-in tool sets: ``"code"`` adds ``run_python`` (`agents.litellm.code_tool`).
+        code_limits: Bounds of each ``run_python`` call (`CodeLimits` or a mapping of its fields).
+
+    Raises:
+        MissingApiKeyError: No key for the provider (before any call; a `ValueError`).
+        ValueError: An unknown model string, tool set or code limit.
     """
 
     name = "litellm"
@@ -81,7 +91,7 @@ class LiteLLMAgent:
         temperature: float | None = None,
         max_tokens_per_call: int | None = 4096,
         timeout_s: float = 120.0,
-        retry: RetryPolicy | None = None,
+        retry: RetryPolicy | Mapping[str, Any] | None = None,
         cache: RequestCache | Path | str | None = None,
         budget: Budget | None = None,
         price: TokenPrice | None = None,
@@ -89,7 +99,17 @@ class LiteLLMAgent:
         vision: bool | None = None,
         max_bad_tool_calls: int = 5,
         extra_params: Mapping[str, Any] | None = None,
+        tools: str | Sequence[str] | None = None,
+        code_limits: CodeLimits | Mapping[str, Any] | None = None,
     ) -> None:
+        tool_sets = {tools} if isinstance(tools, str) else set(tools or ())
+        if tool_sets - {"code"}:
+            raise ValueError(f"unknown agent.tools {sorted(tool_sets - {'code'})}; valid: ['code']")
+        #: Whether ``run_python`` is offered (``tools=["code"]``).
+        self.code = "code" in tool_sets
+        self.code_limits = CodeLimits.of(code_limits)
+        if isinstance(retry, Mapping):  # from the config: agent.retry.max_attempts=...
+            retry = RetryPolicy(**retry)
         if isinstance(cache, str | Path):
             cache = RequestCache(Path(cache))
         self.client = ModelClient(
@@ -110,7 +130,7 @@ class LiteLLMAgent:
         self.sandbox_limits = sandbox_limits or SandboxLimits()
         self.vision = self.client.supports_vision() if vision is None else vision
         self.max_bad_tool_calls = max_bad_tool_calls
-        self.tools = tool_definitions()
+        self.tools = tool_definitions({CODE_TOOL: RunPythonArgs} if self.code else None)
         self._tool_pool: ThreadPoolExecutor | None = None
 
     def _tools_executor(self) -> ThreadPoolExecutor:
@@ -139,7 +159,7 @@ class LiteLLMAgent:
         Returns:
             The candidate; ``status="failed"`` with a reason when the provider or the model failed.
         """
-        return await self._run(task, self._task_prompt(task), "generate")
+        return await self._run(task, self._opening(task), "generate")
 
     async def revise(
         self, task: Task, candidate: Candidate, feedback: Feedback | str, editable_fields: Sequence[str]
@@ -161,11 +181,17 @@ class LiteLLMAgent:
             await asyncio.get_running_loop().run_in_executor(
                 self._tools_executor(), lambda: shutil.copytree(source, target, dirs_exist_ok=True)
             )
-        text = feedback.render() if isinstance(feedback, Feedback) else str(feedback)
+        # The feedback carries the current value of every field it names, read from the copy being revised.
+        text = feedback_with_values(feedback, target)
         revise = prompts.REVISE_PROMPT.format(editable=", ".join(editable_fields) or "(none)", feedback=text)
-        return await self._run(task, self._task_prompt(task) + "\n\n" + revise, "revise")
+        return await self._run(task, [*self._opening(task), revise], "revise")
 
     # -- the loop --------------------------------------------------------------------------------
+
+    def _opening(self, task: Task) -> list[str]:
+        """The first user messages: the task instruction verbatim (the benchmark's S0 text when the run
+        found one, `agents.instructions`), then this dataset's name, manifest and schema."""
+        return [instruction_text(task.options, "s0"), self._task_prompt(task)]
 
     def _task_prompt(self, task: Task) -> str:
         manifest = "\n".join(f"{e.index}\t{e.relpath}" for e in task.entries)
@@ -190,17 +216,22 @@ class LiteLLMAgent:
             params["max_tokens"] = self.max_tokens_per_call
         return params
 
-    async def _run(self, task: Task, user_prompt: str, mode: str) -> Candidate:
+    async def _run(self, task: Task, user_prompts: Sequence[str], mode: str) -> Candidate:
         start = time.perf_counter()
         out = task.output_dir
         out.mkdir(parents=True, exist_ok=True)
         trace_path = task.out_dir / f"trace_{mode}.jsonl"
         trace = TraceWriter(trace_path, secrets=[self._api_key])
         sandbox = Sandbox(task.root, out, self.sandbox_limits)
-        toolbox = ToolBox(task, sandbox, self.vision)
+        extra_tools = None
+        if self.code:
+            runner = CodeRunner(task.root, out, task.out_dir / "workspace", self.code_limits)
+            extra_tools = {CODE_TOOL: (RunPythonArgs, runner)}
+        toolbox = ToolBox(task, sandbox, self.vision, extra_tools)
+        system = prompts.with_code_tool(prompts.SYSTEM_PROMPT) if self.code else prompts.SYSTEM_PROMPT
         messages: list[dict[str, Any]] = [
-            {"role": "system", "content": prompts.SYSTEM_PROMPT},
-            {"role": "user", "content": user_prompt},
+            {"role": "system", "content": system},
+            *({"role": "user", "content": text} for text in user_prompts),
         ]
         state = _Run(usage=Usage())
         trace.write(
@@ -231,6 +262,8 @@ class LiteLLMAgent:
         status, reason = _outcome(state, written, missing)
         trace.write("end", status=status, reason=reason, written=written, usage=usage.to_dict())
         trace.close()
+        if state.fatal is not None:
+            raise FatalAgentError(state.fatal)
         return Candidate(
             output_dir=out,
             usage=usage,
@@ -271,6 +304,10 @@ class LiteLLMAgent:
             except BudgetExceeded as exc:
                 state.stop_reason = exc.reason
                 trace.write("stop", reason=exc.reason)
+                return
+            except FatalAgentError as exc:  # every candidate would fail alike: `_run` stops the run
+                state.failed = state.fatal = exc.reason
+                trace.write("provider_error", error=exc.reason, fatal=True)
                 return
             except Exception as exc:  # non-transient, or transient with retries exhausted
                 state.failed = f"provider error: {type(exc).__name__}: {str(exc)[:500]}"

@@ -24,8 +24,10 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from agents.base import FatalAgentError
 from agents.litellm.cache import CachedResponse, RequestCache, request_key
-from agents.litellm.retry import RetryPolicy
+from agents.litellm.credentials import MissingApiKeyError, litellm_missing_key_message, missing_key_message
+from agents.litellm.retry import RetryPolicy, fatal_reason
 
 __all__ = ["ModelClient", "ModelReply", "TokenPrice", "import_litellm"]
 
@@ -129,6 +131,10 @@ class ModelClient:
         cache: Response cache, or None.
         price: Fallback price when LiteLLM has no cost for the model.
         extra_params: Further ``acompletion`` parameters (part of the cache key).
+
+    Raises:
+        MissingApiKeyError: No key for the provider (checked before litellm is even imported).
+        ValueError: LiteLLM cannot route the model string to a provider.
     """
 
     def __init__(
@@ -143,7 +149,21 @@ class ModelClient:
         price: TokenPrice | None = None,
         extra_params: Mapping[str, Any] | None = None,
     ) -> None:
+        # Before the import (seconds): a forgotten key is reported at once, in one line.
+        missing = missing_key_message(model, api_key)
+        if missing is not None:
+            raise MissingApiKeyError(missing)
         self._litellm = import_litellm()
+        missing = litellm_missing_key_message(self._litellm, model, api_key, api_base)
+        if missing is not None:
+            raise MissingApiKeyError(missing)
+        try:
+            self._litellm.get_llm_provider(model=model, api_base=api_base)
+        except Exception as exc:  # LiteLLM's BadRequestError: no provider for this model string
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ValueError(f"unknown model {model!r}: {first[:300]}") from None
+        #: Calls the provider answered (cache hits excluded): an endpoint that never answered is dead.
+        self.answered = 0
         self.model = model
         self.api_base = api_base
         self._api_key = api_key
@@ -194,6 +214,8 @@ class ModelClient:
             The reply.
 
         Raises:
+            FatalAgentError: The error dooms every call of the run (rejected key, unknown model, an
+                endpoint that never answered); see `fatal_reason`.
             Exception: The provider's error when it is not transient or retries ran out.
         """
         start = time.perf_counter()
@@ -237,7 +259,14 @@ class ModelClient:
                 **all_params,
             )
 
-        response = await self.retry.call(attempt, on_retry)
+        try:
+            response = await self.retry.call(attempt, on_retry)
+        except Exception as exc:
+            fatal = fatal_reason(exc, self.model, self.answered, retries + 1)
+            if fatal is not None:
+                raise FatalAgentError(fatal) from exc
+            raise
+        self.answered += 1
         message = _plain_message(response.choices[0].message)
         usage = getattr(response, "usage", None)
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 import tenacity
 
-__all__ = ["RetryPolicy", "is_transient"]
+__all__ = ["RetryPolicy", "fatal_reason", "is_transient"]
 
 T = TypeVar("T")
 
@@ -49,6 +49,41 @@ def is_transient(exc: BaseException) -> bool:
         return False
     status = getattr(exc, "status_code", None)
     return isinstance(status, int) and (status >= 500 or status in _TRANSIENT_STATUS)
+
+
+def fatal_reason(exc: BaseException, model: str, answered: int, attempts: int) -> str | None:
+    """Tell whether a final provider error dooms every other candidate too, and say so in one line.
+
+    Rejected credentials and a model the provider does not serve fail every later call the same way; so
+    does an endpoint that never answered once through a whole retry budget. A context window or a bad
+    request concerns only this conversation and is not fatal.
+
+    Args:
+        exc: The error ``litellm.acompletion`` raised last (retries, if any, are over).
+        model: The model string (named in the line).
+        answered: Calls the provider answered so far in this run.
+        attempts: Attempts spent on this call.
+
+    Returns:
+        The reason to stop the run, or None when only this candidate fails.
+    """
+    from litellm import exceptions as errors
+
+    detail = " ".join(str(exc).split())[:300]
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, errors.AuthenticationError | errors.PermissionDeniedError) or status in (401, 403):
+        return f"the provider rejected the credentials for {model}: {type(exc).__name__}: {detail}"
+    if isinstance(exc, errors.NotFoundError) or status == 404:
+        return f"the provider does not know the model {model}: {type(exc).__name__}: {detail}"
+    # A refused connection, a timeout, a 5xx or a body that is not a completion, through a whole retry
+    # budget, before any call of the run was answered: the endpoint is down or wrong. A rate limit is not:
+    # the endpoint is there, only busy.
+    if answered == 0 and is_transient(exc) and not isinstance(exc, errors.RateLimitError) and status != 429:
+        return (
+            f"the endpoint of {model} did not answer once in {attempts} attempts "
+            f"({type(exc).__name__}: {detail})"
+        )
+    return None
 
 
 @dataclass(frozen=True)

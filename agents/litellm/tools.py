@@ -12,7 +12,7 @@ import base64
 import io
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +21,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.base import Task
+from agents.litellm.review_tools import REVIEW_TOOLS, folder_listing, text_head
 from agents.litellm.sandbox import Sandbox, SandboxError
 
 __all__ = ["TOOL_MODELS", "ToolBox", "ToolResult", "tool_definitions"]
@@ -103,7 +104,7 @@ class FinishArgs(_Args):
     summary: str = Field("", description="One or two sentences on what was done and any doubt left.")
 
 
-TOOL_MODELS: dict[str, type[_Args]] = {
+TOOL_MODELS: dict[str, type[BaseModel]] = {
     "list_dir": ListDirArgs,
     "read_text": ReadTextArgs,
     "inspect": InspectArgs,
@@ -111,6 +112,8 @@ TOOL_MODELS: dict[str, type[_Args]] = {
     "view_image": ViewImageArgs,
     "write_annotation": WriteAnnotationArgs,
     "write_data_meta": WriteDataMetaArgs,
+    # Read-only views of the candidate's own output, and field edits (agents/litellm/review_tools.py).
+    **{name: model for name, (model, _handler) in REVIEW_TOOLS.items()},
     "finish": FinishArgs,
 }
 
@@ -124,14 +127,17 @@ def _strip_titles(schema: Any) -> Any:
     return schema
 
 
-def tool_definitions() -> list[dict[str, Any]]:
+def tool_definitions(extra: Mapping[str, type[BaseModel]] | None = None) -> list[dict[str, Any]]:
     """Return the OpenAI-style tool definitions, generated from the argument models.
+
+    Args:
+        extra: Opt-in tools (name → argument model) offered after the standard ones, e.g. ``run_python``.
 
     Returns:
         One ``{"type": "function", "function": {"name", "description", "parameters"}}`` per tool.
     """
     out = []
-    for name, model in TOOL_MODELS.items():
+    for name, model in {**TOOL_MODELS, **(extra or {})}.items():
         params = _strip_titles(model.model_json_schema())
         params.pop("description", None)
         out.append(
@@ -176,9 +182,16 @@ class ToolBox:
         task: The dataset and candidate.
         sandbox: Where reads and writes may go.
         vision: Whether ``view_image`` returns the image itself (else a text summary only).
+        extra_tools: Opt-in tools: name → (argument model, handler returning a `ToolResult`).
     """
 
-    def __init__(self, task: Task, sandbox: Sandbox, vision: bool) -> None:
+    def __init__(
+        self,
+        task: Task,
+        sandbox: Sandbox,
+        vision: bool,
+        extra_tools: Mapping[str, tuple[type[BaseModel], Callable[[Any], ToolResult]]] | None = None,
+    ) -> None:
         self.task = task
         self.sandbox = sandbox
         self.vision = vision
@@ -191,8 +204,13 @@ class ToolBox:
             "view_image": self._view_image,
             "write_annotation": self._write_annotation,
             "write_data_meta": self._write_data_meta,
+            **{name: self._review(handler) for name, (_model, handler) in REVIEW_TOOLS.items()},
             "finish": self._finish,
         }
+        self._models: dict[str, type[BaseModel]] = dict(TOOL_MODELS)
+        for name, (model, handler) in (extra_tools or {}).items():
+            self._models[name] = model
+            self._handlers[name] = handler
 
     def run(self, name: str, raw_arguments: str | None) -> ToolResult:
         """Validate and run one tool call.
@@ -204,10 +222,10 @@ class ToolBox:
         Returns:
             The result; failures are results with ``error`` set, never exceptions.
         """
-        model = TOOL_MODELS.get(name)
+        model = self._models.get(name)
         if model is None:
             return ToolResult(
-                f"Unknown tool {name!r}. Available tools: {', '.join(TOOL_MODELS)}.", "unknown_tool"
+                f"Unknown tool {name!r}. Available tools: {', '.join(self._models)}.", "unknown_tool"
             )
         try:
             parsed = json.loads(raw_arguments or "{}")
@@ -232,25 +250,16 @@ class ToolBox:
             log.debug("tool %s failed", name, exc_info=True)
             return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", "tool_error")
 
+    def _review(self, handler: Callable[[Sandbox, Any, Any], str]) -> Callable[[Any], ToolResult]:
+        return lambda args: ToolResult(handler(self.sandbox, self._indices, args))
+
     # -- read tools ------------------------------------------------------------------------------
 
     def _list_dir(self, args: ListDirArgs) -> ToolResult:
         folder = self.sandbox.read_path(args.path)
         if not folder.is_dir():
             raise SandboxError(args.path, "not a folder")
-        cap = self.sandbox.limits.max_dir_entries
-        children = sorted(folder.iterdir(), key=lambda p: p.name)
-        lines = []
-        for child in children[:cap]:
-            if child.is_dir():
-                lines.append(f"{child.name}/")
-            else:
-                size = child.stat().st_size if child.exists() else 0
-                lines.append(f"{child.name}\t{size}")
-        if len(children) > cap:
-            lines.append(f"... {len(children) - cap} more entries not shown")
-        header = f"{self.sandbox.to_model(folder)}/ ({len(children)} entries)"
-        return ToolResult("\n".join([header, *lines]))
+        return ToolResult(folder_listing(self.sandbox, folder))
 
     def _read_text(self, args: ReadTextArgs) -> ToolResult:
         cap = self.sandbox.limits.max_text_bytes
@@ -259,14 +268,11 @@ class ToolBox:
         target = self.sandbox.read_path(args.path)
         if not target.is_file():
             raise SandboxError(args.path, "not a file")
-        size = target.stat().st_size
-        with target.open("rb") as handle:
-            head = handle.read(args.max_bytes)
-        if b"\x00" in head:
+        text = text_head(target, args.max_bytes)
+        if text is None:
+            size = target.stat().st_size
             return ToolResult(f"{args.path} looks binary ({size} bytes); use inspect instead.", "tool_error")
-        text = head.decode("utf-8", errors="replace")
-        more = f"\n[... truncated: {size - len(head)} more bytes]" if size > len(head) else ""
-        return ToolResult(text + more)
+        return ToolResult(text)
 
     def _inspect(self, args: InspectArgs) -> ToolResult:
         import medio

@@ -23,7 +23,7 @@ from agents.rules.classify import plan_labels
 from agents.rules.context import DatasetContext
 from agents.rules.decisions import Decider, DecisionRecord
 from agents.rules.pipeline import DatasetPlan, standardize_sample
-from agents.rules.revise import fields_to_rewrite, merge_fields, points_for_fields
+from agents.rules.revise import fields_to_rewrite, merge_fields, points_for_fields, self_check_points
 from agents.rules.source import container_shapes, mask_candidates, mask_key_hypotheses
 from agents.rules.writer import SampleResult, build_annotation, build_data_meta
 from benchmark.atomic import atomic_write_json
@@ -229,8 +229,15 @@ class RulesAgent:
                 shutil.rmtree(target)
             shutil.copytree(candidate.output_dir, target)
         replay = _load_replay(candidate.trace_path)
-        only_write = fields_to_rewrite(feedback, editable, task.indices)
-        redecide = points_for_fields(only_write)
+        generic = not (isinstance(feedback, Feedback) and feedback.items)
+        if generic and "*" in editable:
+            # A self-check with everything editable (S1): re-decide what the agent's own review finds and
+            # rewrite the whole candidate from the replayed decisions (unchanged samples come out identical).
+            only_write: dict[int | None, list[str]] | None = None
+            redecide = self_check_points(candidate.trace_path, Path(candidate.output_dir), task.indices)
+        else:
+            only_write = fields_to_rewrite(feedback, editable, task.indices)
+            redecide = points_for_fields(only_write)
         revised = self._run(
             task.for_candidate(task.candidate_index, task.out_dir, seed=task.seed),
             replay,

@@ -8,12 +8,14 @@ other decision from the candidate's trace, and copies only the named fields into
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from agents.base import Feedback
 
-__all__ = ["FIELD_POINTS", "fields_to_rewrite", "merge_fields", "points_for_fields"]
+__all__ = ["FIELD_POINTS", "fields_to_rewrite", "merge_fields", "points_for_fields", "self_check_points"]
 
 # field path prefix → decision points that decide it.
 FIELD_POINTS: dict[str, tuple[str, ...]] = {
@@ -135,3 +137,59 @@ def merge_fields(old: dict[str, Any], new: dict[str, Any], fields: Iterable[str]
         else:
             parent.pop(parts[-1], None)
     return merged
+
+
+_MASK_POINTS = ("mask_file", "mask_key", "slice", "frame")
+_LABEL_POINTS = ("label_source", "label_column", "class_order")
+
+
+def _png_size(path: Path) -> tuple[int, int] | None:
+    from PIL import Image
+
+    try:
+        with Image.open(path) as img:
+            return (int(img.size[0]), int(img.size[1]))
+    except (OSError, ValueError):
+        return None
+
+
+def self_check_points(trace: Path | None, output_dir: Path, indices: Iterable[int]) -> frozenset[str]:
+    """What the rules agent re-decides for a generic self-check (S1): its own review of its candidate.
+
+    Two findings count, both from the agent's own evidence and never from a validator: a decision it sampled
+    below its own top-ranked hypothesis (temperature > 0), and an output that fails its consistency checks (a
+    mask whose size differs from the image's; a classification label missing from its class table). A
+    candidate made at temperature 0 that passes the checks has nothing to revise.
+
+    Args:
+        trace: The candidate's trace (its ``decision`` lines carry each choice's rank).
+        output_dir: The candidate folder.
+        indices: The manifest indices.
+
+    Returns:
+        Decision points, ``"point@sample"`` for sample decisions and ``"point"`` for dataset ones.
+    """
+    points: set[str] = set()
+    lines = Path(trace).read_text(encoding="utf-8").splitlines() if trace and Path(trace).is_file() else []
+    for line in lines:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event.get("event") == "decision" and int(event.get("rank") or 0) > 0:
+            sample, point = event.get("sample"), str(event.get("point"))
+            points.add(point if sample is None else f"{point}@{sample}")
+    for index in indices:
+        try:
+            annotation = json.loads((output_dir / "standardized_annotations" / f"{index}.json").read_text())
+        except (OSError, ValueError):
+            continue
+        mask = output_dir / "masks" / f"{index}.png"
+        if mask.is_file() and _png_size(mask) != _png_size(output_dir / "images" / f"{index}.png"):
+            points.update(f"{p}@{index}" for p in _MASK_POINTS)
+        task = (annotation.get("tasks") or {}).get("classification") if isinstance(annotation, dict) else None
+        if isinstance(task, dict) and task:
+            names = task.get("class_names") or {}
+            if str(task.get("label")) not in {str(k) for k in names}:
+                points.update(_LABEL_POINTS)
+    return frozenset(points)

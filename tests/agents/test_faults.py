@@ -16,7 +16,7 @@ from agents.litellm import Budget, RetryPolicy
 
 
 def _candidate_of(request: Mapping[str, Any]) -> int:
-    prompt = request["messages"][1]["content"]
+    prompt = request["messages"][2]["content"]
     return int(prompt.split("Candidate: ", 1)[1].split("\n", 1)[0])
 
 
@@ -138,10 +138,11 @@ def test_non_transient_provider_error_fails_the_candidate_without_retrying(
 
 
 def test_garbage_bodies_are_retried_then_fail_with_a_reason(seg_dataset: Path, tmp_path: Path, fake_server):
-    server = fake_server(TurnScript([Garbage()]))
+    # The endpoint answered once, so it is alive: the garbage fails this candidate, not the run.
+    server = fake_server(TurnScript([assistant_turn(tool_call("list_dir", {"path": "data"})), Garbage()]))
     agent = make_agent(server, retry=RetryPolicy(3, 0.001, 0.002, 2.0, 0.001))
     candidate = asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "c0")))
     assert candidate.status == "failed" and "provider error" in candidate.reason
-    assert len(server.chat_requests) == 3
+    assert len(server.chat_requests) == 1 + 3
     events = [json.loads(line)["event"] for line in candidate.trace_path.read_text().splitlines()]
     assert events[0] == "start" and "provider_error" in events and events[-1] == "end"

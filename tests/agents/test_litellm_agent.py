@@ -10,6 +10,7 @@ import numpy as np
 from agent_scripts import DATA_META, PRICE, USAGE, annotation, make_agent, make_task, standard_script
 from PIL import Image
 
+from agents.instructions import BUNDLED
 from agents.litellm import RequestCache
 
 
@@ -52,9 +53,11 @@ def test_messages_sent_carry_roles_tool_call_ids_and_image_parts(
     requests = server.chat_requests
 
     first = requests[0]
-    assert [m["role"] for m in first["messages"]] == ["system", "user"]
-    assert "tiny_seg" in first["messages"][1]["content"]
-    assert "data/case1/image.nii.gz" in first["messages"][1]["content"]
+    # The task instruction (our bundled S0 text here) and the dataset's manifest are separate user messages.
+    assert [m["role"] for m in first["messages"]] == ["system", "user", "user"]
+    assert first["messages"][1]["content"] == BUNDLED["s0"]
+    assert "tiny_seg" in first["messages"][2]["content"]
+    assert "data/case1/image.nii.gz" in first["messages"][2]["content"]
     assert {t["function"]["name"] for t in first["tools"]} == {
         "list_dir",
         "read_text",
@@ -63,6 +66,9 @@ def test_messages_sent_carry_roles_tool_call_ids_and_image_parts(
         "view_image",
         "write_annotation",
         "write_data_meta",
+        "list_output",
+        "read_output",
+        "edit_fields",
         "finish",
     }
     assert first["model"] == "fake-model"
@@ -171,5 +177,5 @@ def test_revise_copies_the_candidate_and_sends_the_feedback(seg_dataset: Path, t
         first.output_dir / "images" / "0.png"
     ).read_bytes()
     assert json.loads((first.output_dir / "standardized_annotations" / "1.json").read_text()) == annotation(1)
-    prompt = server.chat_requests[0]["messages"][1]["content"]
+    prompt = server.chat_requests[0]["messages"][-1]["content"]
     assert "record.dataset_name" in prompt and "should be tiny_seg_fixed" in prompt

@@ -113,8 +113,8 @@ def test_usage_is_the_servers_tokens_at_the_configured_price(replayed: dict[str,
 def test_messages_answer_every_tool_call_and_show_each_image(replayed: dict[str, Replayed], name: str):
     run = replayed[name]
     first, last = run.requests[0]["messages"], run.requests[-1]["messages"]
-    assert [m["role"] for m in first] == ["system", "user"]
-    assert name in first[1]["content"]
+    assert [m["role"] for m in first] == ["system", "user", "user"]  # tool guide, instruction, manifest
+    assert name in first[2]["content"]
     # Each request extends the previous one by the assistant turn and what answered it.
     for before, after in zip(run.requests, run.requests[1:], strict=False):
         assert after["messages"][: len(before["messages"])] == before["messages"]

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from rules_runs import DATASETS, N
 
@@ -36,6 +37,10 @@ def _last(index: int, candidates: Sequence[Candidate], reports: Sequence[Report]
     return len(candidates) - 1
 
 
+selectors.add("test_worst", _worst)
+selectors.add("test_last", _last)
+
+
 @pytest.fixture(scope="module")
 def board(rules_s3_run: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory):
     """The leaderboard over a copy of the stored run whose candidates carry hand-written mistake labels:
@@ -59,8 +64,6 @@ def board(rules_s3_run: tuple[Path, Path], tmp_path_factory: pytest.TempPathFact
             (run / "candidates" / ds / str(k) / "mistakes.json").write_text(
                 json.dumps({"samples": samples, "meta": []})
             )
-    selectors.add("test_worst", _worst)
-    selectors.add("test_last", _last)
     frame, stats = leaderboard(
         [run], ["validator_max", "first", "test_worst", "test_last"], ["evidence", "mdsbench"]
     )
@@ -109,7 +112,7 @@ def test_each_candidate_is_validated_once_per_profile_and_no_agent_is_called(boa
     assert len(markers) == N * len(DATASETS) and all(p.stat().st_mtime < stats["started"] for p in markers)
     written = {p.name for p in write_leaderboard(frame.reset_index(), stats, tmp_path)}
     assert {"selectors.md", "selectors.csv", "selectors.tex", "selectors.png"} <= written
-    assert "miss_late" in (tmp_path / "selectors.md").read_text()
+    assert "| late | " in (tmp_path / "selectors.md").read_text()  # one row per mistake type
 
 
 def test_cli_bad_input_is_one_line_and_exit_2(rules_s3_run, tmp_path: Path) -> None:
@@ -128,3 +131,38 @@ def test_cli_bad_input_is_one_line_and_exit_2(rules_s3_run, tmp_path: Path) -> N
             and done.stderr.count("\n") == 1
         )
     assert not (tmp_path / "o").exists()
+
+
+def test_on_simulated_candidates_a_worst_picking_selector_misses_more_mistakes(
+    suite: Path, tmp_path: Path
+) -> None:
+    """Candidates of the ``simulated`` agent (correct outputs with labelled mistakes): the leaderboard reads
+    the labels, and keeping the validator's least favourite candidate misses more mistakes than keeping its
+    favourite, and scores lower."""
+    from experiments import compose_config
+    from experiments.run import run_experiment
+
+    cfg = compose_config(
+        [
+            "benchmark=dir",
+            f"benchmark.root={suite}",
+            "agent=simulated",
+            "analysis.simulated=true",
+            "run.progress=false",
+            "run.report=false",
+            "strategy=s3",
+            "strategy.n=4",
+        ]
+    )
+    run_experiment(cfg, tmp_path / "sim")
+    frame, _ = leaderboard([tmp_path / "sim"], ["validator_max", "test_worst"], ["evidence"])
+    rows = frame.set_index("selector")
+    types = [c[len("miss_") :] for c in frame.columns if c.startswith("miss_")]
+    assert types, "no mistake labels were read"
+
+    def misses(selector: str) -> float:
+        pairs = [(rows.loc[selector, f"miss_{t}"], rows.loc[selector, f"n_{t}"]) for t in types]
+        return sum(float(rate) * int(n) for rate, n in pairs if n and not pd.isna(rate))
+
+    assert misses("test_worst") > misses("validator_max")
+    assert rows.loc["test_worst", "E2E"] < rows.loc["validator_max", "E2E"]

@@ -20,9 +20,13 @@ def _forever(step: Reply) -> TurnScript:
 
 
 def _candidate_of(request: dict[str, Any]) -> int:
-    first_user = next(m for m in request["messages"] if m["role"] == "user")
-    text = (
-        first_user["content"] if isinstance(first_user["content"], str) else json.dumps(first_user["content"])
+    # The user message that introduces the dataset (the task instruction comes before it).
+    text = next(
+        c
+        for m in request["messages"]
+        if m["role"] == "user"
+        for c in [m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])]
+        if "Candidate: " in c
     )
     return int(text.split("Candidate: ", 1)[1].split("\n", 1)[0].strip().split()[0])
 

@@ -158,6 +158,43 @@ def test_revise_rewrites_only_the_named_field_of_the_named_sample(tmp_path: Path
     assert revised.usage.calls == 0
 
 
+def _s1(task: Task) -> Any:
+    from strategies import ProfileValidator, strategies
+
+    return asyncio.run(strategies.get("s1")(rounds=2)(task, RulesAgent(), ProfileValidator("evidence")))
+
+
+def _annotations(folder: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted((folder / "standardized_annotations").glob("*.json"))}
+
+
+def test_s1_self_check_reverts_what_the_agent_sampled_below_its_own_best_and_says_when_nothing_changes(
+    tmp_path: Path,
+) -> None:
+    from dataclasses import replace
+
+    base = _dataset(tmp_path / "chest-xray-demo")
+    best = asyncio.run(RulesAgent().generate(base.for_candidate(0, tmp_path / "t0")))
+    # Temperature 0: every decision is already the agent's top-ranked one, so its review changes nothing.
+    cold = _s1(replace(base, out_dir=tmp_path / "cold"))
+    assert any("round 1 changed nothing" in n and "rules" in n for n in cold.notes), cold.notes
+    assert _annotations(cold.output_dir) == _annotations(best.output_dir)
+    # A hot candidate that sampled below the top: its review re-decides exactly those choices.
+    hot = None
+    for seed in range(20):
+        task = replace(base, out_dir=tmp_path / f"hot{seed}", temperature=3.0, seed=seed)
+        result = _s1(task)
+        generated = result.candidates[0]
+        if _annotations(generated.output_dir) != _annotations(best.output_dir):
+            hot = result
+            break
+    assert hot is not None, "no seed sampled a lower-ranked hypothesis"
+    trace = [json.loads(line) for line in (hot.candidates[0].trace_path or Path()).read_text().splitlines()]
+    assert any(e.get("event") == "decision" and e.get("rank", 0) > 0 for e in trace)
+    assert _annotations(hot.output_dir) == _annotations(best.output_dir)
+    assert any("round 2 changed nothing" in n for n in hot.notes), hot.notes
+
+
 def test_a_skipped_sample_keeps_its_one_line_reason_on_the_candidate_and_in_the_decision(
     tmp_path: Path,
 ) -> None:
