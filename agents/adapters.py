@@ -44,7 +44,9 @@ class _Meter:
 
 _METER: contextvars.ContextVar[_Meter | None] = contextvars.ContextVar("medstrat_usage_meter", default=None)
 _LOGGER_INSTALLED = False
-_CALLBACK_WAIT_S = 2.0
+# Only waited while a started call is still uncounted; generous because on a loaded machine LiteLLM's
+# background logging task can lag the response by seconds (2 s lost calls under load).
+_CALLBACK_WAIT_S = 10.0
 
 
 def _install_usage_logger() -> None:

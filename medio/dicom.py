@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import re
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +37,28 @@ class _PluginFailuresToDebug(logging.Filter):
 
 
 logging.getLogger("pydicom.pixels.decoders.base").addFilter(_PluginFailuresToDebug())
+
+
+# Pixel data with trailing padding is decoded correctly by pydicom (it drops the padding) yet reported both
+# as a WARNING log record and as a UserWarning on every read. Nothing is wrong and nobody can act on it, so it
+# becomes a debug line of medio's logger (the run's log keeps WARNING for what needs attention).
+_BENIGN_PYDICOM = re.compile(
+    r"The pixel data is \d+ bytes long, which indicates it contains \d+ bytes of excess padding"
+)
+
+
+class _BenignNotesToDebug(logging.Filter):
+    """Demote pydicom's notes about data it handled correctly (excess pixel padding) to medio debug lines."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno > logging.WARNING or not _BENIGN_PYDICOM.match(record.getMessage()):
+            return True
+        log.debug("pydicom: %s", record.getMessage())
+        return False
+
+
+logging.getLogger("pydicom").addFilter(_BenignNotesToDebug())
+warnings.filterwarnings("ignore", message=_BENIGN_PYDICOM.pattern, category=UserWarning)
 
 _PIXEL_KEYWORDS = ("PixelData", "FloatPixelData", "DoubleFloatPixelData")
 # Multi-frame objects acquired over time rather than space (cine): PS3.3 C.7.6.5 Cine Module.

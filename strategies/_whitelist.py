@@ -232,7 +232,7 @@ def _enforce_sample(
                 f"the mask is {mask_size[0]}x{mask_size[1]} but the image is {image_size[0]}x{image_size[1]}"
             )
     if problem is not None:
-        atomic_write_json(target, before)
+        atomic_write_bytes(target, (original / ANNOTATIONS_DIR / f"{stem}.json").read_bytes(), durable=False)
         _restore(original, revised, stem, IMAGES_DIR)
         _restore(original, revised, stem, MASKS_DIR)
         lines.append(f"rejected a partial move ({problem}): image, mask and JSON restored")

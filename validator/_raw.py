@@ -522,7 +522,10 @@ def table_row_cells(path: Path, row: int) -> list[str]:
         return []
     cached: list[str] | None = _LABELS.get(key)
     if cached is None:
-        from medio.table import read_rows  # pandas/pyarrow, imported only for table sources
+        from medio.libraries import need
+
+        need("table")  # pandas/pyarrow, imported only for table sources, under medio's import lock
+        from medio.table import read_rows
 
         try:
             frame = read_rows(path, start=row, count=1)

@@ -10,6 +10,7 @@ with a reason. Nothing raises out of `generate`/`revise`: the run goes on.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import os
@@ -29,7 +30,7 @@ from agents.litellm.cache import RequestCache
 from agents.litellm.client import ModelClient, TokenPrice
 from agents.litellm.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
 from agents.litellm.retry import RetryPolicy
-from agents.litellm.review_tools import feedback_with_values
+from agents.litellm.review_tools import EDITABLE_OPTION, feedback_with_values
 from agents.litellm.sandbox import Sandbox, SandboxLimits
 from agents.litellm.tools import ToolBox, tool_definitions
 from agents.trace import TraceWriter
@@ -184,7 +185,9 @@ class LiteLLMAgent:
         # The feedback carries the current value of every field it names, read from the copy being revised.
         text = feedback_with_values(feedback, target)
         revise = prompts.REVISE_PROMPT.format(editable=", ".join(editable_fields) or "(none)", feedback=text)
-        return await self._run(task, [*self._opening(task), revise], "revise")
+        # edit_fields refuses, at once, a field outside the editable ones (the strategy enforces them anyway).
+        editing = dataclasses.replace(task, options={**task.options, EDITABLE_OPTION: list(editable_fields)})
+        return await self._run(editing, [*self._opening(task), revise], "revise")
 
     # -- the loop --------------------------------------------------------------------------------
 

@@ -21,10 +21,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.base import Feedback
+from agents.base import Feedback, Task
 from agents.litellm.sandbox import Sandbox, SandboxError
 
 __all__ = [
+    "EDITABLE_OPTION",
     "REVIEW_TOOLS",
     "EditFieldsArgs",
     "ListOutputArgs",
@@ -34,6 +35,10 @@ __all__ = [
     "folder_listing",
     "text_head",
 ]
+
+EDITABLE_OPTION = "editable_fields"
+"""``Task.options`` key a revision sets: the field paths `edit_fields` may change (the strategy still enforces
+its whitelist afterwards; this refusal only tells the model at once)."""
 
 _VALUE_CHARS = 400
 """How much of one current value the revise prompt shows (a class table fits; a box list is cut)."""
@@ -111,14 +116,14 @@ def text_head(target: Path, max_bytes: int) -> str | None:
     return head.decode("utf-8", errors="replace") + more
 
 
-def _list_output(sandbox: Sandbox, indices: Collection[int], args: ListOutputArgs) -> str:
+def _list_output(sandbox: Sandbox, task: Task, args: ListOutputArgs) -> str:
     folder = sandbox.output_path(args.path)
     if not folder.is_dir():
         raise SandboxError(args.path, "not a folder of your output")
     return folder_listing(sandbox, folder)
 
 
-def _read_output(sandbox: Sandbox, indices: Collection[int], args: ReadOutputArgs) -> str:
+def _read_output(sandbox: Sandbox, task: Task, args: ReadOutputArgs) -> str:
     cap = sandbox.limits.max_text_bytes
     if args.max_bytes > cap:
         raise SandboxError(args.path, f"max_bytes {args.max_bytes} is above the {cap}-byte read cap")
@@ -167,12 +172,19 @@ def _remove(doc: dict[str, Any], dotted: str) -> bool:
 _ABSENT = object()
 
 
-def _edit_fields(sandbox: Sandbox, indices: Collection[int], args: EditFieldsArgs) -> str:
+def _edit_fields(sandbox: Sandbox, task: Task, args: EditFieldsArgs) -> str:
     from benchmark.atomic import atomic_write_json
 
     if not args.set and not args.remove:
         raise ValueError("nothing to change: give set and/or remove")
-    target = _json_target(sandbox, indices, args.path)
+    target = _json_target(sandbox, task.indices, args.path)
+    prefix = "data_meta." if args.path == "data_meta.json" else ""
+    refused = [d for d in [*args.set, *args.remove] if not _editable(prefix + d, task)]
+    if refused:
+        allowed = ", ".join(task.options.get(EDITABLE_OPTION) or ())
+        raise SandboxError(
+            args.path, f"not editable in this revision: {', '.join(refused)} (editable: {allowed})"
+        )
     document = json.loads(target.read_text(encoding="utf-8"))
     if not isinstance(document, dict):
         raise ValueError(f"{args.path} does not hold a JSON object; rewrite it whole")
@@ -192,7 +204,15 @@ def _edit_fields(sandbox: Sandbox, indices: Collection[int], args: EditFieldsArg
     return json.dumps(result, ensure_ascii=False, default=str)
 
 
-REVIEW_TOOLS: Mapping[str, tuple[type[_Args], Callable[[Sandbox, Collection[int], Any], str]]] = {
+def _editable(path: str, task: Task) -> bool:
+    """Whether a revision may edit ``path``: always outside a revision, else inside its editable fields."""
+    fields = task.options.get(EDITABLE_OPTION)
+    if fields is None:
+        return True
+    return any(w == "*" or path == w or path.startswith(w + ".") for w in fields)
+
+
+REVIEW_TOOLS: Mapping[str, tuple[type[_Args], Callable[[Sandbox, Task, Any], str]]] = {
     "list_output": (ListOutputArgs, _list_output),
     "read_output": (ReadOutputArgs, _read_output),
     "edit_fields": (EditFieldsArgs, _edit_fields),

@@ -251,7 +251,7 @@ class ToolBox:
             return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", "tool_error")
 
     def _review(self, handler: Callable[[Sandbox, Any, Any], str]) -> Callable[[Any], ToolResult]:
-        return lambda args: ToolResult(handler(self.sandbox, self._indices, args))
+        return lambda args: ToolResult(handler(self.sandbox, self.task, args))
 
     # -- read tools ------------------------------------------------------------------------------
 

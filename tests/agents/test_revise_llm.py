@@ -150,20 +150,22 @@ def test_s2_rejects_a_slice_fix_that_leaves_the_image_behind(
 def test_s2_refuses_edits_outside_the_flagged_whitelisted_fields_and_records_them(
     seg_dataset: Path, tmp_path: Path, fake_server
 ) -> None:
+    rewritten = annotation(0)  # the whole object: the slice fix plus a field no check flagged
+    rewritten["media_geometry"]["spatial"]["three_d"]["slice_index"] = 3
+    rewritten["context"]["sample"]["anatomical_structure"] = ["Brain"]
     sneaky = [
         assistant_turn(
             *_render(0, 3),
+            tool_call("write_annotation", {"index": 0, "annotation": rewritten}),
+            # edit_fields refuses a field outside the revision's editable ones at once ...
             tool_call(
                 "edit_fields",
                 {
                     "path": "standardized_annotations/0.json",
-                    "set": {
-                        "media_geometry.spatial.three_d.slice_index": 3,
-                        "context.sample.anatomical_structure": ["Brain"],  # never whitelisted
-                    },
+                    "set": {"context.sample.anatomical_structure": []},
                 },
             ),
-            # Whitelisted in general, but nothing flagged sample 1: S2 lets it change nothing.
+            # ... but modality is whitelisted in general: only the framework knows nothing flagged sample 1.
             tool_call(
                 "edit_fields",
                 {"path": "standardized_annotations/1.json", "set": {"context.sample.modality_primary": "MR"}},
@@ -183,9 +185,13 @@ def test_s2_refuses_edits_outside_the_flagged_whitelisted_fields_and_records_the
     assert ann1 == read_annotation(base, 1)
     assert "sample 0: reverted context.sample.anatomical_structure: not in the whitelist" in result.notes
     assert "sample 1: reverted context.sample.modality_primary: not in the whitelist" in result.notes
-    # The refused edit is in the revise trace too (what the model tried), and in the result's reason.
-    trace = (result.candidates[1].trace_path or Path()).read_text(encoding="utf-8")
-    assert "anatomical_structure" in trace
+    # The edit refused at once is a tool error in the revise trace; the reverts are in the result's reason.
+    trace = [
+        json.loads(line) for line in (result.candidates[1].trace_path or Path()).read_text().splitlines()
+    ]
+    refused = [e for e in trace if e.get("event") == "tool" and e.get("error") == "sandbox"]
+    assert len(refused) == 1
+    assert "not editable in this revision: context.sample.anatomical_structure" in refused[0]["result"]
     assert "2 revert(s)" in result.decisions[0].reason
 
 

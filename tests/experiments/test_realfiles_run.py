@@ -62,6 +62,17 @@ def test_no_traceback_in_the_console_or_the_log(rules_run: tuple[list[BuiltRealD
         assert "DecompressionBomb" not in text
 
 
+def test_nothing_at_warning_level_for_files_the_readers_handle(
+    rules_run: tuple[list[BuiltRealDataset], Path, str],
+) -> None:
+    # Only actionable things are warnings: expected per-sample failures are INFO lines, and notes about data
+    # the readers handled correctly (pydicom's excess pixel padding on its own test files) are debug lines.
+    _, run_dir, console = rules_run
+    for text in [console, *(p.read_text(encoding="utf-8") for p in run_dir.glob("*.log"))]:
+        noisy = [line for line in text.splitlines() if "WARNING" in line or "Warning:" in line]
+        assert not noisy, noisy[:5]
+
+
 def _sample_errors(trace: Path) -> dict[int, str]:
     events = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines() if line.strip()]
     return {int(e["sample"]): str(e["error"]) for e in events if e.get("event") == "sample_error"}

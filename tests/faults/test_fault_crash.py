@@ -25,13 +25,14 @@ import medio
 out = sys.argv[1]
 doc = {"rows": [{"i": i, "text": "x" * 200} for i in range(5000)]}
 rng = np.random.default_rng(0)
-print("ready", flush=True)
 n = 0
 while True:
     n += 1
     doc["n"] = n
     atomic_write_json(out + "/doc.json", doc)
     medio.write_png(rng.integers(0, 255, size=(512, 512), dtype=np.uint8), out + "/img.png")
+    if n == 1:  # "ready" once both files exist: the kill always lands on a rewrite, however loaded
+        print("ready", flush=True)
 """
 
 

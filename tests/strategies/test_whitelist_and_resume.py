@@ -78,3 +78,78 @@ def test_call_agent_without_a_runner_puts_candidates_beside_the_selected_folder(
         and cand.output_dir
         == task.out_dir.with_name("selected.candidates") / "7" / "agent1_data_organization"
     )
+
+
+def _sample_folder(
+    root: Path, slice_index: int, image_value: int, mask_size: tuple[int, int] = (8, 6)
+) -> Path:
+    """One 3D sample: a JSON naming its slice, an image and a mask (sizes in PIL order: width, height)."""
+    import json
+
+    import numpy as np
+    from PIL import Image
+
+    for sub in ("images", "masks", "standardized_annotations"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    Image.fromarray(np.full((6, 8), image_value, np.uint8)).save(root / "images" / "0.png")
+    Image.fromarray(np.zeros(mask_size[::-1], np.uint8)).save(root / "masks" / "0.png")
+    ann = {
+        "media_geometry": {"spatial": {"three_d": {"slice_index": slice_index}}},
+        "context": {"sample": {"modality_primary": "CT"}},
+    }
+    (root / "standardized_annotations" / "0.json").write_text(json.dumps(ann))
+    return root
+
+
+def _files(root: Path) -> dict[str, object]:
+    """Every file's bytes (a JSON file's parsed value: a revert may re-serialize it)."""
+    import json
+
+    return {
+        p.relative_to(root).as_posix(): json.loads(p.read_text()) if p.suffix == ".json" else p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_an_image_that_moves_without_its_plane_is_rejected_with_the_whole_sample(tmp_path: Path) -> None:
+    from strategies._whitelist import enforce_whitelist
+
+    original = _sample_folder(tmp_path / "a", 3, 10)
+    revised = _sample_folder(tmp_path / "b", 3, 99)  # new pixels, same declared slice
+    flagged = {0: ["media_geometry.spatial.three_d.slice_index"]}
+    log = enforce_whitelist(original, revised, ["media_geometry.spatial"], flagged)
+    assert log == [
+        "sample 0: rejected a partial move (the image changed but the declared plane did not): "
+        "image, mask and JSON restored"
+    ]
+    assert _files(revised) == _files(original)
+
+
+def test_a_plane_move_whose_mask_has_another_size_than_its_image_is_rejected(tmp_path: Path) -> None:
+    from strategies._whitelist import enforce_whitelist
+
+    original = _sample_folder(tmp_path / "a", 3, 10)
+    revised = _sample_folder(tmp_path / "b", 5, 99, mask_size=(6, 8))
+    flagged = {0: ["media_geometry.spatial.three_d.slice_index"]}
+    log = enforce_whitelist(original, revised, ["media_geometry.spatial"], flagged)
+    assert len(log) == 1 and "the mask is 6x8 but the image is 8x6" in log[0]
+    assert _files(revised) == _files(original)
+
+
+def test_a_whole_plane_move_is_kept_and_an_unflagged_sample_keeps_its_files(tmp_path: Path) -> None:
+    from strategies._whitelist import enforce_whitelist
+
+    original = _sample_folder(tmp_path / "a", 3, 10)
+    revised = _sample_folder(tmp_path / "b", 5, 99, mask_size=(8, 6))
+    (revised / "masks" / "0.png").write_bytes((revised / "images" / "0.png").read_bytes())  # a moved mask
+    moved = _files(revised)
+    assert enforce_whitelist(original, revised, ["media_geometry.spatial"], {0: [SLICE]}) == []
+    assert _files(revised) == moved
+    # The same revision with nothing flagged for sample 0: every file and field goes back.
+    again = _sample_folder(tmp_path / "c", 5, 99)
+    log = enforce_whitelist(original, again, ["media_geometry.spatial"], {})
+    assert _files(again) == _files(original) and log
+
+
+SLICE = "media_geometry.spatial.three_d.slice_index"
