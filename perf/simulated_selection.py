@@ -29,7 +29,7 @@ import json
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,41 @@ def _e2e_by_index(pred: Path, root: Path) -> dict[int, bool]:
     if scored.error:
         raise RuntimeError(f"{root.name}: {scored.error}")
     return {int(s.index): e2e_pass(s.to_dict()) for s in scored.per_sample}
+
+
+def dominated_miss_rates(
+    chosen: Mapping[int, int], labels: Sequence[Mapping[int, frozenset[str]]]
+) -> dict[str, tuple[int, int]]:
+    """Like `miss_rates`, counting only clear-cut cases: an opportunity is a sample where a candidate without
+    the mistake has no mistake that a candidate with it lacks; a miss is the chosen one having it there."""
+    out: dict[str, list[int]] = {}
+    for index, k in chosen.items():
+        mine = labels[k].get(index)
+        if mine is None:
+            continue
+        sets = [lab[index] for lab in labels if index in lab]
+        for kind in sorted({m for s in sets for m in s}):
+            if not any(_dominated(s, kind, sets) for s in sets if kind in s):
+                continue
+            tally = out.setdefault(kind, [0, 0])
+            tally[1] += 1
+            tally[0] += int(kind in mine and _dominated(mine, kind, sets))
+    return {kind: (m, n) for kind, (m, n) in sorted(out.items())}
+
+
+def _dominated(have: frozenset[str], kind: str, sets: Sequence[frozenset[str]]) -> bool:
+    """Some candidate lacks ``kind`` and has no mistake that ``have`` lacks (besides ``kind`` itself)."""
+    return any(kind not in other and other <= have - {kind} for other in sets)
+
+
+def _pool(counts: Iterable[Mapping[str, Sequence[int]]]) -> dict[str, list[int]]:
+    pooled: dict[str, list[int]] = {}
+    for per in counts:
+        for kind, (m, c) in per.items():
+            tally = pooled.setdefault(kind, [0, 0])
+            tally[0] += m
+            tally[1] += c
+    return dict(sorted(pooled.items()))
 
 
 def _dataset(
@@ -85,6 +120,7 @@ def _dataset(
         result["selectors"][name] = {
             "e2e": sum(e2e.values()) / len(e2e) if e2e else 0.0,
             "miss": {k: list(v) for k, v in miss_rates(chosen, labels).items()},
+            "dominated": {k: list(v) for k, v in dominated_miss_rates(chosen, labels).items()},
         }
     return result
 
@@ -123,16 +159,11 @@ def measure(
         macro: dict[str, Any] = {"oracle_e2e": oracle, "selectors": {}}
         for name in names:
             e2e = sum(d["selectors"][name]["e2e"] for d in per.values()) / len(per)
-            pooled: dict[str, list[int]] = {}
-            for d in per.values():
-                for kind, (m, c) in d["selectors"][name]["miss"].items():
-                    tally = pooled.setdefault(kind, [0, 0])
-                    tally[0] += m
-                    tally[1] += c
             macro["selectors"][name] = {
                 "e2e": e2e,
                 "ratio": e2e / oracle if oracle else None,
-                "miss": dict(sorted(pooled.items())),
+                "miss": _pool(d["selectors"][name]["miss"] for d in per.values()),
+                "dominated": _pool(d["selectors"][name]["dominated"] for d in per.values()),
             }
         out["seeds"][str(seed)] = {"datasets": per, "macro": macro, "seconds": time.perf_counter() - start}
         print(
@@ -141,6 +172,15 @@ def measure(
             file=sys.stderr,
         )
     return out
+
+
+def _over_seeds(result: dict[str, Any], name: str, key: str, kind: str) -> tuple[int, int]:
+    """(misses, opportunities) of one selector and mistake type summed over the seeds."""
+    m = c = 0
+    for doc in result["seeds"].values():
+        mm, cc = doc["macro"]["selectors"][name].get(key, {}).get(kind, (0, 0))
+        m, c = m + mm, c + cc
+    return m, c
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -185,10 +225,7 @@ def markdown(result: dict[str, Any]) -> str:
     for kind in kinds:
         cells = []
         for name in names:
-            m = c = 0
-            for d in result["seeds"].values():
-                mm, cc = d["macro"]["selectors"][name]["miss"].get(kind, (0, 0))
-                m, c = m + mm, c + cc
+            m, c = _over_seeds(result, name, "miss", kind)
             cells.append(f"{100 * m / c:.1f} % ({m}/{c})" if c else "—")
         info = MISTAKES[kind]
         lines.append(
@@ -196,6 +233,21 @@ def markdown(result: dict[str, Any]) -> str:
             + " | ".join(cells)
             + " |"
         )
+    lines += [
+        "",
+        "Clear-cut misses only, all seeds pooled: the selection kept the mistake although a candidate "
+        "without it had no other mistake the kept one lacks (misses/opportunities):",
+        "",
+        "| mistake | raw evidence | " + " | ".join(names) + " |",
+        "|---" * (2 + len(names)) + "|",
+    ]
+    for kind in kinds:
+        cells = []
+        for name in names:
+            m, c = _over_seeds(result, name, "dominated", kind)
+            cells.append(f"{m}/{c}" if c else "—")
+        evidence = "yes" if MISTAKES[kind].raw_evidence else "no"
+        lines.append(f"| {kind} | {evidence} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -602,35 +602,59 @@ def label_index(dataset_root: Path) -> LabelIndex:
 
 
 _CODE_HEADER = ("label", "class", "group", "diagnosis", "target", "category", "grade")
-_CODES: dict[tuple[str, Any], dict[str, tuple[str, ...]]] = {}
 
 
-def label_codes(dataset_root: Path) -> dict[str, tuple[str, ...]]:
-    """Class codes the CSV/TSV tables under ``data/`` give per row: normalised cell → the integer values of
-    that row's columns named like a class (``label``, ``group_code``, ``diagnosis`` ...), once per dataset.
+@dataclass(frozen=True)
+class LabelCodes:
+    """Class ids the CSV/TSV tables under ``data/`` state per row.
+
+    Attributes:
+        by_cell: Normalised cell → ``(column, code)`` pairs of the rows holding that cell.
+        columns: Per class-like column (``"<header>@<table>"``), every code it holds.
+    """
+
+    by_cell: dict[str, tuple[tuple[str, str], ...]]
+    columns: dict[str, frozenset[str]]
+
+
+_CODES: dict[tuple[str, Any], LabelCodes] = {}
+
+
+def label_codes(dataset_root: Path) -> LabelCodes:
+    """The integer values of columns named like a class (``label``, ``group_code``, ``diagnosis`` ...) per
+    row of the CSV/TSV tables under ``data/``, once per dataset.
 
     A table such as ``patient,height,group_code`` names the class by its id; the name is elsewhere (a README),
-    so the id itself is the evidence.
+    so the id itself is the evidence, usable when the column's ids are the candidate's class-table ids.
     """
     data = dataset_root / "data"
     key = (str(data), file_signature(data))
     cached = _CODES.get(key)
     if cached is None:
-        found: dict[str, set[str]] = {}
+        found: dict[str, set[tuple[str, str]]] = {}
+        columns: dict[str, set[str]] = {}
         header: list[str] = []
+        table = 0
         for row in label_tables(dataset_root):
             cells = [c.strip() for c in row]
             if cells and not any(c.lstrip("-").isdigit() for c in cells):
-                header = [c.lower() for c in cells]  # a header row starts a new table
+                header, table = [c.lower() for c in cells], table + 1  # a header row starts a new table
                 continue
             if len(cells) != len(header):
                 continue  # not a row of the table this header starts (another file's rows)
-            coded = [k for k, h in enumerate(header) if any(w in h for w in _CODE_HEADER)]
-            codes = {cells[k] for k in coded if k < len(cells) and cells[k].isdigit()}
+            coded = {
+                f"{h}@{table}": cells[k]
+                for k, h in enumerate(header)
+                if any(w in h for w in _CODE_HEADER) and cells[k].isdigit()
+            }
+            for column, code in coded.items():
+                columns.setdefault(column, set()).add(code)
             for cell in cells:
-                if codes and (token := norm_token(cell)):
-                    found.setdefault(token, set()).update(codes)
-        cached = {k: tuple(sorted(v)) for k, v in found.items()}
+                if coded and (token := norm_token(cell)):
+                    found.setdefault(token, set()).update(coded.items())
+        cached = LabelCodes(
+            {k: tuple(sorted(v)) for k, v in found.items()}, {k: frozenset(v) for k, v in columns.items()}
+        )
         _CODES[key] = cached
     return cached
 

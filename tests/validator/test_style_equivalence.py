@@ -353,3 +353,17 @@ def test_wrong_label_against_a_class_code_column(family_suite: Path, tmp_path: P
 
     _edit(cand, 0, flip)
     assert _score(cand, dataset, 0, "label_in_class_table") == 0.0
+
+
+def test_class_codes_in_another_numbering_are_no_evidence(family_suite: Path, tmp_path: Path) -> None:
+    """A candidate that numbers the classes from 1 is not judged by a 0-based code column."""
+    dataset = family_suite / "synth-cardiac-cine-4d"
+    cand = _copy(family_suite, "synth-cardiac-cine-4d", tmp_path)
+
+    def one_based(d: dict[str, Any]) -> None:
+        block = d["tasks"]["classification"]
+        block["class_names"] = {str(int(k) + 1): v for k, v in block["class_names"].items()}
+        block["label"] = int(block["label"]) + 1
+
+    _edit(cand, 0, one_based)
+    assert _score(cand, dataset, 0, "label_in_class_table") == 1.0

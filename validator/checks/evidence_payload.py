@@ -345,9 +345,11 @@ def _label_evidence(sample: SampleView, names: dict[str, str]) -> set[str]:
                 found |= {tokens[c] for c in cells if c in tokens}
     if not found:
         codes = _raw.label_codes(sample.dataset_root)
-        hits = [set(codes[k]) for k in keys - {"", "data"} if k in codes]
-        if len(hits) == 1 and len(hits[0]) == 1:  # one row, one code: the class id itself
-            found |= hits[0] & set(names)
+        # a column whose ids are exactly the class table's keys numbers the classes the same way
+        same = {c for c, ids in codes.columns.items() if ids <= set(names) and len(ids) == len(names)}
+        hits = {code for k in keys - {"", "data"} for c, code in codes.by_cell.get(k, ()) if c in same}
+        if len(hits) == 1:  # one code: the class id itself
+            found |= hits
     source, _ = declared_source(sample)
     row = read_options(sample).get("index")
     if not found and source is not None and isinstance(row, int):
