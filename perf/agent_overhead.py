@@ -5,7 +5,14 @@ model-call machinery only: LiteLLM's request/response path plus ours (retry wrap
 usage accounting). Then replays exactly the same requests with bare ``litellm.acompletion`` calls. Prints ms
 per call net of the server's own handling time, and the difference: what our framework adds to LiteLLM.
 
-    /work/venv/bin/python perf/agent_overhead.py [--turns 10] [--candidates 10] [--cache]
+    /work/venv/bin/python perf/agent_overhead.py [--turns 10] [--candidates 10] [--cache] [--settings]
+
+``--settings`` also replays the same requests under each LiteLLM setting the issue measured (issue 16,
+item 3) and prints the process CPU per call side by side, so the settings `agents/litellm/client.py` uses
+(and those it avoids) are justified by a number from this machine: the default aiohttp transport against
+``disable_aiohttp_transport``, our pricing arguments against a model registered with
+``litellm.register_model`` and against an unpriced model, ``turn_off_message_logging``, and a
+one-deployment ``Router``.
 """
 
 from __future__ import annotations
@@ -23,12 +30,14 @@ from agents.litellm import LiteLLMAgent
 from agents.litellm.client import import_litellm
 
 
-async def _replay(server: FakeServer, bodies: list[dict[str, Any]], pricing: dict[str, float]) -> float:
+async def _replay(
+    server: FakeServer, bodies: list[dict[str, Any]], pricing: dict[str, float], model: str = "openai/fake"
+) -> float:
     litellm = import_litellm()
     start = time.perf_counter()
     for body in bodies:
         await litellm.acompletion(
-            model="openai/fake",
+            model=model,
             messages=body["messages"],
             tools=body.get("tools"),
             api_base=server.url,
@@ -40,6 +49,86 @@ async def _replay(server: FakeServer, bodies: list[dict[str, Any]], pricing: dic
             **pricing,
         )
     return time.perf_counter() - start
+
+
+async def _replay_router(server: FakeServer, bodies: list[dict[str, Any]]) -> None:
+    litellm = import_litellm()
+    router = litellm.Router(
+        model_list=[
+            {
+                "model_name": "fake",
+                "litellm_params": {"model": "openai/fake", "api_base": server.url, "api_key": "sk-fake"},
+            }
+        ],
+        num_retries=0,
+    )
+    for body in bodies:
+        await router.acompletion(
+            model="fake", messages=body["messages"], tools=body.get("tools"), timeout=120.0
+        )
+
+
+def _settings(
+    server: FakeServer, bodies: list[dict[str, Any]], pricing: dict[str, float], repeats: int
+) -> None:
+    """Print process CPU per replayed call under each LiteLLM setting (best of ``repeats``, interleaved)."""
+    litellm = import_litellm()
+    registered = "openai/fake-registered"
+    litellm.register_model(
+        {
+            registered: {
+                "input_cost_per_token": pricing.get("input_cost_per_token", 0.0),
+                "output_cost_per_token": pricing.get("output_cost_per_token", 0.0),
+                "cache_creation_input_token_cost": 0.0,
+                "cache_read_input_token_cost": 0.0,
+                "litellm_provider": "openai",
+                "mode": "chat",
+            }
+        }
+    )
+
+    def with_flag(flag: str, value: bool, run: Any) -> Any:
+        def go() -> None:
+            old = getattr(litellm, flag)
+            setattr(litellm, flag, value)
+            # The transport is chosen when a client is built: drop the cached ones.
+            litellm.in_memory_llm_clients_cache.flush_cache()
+            try:
+                run()
+            finally:
+                setattr(litellm, flag, old)
+                litellm.in_memory_llm_clients_cache.flush_cache()
+
+        return go
+
+    def plain(model: str, kwargs: dict[str, float]) -> Any:
+        return lambda: asyncio.run(_replay(server, bodies, kwargs, model=model))
+
+    variants = {
+        "ours: aiohttp transport, pricing arguments": plain("openai/fake", pricing),
+        "model registered (register_model), no arguments": plain(registered, {}),
+        "unpriced model, no pricing": plain("openai/fake-unpriced", {}),
+        "disable_aiohttp_transport=True": with_flag(
+            "disable_aiohttp_transport", True, plain("openai/fake", pricing)
+        ),
+        "turn_off_message_logging=True": with_flag(
+            "turn_off_message_logging", True, plain("openai/fake", pricing)
+        ),
+        "Router, one deployment": lambda: asyncio.run(_replay_router(server, bodies)),
+    }
+    best: dict[str, float] = {}
+    for _ in range(repeats):
+        for name, run in variants.items():
+            cpu = time.process_time()
+            run()
+            per_call = (time.process_time() - cpu) / len(bodies) * 1000
+            best[name] = min(best.get(name, per_call), per_call)
+    base = best["ours: aiohttp transport, pricing arguments"]
+    print(
+        f"LiteLLM settings, process CPU per call (best of {repeats}, {len(bodies)} calls, server included):"
+    )
+    for name, value in best.items():
+        print(f"  {name:<50} {value:7.3f} ms  ({(value / base - 1) * 100:+6.1f} % vs ours)")
 
 
 async def _agent_runs(agent: LiteLLMAgent, tasks: list[Task]) -> int:
@@ -55,6 +144,8 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=10, help="model calls per candidate")
     parser.add_argument("--candidates", type=int, default=10)
     parser.add_argument("--cache", action="store_true", help="also key every call into a (cold) SQLite cache")
+    parser.add_argument("--settings", action="store_true", help="also compare LiteLLM settings side by side")
+    parser.add_argument("--repeats", type=int, default=3, help="rounds of the --settings comparison")
     args = parser.parse_args()
     server = FakeServer(TurnScript([], after_end=Reply(content="thinking", usage=(10, 2)))).start()
     try:
@@ -86,6 +177,8 @@ def main() -> None:
             bare_s = asyncio.run(_replay(server, bodies, agent.client.pricing_params))
             bare_cpu = time.process_time() - cpu
             bare_server_s = sum(r.server_s for r in server.requests)
+            if args.settings:
+                _settings(server, bodies, agent.client.pricing_params, args.repeats)
     finally:
         server.stop()
     agent_ms = (loop_s - server_s) / calls * 1000

@@ -11,7 +11,9 @@ OpenAI SDK's request building and response models, its cost calculator, a backgr
 our loop adds nothing measurable on top. Two things here keep it from being more: a model LiteLLM cannot price
 gets our price table passed as custom pricing, which sends its cost calculator down the short path instead of
 a failing search through its model map, and the cost is never recomputed with ``completion_cost`` after the
-call (together ~3 ms per call).
+call (together ~3 ms per call). LiteLLM's own defaults are kept on purpose: the aiohttp transport (never
+``disable_aiohttp_transport``), message logging as is, one ``acompletion`` per call and no ``Router``; the
+side-by-side figures are in docs/performance.md (``perf/agent_overhead.py --settings``).
 """
 
 from __future__ import annotations

@@ -44,3 +44,13 @@ def test_atomic_write_replaces_the_file_whole_with_or_without_fsync(tmp_path: Pa
     atomic_write_json(target, {"v": 2}, durable=durable)
     assert json.loads(target.read_text(encoding="utf-8")) == {"v": 2}
     assert [p.name for p in target.parent.iterdir()] == ["a.json"]  # no temporary file left behind
+
+
+def test_the_client_keeps_litellms_fast_defaults(fake_server: Callable[..., FakeServer]) -> None:
+    """Settings measured slower per call (docs/performance.md) stay off."""
+    server = fake_server(TurnScript([], after_end=Reply(content="ok", usage=(10, 2))))
+    client = ModelClient("openai/fake-model", api_base=server.url, api_key=FAKE_KEY, price=PRICE)
+    asyncio.run(client.complete([{"role": "user", "content": "hi"}], [], {}, 0))
+    litellm = client._litellm
+    assert litellm.disable_aiohttp_transport is False  # httpx instead of aiohttp: +CPU per call in flight
+    assert litellm.turn_off_message_logging is False  # redacting every logged message costs CPU per call
