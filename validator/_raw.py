@@ -1,4 +1,7 @@
-"""Cached access to the raw evidence: source headers, downsampled re-renders, label tables.
+"""Cached access to the raw evidence: source headers, downsampled re-renders, label maps, written images.
+
+The small text tables under ``data/`` (label tables, a Parquet row's cells, box files) are in
+`validator._tables`.
 
 Everything here takes paths that `validator.sample.safe_join` already confined to the dataset, and caches by
 ``(path, mtime, size, read options)`` so that many candidates of the same sample re-render the source once.
@@ -6,8 +9,6 @@ Everything here takes paths that `validator.sample.safe_join` already confined t
 
 from __future__ import annotations
 
-import csv
-import json
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from PIL import Image
 
 import medio
 from medio.errors import MedioError
-from validator._values import clear_token_cache, norm_token
+from validator._values import clear_token_cache
 from validator.sample import ImageFacts, content_digest, file_signature
 
 log = logging.getLogger(__name__)
@@ -40,7 +41,7 @@ class SourceFacts:
     keys: tuple[str, ...] = ()
 
 
-class _LRU(OrderedDict[Any, Any]):
+class LRU(OrderedDict[Any, Any]):
     def __init__(self, limit: int) -> None:
         super().__init__()
         self.limit = limit
@@ -52,15 +53,14 @@ class _LRU(OrderedDict[Any, Any]):
             self.popitem(last=False)
 
 
-_FACTS: _LRU = _LRU(20_000)
-_RENDERS: _LRU = _LRU(20_000)
-_WRITTEN: _LRU = _LRU(50_000)
-_WRITTEN_BY_CONTENT: _LRU = _LRU(50_000)
-_MASK_IDS: _LRU = _LRU(50_000)
-_STATS: _LRU = _LRU(20_000)
-_WRITTEN_STATS: _LRU = _LRU(50_000)
-_TABLES: dict[tuple[str, Any], list[list[str]]] = {}
-_LABELS: _LRU = _LRU(2_000)
+_FACTS: LRU = LRU(20_000)
+_RENDERS: LRU = LRU(20_000)
+_WRITTEN: LRU = LRU(50_000)
+_WRITTEN_BY_CONTENT: LRU = LRU(50_000)
+_MASK_IDS: LRU = LRU(50_000)
+_STATS: LRU = LRU(20_000)
+_WRITTEN_STATS: LRU = LRU(50_000)
+_LABELS: LRU = LRU(2_000)
 _MASK_WORDS = ("label", "mask", "seg", "gt", "annot")
 
 
@@ -68,7 +68,7 @@ def _read(path: Path, options: dict[str, Any]) -> medio.MedImage:
     return medio.read(path, **{k: v for k, v in options.items() if v is not None})
 
 
-def _key(path: Path, options: dict[str, Any], *extra: Any) -> tuple[Any, ...] | None:
+def cache_key(path: Path, options: dict[str, Any], *extra: Any) -> tuple[Any, ...] | None:
     sig = file_signature(path)
     if sig is None:
         return None
@@ -78,7 +78,7 @@ def _key(path: Path, options: dict[str, Any], *extra: Any) -> tuple[Any, ...] | 
 def source_facts(path: Path, options: dict[str, Any]) -> SourceFacts:
     """Read the source once with ``options`` (``key``, ``index``, ``frame``, ``volume``) and
     keep its header facts."""
-    key = _key(path, options)
+    key = cache_key(path, options)
     if key is None:
         return SourceFacts(False, f"{path.name} does not exist")
     cached = _FACTS.get(key)
@@ -112,13 +112,13 @@ def source_render(
     Returns:
         A float32 array, or an error message.
     """
-    key = _key(path, options, slice_index, axis, size)
+    key = cache_key(path, options, slice_index, axis, size)
     if key is None:
         return f"{path.name} does not exist"
     cached: np.ndarray | str | None = _RENDERS.get(key)
     if cached is not None:
         return cached
-    facts, image = _load(path, options, _key(path, options) or key)
+    facts, image = _load(path, options, cache_key(path, options) or key)
     result: np.ndarray | str
     if image is None:
         result = facts.error
@@ -168,7 +168,7 @@ def render_stats(
     path: Path, options: dict[str, Any], slice_index: int | None, axis: int, size: int
 ) -> PixelStats | None:
     """`PixelStats` of the rendering `source_render` made with the same arguments (None when it failed)."""
-    key = _key(path, options, slice_index, axis, size)
+    key = cache_key(path, options, slice_index, axis, size)
     if key is None:
         return None
     if key not in _STATS:
@@ -212,7 +212,7 @@ def label_facts(path: Path) -> LabelFacts:
     Returns:
         The facts (``ok=False`` with the reason when it is not an integer label map).
     """
-    key = _key(path, {})
+    key = cache_key(path, {})
     if key is None:
         return LabelFacts(False, f"{path.name} does not exist")
     cached: LabelFacts | None = _LABELS.get(key)
@@ -267,7 +267,7 @@ def id_columns(path: Path, keys: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
     Returns:
         Member name → its values as strings, for members that are 1-D lists of ids (cached per file).
     """
-    key = _key(path, {}, "id_columns")
+    key = cache_key(path, {}, "id_columns")
     if key is None:
         return {}
     cached: dict[str, tuple[str, ...]] | None = _LABELS.get(key)
@@ -299,7 +299,7 @@ def written_small(path: Path, size: int, digest: bytes | None = None) -> np.ndar
     Returns:
         The float32 grey copy, or None when the file cannot be decoded.
     """
-    key = _key(path, {}, size)
+    key = cache_key(path, {}, size)
     if key is None:
         return None
     cached = _WRITTEN.get(key)
@@ -324,7 +324,7 @@ def written_small(path: Path, size: int, digest: bytes | None = None) -> np.ndar
 
 def written_stats(path: Path, size: int, digest: bytes | None = None) -> PixelStats | None:
     """`PixelStats` of a written image (decoded by `written_small`, which this calls when needed)."""
-    key = _key(path, {}, size)
+    key = cache_key(path, {}, size)
     if key is None:
         return None
     stats: PixelStats | None = _WRITTEN_STATS.get(key)
@@ -461,209 +461,14 @@ def ncc(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.dot(da, db) / (na * nb))
 
 
-def label_tables(dataset_root: Path, max_bytes: int = 2_000_000) -> list[list[str]]:
-    """Rows of the small CSV/TSV tables under ``data/`` (label evidence), read once per dataset."""
-    data = dataset_root / "data"
-    key = (str(data), file_signature(data))
-    if key in _TABLES:
-        return _TABLES[key]
-    rows: list[list[str]] = []
-    base = dataset_root.resolve()
-    for path in sorted(data.rglob("*")) if data.is_dir() else []:
-        if path.suffix.lower() not in {".csv", ".tsv", ".txt", ".json"} or path.is_symlink():
-            continue
-        try:
-            if not path.resolve().is_relative_to(base) or path.stat().st_size > max_bytes:
-                continue
-            if path.suffix.lower() == ".json":
-                rows.extend(_json_rows(path))
-                continue
-            with path.open(newline="", encoding="utf-8", errors="replace") as fh:
-                dialect = "excel-tab" if path.suffix.lower() == ".tsv" else "excel"
-                rows.extend(list(csv.reader(fh, dialect=dialect)))
-        except (OSError, csv.Error, ValueError) as exc:
-            log.debug("skipping table %s: %s", path, exc)
-    _TABLES[key] = rows
-    return rows
-
-
-def _json_rows(path: Path) -> list[list[str]]:
-    """The records of a JSON label file (a list of objects, or an object holding one such list) as rows of
-    their scalar values."""
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        doc = json.load(fh)
-    if isinstance(doc, dict) and doc and all(isinstance(v, dict | str | int | float) for v in doc.values()):
-        # {"file.mat": {"label": 0, "label_name": ...}} or {"file.mat": "label"}: the key names the record
-        return [[str(k), *_scalars(v if isinstance(v, dict) else {"value": v})] for k, v in doc.items()]
-    if isinstance(doc, dict):
-        lists = [v for v in doc.values() if isinstance(v, list)]
-        doc = lists[0] if len(lists) == 1 else []
-    if not isinstance(doc, list):
-        return []
-    return [_scalars(item) for item in doc if isinstance(item, dict)]
-
-
-def _scalars(item: dict[str, Any]) -> list[str]:
-    return [str(v) for v in item.values() if isinstance(v, str | int | float) and not isinstance(v, bool)]
-
-
-def table_row_cells(path: Path, row: int) -> list[str]:
-    """The non-image cells of one row of a Parquet source (the label columns beside an image cell), cached.
-
-    Args:
-        path: A Parquet file whose rows hold images.
-        row: The row the sample was read from.
-
-    Returns:
-        The row's text and number cells (empty when the table cannot be read).
-    """
-    key = _key(path, {}, "row", row)
-    if key is None:
-        return []
-    cached: list[str] | None = _LABELS.get(key)
-    if cached is None:
-        from medio.libraries import need
-
-        need("table")  # pandas/pyarrow, imported only for table sources, under medio's import lock
-        from medio.table import read_rows
-
-        try:
-            frame = read_rows(path, start=row, count=1)
-        except (MedioError, OSError, ValueError) as exc:
-            log.debug("cannot read row %s of %s: %s", row, path, exc)
-            frame = None
-        values = [] if frame is None or frame.empty else frame.iloc[0].tolist()
-        cached = [str(v) for v in values if isinstance(v, str | int | float) and not isinstance(v, bool)]
-        _LABELS.put(key, cached)
-    return cached
-
-
-def bbox_source(path: Path, max_bytes: int = 20_000_000) -> tuple[str, Any]:
-    """A raw box file parsed once: ``("table", (header, rows))`` for CSV/TSV, ``("coco", doc)`` for JSON,
-    ``("lines", lines)`` for TXT, or ``("", None)`` when it is none of them or cannot be read (cached)."""
-    key = _key(path, {}, "bbox")
-    if key is None:
-        return "", None
-    cached: tuple[str, Any] | None = _LABELS.get(key)
-    if cached is None:
-        cached = ("", None)
-        suffix = path.suffix.lower()
-        try:
-            if path.stat().st_size <= max_bytes and suffix in {".csv", ".tsv"}:
-                with path.open(newline="", encoding="utf-8", errors="replace") as fh:
-                    rows = list(csv.reader(fh, dialect="excel-tab" if suffix == ".tsv" else "excel"))
-                cached = ("table", (rows[0], rows[1:])) if rows else cached
-            elif path.stat().st_size <= max_bytes and suffix == ".json":
-                with path.open(encoding="utf-8", errors="replace") as fh:
-                    cached = ("coco", json.load(fh))
-            elif path.stat().st_size <= max_bytes and suffix == ".txt":
-                cached = ("lines", [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()])
-        except (OSError, csv.Error, ValueError) as exc:
-            log.debug("cannot read box file %s: %s", path, exc)
-        _LABELS.put(key, cached)
-    return cached
-
-
-@dataclass(frozen=True)
-class LabelIndex:
-    """The label tables with every cell normalised (`norm_token`), indexed by cell value.
-
-    Attributes:
-        rows: Per table row, its non-empty normalised cells.
-        by_cell: Normalised cell value → the rows that contain it.
-    """
-
-    rows: tuple[frozenset[str], ...]
-    by_cell: dict[str, tuple[int, ...]]
-
-    def rows_naming(self, *tokens: str) -> list[frozenset[str]]:
-        """The rows with a cell equal to one of ``tokens`` (empty tokens match nothing)."""
-        hits = sorted({r for t in tokens if t for r in self.by_cell.get(t, ())})
-        return [self.rows[r] for r in hits]
-
-
-_LABEL_INDEX: dict[tuple[str, Any], LabelIndex] = {}
-
-
-def label_index(dataset_root: Path) -> LabelIndex:
-    """`label_tables` normalised and indexed once per dataset (a per-sample scan of every row is slow)."""
-    data = dataset_root / "data"
-    key = (str(data), file_signature(data))
-    cached = _LABEL_INDEX.get(key)
-    if cached is None:
-        rows = tuple(frozenset(c for c in map(norm_token, row) if c) for row in label_tables(dataset_root))
-        by_cell: dict[str, list[int]] = {}
-        for r, cells in enumerate(rows):
-            for cell in cells:
-                by_cell.setdefault(cell, []).append(r)
-        cached = LabelIndex(rows, {k: tuple(v) for k, v in by_cell.items()})
-        _LABEL_INDEX[key] = cached
-    return cached
-
-
-_CODE_HEADER = ("label", "class", "group", "diagnosis", "target", "category", "grade")
-
-
-@dataclass(frozen=True)
-class LabelCodes:
-    """Class ids the CSV/TSV tables under ``data/`` state per row.
-
-    Attributes:
-        by_cell: Normalised cell → ``(column, code)`` pairs of the rows holding that cell.
-        columns: Per class-like column (``"<header>@<table>"``), every code it holds.
-    """
-
-    by_cell: dict[str, tuple[tuple[str, str], ...]]
-    columns: dict[str, frozenset[str]]
-
-
-_CODES: dict[tuple[str, Any], LabelCodes] = {}
-
-
-def label_codes(dataset_root: Path) -> LabelCodes:
-    """The integer values of columns named like a class (``label``, ``group_code``, ``diagnosis`` ...) per
-    row of the CSV/TSV tables under ``data/``, once per dataset.
-
-    A table such as ``patient,height,group_code`` names the class by its id; the name is elsewhere (a README),
-    so the id itself is the evidence, usable when the column's ids are the candidate's class-table ids.
-    """
-    data = dataset_root / "data"
-    key = (str(data), file_signature(data))
-    cached = _CODES.get(key)
-    if cached is None:
-        found: dict[str, set[tuple[str, str]]] = {}
-        columns: dict[str, set[str]] = {}
-        header: list[str] = []
-        table = 0
-        for row in label_tables(dataset_root):
-            cells = [c.strip() for c in row]
-            if cells and not any(c.lstrip("-").isdigit() for c in cells):
-                header, table = [c.lower() for c in cells], table + 1  # a header row starts a new table
-                continue
-            if len(cells) != len(header):
-                continue  # not a row of the table this header starts (another file's rows)
-            coded = {
-                f"{h}@{table}": cells[k]
-                for k, h in enumerate(header)
-                if any(w in h for w in _CODE_HEADER) and cells[k].isdigit()
-            }
-            for column, code in coded.items():
-                columns.setdefault(column, set()).add(code)
-            for cell in cells:
-                if coded and (token := norm_token(cell)):
-                    found.setdefault(token, set()).update(coded.items())
-        cached = LabelCodes(
-            {k: tuple(sorted(v)) for k, v in found.items()}, {k: frozenset(v) for k, v in columns.items()}
-        )
-        _CODES[key] = cached
-    return cached
-
-
 def clear_caches() -> None:
     """Forget every cached header, render, grey copy and label table (cold-start measurements)."""
-    caches = (_FACTS, _RENDERS, _WRITTEN, _WRITTEN_BY_CONTENT, _MASK_IDS, _TABLES, _LABEL_INDEX, _LABELS)
-    for cache in (*caches, _STATS, _WRITTEN_STATS, _CODES):
+    from validator import _tables  # it builds on this module's cache keys, so it is imported here, not above
+
+    caches = (_FACTS, _RENDERS, _WRITTEN, _WRITTEN_BY_CONTENT, _MASK_IDS, _LABELS)
+    for cache in (*caches, _STATS, _WRITTEN_STATS):
         cache.clear()
+    _tables.clear_caches()
     box_weights.cache_clear()
     box_windows.cache_clear()
     clear_token_cache()

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from validator import _raw
+from validator import _raw, _tables
 from validator._png import verified_png_size
 from validator._values import norm_token
 from validator.sample import _resolve_inside, safe_join
@@ -169,8 +169,8 @@ def test_label_index_finds_the_rows_a_naive_scan_finds(tmp_path: Path) -> None:
     data.mkdir(parents=True)
     (data / "labels.csv").write_text("image,dx\nISIC_1,Melanoma\nISIC_2,nevus\nisic-1,Basal cell\n,\n")
     (data / "more.tsv").write_text("file\tlabel\nISIC_2\tMelanoma\n")
-    index = _raw.label_index(tmp_path / "ds")
-    rows = _raw.label_tables(tmp_path / "ds")
+    index = _tables.label_index(tmp_path / "ds")
+    rows = _tables.label_tables(tmp_path / "ds")
     for stem, name in (("isic 1", "isic 1 png"), ("isic 2", ""), ("none", "")):
         naive = [
             {c for c in map(norm_token, row) if c}

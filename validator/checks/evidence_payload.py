@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from validator import _payload, _raw
+from validator import _payload, _raw, _tables
 from validator._values import (
     ALLOWED_TASKS,
     SPATIAL_BRANCH_BY_DIM,
@@ -285,7 +285,7 @@ def _raw_boxes(sample: SampleView, size: tuple[int, int]) -> list[list[float]] |
         return None
     name = str(src).replace("\\", "/").rsplit("/", 1)[-1]
     stem = name.rsplit(".", 1)[0]
-    kind, data = _raw.bbox_source(path)
+    kind, data = _tables.bbox_source(path)
     boxes: list[list[float]] = []
     if kind == "table":
         header, rows = data
@@ -337,14 +337,14 @@ def _label_evidence(sample: SampleView, names: dict[str, str]) -> set[str]:
     subject = [sample.get("context.sample.subject_id"), sample.extra.get("subject_id")]
     keys = {norm_token(path.stem), norm_token(path.name), norm_token(path.parent.name)}
     keys |= {norm_token(s) for s in subject if isinstance(s, str) and nonmissing(s)}
-    index = _raw.label_index(sample.dataset_root)
+    index = _tables.label_index(sample.dataset_root)
     for key in keys - {"", "data"}:
         rows = index.rows_naming(key)
         if len(rows) <= _MAX_ROWS_PER_TOKEN:
             for cells in rows:
                 found |= {tokens[c] for c in cells if c in tokens}
     if not found:
-        codes = _raw.label_codes(sample.dataset_root)
+        codes = _tables.label_codes(sample.dataset_root)
         # a column whose ids are exactly the class table's keys numbers the classes the same way
         same = {c for c, ids in codes.columns.items() if ids <= set(names) and len(ids) == len(names)}
         hits = {code for k in keys - {"", "data"} for c, code in codes.by_cell.get(k, ()) if c in same}
@@ -360,7 +360,8 @@ def _label_evidence(sample: SampleView, names: dict[str, str]) -> set[str]:
                 found |= {values[row]} & set(names)
     if not found and source is not None and source.suffix.lower() == ".parquet":
         row = read_options(sample).get("index") or 0
-        found |= {tokens[c] for c in map(norm_token, _raw.table_row_cells(source, int(row))) if c in tokens}
+        row_cells = _tables.table_row_cells(source, int(row))
+        found |= {tokens[c] for c in map(norm_token, row_cells) if c in tokens}
     return found
 
 
