@@ -30,8 +30,10 @@ from experiments.stats import bootstrap_ci, cluster_diffs, mean_spread, paired_c
 from medio.cli_errors import OneLineParser, cli_main, existing_dir
 
 __all__ = [
+    "COST_COLUMNS",
     "G_VALUES",
     "QF_VALUES",
+    "STAT_COLUMNS",
     "RunData",
     "load_runs",
     "main",
@@ -171,6 +173,19 @@ def groups(runs: Sequence[RunData]) -> dict[str, list[RunData]]:
 
 
 COST_COLUMNS = ("candidates", "calls", "prompt_tokens", "completion_tokens", "USD", "wall_s")
+# The statistics table (ablation.md, the sweep report): CIs, the paired test against S0, the oracle bound.
+STAT_COLUMNS = (
+    "strategy",
+    "E2E",
+    "E2E_lo",
+    "E2E_hi",
+    "dE2E_vs_s0",
+    "dE2E_lo",
+    "dE2E_hi",
+    "p_vs_s0",
+    "n_datasets",
+    "oracle_bestofn_E2E",
+)
 """Per-run cost, averaged over seeds: agent invocations (candidates and revisions made), model calls (0 for an
 offline agent such as ``rules``), tokens, dollars and the run's wall-clock seconds."""
 
@@ -312,18 +327,7 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
     shown["E2E ± sd"] = [_pm(m, sd) for m, sd in zip(shown["E2E"], shown["E2E_sd"], strict=True)]
     main_cols = ["strategy", "seeds", *METRIC_NAMES, "E2E ± sd"]
     cost_cols = ["strategy", *COST_COLUMNS, "E2E/USD"]
-    stat_cols = [
-        "strategy",
-        "E2E",
-        "E2E_lo",
-        "E2E_hi",
-        "dE2E_vs_s0",
-        "dE2E_lo",
-        "dE2E_hi",
-        "p_vs_s0",
-        "n_datasets",
-        "oracle_bestofn_E2E",
-    ]
+    stat_cols = list(STAT_COLUMNS)
     slice_ = (
         grid[grid["q"] == grid["f"]]
         .pivot_table(index=["strategy", "g"], columns="q", values="E2E")

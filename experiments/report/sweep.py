@@ -22,7 +22,7 @@ import pandas as pd
 from agents.base import OUTPUT_SUBDIR
 from benchmark.atomic import atomic_write_text
 from benchmark.score.constants import METRIC_NAMES
-from experiments.ablation import COST_COLUMNS, RunData, groups, load_runs, write_ablation
+from experiments.ablation import COST_COLUMNS, STAT_COLUMNS, RunData, groups, load_runs, write_ablation
 from experiments.report.assets import CSS
 from experiments.report.build import REPORT_NAME
 from experiments.report.thumbs import Thumbnailer
@@ -200,17 +200,6 @@ def build_sweep_report(sweep_dir: str | Path) -> Path:
     thumb = Thumbnailer(assets)
     side, n = _side_by_side(sweep, runs, thumb)
     n_seeds = max(len(m) for m in groups(runs).values())
-    stats_cols = [
-        "strategy",
-        "E2E",
-        "E2E_lo",
-        "E2E_hi",
-        "dE2E_vs_s0",
-        "dE2E_lo",
-        "dE2E_hi",
-        "p_vs_s0",
-        "n_datasets",
-    ]
     page = (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>sweep · {e(sweep.name)}</title>"
@@ -224,7 +213,7 @@ def build_sweep_report(sweep_dir: str | Path) -> Path:
         + "<h2>Cost per run (mean over seeds)</h2>"
         + _table(summary, ["strategy", *COST_COLUMNS, "E2E/USD"], "cost")
         + "<h2>E2E with datasets as the unit (bootstrap CI, paired sign-flip test vs S0)</h2>"
-        + _table(summary, [*stats_cols, "oracle_bestofn_E2E"], "stats")
+        + _table(summary, list(STAT_COLUMNS), "stats")
         + "<h2>Figures</h2>"
         + "".join(figures)
         + "<h2>Runs</h2>"
