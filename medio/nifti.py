@@ -84,8 +84,23 @@ def read_nifti(path: str | Path, *, volume: int | None = None) -> MedImage:
     header = _header_facts(img)
 
     affine = img.affine
-    meta = Meta(
-        format="nifti",
+    header = {**header, "orientation": _orientation(affine), "source_shape": list(shape)}
+    return MedImage(arr, _volume_meta("nifti", path, arr, zooms, affine, n_volumes, chosen, header))
+
+
+def _volume_meta(
+    fmt: str,
+    path: Path,
+    arr: np.ndarray,
+    zooms: list[float],
+    affine: np.ndarray,
+    n_volumes: int,
+    chosen: int,
+    header: dict[str, Any],
+) -> Meta:
+    """The `Meta` of a volume read through nibabel, in medio's (Z, Y, X) order (``zooms`` in nibabel's)."""
+    return Meta(
+        format=fmt,
         path=str(path),
         axes={2: "YX", 3: "ZYX"}.get(arr.ndim, "?" * arr.ndim),
         spacing=tuple(reversed(zooms)),
@@ -93,9 +108,8 @@ def read_nifti(path: str | Path, *, volume: int | None = None) -> MedImage:
         direction=_direction(affine),
         n_frames=n_volumes,
         frame_index=chosen if n_volumes > 1 else None,
-        header={**header, "orientation": _orientation(affine), "source_shape": list(shape)},
+        header=header,
     )
-    return MedImage(arr, meta)
 
 
 def _orientation(affine: np.ndarray) -> str:
@@ -312,24 +326,14 @@ def read_nibabel(path: str | Path, *, volume: int | None = None) -> MedImage:
         affine = affine @ inv_ornt_aff(ornt, img.shape[:3])  # type: ignore[no-untyped-call]
     arr = np.ascontiguousarray(np.transpose(data)) if data.ndim >= 2 else data
     zooms = [float(z) for z in np.linalg.norm(affine[:3, : data.ndim], axis=0)]
-    meta = Meta(
-        format=kind,
-        path=str(path),
-        axes={2: "YX", 3: "ZYX"}.get(arr.ndim, "?" * arr.ndim),
-        spacing=tuple(reversed(zooms)),
-        origin=tuple(float(v) for v in affine[:3, 3]),
-        direction=_direction(affine),
-        n_frames=n_volumes,
-        frame_index=chosen if n_volumes > 1 else None,
-        header={
-            "nibabel_class": type(img).__name__,
-            "data_dtype": str(dtype),
-            "orientation": _orientation(affine),
-            "orientation_on_disk": on_disk,
-            "source_shape": list(shape),
-        },
-    )
-    return MedImage(arr, meta)
+    header = {
+        "nibabel_class": type(img).__name__,
+        "data_dtype": str(dtype),
+        "orientation": _orientation(affine),
+        "orientation_on_disk": on_disk,
+        "source_shape": list(shape),
+    }
+    return MedImage(arr, _volume_meta(kind, path, arr, zooms, affine, n_volumes, chosen, header))
 
 
 def summarize_nibabel(path: str | Path) -> dict[str, Any]:
