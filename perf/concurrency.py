@@ -116,9 +116,13 @@ class Dispatch:
     def __call__(self, request: Mapping[str, Any], serial: int) -> Step:
         with self._lock:
             self.arrivals.append(time.perf_counter())
-        prompt = str(request["messages"][1]["content"])
-        name = prompt.split("\n", 1)[0].removeprefix("Dataset name:").strip()
-        return self.scripts[name](request, serial)
+        # The task prompt follows the instruction text (issue 13): find the message that names the dataset.
+        for message in request["messages"]:
+            content = message.get("content")
+            if isinstance(content, str) and content.startswith("Dataset name:"):
+                name = content.split("\n", 1)[0].removeprefix("Dataset name:").strip()
+                return self.scripts[name](request, serial)
+        raise KeyError("no message names the dataset")
 
 
 class ServerProcess:
