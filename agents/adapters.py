@@ -115,6 +115,9 @@ class CallableAgent:
         **kwargs: Further keyword arguments for every call.
     """
 
+    #: The wrapped function calls a model through LiteLLM: ``run.processes=auto`` runs one process per core.
+    calls_model = True
+
     def __init__(self, fn: AgentFn, *, model: str, name: str | None = None, **kwargs: Any) -> None:
         self.fn, self.model, self.kwargs = fn, model, kwargs
         self.name: str = name or str(getattr(fn, "__name__", "callable"))

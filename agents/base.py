@@ -23,6 +23,7 @@ __all__ = [
     "ManifestEntry",
     "Task",
     "Usage",
+    "calls_model",
 ]
 
 # SPEC §2.1: the reference evaluator only finds outputs under `<run>/agent1_data_organization`.
@@ -299,3 +300,19 @@ class Agent(Protocol):
             The revised candidate.
         """
         ...
+
+
+def calls_model(agent: object) -> bool:
+    """Whether an agent spends its time waiting on model calls (its class says ``calls_model = True``).
+
+    Such agents are I/O-bound and gain from several worker processes (``run.processes=auto`` gives them one
+    per core); agents that compute everything locally (``rules``, ``simulated``) do not declare it and run in
+    one process. The attribute is optional, so agents written before it existed keep the `Agent` protocol.
+
+    Args:
+        agent: Any agent.
+
+    Returns:
+        The agent's ``calls_model`` attribute, False when it has none.
+    """
+    return bool(getattr(agent, "calls_model", False))

@@ -78,6 +78,7 @@ def main(cfg: DictConfig) -> None:
     """
     from agents.base import FatalAgentError
     from benchmark.errors import is_storage_failure
+    from experiments.processes import WorkerLost
     from experiments.run import NothingProduced, run_experiment
 
     config_errors = _config_errors()
@@ -92,6 +93,13 @@ def main(cfg: DictConfig) -> None:
     except KeyboardInterrupt:
         print(f"interrupted — resume with: {_resume_hint(run_dir)}", file=sys.stderr, flush=True)
         sys.exit(EXIT_INTERRUPTED)
+    except WorkerLost as exc:
+        # A worker of run.processes=N died (killed, out of memory); the others finished their datasets.
+        print(
+            f"{PROG}: error: {one_line(exc)}; finished work is kept — resume with: {_resume_hint(run_dir)}",
+            file=sys.stderr,
+        )
+        sys.exit(EXIT_INCOMPLETE)
     except NothingProduced as exc:
         print(f"{PROG}: error: {one_line(exc)} (run folder: {run_dir})", file=sys.stderr)
         sys.exit(EXIT_NOTHING)

@@ -24,6 +24,7 @@ __all__ = [
     "AGENT_TASK_KEYS",
     "agents",
     "build_agent",
+    "build_components",
     "build_strategy",
     "import_plugins",
     "is_simulation",
@@ -176,3 +177,23 @@ def validator_profile(
     path = folder / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return path
+
+
+def build_components(cfg: DictConfig) -> tuple[Strategy, Agent, bool]:
+    """The run's plug-ins imported, then its strategy (with its selector) and agent built from the config.
+
+    Also what each worker process of ``run.processes=N`` calls: the objects are rebuilt there from the
+    config, never sent between processes.
+
+    Args:
+        cfg: The composed config.
+
+    Returns:
+        The strategy, the agent, and whether the results are an upper bound (the oracle selector).
+    """
+    import_plugins(cfg.run.get("imports"))
+    allow_oracle = bool(cfg.get("analysis", {}).get("oracle", False))
+    strategy = build_strategy(cfg.strategy, cfg.get("selector"), allow_oracle=allow_oracle)
+    upper_bound = allow_oracle and wants_oracle(cfg.strategy, cfg.get("selector"))
+    agent = build_agent(cfg.agent, allow_simulated=bool(cfg.get("analysis", {}).get("simulated", False)))
+    return strategy, agent, upper_bound

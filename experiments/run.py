@@ -1,5 +1,6 @@
 """One run of ``python -m experiments``: every dataset concurrently under one semaphore for model calls and a
-thread pool for CPU work, resumable (done-markers), bounded (budget), with progress, ending in the run folder.
+thread pool for CPU work (`experiments.loop`), in this process or split over ``run.processes`` worker processes
+(`experiments.processes`), resumable (done-markers), bounded (budget), with progress, ending in the run folder.
 
 Run folder: ``candidates/<dataset>/<k>/`` (each with its ``candidate.json`` done-marker),
 ``selected/<dataset>/`` (``agent1_data_organization`` + ``result.json`` written last), ``export/``,
@@ -8,14 +9,10 @@ Run folder: ``candidates/<dataset>/<k>/`` (each with its ``candidate.json`` done
 
 from __future__ import annotations
 
-import asyncio
 import inspect
-import json
 import logging
-import os
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,34 +20,25 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 import medio
-from agents.base import Agent, FatalAgentError, Task, Usage
+from agents.base import Agent, Task, Usage
 from agents.instructions import Instruction, resolve_instructions
 from benchmark.atomic import atomic_write_json
 from benchmark.discover import Dataset
-from benchmark.errors import is_storage_failure
 from benchmark.layout import ANNOTATIONS_DIR
-from experiments.build import (
-    build_agent,
-    build_strategy,
-    import_plugins,
-    is_simulation,
-    task_options,
-    validator_profile,
-    wants_oracle,
-)
+from experiments.build import build_components, is_simulation, task_options, validator_profile
+from experiments.loop import RESULT_MARKER, TasksJob, run_tasks
 from experiments.mistakes import format_miss_table, run_mistakes
+from experiments.processes import resolve_processes, run_in_processes, split_tasks
 from experiments.progress import Progress
 from experiments.results import PROFILES, export_dataset, format_table, score_exports, write_outputs
 from experiments.resume import check_resume, resume_mode, store_config
 from experiments.suite import ensure_bundled_suite, ensure_realfiles_suite, select_datasets
-from strategies._context import BudgetGate, RunContext, use
-from strategies.base import ProfileValidator, Strategy, Validator, strategies
+from strategies._context import BudgetGate
+from strategies.base import Strategy, strategies
 
 __all__ = ["RESULT_MARKER", "NothingProduced", "RunOutcome", "benchmark_root", "preflight", "run_experiment"]
 
 log = logging.getLogger(__name__)
-
-RESULT_MARKER = "result.json"
 
 
 class NothingProduced(RuntimeError):
@@ -90,37 +78,6 @@ def benchmark_root(cfg: DictConfig) -> Path:
     if cfg.get("suite") == "realfiles":
         return ensure_realfiles_suite(cfg.get("cache_dir"))
     return ensure_bundled_suite(str(cfg.get("size", "small")), int(cfg.get("seed", 0)), cfg.get("cache_dir"))
-
-
-async def _one_dataset(
-    strategy: Strategy, task: Task, agent: Agent, validator: Validator, resume: bool, progress: Progress
-) -> dict[str, Any]:
-    marker = task.out_dir / RESULT_MARKER
-    if resume and marker.is_file():
-        try:
-            record: dict[str, Any] = json.loads(marker.read_text(encoding="utf-8"))
-            progress.dataset_done(task.name, reused=True)
-            return record
-        except ValueError:
-            log.warning("unreadable %s; redoing %s", marker, task.name)
-    try:
-        result = await strategy(task, agent, validator)
-        record = result.to_dict()
-    except Exception as exc:  # one dataset's failure must not lose the others
-        if is_storage_failure(exc) or isinstance(exc, FatalAgentError):
-            raise  # the disk refuses writes / the provider refuses us: every later dataset would fail too
-        log.exception("strategy failed on %s", task.name)
-        record = {
-            "error": f"{type(exc).__name__}: {exc}",
-            "decisions": {},
-            "candidates": [],
-            "usage": Usage().to_dict(),
-            "incomplete": True,
-        }
-    if not record.get("incomplete") and "error" not in record:
-        atomic_write_json(marker, record)  # written last: resume trusts a dataset only when this exists
-    progress.dataset_done(task.name)
-    return record
 
 
 def _require_samples(records: dict[str, dict[str, Any]]) -> None:
@@ -167,15 +124,12 @@ def preflight(cfg: DictConfig, run_dir: Path) -> tuple[Strategy, Agent, bool]:
         ValueError: An unknown ``scorer.profile`` or ``run.resume`` value.
     """
     check_resume(cfg, run_dir)  # before anything is written into the old run folder
-    import_plugins(cfg.run.get("imports"))
     headline = str(cfg.get("scorer", {}).get("profile", "official"))
     if headline not in PROFILES:  # checked before any work, not when the table is printed
         raise ValueError(f"unknown scorer.profile {headline!r}; valid: {', '.join(PROFILES)}")
     # Options are checked against the factories' signatures before the suite is generated or a call is made.
-    allow_oracle = bool(cfg.get("analysis", {}).get("oracle", False))
-    strategy = build_strategy(cfg.strategy, cfg.get("selector"), allow_oracle=allow_oracle)
-    upper_bound = allow_oracle and wants_oracle(cfg.strategy, cfg.get("selector"))
-    agent = build_agent(cfg.agent, allow_simulated=bool(cfg.get("analysis", {}).get("simulated", False)))
+    strategy, agent, upper_bound = build_components(cfg)
+    resolve_processes(cfg.run.get("processes"), agent)
     root = cfg.benchmark.get("root")
     if root and not Path(str(root)).expanduser().is_dir():
         raise ValueError(
@@ -202,6 +156,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
         NothingProduced: No candidate wrote a sample (and the budget did not stop the run).
         FatalAgentError: The agent hit a failure every candidate would hit (rejected key, unknown model,
             dead endpoint); the run stopped.
+        WorkerLost: A worker process of ``run.processes=N`` died; the others finished their datasets.
     """
     start = time.perf_counter()
     resume, _ = resume_mode(cfg)
@@ -213,12 +168,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     # Not earlier: a config error (unknown dataset, empty root) is reported without paying for the imports.
     medio.preload()
     store_config(cfg, run_dir)
-    executor = ThreadPoolExecutor(max_workers=int(cfg.run.get("workers") or os.cpu_count() or 2))
     profile = validator_profile(cfg.validator, run_dir / ".validator", cfg.strategy.get("profile"))
-    validator = ProfileValidator(profile, executor)
-    budget = BudgetGate(cfg.run.get("budget_tokens"), cfg.run.get("budget_usd"))
-    agent_budget = _share_budget(agent, budget)
-    progress = Progress(len(datasets), enabled=bool(cfg.run.get("progress", True)))
     options = task_options(cfg.agent, int(cfg.run.seed))
     # Read now, at run time, from the user's checkout (never copied into the repository): run.json records
     # which files were used and their hashes.
@@ -228,69 +178,31 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     agent_check = getattr(agent, "preflight", None)
     if callable(agent_check):
         agent_check(list(tasks.values()))  # an agent that can tell bad input before any call says so here
-
-    async def main() -> dict[str, dict[str, Any]]:
-        ctx = RunContext(
-            candidates_root=run_dir / "candidates",
-            resume=resume,
-            semaphore=asyncio.Semaphore(int(cfg.run.concurrency)),
-            budget=budget,
-            on_candidate=lambda t, c: progress.candidate_done(c),
-        )
-        use(ctx)
-        done = await asyncio.gather(
-            *(_one_dataset(strategy, t, agent, validator, resume, progress) for t in tasks.values())
-        )
-        return dict(zip(tasks, done, strict=True))
-
-    try:
-        records = asyncio.run(main())
-    finally:
-        progress.close()
-        executor.shutdown(wait=True)
-    if agent_budget is not None and agent_budget.spent_out:
-        budget.hit = True  # a candidate was cut short by the budget, even if no later call was refused
+    job = TasksJob(
+        tasks=tuple(tasks.values()),
+        run_dir=run_dir,
+        resume=resume,
+        profile=profile,
+        concurrency=int(cfg.run.concurrency),
+    )
+    shares = split_tasks(job, resolve_processes(cfg.run.get("processes"), agent), cfg.strategy.get("n"))
+    progress_on = bool(cfg.run.get("progress", True))
+    if len(shares) > 1:
+        merged, budget = run_in_processes(cfg, shares, progress_enabled=progress_on)
+        records = {name: merged[name] for name in tasks}  # the run's order, as one process returns them
+    else:
+        budget = BudgetGate(cfg.run.get("budget_tokens"), cfg.run.get("budget_usd"))
+        progress = Progress(len(tasks), enabled=progress_on)
+        try:
+            records, spent_out = run_tasks(cfg, strategy, agent, job, budget, progress)
+        finally:
+            progress.close()
+        if spent_out:
+            budget.hit = True  # a candidate was cut short by the budget, even if no later call was refused
     simulation = is_simulation(agent)
     return _finish(
         cfg, run_dir, datasets, records, budget, upper_bound, start, simulation, instructions=instructions
     )
-
-
-class _AgentBudget:
-    """The run's limits as the LiteLLM agent checks them before each model call and charges after it.
-
-    The runner's `BudgetGate` is charged per finished candidate; this one per model call, so a long
-    candidate stops once the run's money is spent instead of finishing its whole conversation.
-    """
-
-    def __init__(self, gate: BudgetGate) -> None:
-        from agents.litellm.budget import Budget  # no litellm import: the budget is plain Python
-
-        self._budget = Budget(gate.max_tokens, gate.max_usd)
-        self.spent_out = False
-
-    def check(self) -> None:
-        """Raise `BudgetExceeded` once the run's limits are reached (and remember it)."""
-        try:
-            self._budget.check()
-        except Exception:
-            self.spent_out = True
-            raise
-
-    def charge(self, tokens: int, usd: float) -> None:
-        """Record one model call's tokens and dollars."""
-        self._budget.charge(tokens, usd)
-
-
-def _share_budget(agent: Agent, gate: BudgetGate) -> _AgentBudget | None:
-    """Hand the run's budget to an agent that checks one per model call and has none of its own."""
-    if gate.max_tokens is None and gate.max_usd is None:
-        return None
-    if getattr(agent, "budget", False) is not None:  # no such attribute, or a budget of its own
-        return None
-    shared = _AgentBudget(gate)
-    agent.budget = shared  # type: ignore[attr-defined]
-    return shared
 
 
 def _run_label(cfg: DictConfig) -> str:

@@ -82,6 +82,8 @@ class LiteLLMAgent:
     """
 
     name = "litellm"
+    #: Waits on a model for most of its time: ``run.processes=auto`` runs it in one process per core.
+    calls_model = True
 
     def __init__(
         self,

@@ -63,11 +63,11 @@ class Budget:
         Raises:
             BudgetExceeded: Tokens or dollars reached their limit.
         """
-        with self._lock:
-            if self.max_tokens is not None and self._tokens >= self.max_tokens:
-                raise BudgetExceeded(f"run budget of {self.max_tokens} tokens spent ({self._tokens} used)")
-            if self.max_usd is not None and self._usd >= self.max_usd:
-                raise BudgetExceeded(f"run budget of ${self.max_usd:.4f} spent (${self._usd:.4f} used)")
+        spent = self.spent  # one consistent snapshot (a subclass may keep it elsewhere, e.g. shared memory)
+        if self.max_tokens is not None and spent.tokens >= self.max_tokens:
+            raise BudgetExceeded(f"run budget of {self.max_tokens} tokens spent ({spent.tokens} used)")
+        if self.max_usd is not None and spent.usd >= self.max_usd:
+            raise BudgetExceeded(f"run budget of ${self.max_usd:.4f} spent (${spent.usd:.4f} used)")
 
     def charge(self, tokens: int, usd: float) -> None:
         """Record what a call spent.

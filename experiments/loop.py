@@ -1,0 +1,184 @@
+"""The datasets of a run in this process: one event loop, one semaphore for model calls, a thread pool.
+
+With ``run.processes=1`` this is the whole run; with ``run.processes=N`` each worker process
+(`experiments.processes`) runs its share of the datasets here. Either way the same code writes the same
+done-markers (``candidate.json`` per candidate, ``result.json`` per dataset) and returns the same records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from omegaconf import DictConfig
+
+from agents.base import Agent, Candidate, FatalAgentError, Task, Usage
+from benchmark.atomic import atomic_write_json
+from benchmark.errors import is_storage_failure
+from strategies._context import BudgetGate, RunContext, use
+from strategies.base import ProfileValidator, Strategy, Validator
+
+if TYPE_CHECKING:
+    from agents.litellm.budget import Budget
+
+__all__ = ["RESULT_MARKER", "ProgressEvents", "TasksJob", "run_tasks"]
+
+log = logging.getLogger(__name__)
+
+RESULT_MARKER = "result.json"
+"""Written last into ``selected/<dataset>/``: resume trusts a dataset only when it exists."""
+
+
+@dataclass(frozen=True)
+class TasksJob:
+    """What one process runs: its datasets' tasks and its share of the run's model calls in flight.
+
+    Plain data, so a worker process of ``run.processes=N`` receives it as it is.
+
+    Attributes:
+        tasks: The datasets' tasks, in the run's order.
+        run_dir: The run folder.
+        resume: Reuse finished datasets and candidates (done-markers).
+        profile: The validator profile (a name or the YAML file the run wrote).
+        concurrency: Model calls in flight in this process (one semaphore).
+    """
+
+    tasks: tuple[Task, ...]
+    run_dir: Path
+    resume: bool
+    profile: str | Path
+    concurrency: int
+
+
+class ProgressEvents(Protocol):
+    """What the runner reports as it goes: `experiments.progress.Progress`, or a worker's pipe to it."""
+
+    def candidate_done(self, candidate: Candidate) -> None:
+        """Count one finished candidate and its usage."""
+
+    def dataset_done(self, name: str, *, reused: bool = False) -> None:
+        """Count one finished dataset (``reused``: taken from a previous run)."""
+
+
+def run_tasks(
+    cfg: DictConfig,
+    strategy: Strategy,
+    agent: Agent,
+    job: TasksJob,
+    budget: BudgetGate,
+    progress: ProgressEvents,
+    call_budget: Budget | None = None,
+) -> tuple[dict[str, dict[str, Any]], bool]:
+    """Run the strategy over the job's datasets in this process: one event loop, one semaphore, a thread pool.
+
+    The whole run with ``run.processes=1``, and each worker's share of it otherwise.
+
+    Args:
+        cfg: The composed config (``run.workers``).
+        strategy: The strategy.
+        agent: The agent.
+        job: The datasets and this process's limits.
+        budget: The run's per-candidate budget.
+        progress: Where finished candidates and datasets are reported.
+        call_budget: The counter behind the per-call budget handed to the agent (default: a fresh one).
+
+    Returns:
+        The records by dataset name (in the job's order), and whether the agent's per-call budget ran out.
+    """
+    executor = ThreadPoolExecutor(max_workers=int(cfg.run.get("workers") or os.cpu_count() or 2))
+    validator = ProfileValidator(job.profile, executor)
+    agent_budget = _share_budget(agent, budget, call_budget)
+
+    async def main() -> dict[str, dict[str, Any]]:
+        ctx = RunContext(
+            candidates_root=job.run_dir / "candidates",
+            resume=job.resume,
+            semaphore=asyncio.Semaphore(job.concurrency),
+            budget=budget,
+            on_candidate=lambda t, c: progress.candidate_done(c),
+        )
+        use(ctx)
+        done = await asyncio.gather(
+            *(_one_dataset(strategy, t, agent, validator, job.resume, progress) for t in job.tasks)
+        )
+        return {t.name: record for t, record in zip(job.tasks, done, strict=True)}
+
+    try:
+        records = asyncio.run(main())
+    finally:
+        executor.shutdown(wait=True)
+    return records, agent_budget is not None and agent_budget.spent_out
+
+
+async def _one_dataset(
+    strategy: Strategy, task: Task, agent: Agent, validator: Validator, resume: bool, progress: ProgressEvents
+) -> dict[str, Any]:
+    marker = task.out_dir / RESULT_MARKER
+    if resume and marker.is_file():
+        try:
+            record: dict[str, Any] = json.loads(marker.read_text(encoding="utf-8"))
+            progress.dataset_done(task.name, reused=True)
+            return record
+        except ValueError:
+            log.warning("unreadable %s; redoing %s", marker, task.name)
+    try:
+        result = await strategy(task, agent, validator)
+        record = result.to_dict()
+    except Exception as exc:  # one dataset's failure must not lose the others
+        if is_storage_failure(exc) or isinstance(exc, FatalAgentError):
+            raise  # the disk refuses writes / the provider refuses us: every later dataset would fail too
+        log.exception("strategy failed on %s", task.name)
+        record = {
+            "error": f"{type(exc).__name__}: {exc}",
+            "decisions": {},
+            "candidates": [],
+            "usage": Usage().to_dict(),
+            "incomplete": True,
+        }
+    if not record.get("incomplete") and "error" not in record:
+        atomic_write_json(marker, record)  # written last: resume trusts a dataset only when this exists
+    progress.dataset_done(task.name)
+    return record
+
+
+class _AgentBudget:
+    """The run's limits as the LiteLLM agent checks them before each model call and charges after it.
+
+    The runner's `BudgetGate` is charged per finished candidate; this one per model call, so a long
+    candidate stops once the run's money is spent instead of finishing its whole conversation.
+    """
+
+    def __init__(self, gate: BudgetGate, counter: Budget | None = None) -> None:
+        from agents.litellm.budget import Budget  # no litellm import: the budget is plain Python
+
+        self._budget = counter if counter is not None else Budget(gate.max_tokens, gate.max_usd)
+        self.spent_out = False
+
+    def check(self) -> None:
+        """Raise `BudgetExceeded` once the run's limits are reached (and remember it)."""
+        try:
+            self._budget.check()
+        except Exception:
+            self.spent_out = True
+            raise
+
+    def charge(self, tokens: int, usd: float) -> None:
+        """Record one model call's tokens and dollars."""
+        self._budget.charge(tokens, usd)
+
+
+def _share_budget(agent: Agent, gate: BudgetGate, counter: Budget | None = None) -> _AgentBudget | None:
+    """Hand the run's budget to an agent that checks one per model call and has none of its own."""
+    if gate.max_tokens is None and gate.max_usd is None:
+        return None
+    if getattr(agent, "budget", False) is not None:  # no such attribute, or a budget of its own
+        return None
+    shared = _AgentBudget(gate, counter)
+    agent.budget = shared  # type: ignore[attr-defined]
+    return shared
