@@ -394,3 +394,32 @@ def test_a_killed_worker_is_named_with_its_datasets_and_the_rest_is_kept(
     assert f"(pid {worker}) died (killed by SIGKILL) running {slow}; finished work is kept" in line
     assert "run.resume=true" in line and quick not in line.split("resume with")[0]
     assert marker.is_file() and not (run / "metrics.json").exists()
+
+
+def test_workers_end_when_the_parent_is_killed(suite: Path, cli_env: dict[str, str], tmp_path: Path) -> None:
+    _, slow = _names(suite)
+    args = [
+        "strategy=s0",
+        "benchmark=dir",
+        f"benchmark.root={suite}",
+        "agent._target_=strategy_fakes.UnevenAgent",
+        f"+agent.slow={slow}",
+        "run.progress=false",
+        "run.processes=2",
+        f"hydra.run.dir={tmp_path / 'run'}",
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "experiments", *args], env=cli_env, cwd=tmp_path, stderr=subprocess.DEVNULL
+    )
+    deadline = time.time() + 120
+    while len(workers := _children(proc.pid)) < 1 and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    workers = _children(proc.pid)
+    assert workers, "no worker started"
+    proc.kill()  # SIGKILL: the parent cannot stop its workers; they notice it is gone
+    proc.wait()
+    deadline = time.time() + 10
+    while not _gone(workers) and time.time() < deadline:
+        time.sleep(0.1)
+    assert _gone(workers), "orphaned workers kept running"
