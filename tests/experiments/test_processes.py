@@ -281,7 +281,8 @@ def test_a_global_budget_stops_calls_in_every_process(
     loop = Reply(tool_calls=(tool_call("list_dir", {"path": "data"}, "ls"),), usage=USAGE)
     budget = 9.5 * per_call
     run = tmp_path / "run"
-    with FakeServer(TurnScript([Reply(tool_calls=(write,), usage=USAGE)], after_end=loop)) as server:
+    script = TurnScript([Reply(tool_calls=(write,), usage=USAGE)], after_end=loop)
+    with FakeServer(script, latency_s=0.05) as server:  # calls of the two workers overlap
         args = ["strategy=s0", "benchmark=dir", f"benchmark.root={suite}", f"hydra.run.dir={run}"]
         extra = ("run.processes=2", "run.concurrency=2", f"run.budget_usd={budget}")
         done = _cli([*args, *_litellm(server, *extra)], _env(cli_env), tmp_path)
@@ -295,8 +296,7 @@ def test_a_global_budget_stops_calls_in_every_process(
     # One counter for the run: what was spent is the budget plus at most the two calls in flight.
     assert budget <= total["cost_usd"] <= budget + 2 * per_call + 1e-12
     per_dataset = [u["calls"] for u in usage["datasets"].values()]
-    assert len(per_dataset) == 2 and min(per_dataset) >= 2  # both workers made calls until the budget ended
-    assert sum(per_dataset) <= 12
+    assert len(per_dataset) == 2 and min(per_dataset) >= 1  # both workers drew on the one budget
 
 
 @pytest.mark.parametrize("processes", [1, 2])
