@@ -220,14 +220,20 @@ def _env(cli_env: dict[str, str]) -> dict[str, str]:
 
 
 def _children(pid: int) -> list[int]:
-    """The live child processes of ``pid`` (from /proc)."""
+    """The live worker processes of ``pid``: its forked children (same command line; not the short-lived
+    helper programs a library may run)."""
     found = []
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return found
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
+            same = (stat.parent / "cmdline").read_bytes() == command
         except OSError:
             continue
-        if int(fields[1]) == pid and fields[0] != "Z":
+        if int(fields[1]) == pid and fields[0] != "Z" and same:
             found.append(int(stat.parent.name))
     return found
 
@@ -412,7 +418,7 @@ def test_workers_end_when_the_parent_is_killed(suite: Path, cli_env: dict[str, s
         [sys.executable, "-m", "experiments", *args], env=cli_env, cwd=tmp_path, stderr=subprocess.DEVNULL
     )
     deadline = time.time() + 120
-    while len(workers := _children(proc.pid)) < 1 and time.time() < deadline:
+    while not _children(proc.pid) and time.time() < deadline:
         time.sleep(0.05)
     time.sleep(0.5)
     workers = _children(proc.pid)
