@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import math
 import multiprocessing
@@ -543,6 +544,9 @@ def close_loop(loop: asyncio.AbstractEventLoop) -> None:
 
 def _bare_process(job: Mapping[str, Any], conn: Any) -> None:
     """A bare client process: warm up, say ``ready``, wait for ``go``, replay, send the result back."""
+    # The parent's heap (our run's objects, the recorded requests) is not a bare client's: frozen, the
+    # garbage collector never walks it, as it would not exist in a client process of its own.
+    gc.freeze()
     try:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
@@ -787,6 +791,15 @@ def summarize(results: Sequence[Comparison]) -> list[dict[str, Any]]:
     return out
 
 
+def _tick(point: Mapping[str, Any]) -> str:
+    """The x label of one (latency, processes) point; says when ours could not use that many processes."""
+    n = point["processes"]
+    label = f"{n} process" + ("es" if n > 1 else "")
+    if point["ours_processes"] != n:
+        label += f"\n(ours: {point['ours_processes']}; no run.processes)"
+    return label
+
+
 def figure(summary: Sequence[Mapping[str, Any]], path: Path, load: Sequence[float]) -> None:
     """Bar chart of calls per second: ours, bare LiteLLM, the latency bound; by latency and processes."""
     import matplotlib
@@ -832,9 +845,7 @@ def figure(summary: Sequence[Mapping[str, Any]], path: Path, load: Sequence[floa
         top = max(max(p[k] or 0.0 for k, _, _ in sides) for p in points)
         ax.set_ylim(0, top * 1.3)
         ax.set_xticks(range(len(points)))
-        ax.set_xticklabels(
-            [f"{p['processes']} process" + ("es" if p["processes"] > 1 else "") for p in points]
-        )
+        ax.set_xticklabels([_tick(p) for p in points])
         ax.set_title(f"latency {latency * 1000:.0f} ms per call")
         ax.set_ylabel("model calls per second (server clock)")
         ax.set_xlabel(f"client processes (concurrency {points[0]['concurrency']} in total)")
