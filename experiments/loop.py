@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -21,6 +19,7 @@ from omegaconf import DictConfig
 from agents.base import Agent, Candidate, FatalAgentError, Task, Usage
 from benchmark.atomic import atomic_write_json
 from benchmark.errors import is_storage_failure
+from experiments.pools import close_agent, validation_executor
 from strategies._context import BudgetGate, RunContext, use
 from strategies.base import ProfileValidator, Strategy, Validator
 
@@ -80,7 +79,7 @@ def run_tasks(
     The whole run with ``run.processes=1``, and each worker's share of it otherwise.
 
     Args:
-        cfg: The composed config (``run.workers``).
+        cfg: The composed config (``run.workers``, ``run.validation_processes``).
         strategy: The strategy.
         agent: The agent.
         job: The datasets and this process's limits.
@@ -91,7 +90,7 @@ def run_tasks(
     Returns:
         The records by dataset name (in the job's order), and whether the agent's per-call budget ran out.
     """
-    executor = ThreadPoolExecutor(max_workers=int(cfg.run.get("workers") or os.cpu_count() or 2))
+    executor = validation_executor(cfg.run)
     validator = ProfileValidator(job.profile, executor)
     agent_budget = _share_budget(agent, budget, call_budget)
 
@@ -113,6 +112,7 @@ def run_tasks(
         records = asyncio.run(main())
     finally:
         executor.shutdown(wait=True)
+        close_agent(agent)
     return records, agent_budget is not None and agent_budget.spent_out
 
 

@@ -281,18 +281,20 @@ def start_method() -> str:
     return "fork" if threading.active_count() == 1 else "forkserver"
 
 
-def _preload_modules() -> list[str]:
-    """What the fork server imports once for every worker: this module, the format libraries, and litellm
-    when the parent imported it (it then also set litellm's offline price-map variable, which the server
-    inherits; litellm is never imported where it was not)."""
-    from medio.libraries import LIBRARIES
+def _context(method: str) -> BaseContext:
+    """The multiprocessing context for the workers: ``fork``, or the program's one fork server
+    (`medio.processes`: the format readers preloaded) with this module, the run's builders and, when the
+    parent imported it, litellm preloaded too. litellm is never imported where it was not: the parent's
+    import set litellm's offline price-map variable, which the server inherits."""
+    if method == "fork":
+        return multiprocessing.get_context("fork")
+    from medio.processes import preload_in_workers, worker_context
 
-    names = ["experiments.processes", "experiments.build", "strategies", "validator"]
-    names += sorted({m for modules in LIBRARIES.values() for m in modules})
+    modules = ["experiments.processes", "experiments.build", "experiments.loop"]
     if "litellm" in sys.modules:
-        names.append("agents.litellm.client")
-        names.append("litellm")
-    return names
+        modules += ["agents.litellm.client", "agents.litellm.agent", "litellm"]
+    preload_in_workers(*modules)
+    return worker_context()
 
 
 @dataclass(frozen=True)
@@ -421,9 +423,7 @@ def run_in_processes(
     from experiments.progress import Progress
 
     method = start_method()
-    ctx = multiprocessing.get_context(method)
-    if method == "forkserver":
-        ctx.set_forkserver_preload(_preload_modules())
+    ctx = _context(method)
     ledger = SharedLedger(ctx)
     budget = _SharedGate(cfg.run.get("budget_tokens"), cfg.run.get("budget_usd"), ledger)
     config = OmegaConf.to_container(

@@ -1,6 +1,7 @@
-"""One run of ``python -m experiments``: every dataset concurrently under one semaphore for model calls and a
-thread pool for CPU work (`experiments.loop`), in this process or split over ``run.processes`` worker processes
-(`experiments.processes`), resumable (done-markers), bounded (budget), with progress, ending in the run folder.
+"""One run of ``python -m experiments``: every dataset concurrently under one semaphore for model calls and
+a thread pool for CPU work (`experiments.loop`), in this process or split over ``run.processes`` worker
+processes (`experiments.processes`), resumable (done-markers), bounded (budget), with progress, ending in the
+run folder.
 
 Run folder: ``candidates/<dataset>/<k>/`` (each with its ``candidate.json`` done-marker),
 ``selected/<dataset>/`` (``agent1_data_organization`` + ``result.json`` written last), ``export/``,
@@ -28,6 +29,7 @@ from benchmark.layout import ANNOTATIONS_DIR
 from experiments.build import build_components, is_simulation, task_options, validator_profile
 from experiments.loop import RESULT_MARKER, TasksJob, run_tasks
 from experiments.mistakes import format_miss_table, run_mistakes
+from experiments.pools import close_agent
 from experiments.processes import resolve_processes, run_in_processes, split_tasks
 from experiments.progress import Progress
 from experiments.results import PROFILES, export_dataset, format_table, score_exports, write_outputs
@@ -188,6 +190,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     shares = split_tasks(job, resolve_processes(cfg.run.get("processes"), agent), cfg.strategy.get("n"))
     progress_on = bool(cfg.run.get("progress", True))
     if len(shares) > 1:
+        close_agent(agent)  # built to check the config; the workers build their own
         merged, budget = run_in_processes(cfg, shares, progress_enabled=progress_on)
         records = {name: merged[name] for name in tasks}  # the run's order, as one process returns them
     else:
