@@ -16,7 +16,7 @@ from benchmark.atomic import atomic_write_json
 from benchmark.errors import BenchmarkError
 from benchmark.groundtruth import ground_truth_path, load_ground_truth_dict
 from benchmark.layout import AGENT_DIR
-from benchmark.score.dataset import DatasetScore, score_prediction
+from benchmark.score.dataset import DatasetScore, make_context, score_prediction
 from benchmark.score.profiles import Profile, resolve
 from medio.sniff import split_suffix
 
@@ -126,10 +126,13 @@ def score_dataset(
     except BenchmarkError as exc:
         gt_error = str(exc)
     out_models: dict[str, Any] = {}
+    # One context for all models: the GT is parsed once, and annotation files that several models share
+    # (byte-identical) are parsed and scored once.
+    ctx = make_context(gt, prof, root) if isinstance(gt, dict) else None
     for model in names:
         pred = root / "VLM" / model / AGENT_DIR
         if gt is not None and pred.is_dir():
-            res = score_prediction(pred, gt, profile=prof, dataset_root=root).to_dict()
+            res = score_prediction(pred, gt, profile=prof, dataset_root=root, context=ctx).to_dict()
         else:
             error = gt_error if gt is None else f"no folder {pred}"
             res = {"metrics": {}, "per_sample": [], "dimensions": {}, "breakdown": {}, "error": error}

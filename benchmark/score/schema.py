@@ -18,11 +18,23 @@ def _fmt_list(fmt: dict[str, Any], key: str) -> list[str]:
     return list(value) if isinstance(value, list) else list(C.SCHEMA_DEFAULTS.get(key, []))
 
 
+_DESC_SUFFIXES = ("__desc", "__options")
+
+
 def _has_desc_keys(node: Any) -> bool:
-    if isinstance(node, dict):
-        return any(str(k).endswith(("__desc", "__options")) or _has_desc_keys(v) for k, v in node.items())
-    if isinstance(node, list):
-        return any(_has_desc_keys(v) for v in node)
+    # Any key, at any depth, ending in a template suffix. A loop over a stack instead of recursive generators:
+    # this walks every annotation in full and was the scorer's most expensive check.
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for k, v in item.items():
+                if (k if type(k) is str else str(k)).endswith(_DESC_SUFFIXES):
+                    return True
+                if isinstance(v, dict | list):
+                    stack.append(v)
+        elif isinstance(item, list):
+            stack.extend(v for v in item if isinstance(v, dict | list))
     return False
 
 
