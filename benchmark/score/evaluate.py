@@ -5,17 +5,16 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 from collections import Counter
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from benchmark.atomic import atomic_write_json
+from benchmark.atomic import atomic_write_json, atomic_write_text
 from benchmark.errors import BenchmarkError
 from benchmark.groundtruth import ground_truth_path, load_ground_truth_dict
 from benchmark.layout import AGENT_DIR
+from benchmark.score._io import NotPlainJson, dumps_indented
 from benchmark.score.dataset import DatasetScore, make_context, score_prediction
 from benchmark.score.profiles import Profile, resolve
 from medio.sniff import split_suffix
@@ -64,6 +63,8 @@ def score_candidate(
         return DatasetScore(error=str(exc))
     scored = score_prediction(pred_dir, gt, profile=profile, dataset_root=dataset_root)
     if scored.error and unreadable_as_missing:
+        import tempfile
+
         with tempfile.TemporaryDirectory(prefix="score-objects-") as tmp:
             view = _objects_only(Path(pred_dir), Path(tmp) / AGENT_DIR)
             if view is not None:
@@ -187,7 +188,7 @@ def default_output(dataset_root: str | Path, profile: str | Profile) -> Path:
 
 
 def write_results(results: dict[str, Any], path: str | Path) -> Path:
-    """Write an eval_results dict as UTF-8 JSON (atomic replace).
+    """Write an eval_results dict as UTF-8 JSON (atomic replace), as `atomic_write_json` writes it.
 
     Args:
         results: A :func:`score_dataset` result.
@@ -196,7 +197,11 @@ def write_results(results: dict[str, Any], path: str | Path) -> Path:
     Returns:
         The path written.
     """
-    return atomic_write_json(path, results)
+    try:
+        text = dumps_indented(results)  # the same text as atomic_write_json's, in half the time
+    except NotPlainJson:
+        return atomic_write_json(path, results)
+    return atomic_write_text(path, text)
 
 
 def _score_one(args: tuple[str, list[str] | None, Profile]) -> dict[str, Any]:
@@ -233,6 +238,9 @@ def score_root(
     if n <= 1:
         done = [_score_one(j) for j in jobs]
     else:
+        # Imported here: the per-dataset CLI never starts a pool (docs/performance.md, Scorer).
+        from concurrent.futures import ProcessPoolExecutor
+
         with ProcessPoolExecutor(max_workers=n) as pool:
             done = list(pool.map(_score_one, jobs))
     return {res["dataset"]: res for res in done}

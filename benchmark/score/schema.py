@@ -19,22 +19,22 @@ def _fmt_list(fmt: dict[str, Any], key: str) -> list[str]:
 
 
 _DESC_SUFFIXES = ("__desc", "__options")
+_CONTAINERS = (dict, list)
 
 
 def _has_desc_keys(node: Any) -> bool:
-    # Any key, at any depth, ending in a template suffix. A loop over a stack instead of recursive generators:
-    # this walks every annotation in full and was the scorer's most expensive check.
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            for k, v in item.items():
-                if (k if type(k) is str else str(k)).endswith(_DESC_SUFFIXES):
-                    return True
-                if isinstance(v, dict | list):
-                    stack.append(v)
-        elif isinstance(item, list):
-            stack.extend(v for v in item if isinstance(v, dict | list))
+    # Any key, at any depth, ending in a template suffix. Plain loops that descend only into containers:
+    # this walks every annotation in full and was the scorer's most expensive check as nested generators.
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if (k if type(k) is str else str(k)).endswith(_DESC_SUFFIXES):
+                return True
+            if isinstance(v, _CONTAINERS) and _has_desc_keys(v):
+                return True
+    elif isinstance(node, list):
+        for v in node:
+            if isinstance(v, _CONTAINERS) and _has_desc_keys(v):
+                return True
     return False
 
 
