@@ -16,7 +16,9 @@ from score_builders import Builder
 from benchmark.score import analysis, table
 from benchmark.score._io import NotPlainJson, dumps_indented
 from benchmark.score.constants import METRIC_NAMES, ROUNDED_METRICS
+from benchmark.score.dataset import make_context, score_prediction
 from benchmark.score.evaluate import score_dataset, write_results
+from benchmark.score.profiles import resolve
 
 CONFORMANCE_DATASETS = (
     "5002837_folder",
@@ -129,3 +131,16 @@ def test_write_results_falls_back_to_json_for_values_it_does_not_know(tmp_path: 
         assert out.read_text(encoding="utf-8") == json.dumps(
             odd, indent=2, ensure_ascii=False, default=lambda p: p.as_posix()
         )
+
+
+def test_a_context_is_refused_for_another_ground_truth(build_dataset: Builder) -> None:
+    root = build_dataset(n=2)
+    gt = json.loads(next((root / "VLM").glob("ground_truth*.json")).read_text(encoding="utf-8"))
+    pred = root / "VLM" / "m" / "agent1_data_organization"
+    ctx = make_context(gt, resolve("official"), root)
+    shared = score_prediction(pred, gt, dataset_root=root, context=ctx)
+    assert shared.to_dict() == score_prediction(pred, gt, dataset_root=root).to_dict()
+    with pytest.raises(ValueError, match="another ground truth"):
+        score_prediction(pred, dict(gt), dataset_root=root, context=ctx)
+    with pytest.raises(ValueError, match="another ground truth"):
+        score_prediction(pred, gt, profile="strict", dataset_root=root, context=ctx)
