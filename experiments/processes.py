@@ -305,6 +305,7 @@ class _WorkerSpec:
     config: dict[str, Any]
     job: TasksJob
     log_level: int
+    environ: dict[str, str]
 
 
 class _Pipe:
@@ -349,6 +350,10 @@ def _worker(spec: _WorkerSpec, conn: multiprocessing.connection.Connection, ledg
     # worker must neither print a traceback nor stop on its own; SIGTERM (from the parent) ends it at once.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # The parent's environment as it is now (API keys set after start-up included): a fork-server worker would
+    # otherwise see the server's, frozen when the server started.
+    os.environ.clear()
+    os.environ.update(spec.environ)
     pipe = _Pipe(conn)
     root = logging.getLogger()
     for handler in list(root.handlers):
@@ -434,7 +439,7 @@ def run_in_processes(
     running: list[_Running] = []
     try:
         for number, job in enumerate(shares, 1):
-            spec = _WorkerSpec(number, {str(k): v for k, v in config.items()}, job, level)
+            spec = _WorkerSpec(number, {str(k): v for k, v in config.items()}, job, level, dict(os.environ))
             receiver, sender = ctx.Pipe(duplex=False)
             process = ctx.Process(  # type: ignore[attr-defined]
                 target=_worker, args=(spec, sender, ledger), name=f"medstrat-worker-{number}"

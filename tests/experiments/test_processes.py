@@ -178,6 +178,15 @@ def scripts(suite: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
 def test_two_processes_write_what_one_process_writes(
     suite: Path, scripts: dict[str, TurnScript], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import multiprocessing.forkserver
+
+    from medio.processes import worker_context
+
+    # The fork server is started before the key is set (as when a notebook sets it later): the workers must
+    # see the parent's environment as it is when the run starts, not the server's.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    worker_context()
+    multiprocessing.forkserver.ensure_running()
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
     runs = {}
     with FakeServer(ByDataset(scripts)) as server:
