@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 import struct
+import zlib
 from os import PathLike
 from pathlib import Path
 
@@ -13,12 +14,18 @@ import numpy as np
 from medio.errors import CorruptFile, EmptyFile, MedioError, UnsupportedFormat
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# Deflate with the run-length strategy (zlib's Z_RLE, after PNG's per-row filters), at the default level.
+# Measured on the bundled suite's renders and on pydicom's and nibabel's test images (perf/tool_cost.py,
+# docs/performance.md): 3-4x less CPU than the default strategy for the same pixels, and files within a few
+# per cent of its size (the same or smaller on the DICOM/NIfTI slices). Any PNG decoder reads it.
+_PNG_STRATEGY = zlib.Z_RLE
 
 
 def write_png(pixels: np.ndarray, path: str | PathLike[str]) -> Path:
     """Write ``uint8`` pixels as a PNG atomically (temp file in the same folder, then ``os.replace``).
 
-    Readers never see a half-written file, and an interrupted run leaves no partial PNG behind.
+    Readers never see a half-written file, and an interrupted run leaves no partial PNG behind. The image data
+    is deflated with zlib's run-length strategy (fast; a standard PNG every decoder reads).
 
     Args:
         pixels: ``uint8`` ``(H, W)``, ``(H, W, 3)`` or ``(H, W, 4)`` (``uint16`` ``(H, W)`` is kept 16-bit).
@@ -54,7 +61,7 @@ def write_png(pixels: np.ndarray, path: str | PathLike[str]) -> Path:
         raise MedioError(dest, f"cannot create the output folder or temp file ({exc})") from exc
     try:
         with os.fdopen(fd, "wb") as fh:
-            Image.fromarray(np.ascontiguousarray(arr)).save(fh, format="PNG")
+            Image.fromarray(np.ascontiguousarray(arr)).save(fh, format="PNG", compress_type=_PNG_STRATEGY)
         os.replace(tmp, dest)
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
