@@ -121,8 +121,8 @@ class RetryPolicy:
         Raises:
             BaseException: The last error when it is not transient or attempts ran out.
         """
-        # The first attempt runs without tenacity's machinery (~0.1-0.2 ms of CPU per call on the event loop):
-        # almost every call succeeds at once. Its failure is handed to tenacity as tenacity's first attempt
+        # The first attempt runs without tenacity's machinery (30 us of CPU per call on the event loop, 0.3 us
+        # without): almost every call succeeds at once. A failure is handed to tenacity as its first attempt
         # (replayed, not sent again), so what follows is exactly the policy: the same retry test, waits,
         # attempt numbers and stop. A cancellation is not an attempt that failed: it propagates as is.
         first: BaseException | None
