@@ -11,8 +11,10 @@ total per model call (``T = 3`` calls per candidate), the figure ``perf/concurre
 tools".
 
 ``--profile`` also prints the top functions (cProfile, cumulative time) of one pass over every dataset.
+``--full`` times the whole replay of the rules baseline instead (`agents.fakeserver.replay`: ``inspect``,
+``render``, ``view_image`` per sample, then the writes), the tools a real conversation uses.
 
-    PYTHONPATH=. python perf/tool_cost.py [--repeats 15] [--datasets 10] [--profile]
+    PYTHONPATH=. python perf/tool_cost.py [--repeats 15] [--datasets 10] [--profile] [--full] [--json]
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from agents.base import Task
+from agents.fakeserver.replay import replay_script
 from agents.litellm.sandbox import Sandbox
 from agents.litellm.tools import ToolBox
 
@@ -36,9 +39,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from concurrency import DATASETS, TURNS, short_script
 
 
-def _calls(dataset_root: Path, work_dir: Path) -> list[tuple[str, str]]:
-    """The short script's tool calls, in order, as ``(name, argument JSON)``."""
-    script = short_script(dataset_root, work_dir)
+def _calls(dataset_root: Path, work_dir: Path, full: bool = False) -> list[tuple[str, str]]:
+    """The short script's tool calls (or the whole replay's), in order, as ``(name, argument JSON)``."""
+    script = (
+        replay_script(dataset_root, work_dir=work_dir, check=False)
+        if full
+        else short_script(dataset_root, work_dir)
+    )
     return [
         (call["function"]["name"], call["function"]["arguments"])
         for step in script.steps
@@ -52,18 +59,19 @@ def _task(root: Path, out_dir: Path) -> Task:
     return Task.from_dataset(Dataset.from_root(root), out_dir)
 
 
-def time_dataset(root: Path, work: Path, repeats: int) -> dict[str, list[float]]:
+def time_dataset(root: Path, work: Path, repeats: int, full: bool = False) -> dict[str, list[float]]:
     """Median thread-CPU seconds of every tool call of one dataset's short script, grouped by tool name.
 
     Args:
         root: The dataset root.
         work: A scratch folder.
         repeats: Timed passes over the script (after one untimed warm-up pass).
+        full: Time the whole replay of the rules baseline (``inspect`` and ``view_image`` included).
 
     Returns:
         Tool name → the median CPU seconds of each of its calls in the script.
     """
-    calls = _calls(root, work / "rules")
+    calls = _calls(root, work / "rules", full)
     samples: list[list[float]] = [[] for _ in calls]
     for repeat in range(repeats + 1):
         # A fresh candidate folder per pass, as in a run: every file is created, none replaced (replacing an
@@ -98,6 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--datasets", type=int, default=10, help=f"how many of {len(DATASETS)} datasets")
     parser.add_argument("--profile", action="store_true", help="also print a cProfile of one pass")
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
+    parser.add_argument(
+        "--full", action="store_true", help="the whole replay of the rules baseline (inspect, view_image ...)"
+    )
     args = parser.parse_args(argv)
 
     from benchmark.synth.suite import generate_suite
@@ -108,10 +119,11 @@ def main(argv: list[str] | None = None) -> int:
         suite = Path(tmp) / "suite"
         generate_suite(suite, size="small", only=names)
         for name in names:
-            for tool, medians in time_dataset(suite / name, Path(tmp) / name, args.repeats).items():
+            timed = time_dataset(suite / name, Path(tmp) / name, args.repeats, args.full)
+            for tool, medians in timed.items():
                 per_tool[tool].extend(medians)
         if args.profile:
-            _profile(suite, names, Path(tmp))
+            _profile(suite, names, Path(tmp), args.full)
     rows = {
         tool: {
             "calls_per_candidate": len(v) / len(names),
@@ -131,17 +143,18 @@ def main(argv: list[str] | None = None) -> int:
             f"{tool:<18}{r['calls_per_candidate']:>11.1f}{r['ms_per_call']:>9.2f}{r['ms_per_candidate']:>9.2f}"
         )
     print(f"{'total':<18}{'':>11}{'':>9}{total:>9.2f}")
-    print(f"per model call (T = {TURNS}): {total / TURNS:.2f} ms of tool CPU")
+    if not args.full:
+        print(f"per model call (T = {TURNS}): {total / TURNS:.2f} ms of tool CPU")
     return 0
 
 
-def _profile(suite: Path, names: list[str], work: Path) -> None:
+def _profile(suite: Path, names: list[str], work: Path, full: bool) -> None:
     import cProfile
     import pstats
 
     profiler = cProfile.Profile()
     for name in names:
-        calls = _calls(suite / name, work / name / "rules")
+        calls = _calls(suite / name, work / name / "rules", full)
         task = _task(suite / name, work / name / "warm-up")
         toolbox = ToolBox(task, Sandbox(task.root, task.output_dir), vision=True)
         for tool, arguments in calls:
