@@ -17,8 +17,8 @@ from benchmark.layout import AGENT_DIR
 from benchmark.score.profiles import PROFILES
 from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir, existing_path
 
-# The metric modules (numpy, pydantic's ground-truth models) and the tables (pandas) are imported in `main`,
-# after the arguments are parsed: `--help` and a usage error answer at once (docs/performance.md, start-up).
+# The metric modules are imported in `main`, after the arguments are parsed: `--help` and a usage error answer
+# at once. The per-dataset path loads neither pandas, nor numpy, nor pydantic (docs/performance.md, Scorer).
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -63,17 +63,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         Process exit code (0 on success, 2 on bad input; see docs/cli.md).
     """
     args = _parser().parse_args(argv)
-    from benchmark.discover import discover
-    from benchmark.score.analysis import macro_table, render
     from benchmark.score.constants import METRIC_NAMES
     from benchmark.score.evaluate import (
         dataset_root_of,
         default_models,
         default_output,
         score_dataset,
-        score_root,
         write_results,
     )
+    from benchmark.score.table import macro_table, render
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if args.dataset_dir:
@@ -96,6 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.ground_truth or args.output:
         raise CliError("--ground-truth and --output apply to --dataset-dir only")
+    from benchmark.discover import discover
+    from benchmark.score.evaluate import score_root
+
     root = existing_dir("--root", args.root)
     datasets = discover(root)
     if not datasets:

@@ -9,12 +9,12 @@ Input everywhere is ``{dataset name: score_dataset(...) result}`` (what
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
-from benchmark.score import constants as C
+from benchmark.score import table as T
 from benchmark.score.aggregate import avg_11, macro, usable, weighted
 
 G_GRID: tuple[float, ...] = (0.70, 0.75, 0.80, 0.85, 0.90, 0.95, 1.00)
@@ -153,20 +153,9 @@ def ranking_stability(results: Results) -> pd.DataFrame:
 
 
 def macro_table(results: Results, models: Iterable[str] | None = None) -> pd.DataFrame:
-    """The main table: one row per model, the eleven macro means, Avg and Weighted, and the dataset count."""
-    agg = macro(results, models)["models"]
-    rows = [
-        {
-            "model": m,
-            **v["metrics"],
-            "Avg": v["avg_11"],
-            "Weighted": v["weighted"],
-            "n_datasets": v["n_datasets"],
-        }
-        for m, v in agg.items()
-        if v["n_datasets"]
-    ]
-    return pd.DataFrame(rows, columns=["model", *C.METRIC_NAMES, "Avg", "Weighted", "n_datasets"])
+    """The main table (`benchmark.score.table.macro_table`) as a DataFrame."""
+    table = T.macro_table(results, models)
+    return pd.DataFrame(list(table.rows), columns=list(table.columns))
 
 
 def breakdown(results: Results, by: str) -> pd.DataFrame:
@@ -229,67 +218,31 @@ def scores_of(metrics: Mapping[str, float]) -> dict[str, float]:
     return {"Avg": avg_11(metrics), "Weighted": weighted(metrics)}
 
 
-# --- rendering ---------------------------------------------------------------------------------------------
+# --- rendering: the plain writers of benchmark.score.table, so every table looks the same -------------------
 
 
-def _fmt(value: Any, digits: int) -> str:
-    if isinstance(value, bool) or value is None:
-        return "" if value is None else str(value)
-    if isinstance(value, float):
-        return "" if pd.isna(value) else f"{value:.{digits}f}"
-    return str(value)
+def _rows(frame: pd.DataFrame) -> Iterator[tuple[Any, ...]]:
+    return frame.itertuples(index=False, name=None)
 
 
 def to_markdown(frame: pd.DataFrame, digits: int = 4) -> str:
     """A GitHub-flavoured Markdown table."""
-    head = "| " + " | ".join(str(c) for c in frame.columns) + " |"
-    sep = "| " + " | ".join("---" for _ in frame.columns) + " |"
-    body = [
-        "| " + " | ".join(_fmt(v, digits).replace("|", "\\|") for v in row) + " |"
-        for row in frame.itertuples(index=False)
-    ]
-    return "\n".join([head, sep, *body]) + "\n"
+    return T.to_markdown(list(frame.columns), _rows(frame), digits)
 
 
-_LATEX_SPECIALS = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-}
-
-
-def latex_escape(text: str) -> str:
-    """Escape LaTeX special characters (``_`` → ``\\_`` etc.)."""
-    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in text)
+latex_escape = T.latex_escape
 
 
 def to_latex(frame: pd.DataFrame, digits: int = 4) -> str:
     """A self-contained ``tabular`` fragment (booktabs rules): first column left-aligned, others right."""
-    spec = "l" + "r" * (len(frame.columns) - 1)
-    lines = [
-        f"\\begin{{tabular}}{{{spec}}}",
-        "\\toprule",
-        " & ".join(latex_escape(str(c)) for c in frame.columns) + " \\\\",
-        "\\midrule",
-    ]
-    for row in frame.itertuples(index=False):
-        lines.append(" & ".join(latex_escape(_fmt(v, digits)) for v in row) + " \\\\")
-    lines += ["\\bottomrule", "\\end{tabular}"]
-    return "\n".join(lines) + "\n"
+    return T.to_latex(list(frame.columns), _rows(frame), digits)
 
 
-def render(frame: pd.DataFrame, fmt: str = "md", digits: int = 4) -> str:
+def render(frame: pd.DataFrame | T.Table, fmt: str = "md", digits: int = 4) -> str:
     """Render a table as ``md`` (Markdown), ``csv`` or ``tex`` (LaTeX tabular).
 
     Args:
-        frame: Any of this module's tables.
+        frame: Any of this module's tables, or a plain `benchmark.score.table.Table`.
         fmt: Output format.
         digits: Decimals for floats (csv keeps full precision).
 
@@ -299,10 +252,12 @@ def render(frame: pd.DataFrame, fmt: str = "md", digits: int = 4) -> str:
     Raises:
         ValueError: For an unknown format.
     """
+    if isinstance(frame, T.Table):
+        return T.render(frame, fmt, digits)
     if fmt == "md":
         return to_markdown(frame, digits)
     if fmt == "csv":
         return str(frame.to_csv(index=False))
     if fmt == "tex":
         return to_latex(frame, digits)
-    raise ValueError(f"unknown table format {fmt!r}; valid: md, csv, tex")
+    raise ValueError(f"unknown table format {fmt!r}; valid: {', '.join(T.FORMATS)}")

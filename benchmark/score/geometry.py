@@ -9,9 +9,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,10 @@ def _dict(value: Any) -> dict[str, Any]:
 
 
 def _load_label_map(path: Path) -> np.ndarray | None:
+    # NumPy and Pillow load here, on the first GT mask: the official profile and GTs without masks never pay
+    # for them (docs/performance.md, Scorer).
+    import numpy as np
+
     try:
         from PIL import Image
 
@@ -61,6 +66,8 @@ def label_map_dice(pred: np.ndarray | None, truth: np.ndarray | None) -> float:
     """
     if pred is None or truth is None or pred.shape != truth.shape:
         return 0.0
+    import numpy as np
+
     ids = (set(np.unique(pred).tolist()) | set(np.unique(truth).tolist())) - {0}
     if not ids:
         return 1.0
