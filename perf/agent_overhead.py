@@ -5,20 +5,23 @@ model-call machinery only: LiteLLM's request/response path plus ours (retry wrap
 usage accounting). Then replays exactly the same requests with bare ``litellm.acompletion`` calls. Prints ms
 per call net of the server's own handling time, and the difference: what our framework adds to LiteLLM.
 
-    /work/venv/bin/python perf/agent_overhead.py [--turns 10] [--candidates 10] [--cache] [--settings]
+    PYTHONPATH=. python perf/agent_overhead.py [--turns 10] [--candidates 10] [--cache]
+        [--settings [--repeats 3] [--figure PATH]]
 
 ``--settings`` also replays the same requests under each LiteLLM setting the issue measured (issue 16,
 item 3) and prints the process CPU per call side by side, so the settings `agents/litellm/client.py` uses
 (and those it avoids) are justified by a number from this machine: the default aiohttp transport against
 ``disable_aiohttp_transport``, our pricing arguments against a model registered with
 ``litellm.register_model`` and against an unpriced model, ``turn_off_message_logging``, and a
-one-deployment ``Router``.
+one-deployment ``Router``. ``--figure PATH`` draws them as a bar chart, one bar per repeat.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -28,6 +31,8 @@ from agents.base import Limits, ManifestEntry, Task
 from agents.fakeserver import FakeServer, Reply, TurnScript
 from agents.litellm import LiteLLMAgent
 from agents.litellm.client import import_litellm
+
+OURS = "ours: aiohttp transport, pricing arguments"
 
 
 async def _replay(
@@ -70,8 +75,12 @@ async def _replay_router(server: FakeServer, bodies: list[dict[str, Any]]) -> No
 
 def _settings(
     server: FakeServer, bodies: list[dict[str, Any]], pricing: dict[str, float], repeats: int
-) -> None:
-    """Print process CPU per replayed call under each LiteLLM setting (best of ``repeats``, interleaved)."""
+) -> dict[str, list[float]]:
+    """Print process CPU per replayed call under each LiteLLM setting (best and median of ``repeats``).
+
+    Returns:
+        Every repeat's ms per call, per setting.
+    """
     litellm = import_litellm()
     registered = "openai/fake-registered"
     litellm.register_model(
@@ -105,7 +114,7 @@ def _settings(
         return lambda: asyncio.run(_replay(server, bodies, kwargs, model=model))
 
     variants = {
-        "ours: aiohttp transport, pricing arguments": plain("openai/fake", pricing),
+        OURS: plain("openai/fake", pricing),
         "model registered (register_model), no arguments": plain(registered, {}),
         "unpriced model, no pricing": plain("openai/fake-unpriced", {}),
         "disable_aiohttp_transport=True": with_flag(
@@ -116,19 +125,67 @@ def _settings(
         ),
         "Router, one deployment": lambda: asyncio.run(_replay_router(server, bodies)),
     }
-    best: dict[str, float] = {}
-    for _ in range(repeats):
-        for name, run in variants.items():
+    runs: dict[str, list[float]] = {name: [] for name in variants}
+    names = list(variants)
+    for r in range(repeats):
+        # Each round starts one setting later, so no setting always runs first (or right after another).
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             cpu = time.process_time()
-            run()
-            per_call = (time.process_time() - cpu) / len(bodies) * 1000
-            best[name] = min(best.get(name, per_call), per_call)
-    base = best["ours: aiohttp transport, pricing arguments"]
+            variants[name]()
+            runs[name].append((time.process_time() - cpu) / len(bodies) * 1000)
+    best = {name: min(values) for name, values in runs.items()}
+    median = {name: statistics.median(values) for name, values in runs.items()}
     print(
-        f"LiteLLM settings, process CPU per call (best of {repeats}, {len(bodies)} calls, server included):"
+        f"LiteLLM settings, process CPU per call ({repeats} repeats, {len(bodies)} calls, server included):"
     )
-    for name, value in best.items():
-        print(f"  {name:<50} {value:7.3f} ms  ({(value / base - 1) * 100:+6.1f} % vs ours)")
+    print(f"  {'':<50} {'best':>9}  {'vs ours':>8}  {'median':>9}  {'vs ours':>8}")
+    for name in runs:
+        print(
+            f"  {name:<50} {best[name]:6.3f} ms  {(best[name] / best[OURS] - 1) * 100:+7.1f}%  "
+            f"{median[name]:6.3f} ms  {(median[name] / median[OURS] - 1) * 100:+7.1f}%"
+        )
+    return runs
+
+
+def settings_figure(runs: dict[str, list[float]], calls: int, path: Path) -> None:
+    """Horizontal bars: the CPU per call of each setting, one bar per repeat (in the order run).
+
+    Args:
+        runs: ms of process CPU per call, per setting, one value per repeat (in the order they ran).
+        calls: Calls per replay (for the caption).
+        path: Where to write the PNG.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(runs)
+    repeats = max(len(v) for v in runs.values())
+    height = 0.8 / repeats
+    fig, ax = plt.subplots(figsize=(10.5, 0.5 * len(names) * max(1.0, repeats / 2) + 1.5))
+    colors = plt.get_cmap("tab10")
+    for r in range(repeats):
+        ys = [k + (r - (repeats - 1) / 2) * height for k in range(len(names))]
+        values = [runs[name][r] if r < len(runs[name]) else 0.0 for name in names]
+        ax.barh(ys, values, height, color=colors(r), edgecolor="black", lw=0.4, label=f"repeat {r + 1}")
+    ax.axvline(min(runs[OURS]), color="black", ls="--", lw=0.8, label="ours, best repeat")
+    ax.set_yticks(range(len(names)))
+    ax.set_yticklabels(names)
+    ax.invert_yaxis()  # ours first, at the top
+    ax.set_xlabel("process CPU per call (ms; lower is better; fake server included)")
+    ax.set_ylabel("LiteLLM setting")
+    load = os.getloadavg()[0]
+    ax.set_title(
+        f"bare litellm.acompletion: the agent's {calls} requests replayed in sequence,\n"
+        f"each setting once per repeat (rotated order); load average {load:.1f}",
+        fontsize=10,
+    )
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    fig.subplots_adjust(left=0.36, right=0.82)  # room for the setting names and the legend
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120, bbox_inches="tight")  # keeps the legend beside the axes in the picture
+    plt.close(fig)
 
 
 async def _agent_runs(agent: LiteLLMAgent, tasks: list[Task]) -> int:
@@ -146,7 +203,10 @@ def main() -> None:
     parser.add_argument("--cache", action="store_true", help="also key every call into a (cold) SQLite cache")
     parser.add_argument("--settings", action="store_true", help="also compare LiteLLM settings side by side")
     parser.add_argument("--repeats", type=int, default=3, help="rounds of the --settings comparison")
+    parser.add_argument("--figure", type=Path, help="with --settings: write the bar chart (PNG) here")
     args = parser.parse_args()
+    if args.figure is not None and not args.settings:
+        parser.error("--figure needs --settings")
     server = FakeServer(TurnScript([], after_end=Reply(content="thinking", usage=(10, 2)))).start()
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -178,7 +238,10 @@ def main() -> None:
             bare_cpu = time.process_time() - cpu
             bare_server_s = sum(r.server_s for r in server.requests)
             if args.settings:
-                _settings(server, bodies, agent.client.pricing_params, args.repeats)
+                runs = _settings(server, bodies, agent.client.pricing_params, args.repeats)
+                if args.figure is not None:
+                    settings_figure(runs, len(bodies), args.figure)
+                    print(f"figure: {args.figure}")
     finally:
         server.stop()
     agent_ms = (loop_s - server_s) / calls * 1000

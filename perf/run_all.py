@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +58,21 @@ def _grab(pattern: str, text: str) -> str:
     return match.group(1) if match else "?"
 
 
+def _concurrency(latency_s: float, key: str) -> Callable[[str], str]:
+    """Read one figure at one latency from ``concurrency.py --json``'s summary line (its last JSON line)."""
+
+    def grab(stdout: str) -> str:
+        for line in reversed(stdout.splitlines()):
+            if line.startswith("{"):
+                for result in json.loads(line)["results"]:
+                    if result["latency_s"] == latency_s and result.get(key) is not None:
+                        return f"{result[key]:.3f}"
+                break
+        return "?"
+
+    return grab
+
+
 def startup(suite: Path, tmp: Path) -> list[Figure]:
     """Start-up of ``--help`` and of a one-dataset rules run; litellm must stay unimported."""
     py = sys.executable
@@ -85,7 +101,7 @@ def scripts(suite: Path) -> list[Figure]:
     """Run each perf script with time-boxed arguments and parse its figures."""
     py = sys.executable
     out: list[Figure] = []
-    plan: list[tuple[str, list[str], list[tuple[str, str, str]]]] = [
+    plan: list[tuple[str, list[str], list[tuple[str, str | Callable[[str], str], str]]]] = [
         ("score_speed.py", [], [("scorer (168 conformance folders)", r"\((\d+) samples/s", "samples/s")]),
         (
             "startup.py",
@@ -119,8 +135,24 @@ def scripts(suite: Path) -> list[Figure]:
         ),
         (
             "concurrency.py",
-            ["--datasets", "4", "--latency", "0.2"],
-            [("concurrency: latency bound / measured", r"ratio \(bound / measured\):\s+([\d.]+)", "ratio")],
+            ["--datasets", "4", "--latency", "0.2", "--second-latency", "2.0", "--json"],
+            [
+                (
+                    "concurrency 200 ms: ours / bare litellm (>= 0.9)",
+                    _concurrency(0.2, "ours_over_bare"),
+                    "ratio",
+                ),
+                (
+                    "concurrency 200 ms: latency bound / measured",
+                    _concurrency(0.2, "bound_ratio"),
+                    "ratio",
+                ),
+                (
+                    "concurrency 2 s: latency bound / measured (>= 0.9)",
+                    _concurrency(2.0, "bound_ratio"),
+                    "ratio",
+                ),
+            ],
         ),
         (
             "agent_overhead.py",
@@ -156,7 +188,10 @@ def scripts(suite: Path) -> list[Figure]:
             continue
         stdout, stderr, wall, code = _run([py, str(path), *args])
         note = f"{script}, {wall:.0f} s" + ("" if code == 0 else f", exit {code}: {stderr.strip()[-200:]}")
-        out += [Figure(name, _grab(rx, stdout), unit, note) for name, rx, unit in wanted]
+        out += [
+            Figure(name, rx(stdout) if callable(rx) else _grab(rx, stdout), unit, note)
+            for name, rx, unit in wanted
+        ]
     return out
 
 
