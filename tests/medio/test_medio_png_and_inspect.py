@@ -24,18 +24,42 @@ def test_write_png_is_atomic_and_round_trips(tmp_path):
 
 
 def test_failed_write_leaves_the_old_file_intact(tmp_path, monkeypatch):
+    import medio.png
+
     dest = tmp_path / "img.png"
     medio.write_png(np.zeros((2, 2), np.uint8), dest)
     before = dest.read_bytes()
+    real_fdopen = os.fdopen
 
-    def broken_save(self, fh, format=None, **params):
-        fh.write(b"partial")
-        raise OSError("disk full")
+    class DiskFull:
+        def __init__(self, fd, mode):
+            self.handle = real_fdopen(fd, mode)
 
-    monkeypatch.setattr(Image.Image, "save", broken_save)
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.handle.close()
+
+        def write(self, data):
+            self.handle.write(data[:7])
+            self.handle.flush()
+            raise OSError("disk full")
+
+    monkeypatch.setattr(medio.png.os, "fdopen", DiskFull)
     with pytest.raises(medio.MedioError, match="disk full"):
         medio.write_png(np.ones((2, 2), np.uint8), dest)
     assert dest.read_bytes() == before and len(list(tmp_path.iterdir())) == 1
+
+
+def test_an_encoder_failure_is_a_one_line_write_error(tmp_path, monkeypatch):
+    def broken_save(self, fh, format=None, **params):
+        raise OSError("encoder error -2")
+
+    monkeypatch.setattr(Image.Image, "save", broken_save)
+    with pytest.raises(medio.MedioError, match="encoder error"):
+        medio.write_png(np.ones((2, 2), np.uint8), tmp_path / "x.png")
+    assert list(tmp_path.iterdir()) == []
 
 
 def _default_png_size(pixels: np.ndarray) -> int:

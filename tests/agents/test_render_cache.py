@@ -1,0 +1,117 @@
+"""The render cache: a later candidate's render is byte-for-byte the first one's, and never stale."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from agent_scripts import make_task
+from PIL import Image
+
+from agents.litellm import Sandbox
+from agents.litellm.render_cache import RENDERS, RenderCache, RenderedFile
+from agents.litellm.tools import ToolBox
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    RENDERS.clear()
+    yield
+    RENDERS.clear()
+
+
+def _toolbox(root: Path, out: Path) -> ToolBox:
+    task = make_task(root, out)
+    return ToolBox(task, Sandbox(task.root, task.output_dir), vision=False)
+
+
+def _render(box: ToolBox, **args: object) -> tuple[str, bytes]:
+    result = box.run("render", json.dumps(args))
+    assert result.error is None, result.text
+    payload = json.loads(result.text)
+    return result.text, (box.sandbox.output_dir / payload["written"]).read_bytes()
+
+
+RENDERS_OF_SEG = [
+    {"index": 0, "source": "data/case0/image.nii.gz", "axis": 2},
+    {"index": 0, "source": "data/case0/mask.nii.gz", "kind": "mask", "axis": 2},
+    {"index": 1, "source": "data/case1/image.nii.gz", "mask_source": "data/case1/mask.nii.gz"},
+    {"index": 1, "source": "data/case1/image.nii.gz", "window_center": 500, "window_width": 400},
+    {"index": 0, "source": "data/preview.png"},
+]
+
+
+def test_a_later_candidate_gets_the_same_bytes_and_result_as_an_uncached_render(seg_dataset, tmp_path):
+    first = _toolbox(seg_dataset, tmp_path / "c0")
+    made = [_render(first, **args) for args in RENDERS_OF_SEG]
+    assert RENDERS.misses == len(RENDERS_OF_SEG) and RENDERS.hits == 0
+    again = _toolbox(seg_dataset, tmp_path / "c1")
+    assert [_render(again, **args) for args in RENDERS_OF_SEG] == made
+    assert RENDERS.hits == len(RENDERS_OF_SEG)
+    # The same, with the cache emptied before every call: the uncached path agrees byte for byte.
+    fresh = _toolbox(seg_dataset, tmp_path / "c2")
+    uncached = []
+    for args in RENDERS_OF_SEG:
+        RENDERS.clear()
+        uncached.append(_render(fresh, **args))
+    assert uncached == made
+
+
+def test_arguments_that_change_the_pixels_are_not_confused(seg_dataset, tmp_path):
+    box = _toolbox(seg_dataset, tmp_path / "c0")
+    source = "data/case0/image.nii.gz"
+    variants = [{"slice_index": k} for k in range(3)] + [
+        {"axis": 1},
+        {"window_center": 10, "window_width": 50},
+    ]
+    images = set()
+    for options in variants:
+        _, png = _render(box, index=0, source=source, **options)
+        images.add(png)
+    assert len(images) == len(variants) and RENDERS.hits == 0
+
+
+def test_a_changed_source_file_is_read_again(seg_dataset, tmp_path):
+    box = _toolbox(seg_dataset, tmp_path / "c0")
+    source = seg_dataset / "data" / "preview.png"
+    _, before = _render(box, index=0, source="data/preview.png")
+    replacement = np.full((12, 10), 77, np.uint8)
+    Image.fromarray(replacement).save(source)  # same size on disk is not needed: the identity changes
+    os.utime(source, ns=(1, 1))  # even an old modification time differs from the one kept
+    _, after = _render(box, index=0, source="data/preview.png")
+    assert after != before and RENDERS.hits == 0
+    with Image.open(box.sandbox.output_dir / "images" / "0.png") as img:
+        np.testing.assert_array_equal(np.asarray(img), replacement)
+
+
+def test_a_dicom_folder_is_never_cached(tmp_path, seg_dataset):
+    from pydicom.data import get_testdata_file
+
+    found = get_testdata_file("CT_small.dcm", download=False)
+    if found is None:
+        pytest.skip("pydicom does not ship CT_small.dcm")
+    series = seg_dataset / "data" / "series"
+    series.mkdir()
+    shutil.copy(found, series / "1.dcm")
+    box = _toolbox(seg_dataset, tmp_path / "c0")
+    _render(box, index=0, source="data/series")
+    _render(box, index=0, source="data/series")
+    assert len(RENDERS) == 0 and RENDERS.hits == 0
+
+
+def test_the_cache_keeps_at_most_max_bytes_least_recently_used_first():
+    def item(size: int) -> RenderedFile:
+        return RenderedFile(b"x" * size, 1, 1, {}, {}, None)
+
+    cache = RenderCache(max_bytes=100)
+    cache.put("a", item(40))
+    cache.put("b", item(40))
+    assert cache.get("a") is not None  # a is now the most recently used
+    cache.put("c", item(40))  # 120 > 100: b goes
+    assert cache.get("b") is None and cache.get("a") is not None and cache.get("c") is not None
+    cache.put("huge", item(101))  # larger than the whole cache: not kept, nothing dropped
+    assert cache.get("huge") is None and len(cache) == 2
