@@ -1,12 +1,14 @@
-"""Renders the `render` tool already made, kept per process: the same file rendered the same way is one PNG.
+"""Renders and views the tools already made, kept per process: the same file rendered the same way is one PNG.
 
 Candidates of a dataset render the same raw files, mostly with the same arguments (S3's n candidates, every
 revision round of S1/S2, a model rendering an image twice): reading, rendering and PNG encoding are pure
 functions of the file's bytes and the arguments, so the encoded PNG and what the tool reports about it are
 kept and written again for the next candidate. The key holds each file's identity (device, inode, size,
 modification time in ns) besides its path, so a file changed in between is read again; folders (a DICOM
-series) are never cached, since a file changed inside keeps the folder's identity. The cache holds at most
-``max_bytes`` of PNGs (least recently used dropped first) and is shared by the threads of one process.
+series) are never cached, since a file changed inside keeps the folder's identity. ``view_image`` keeps what
+it shows the model the same way (an output image by the SHA-256 of its bytes, a dataset file by its
+identity). The cache holds at most ``max_bytes`` (least recently used dropped first) and is shared by the
+threads of one process.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RENDERS", "RenderCache", "RenderedFile", "file_identity"]
+__all__ = ["RENDERS", "RenderCache", "RenderedFile", "ViewedImage", "file_identity"]
 
 
 def file_identity(path: Path) -> tuple[str, int, int, int, int] | None:
@@ -61,31 +63,57 @@ class RenderedFile:
     source: dict[str, Any]
     label_values: list[int] | None
 
+    @property
+    def nbytes(self) -> int:
+        """The size counted against the cache's bound."""
+        return len(self.png)
+
+
+@dataclass(frozen=True)
+class ViewedImage:
+    """What ``view_image`` reports about one image.
+
+    Attributes:
+        summary: The text summary's fields after ``path`` (size, mode, min, max, mean, distinct values).
+        url: The ``data:image/png;base64,...`` URL shown to a vision model, or None.
+    """
+
+    summary: dict[str, Any]
+    url: str | None
+
+    @property
+    def nbytes(self) -> int:
+        """The size counted against the cache's bound."""
+        return len(self.url or "") + 256
+
+
+Cached = RenderedFile | ViewedImage
+
 
 class RenderCache:
-    """A bounded, thread-safe LRU of `RenderedFile` by key.
+    """A bounded, thread-safe LRU of `RenderedFile` / `ViewedImage` by key.
 
     Args:
-        max_bytes: Most PNG bytes held; a single larger PNG is not kept.
+        max_bytes: Most bytes held (PNGs and data URLs); a single larger item is not kept.
     """
 
     def __init__(self, max_bytes: int = 64 * 1024 * 1024) -> None:
         self.max_bytes = max_bytes
-        self._items: OrderedDict[Hashable, RenderedFile] = OrderedDict()
+        self._items: OrderedDict[Hashable, Cached] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
         #: Lookups answered, and lookups missed (for perf scripts and tests).
         self.hits = 0
         self.misses = 0
 
-    def get(self, key: Hashable) -> RenderedFile | None:
-        """Return the render kept for ``key``, or None.
+    def get(self, key: Hashable) -> Cached | None:
+        """Return the item kept for ``key``, or None.
 
         Args:
             key: From the caller (file identities and arguments).
 
         Returns:
-            The render, or None.
+            The item, or None.
         """
         with self._lock:
             found = self._items.get(key)
@@ -96,28 +124,28 @@ class RenderCache:
             self.hits += 1
             return found
 
-    def put(self, key: Hashable, value: RenderedFile) -> None:
-        """Keep ``value`` under ``key``, dropping the least recently used renders beyond ``max_bytes``.
+    def put(self, key: Hashable, value: Cached) -> None:
+        """Keep ``value`` under ``key``, dropping the least recently used items beyond ``max_bytes``.
 
         Args:
             key: From the caller.
-            value: The render.
+            value: The render or view.
         """
-        size = len(value.png)
+        size = value.nbytes
         if size > self.max_bytes:
             return
         with self._lock:
             old = self._items.pop(key, None)
             if old is not None:
-                self._bytes -= len(old.png)
+                self._bytes -= old.nbytes
             self._items[key] = value
             self._bytes += size
             while self._bytes > self.max_bytes:
                 _, dropped = self._items.popitem(last=False)
-                self._bytes -= len(dropped.png)
+                self._bytes -= dropped.nbytes
 
     def clear(self) -> None:
-        """Drop every render and reset the counters."""
+        """Drop every item and reset the counters."""
         with self._lock:
             self._items.clear()
             self._bytes = 0

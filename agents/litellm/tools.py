@@ -9,6 +9,7 @@ models, and the model's raw argument JSON is validated against them before anyth
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import json
 import logging
@@ -21,7 +22,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.base import Task
-from agents.litellm.render_cache import RENDERS, RenderedFile, file_identity
+from agents.litellm.render_cache import RENDERS, RenderedFile, ViewedImage, file_identity
 from agents.litellm.review_tools import REVIEW_TOOLS, folder_listing, text_head
 from agents.litellm.sandbox import Sandbox, SandboxError
 
@@ -308,7 +309,7 @@ class ToolBox:
         self.sandbox.check_size(source, args.source)
         key = self._render_key(args, source)
         done = RENDERS.get(key) if key is not None else None
-        if done is None:
+        if not isinstance(done, RenderedFile):
             done = self._render_file(args, source)
             if key is not None:
                 RENDERS.put(key, done)
@@ -405,10 +406,34 @@ class ToolBox:
         else:
             target = self.sandbox.read_path(args.path)
         self.sandbox.check_size(target, args.path)
-        with _open_image(target) if args.where == "output" else _rendered_image(target) as img:
+        data: bytes | None = None
+        key: tuple[Any, ...] | None = None
+        identity = file_identity(target)
+        if identity is not None and args.where == "output":
+            # Each candidate writes its own file: the same image is the same bytes, not the same inode.
+            data = target.read_bytes()
+            key = ("view", hashlib.sha256(data).digest(), self.vision)
+        elif identity is not None:
+            key = ("view", identity, self.vision)
+        seen = RENDERS.get(key) if key is not None else None
+        if not isinstance(seen, ViewedImage):
+            seen = self._view(args, target, data)
+            if key is not None:
+                RENDERS.put(key, seen)
+        summary: dict[str, Any] = {"path": args.path, **seen.summary}
+        if seen.url is None:
+            summary["note"] = "this model cannot see images; this is a textual summary"
+        return ToolResult(_json(summary), image_url=seen.url)
+
+    def _view(self, args: ViewImageArgs, target: Path, data: bytes | None) -> ViewedImage:
+        """Decode (or render) one image and describe it (what `_view_image` keeps in `RENDERS`)."""
+        if args.where == "dataset":
+            opened = _rendered_image(target)
+        else:
+            opened = _open_image(io.BytesIO(data) if data is not None else target)
+        with opened as img:
             pixels = np.asarray(img)
             summary: dict[str, Any] = {
-                "path": args.path,
                 "size": [img.size[0], img.size[1]],
                 "mode": img.mode,
                 "min": int(pixels.min()) if pixels.size else None,
@@ -419,9 +444,7 @@ class ToolBox:
             if values.size <= 16:
                 summary["distinct_values"] = [int(v) for v in values]
             url = _data_url(img) if self.vision else None
-        if url is None:
-            summary["note"] = "this model cannot see images; this is a textual summary"
-        return ToolResult(_json(summary), image_url=url)
+        return ViewedImage(summary, url)
 
     def _write_annotation(self, args: WriteAnnotationArgs) -> ToolResult:
         from benchmark.atomic import atomic_write_json
@@ -460,7 +483,7 @@ class ToolBox:
         return {i for i in self._indices if (folder / f"{i}.json").is_file()}
 
 
-def _open_image(path: Path) -> Any:
+def _open_image(path: Path | io.BytesIO) -> Any:
     from PIL import Image
 
     return Image.open(path)

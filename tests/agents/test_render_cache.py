@@ -24,9 +24,9 @@ def _empty_cache():
     RENDERS.clear()
 
 
-def _toolbox(root: Path, out: Path) -> ToolBox:
+def _toolbox(root: Path, out: Path, vision: bool = False) -> ToolBox:
     task = make_task(root, out)
-    return ToolBox(task, Sandbox(task.root, task.output_dir), vision=False)
+    return ToolBox(task, Sandbox(task.root, task.output_dir), vision=vision)
 
 
 def _render(box: ToolBox, **args: object) -> tuple[str, bytes]:
@@ -101,6 +101,50 @@ def test_a_dicom_folder_is_never_cached(tmp_path, seg_dataset):
     _render(box, index=0, source="data/series")
     _render(box, index=0, source="data/series")
     assert len(RENDERS) == 0 and RENDERS.hits == 0
+
+
+def _view(box: ToolBox, **args: object) -> tuple[str, str | None]:
+    result = box.run("view_image", json.dumps(args))
+    assert result.error is None, result.text
+    return result.text, result.image_url
+
+
+VIEWS = [
+    {"path": "images/0.png"},
+    {"path": "masks/0.png"},
+    {"path": "data/preview.png", "where": "dataset"},
+    {"path": "data/case1/image.nii.gz", "where": "dataset"},
+]
+
+
+@pytest.mark.parametrize("vision", [True, False])
+def test_a_later_view_is_the_same_text_and_image_as_an_uncached_one(seg_dataset, tmp_path, vision):
+    boxes = [_toolbox(seg_dataset, tmp_path / f"c{k}", vision) for k in range(3)]
+    for box in boxes:
+        for args in RENDERS_OF_SEG[:2]:
+            _render(box, **args)
+    first = [_view(boxes[0], **args) for args in VIEWS]
+    hits = RENDERS.hits
+    assert [_view(boxes[1], **args) for args in VIEWS] == first
+    assert RENDERS.hits == hits + len(VIEWS)
+    uncached = []
+    for args in VIEWS:
+        RENDERS.clear()
+        uncached.append(_view(boxes[2], **args))
+    assert uncached == first
+    assert all((url is not None) == vision for _, url in first)
+
+
+def test_a_view_follows_the_bytes_of_the_output_image(seg_dataset, tmp_path):
+    box = _toolbox(seg_dataset, tmp_path / "c0", vision=True)
+    _render(box, index=0, source="data/case0/image.nii.gz", axis=2)
+    before = _view(box, path="images/0.png")
+    _render(box, index=0, source="data/case0/image.nii.gz", axis=2, window_center=100, window_width=50)
+    after = _view(box, path="images/0.png")
+    assert after != before
+    with Image.open(box.sandbox.output_dir / "images" / "0.png") as img:
+        pixels = np.asarray(img)
+    assert json.loads(after[0])["max"] == int(pixels.max())
 
 
 def test_the_cache_keeps_at_most_max_bytes_least_recently_used_first():
