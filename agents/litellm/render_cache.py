@@ -7,8 +7,8 @@ kept and written again for the next candidate. The key holds each file's identit
 modification time in ns) besides its path, so a file changed in between is read again; folders (a DICOM
 series) are never cached, since a file changed inside keeps the folder's identity. ``view_image`` keeps what
 it shows the model the same way (an output image by the SHA-256 of its bytes, a dataset file by its
-identity). The cache holds at most ``max_bytes`` (least recently used dropped first) and is shared by the
-threads of one process.
+identity), and ``inspect`` its summary of a file (by the file's identity; failures are not kept). The cache
+holds at most ``max_bytes`` (least recently used dropped first) and is shared by the threads of one process.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RENDERS", "RenderCache", "RenderedFile", "ViewedImage", "file_identity"]
+__all__ = ["RENDERS", "InspectedFile", "RenderCache", "RenderedFile", "ViewedImage", "file_identity"]
 
 
 def file_identity(path: Path) -> tuple[str, int, int, int, int] | None:
@@ -87,11 +87,29 @@ class ViewedImage:
         return len(self.url or "") + 256
 
 
-Cached = RenderedFile | ViewedImage
+@dataclass(frozen=True)
+class InspectedFile:
+    """What ``medio.inspect`` said about one file (absolute paths included; the tool relativizes them).
+
+    Attributes:
+        summary: The summary.
+        size: Its length as JSON, counted against the cache's bound.
+    """
+
+    summary: dict[str, Any]
+    size: int
+
+    @property
+    def nbytes(self) -> int:
+        """The size counted against the cache's bound."""
+        return self.size
+
+
+Cached = RenderedFile | ViewedImage | InspectedFile
 
 
 class RenderCache:
-    """A bounded, thread-safe LRU of `RenderedFile` / `ViewedImage` by key.
+    """A bounded, thread-safe LRU of `RenderedFile` / `ViewedImage` / `InspectedFile` by key.
 
     Args:
         max_bytes: Most bytes held (PNGs and data URLs); a single larger item is not kept.

@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.base import Task
-from agents.litellm.render_cache import RENDERS, RenderedFile, ViewedImage, file_identity
+from agents.litellm.render_cache import RENDERS, InspectedFile, RenderedFile, ViewedImage, file_identity
 from agents.litellm.review_tools import REVIEW_TOOLS, folder_listing, text_head
 from agents.litellm.sandbox import Sandbox, SandboxError
 
@@ -281,7 +281,16 @@ class ToolBox:
 
         target = self.sandbox.read_path(args.path)
         self.sandbox.check_size(target, args.path)
-        summary = medio.inspect(target)
+        identity = file_identity(target)
+        key = ("inspect", identity) if identity is not None else None
+        seen = RENDERS.get(key) if key is not None else None
+        if isinstance(seen, InspectedFile):
+            summary = seen.summary
+        else:
+            summary = medio.inspect(target)
+            # A failure (an unreadable file ...) is not kept: it is asked again, in case it was passing.
+            if key is not None and "error" not in summary:
+                RENDERS.put(key, InspectedFile(summary, len(_json(summary))))
         return ToolResult(_json(self._relativize(summary)))
 
     def _relativize(self, obj: Any) -> Any:

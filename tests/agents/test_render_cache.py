@@ -147,6 +147,22 @@ def test_a_view_follows_the_bytes_of_the_output_image(seg_dataset, tmp_path):
     assert json.loads(after[0])["max"] == int(pixels.max())
 
 
+def test_inspect_is_kept_by_file_identity_and_its_failures_are_not(seg_dataset, tmp_path):
+    boxes = [_toolbox(seg_dataset, tmp_path / f"c{k}") for k in range(2)]
+    paths = ["data/case0/image.nii.gz", "data/preview.png", "data/case1/mask.nii.gz"]
+    first = [boxes[0].run("inspect", json.dumps({"path": p})).text for p in paths]
+    assert [boxes[1].run("inspect", json.dumps({"path": p})).text for p in paths] == first
+    assert RENDERS.hits == len(paths)
+    RENDERS.clear()
+    assert [boxes[1].run("inspect", json.dumps({"path": p})).text for p in paths] == first
+    assert "data/preview.png" in first[1]  # relative paths, as the uncached tool reports them
+    broken = seg_dataset / "data" / "broken.nii.gz"
+    broken.write_bytes(b"not a nifti at all")
+    for _ in range(2):
+        assert "error" in json.loads(boxes[0].run("inspect", json.dumps({"path": "data/broken.nii.gz"})).text)
+    assert len(RENDERS) == len(paths)  # the failure was not kept
+
+
 def test_the_cache_keeps_at_most_max_bytes_least_recently_used_first():
     def item(size: int) -> RenderedFile:
         return RenderedFile(b"x" * size, 1, 1, {}, {}, None)
