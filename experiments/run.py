@@ -12,10 +12,8 @@ import asyncio
 import inspect
 import json
 import logging
-import os
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +37,7 @@ from experiments.build import (
     wants_oracle,
 )
 from experiments.mistakes import format_miss_table, run_mistakes
+from experiments.pools import close_agent, validation_executor
 from experiments.progress import Progress
 from experiments.results import PROFILES, export_dataset, format_table, score_exports, write_outputs
 from experiments.resume import check_resume, resume_mode, store_config
@@ -213,7 +212,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     # Not earlier: a config error (unknown dataset, empty root) is reported without paying for the imports.
     medio.preload()
     store_config(cfg, run_dir)
-    executor = ThreadPoolExecutor(max_workers=int(cfg.run.get("workers") or os.cpu_count() or 2))
+    executor = validation_executor(cfg.run)
     profile = validator_profile(cfg.validator, run_dir / ".validator", cfg.strategy.get("profile"))
     validator = ProfileValidator(profile, executor)
     budget = BudgetGate(cfg.run.get("budget_tokens"), cfg.run.get("budget_usd"))
@@ -248,6 +247,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     finally:
         progress.close()
         executor.shutdown(wait=True)
+        close_agent(agent)
     if agent_budget is not None and agent_budget.spent_out:
         budget.hit = True  # a candidate was cut short by the budget, even if no later call was refused
     simulation = is_simulation(agent)

@@ -61,7 +61,8 @@ class ProfileValidator:
 
     Attributes:
         profile: ``"evidence"``, ``"mdsbench"`` or a profile YAML path.
-        executor: Where the CPU-bound checks run (None: the default thread pool); see `avalidate`.
+        executor: Where the CPU-bound steps of the strategies run (None: the loop's default thread pool;
+            `run_cpu`); `experiments.pools.RunExecutor` sends the validations to worker processes.
     """
 
     profile: str | Path = "evidence"
@@ -76,6 +77,10 @@ class ProfileValidator:
         """Validate ``candidate`` against the raw data and manifest of ``task.root`` (never ground truth)."""
         folder = candidate.output_dir if isinstance(candidate, Candidate) else Path(candidate)
         return validate(folder, task.root, profile=self.profile)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A validation sent to a worker process pickles this validator with it; the executor stays here.
+        return {"profile": self.profile, "executor": None}
 
 
 async def run_cpu(validator: Validator, fn: Callable[..., R], *args: Any) -> R:

@@ -16,6 +16,7 @@ import logging
 import os
 import shutil
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from agents.litellm.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPytho
 from agents.litellm.retry import RetryPolicy
 from agents.litellm.review_tools import EDITABLE_OPTION, feedback_with_values
 from agents.litellm.sandbox import Sandbox, SandboxLimits
+from agents.litellm.tool_pool import ToolPool
 from agents.litellm.tools import ToolBox, tool_definitions
 from agents.trace import TraceWriter
 
@@ -75,10 +77,13 @@ class LiteLLMAgent:
         extra_params: Further ``acompletion`` parameters (e.g. ``{"top_p": 0.9}``).
         tools: Opt-in tool sets: ``"code"`` adds ``run_python`` (`agents.litellm.code_tool`).
         code_limits: Bounds of each ``run_python`` call (`CodeLimits` or a mapping of its fields).
+        tool_processes: Worker processes for the CPU-heavy tools (render, inspect, view_image, the write and
+            review tools; `agents.litellm.tool_pool`), so they never hold the event loop's GIL; 0 runs every
+            tool in the agent's threads. Started on first use, stopped by `close`.
 
     Raises:
         MissingApiKeyError: No key for the provider (before any call; a `ValueError`).
-        ValueError: An unknown model string, tool set or code limit.
+        ValueError: An unknown model string, tool set, code limit or a negative ``tool_processes``.
     """
 
     name = "litellm"
@@ -102,7 +107,10 @@ class LiteLLMAgent:
         extra_params: Mapping[str, Any] | None = None,
         tools: str | Sequence[str] | None = None,
         code_limits: CodeLimits | Mapping[str, Any] | None = None,
+        tool_processes: int = 0,
     ) -> None:
+        if tool_processes < 0:
+            raise ValueError(f"agent.tool_processes must be 0 or more, got {tool_processes}")
         tool_sets = {tools} if isinstance(tools, str) else set(tools or ())
         if tool_sets - {"code"}:
             raise ValueError(f"unknown agent.tools {sorted(tool_sets - {'code'})}; valid: ['code']")
@@ -132,7 +140,12 @@ class LiteLLMAgent:
         self.vision = self.client.supports_vision() if vision is None else vision
         self.max_bad_tool_calls = max_bad_tool_calls
         self.tools = tool_definitions({CODE_TOOL: RunPythonArgs} if self.code else None)
+        self.tool_processes = tool_processes
         self._tool_pool: ThreadPoolExecutor | None = None
+        # Workers start on the first pooled call; the finalizer stops them if `close` is never called.
+        self._process_pool = ToolPool(tool_processes) if tool_processes else None
+        if self._process_pool is not None:
+            weakref.finalize(self, self._process_pool.close)
 
     def _tools_executor(self) -> ThreadPoolExecutor:
         """The agent's own pool for tool work, created on first use.
@@ -140,13 +153,30 @@ class LiteLLMAgent:
         Not the event loop's default executor: LiteLLM hops through that one on every ``acompletion``
         (it maps parameters in a worker thread), so renders queued there would delay every model call.
         As many threads as cores: tool work is mostly CPU under the GIL, and more threads would only take
-        the GIL from the event loop more often.
+        the GIL from the event loop more often; plus one per tool process, since a thread waiting for a
+        process holds no GIL and the processes should not wait for a thread.
         """
         if self._tool_pool is None:
             self._tool_pool = ThreadPoolExecutor(
-                max_workers=max(2, os.cpu_count() or 2), thread_name_prefix="litellm-agent-tools"
+                max_workers=max(2, os.cpu_count() or 2) + self.tool_processes,
+                thread_name_prefix="litellm-agent-tools",
             )
         return self._tool_pool
+
+    def close(self) -> None:
+        """Stop the tool threads and tool processes (the run calls this at its end and on Ctrl-C).
+
+        The agent stays usable: the pools start again on the next call.
+        """
+        # Processes first: a turn still running in a thread then gets "not run" for its remaining pooled
+        # calls instead of holding the shutdown until all of them are done.
+        if self._process_pool is not None:
+            self._process_pool.close()
+            self._process_pool = ToolPool(self.tool_processes)
+            weakref.finalize(self, self._process_pool.close)
+        if self._tool_pool is not None:
+            self._tool_pool.shutdown(wait=True, cancel_futures=True)
+            self._tool_pool = None
 
     def __repr__(self) -> str:
         return f"LiteLLMAgent(model={self.model!r}, vision={self.vision})"
@@ -231,6 +261,8 @@ class LiteLLMAgent:
             runner = CodeRunner(task.root, out, task.out_dir / "workspace", self.code_limits)
             extra_tools = {CODE_TOOL: (RunPythonArgs, runner)}
         toolbox = ToolBox(task, sandbox, self.vision, extra_tools)
+        if self._process_pool is not None:
+            self._process_pool.warm()  # the workers start while the first model call is in flight
         system = prompts.with_code_tool(prompts.SYSTEM_PROMPT) if self.code else prompts.SYSTEM_PROMPT
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system},
@@ -379,7 +411,9 @@ class LiteLLMAgent:
                 state.stop_reason = f"max_tool_calls ({task.limits.max_tool_calls}) reached"
                 continue
             state.tool_calls += 1
-            result = toolbox.run(name, function.get("arguments"))
+            arguments = function.get("arguments")
+            pool = self._process_pool
+            result = toolbox.run(name, arguments) if pool is None else pool.run(toolbox, name, arguments)
             trace.write(
                 "tool",
                 name=name,
