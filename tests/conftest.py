@@ -37,3 +37,15 @@ def conformance_dir(mdsbench_dir: Path) -> Path:
     if not path.is_dir():
         pytest.skip(f"conformance vectors not found at {path}")
     return path
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, start the tests marked ``heavy`` first (a stable sort: the rest keep their order).
+
+    The workers take tests one unit at a time; a long test taken last keeps one worker busy while the other
+    has nothing left, so the long ones go first and the short ones fill in around them. A run in one process
+    keeps the collection order.
+    """
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    items.sort(key=lambda item: item.get_closest_marker("heavy") is None)

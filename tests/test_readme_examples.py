@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 MARKER = "<!-- runnable -->"
 _BLOCK = re.compile(re.escape(MARKER) + r"\s*\n```(bash|python)\n(.*?)\n```", re.DOTALL)
@@ -24,6 +26,7 @@ def test_every_marker_is_followed_by_a_block() -> None:
     assert text.count(MARKER) == len(runnable_blocks(text)) >= 3
 
 
+@pytest.mark.heavy
 def test_runnable_readme_blocks_run_as_written(tmp_path: Path) -> None:
     blocks = runnable_blocks((REPO / "README.md").read_text(encoding="utf-8"))
     env = dict(os.environ)

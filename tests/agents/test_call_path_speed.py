@@ -16,6 +16,7 @@ from agents.litellm.client import ModelClient
 from benchmark.atomic import atomic_write_json
 
 
+@pytest.mark.heavy
 def test_an_unknown_model_is_priced_from_our_table_through_custom_pricing(
     fake_server: Callable[..., FakeServer],
 ) -> None:

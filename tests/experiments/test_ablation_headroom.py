@@ -78,6 +78,7 @@ def _check(tmp_path: Path, datasets: list[str]) -> None:
     assert worst["gap_to_oracle"] > rows.loc["validator_max", "gap_to_oracle"]
 
 
+@pytest.mark.heavy
 def test_selection_headroom_on_every_fourth_dataset(tmp_path: Path) -> None:
     _check(tmp_path, dataset_names()[::4])
 

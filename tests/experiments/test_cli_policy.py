@@ -28,6 +28,7 @@ def _lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
 
+@pytest.mark.heavy
 def test_resume_under_another_config_is_refused_and_force_overrides(
     suite: Path, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -94,6 +95,7 @@ def test_a_run_where_no_candidate_wrote_a_sample_exits_4(
     assert not (tmp_path / "run" / "metrics.json").exists()
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_after_the_first_dataset_keeps_it_and_prints_the_resume_command(
     signum: signal.Signals, suite: Path, cli_env: dict[str, str], tmp_path: Path

@@ -83,6 +83,7 @@ def test_a_missing_key_is_one_line_and_exit_2_before_any_work(
     assert elapsed < 10  # acceptance: < 3 s on an idle machine; the bound leaves room for a loaded CI box
 
 
+@pytest.mark.heavy
 def test_a_rejected_key_stops_the_run_at_once_with_exit_4(
     suite: Path, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -106,6 +107,7 @@ def test_a_rejected_key_stops_the_run_at_once_with_exit_4(
     assert 1 <= len(server.chat_requests) <= 8
 
 
+@pytest.mark.heavy
 def test_a_dead_endpoint_fails_after_the_retry_budget_with_one_line(
     suite: Path, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -127,6 +129,7 @@ def test_a_dead_endpoint_fails_after_the_retry_budget_with_one_line(
     print(f"dead endpoint reported in {elapsed:.2f} s")
 
 
+@pytest.mark.heavy
 def test_when_every_candidate_fails_alike_the_run_says_so_and_exits_4(
     suite: Path, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -202,6 +205,7 @@ def test_the_budget_is_priced_with_litellms_local_map_and_stops_the_run(
     assert sum(m["usage"]["calls"] for m in markers) == calls
 
 
+@pytest.mark.heavy
 def test_litellm_is_imported_without_fetching_its_price_map(tmp_path: Path) -> None:
     # Every connection attempt of the process is recorded (an exception might be swallowed by litellm's
     # fallback, a record is not); the local price map must still price a known model.

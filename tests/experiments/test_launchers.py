@@ -69,6 +69,7 @@ def _launcher_target(job: Path) -> str:
     return str(hydra_cfg["hydra"]["launcher"]["_target_"])
 
 
+@pytest.mark.heavy
 def test_joblib_launcher_runs_a_two_job_sweep_locally(
     suite: Path, cli_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = "<!-- offline-recipe:"
 
@@ -29,6 +31,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.mark.heavy
 def test_the_offline_recipe_of_the_readme_runs_and_scores(tmp_path: Path) -> None:
     synth, serve, run, stop = recipe_lines()
     assert serve.split("#")[0].rstrip().endswith("&") and stop.startswith("kill %1")

@@ -15,6 +15,9 @@ from rules_runs import DATASETS, rules_cfg
 from experiments.reselect import ReselectError, reselect
 from experiments.run import run_experiment
 
+# The stored rules run (tests/experiments/conftest.py) is built once, on the worker that runs its users.
+pytestmark = [pytest.mark.heavy, pytest.mark.xdist_group("rules_s3_run")]
+
 REPO = Path(__file__).resolve().parents[2]
 
 

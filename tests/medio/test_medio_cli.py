@@ -48,6 +48,7 @@ def _run_many(commands: list[list[str]]) -> list[tuple[int, str, str]]:
     return results
 
 
+@pytest.mark.heavy
 def test_cli_inspect_and_render_on_bundled_files(tmp_path, pydicom_file, nibabel_data):
     cases = _cases(pydicom_file, nibabel_data)
     commands = [["inspect", *(str(path) for path, _ in cases)]]

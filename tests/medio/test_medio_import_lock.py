@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROUNDS = 12
 
 # One fresh interpreter imports medio (not pydicom/nibabel) and forks a child per round; in each child 16
@@ -49,6 +51,7 @@ sys.exit(failures)
 """
 
 
+@pytest.mark.heavy
 def test_first_format_use_from_many_threads_gets_complete_modules(pydicom_file, nibabel_data: Path) -> None:
     dicom = [pydicom_file(n) for n in ("CT_small.dcm", "MR_small.dcm", "MR_small_RLE.dcm", "image_dfl.dcm")]
     nifti = [nibabel_data / n for n in ("example4d.nii.gz", "standard.nii.gz", "anatomical.nii", "tiny.mnc")]
