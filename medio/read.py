@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect as _inspect
 import logging
@@ -98,6 +99,12 @@ def resolve(entry: str) -> Callable[..., Any]:
     return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 
 
+@functools.cache
+def _accepted(entry: str) -> frozenset[str]:
+    """The keyword names the reader of a registry entry takes (read once: signatures do not change)."""
+    return frozenset(_inspect.signature(resolve(entry)).parameters)
+
+
 def read(
     path: str | PathLike[str],
     *,
@@ -140,7 +147,7 @@ def read(
     need(family)  # the format's libraries, imported completely under medio's import lock
     reader = resolve(READERS[family])
     given = {"key": key, "index": index, "frame": frame, "series": series, "volume": volume}
-    accepted = _inspect.signature(reader).parameters
+    accepted = _accepted(READERS[family])
     options = {k: v for k, v in given.items() if v is not None and k in accepted}
     ignored = sorted(k for k, v in given.items() if v is not None and k not in accepted)
     if ignored:

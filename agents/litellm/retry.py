@@ -121,6 +121,22 @@ class RetryPolicy:
         Raises:
             BaseException: The last error when it is not transient or attempts ran out.
         """
+        # The first attempt runs without tenacity's machinery (30 us of CPU per call on the event loop, 0.3 us
+        # without): almost every call succeeds at once. A failure is handed to tenacity as its first attempt
+        # (replayed, not sent again), so what follows is exactly the policy: the same retry test, waits,
+        # attempt numbers and stop. A cancellation is not an attempt that failed: it propagates as is.
+        first: BaseException | None
+        try:
+            return await fn()
+        except Exception as exc:
+            first = exc
+
+        async def attempt() -> T:
+            nonlocal first
+            if first is not None:
+                error, first = first, None
+                raise error
+            return await fn()
 
         def before_sleep(state: tenacity.RetryCallState) -> None:
             if on_retry is not None and state.outcome is not None:
@@ -137,4 +153,4 @@ class RetryPolicy:
             before_sleep=before_sleep,
             reraise=True,
         )
-        return await retrying(fn)
+        return await retrying(attempt)

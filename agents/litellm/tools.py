@@ -9,6 +9,7 @@ models, and the model's raw argument JSON is validated against them before anyth
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import json
 import logging
@@ -21,6 +22,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.base import Task
+from agents.litellm.render_cache import RENDERS, InspectedFile, RenderedFile, ViewedImage, file_identity
 from agents.litellm.review_tools import REVIEW_TOOLS, folder_listing, text_head
 from agents.litellm.sandbox import Sandbox, SandboxError
 
@@ -279,7 +281,16 @@ class ToolBox:
 
         target = self.sandbox.read_path(args.path)
         self.sandbox.check_size(target, args.path)
-        summary = medio.inspect(target)
+        identity = file_identity(target)
+        key = ("inspect", identity) if identity is not None else None
+        seen = RENDERS.get(key) if key is not None else None
+        if isinstance(seen, InspectedFile):
+            summary = seen.summary
+        else:
+            summary = medio.inspect(target)
+            # A failure (an unreadable file ...) is not kept: it is asked again, in case it was passing.
+            if key is not None and "error" not in summary:
+                RENDERS.put(key, InspectedFile(summary, len(_json(summary))))
         return ToolResult(_json(self._relativize(summary)))
 
     def _relativize(self, obj: Any) -> Any:
@@ -300,11 +311,66 @@ class ToolBox:
             raise SandboxError(str(index), f"index {index} is not in the manifest ({sorted(self._indices)})")
 
     def _render(self, args: RenderArgs) -> ToolResult:
-        import medio
+        from medio.png import write_png_bytes
 
         self._check_index(args.index)
         source = self.sandbox.read_path(args.source)
         self.sandbox.check_size(source, args.source)
+        key = self._render_key(args, source)
+        done = RENDERS.get(key) if key is not None else None
+        if not isinstance(done, RenderedFile):
+            done = self._render_file(args, source)
+            if key is not None:
+                RENDERS.put(key, done)
+        folder = "images" if args.kind == "image" else "masks"
+        dest = self.sandbox.write_path(f"{folder}/{args.index}.png")
+        write_png_bytes(done.png, dest)
+        width, height = done.width, done.height
+        result: dict[str, Any] = {
+            "written": f"{folder}/{args.index}.png",
+            "size": [width, height],
+            "render": self._relativize(done.info),
+            "source": done.source,
+        }
+        if done.label_values is not None:
+            result["label_values"] = done.label_values
+            partner = self.sandbox.output_path(f"images/{args.index}.png")
+            if partner.is_file():
+                with _open_image(partner) as img:
+                    if img.size != (width, height):
+                        result["warning"] = (
+                            f"mask is {width}x{height} but images/{args.index}.png is "
+                            f"{img.size[0]}x{img.size[1]}"
+                        )
+        return ToolResult(_json(result))
+
+    def _render_key(self, args: RenderArgs, source: Path) -> tuple[Any, ...] | None:
+        """The `RENDERS` key of a render: both files' identities and every argument but the index.
+
+        None (not cached) for a folder, or when the mask file is refused: the uncached path then reports
+        the problems in the order it always did (the source read first).
+        """
+        identity = file_identity(source)
+        mask_identity = None
+        if args.mask_source is not None:
+            try:
+                mask_path = self.sandbox.read_path(args.mask_source)
+                self.sandbox.check_size(mask_path, args.mask_source)
+            except SandboxError:
+                return None
+            mask_identity = file_identity(mask_path)
+            if mask_identity is None:
+                return None
+        if identity is None:
+            return None
+        options = args.model_dump(exclude={"index", "source", "mask_source"})
+        return identity, mask_identity, tuple(sorted(options.items()))
+
+    def _render_file(self, args: RenderArgs, source: Path) -> RenderedFile:
+        """Read, render and encode one file (what `_render` keeps in `RENDERS`)."""
+        import medio
+        from medio.png import encode_png
+
         image = medio.read(source, key=args.key, index=args.item, volume=args.volume, frame=args.frame)
         mask_array = None
         if args.mask_source is not None:
@@ -323,15 +389,13 @@ class ToolBox:
             label=args.kind == "mask",
             mask=mask_array,
         )
-        folder = "images" if args.kind == "image" else "masks"
-        dest = self.sandbox.write_path(f"{folder}/{args.index}.png")
-        medio.write_png(rendered.pixels, dest)
         height, width = rendered.pixels.shape[:2]
-        result: dict[str, Any] = {
-            "written": f"{folder}/{args.index}.png",
-            "size": [int(width), int(height)],
-            "render": self._relativize(rendered.info),
-            "source": {
+        return RenderedFile(
+            png=encode_png(rendered.pixels),
+            width=int(width),
+            height=int(height),
+            info=rendered.info,
+            source={
                 "format": image.meta.format,
                 "shape": list(image.meta.shape),
                 "axes": image.meta.axes,
@@ -340,18 +404,10 @@ class ToolBox:
                 "n_frames": image.meta.n_frames,
                 "fps": image.meta.fps,
             },
-        }
-        if args.kind == "mask":
-            result["label_values"] = sorted(int(v) for v in np.unique(rendered.pixels))
-            partner = self.sandbox.output_path(f"images/{args.index}.png")
-            if partner.is_file():
-                with _open_image(partner) as img:
-                    if img.size != (width, height):
-                        result["warning"] = (
-                            f"mask is {width}x{height} but images/{args.index}.png is "
-                            f"{img.size[0]}x{img.size[1]}"
-                        )
-        return ToolResult(_json(result))
+            label_values=(
+                sorted(int(v) for v in np.unique(rendered.pixels)) if args.kind == "mask" else None
+            ),
+        )
 
     def _view_image(self, args: ViewImageArgs) -> ToolResult:
         if args.where == "output":
@@ -359,10 +415,34 @@ class ToolBox:
         else:
             target = self.sandbox.read_path(args.path)
         self.sandbox.check_size(target, args.path)
-        with _open_image(target) if args.where == "output" else _rendered_image(target) as img:
+        data: bytes | None = None
+        key: tuple[Any, ...] | None = None
+        identity = file_identity(target)
+        if identity is not None and args.where == "output":
+            # Each candidate writes its own file: the same image is the same bytes, not the same inode.
+            data = target.read_bytes()
+            key = ("view", hashlib.sha256(data).digest(), self.vision)
+        elif identity is not None:
+            key = ("view", identity, self.vision)
+        seen = RENDERS.get(key) if key is not None else None
+        if not isinstance(seen, ViewedImage):
+            seen = self._view(args, target, data)
+            if key is not None:
+                RENDERS.put(key, seen)
+        summary: dict[str, Any] = {"path": args.path, **seen.summary}
+        if seen.url is None:
+            summary["note"] = "this model cannot see images; this is a textual summary"
+        return ToolResult(_json(summary), image_url=seen.url)
+
+    def _view(self, args: ViewImageArgs, target: Path, data: bytes | None) -> ViewedImage:
+        """Decode (or render) one image and describe it (what `_view_image` keeps in `RENDERS`)."""
+        if args.where == "dataset":
+            opened = _rendered_image(target)
+        else:
+            opened = _open_image(io.BytesIO(data) if data is not None else target)
+        with opened as img:
             pixels = np.asarray(img)
             summary: dict[str, Any] = {
-                "path": args.path,
                 "size": [img.size[0], img.size[1]],
                 "mode": img.mode,
                 "min": int(pixels.min()) if pixels.size else None,
@@ -373,9 +453,7 @@ class ToolBox:
             if values.size <= 16:
                 summary["distinct_values"] = [int(v) for v in values]
             url = _data_url(img) if self.vision else None
-        if url is None:
-            summary["note"] = "this model cannot see images; this is a textual summary"
-        return ToolResult(_json(summary), image_url=url)
+        return ViewedImage(summary, url)
 
     def _write_annotation(self, args: WriteAnnotationArgs) -> ToolResult:
         from benchmark.atomic import atomic_write_json
@@ -414,7 +492,7 @@ class ToolBox:
         return {i for i in self._indices if (folder / f"{i}.json").is_file()}
 
 
-def _open_image(path: Path) -> Any:
+def _open_image(path: Path | io.BytesIO) -> Any:
     from PIL import Image
 
     return Image.open(path)

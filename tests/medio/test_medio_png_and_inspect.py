@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
@@ -23,18 +24,67 @@ def test_write_png_is_atomic_and_round_trips(tmp_path):
 
 
 def test_failed_write_leaves_the_old_file_intact(tmp_path, monkeypatch):
+    import medio.png
+
     dest = tmp_path / "img.png"
     medio.write_png(np.zeros((2, 2), np.uint8), dest)
     before = dest.read_bytes()
+    real_fdopen = os.fdopen
 
-    def broken_save(self, fh, format=None):
-        fh.write(b"partial")
-        raise OSError("disk full")
+    class DiskFull:
+        def __init__(self, fd, mode):
+            self.handle = real_fdopen(fd, mode)
 
-    monkeypatch.setattr(Image.Image, "save", broken_save)
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.handle.close()
+
+        def write(self, data):
+            self.handle.write(data[:7])
+            self.handle.flush()
+            raise OSError("disk full")
+
+    monkeypatch.setattr(medio.png.os, "fdopen", DiskFull)
     with pytest.raises(medio.MedioError, match="disk full"):
         medio.write_png(np.ones((2, 2), np.uint8), dest)
     assert dest.read_bytes() == before and len(list(tmp_path.iterdir())) == 1
+
+
+def test_an_encoder_failure_is_a_one_line_write_error(tmp_path, monkeypatch):
+    def broken_save(self, fh, format=None, **params):
+        raise OSError("encoder error -2")
+
+    monkeypatch.setattr(Image.Image, "save", broken_save)
+    with pytest.raises(medio.MedioError, match="encoder error"):
+        medio.write_png(np.ones((2, 2), np.uint8), tmp_path / "x.png")
+    assert list(tmp_path.iterdir()) == []
+
+
+def _default_png_size(pixels: np.ndarray) -> int:
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="PNG")  # Pillow's defaults: deflate level 6, default strategy
+    return len(buffer.getvalue())
+
+
+def test_fast_png_keeps_every_pixel_of_pydicom_and_nibabel_renders(tmp_path, pydicom_file, nibabel_data):
+    """The run-length deflate of `write_png` changes bytes, never pixels, and keeps files about as small."""
+    sources = [
+        (medio.read(pydicom_file("CT_small.dcm")), {}),
+        (medio.read(pydicom_file("MR_small.dcm")), {}),
+        (medio.read(pydicom_file("SC_rgb_rle_32bit_2frame.dcm"), frame=1), {}),  # colour
+        (medio.read(nibabel_data / "example4d.nii.gz"), {}),
+        (medio.read(nibabel_data / "anatomical.nii"), {"axis": 2}),
+    ]
+    rendered = [medio.render(image, **options).pixels for image, options in sources]
+    rendered.append(np.arange(256, dtype=np.uint16).reshape(16, 16) * 257)  # 16-bit grey is kept 16-bit
+    for k, pixels in enumerate(rendered):
+        dest = medio.write_png(pixels, tmp_path / f"{k}.png")
+        with Image.open(dest) as img:
+            assert img.format == "PNG"
+            np.testing.assert_array_equal(np.asarray(img), pixels)
+        assert dest.stat().st_size <= 1.1 * _default_png_size(pixels) + 64, k
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
