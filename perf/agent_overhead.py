@@ -6,14 +6,15 @@ usage accounting). Then replays exactly the same requests with bare ``litellm.ac
 per call net of the server's own handling time, and the difference: what our framework adds to LiteLLM.
 
     PYTHONPATH=. python perf/agent_overhead.py [--turns 10] [--candidates 10] [--cache]
-        [--settings [--repeats 3] [--figure PATH]]
+        [--settings [--repeats 3] [--in-flight 1] [--figure PATH]]
 
 ``--settings`` also replays the same requests under each LiteLLM setting the issue measured (issue 16,
 item 3) and prints the process CPU per call side by side, so the settings `agents/litellm/client.py` uses
 (and those it avoids) are justified by a number from this machine: the default aiohttp transport against
 ``disable_aiohttp_transport``, our pricing arguments against a model registered with
 ``litellm.register_model`` and against an unpriced model, ``turn_off_message_logging``, and a
-one-deployment ``Router``. ``--figure PATH`` draws them as a bar chart, one bar per repeat.
+one-deployment ``Router``. ``--in-flight N`` replays N calls at a time instead of one after another (the
+transport matters most with many connections); ``--figure PATH`` draws a bar chart, one bar per repeat.
 """
 
 from __future__ import annotations
@@ -35,12 +36,27 @@ from agents.litellm.client import import_litellm
 OURS = "ours: aiohttp transport, pricing arguments"
 
 
+async def _each(bodies: list[dict[str, Any]], call: Any, in_flight: int) -> None:
+    """``await call(body)`` for every body, ``in_flight`` at a time (1: one after another, in order)."""
+    semaphore = asyncio.Semaphore(in_flight)
+
+    async def one(body: dict[str, Any]) -> None:
+        async with semaphore:
+            await call(body)
+
+    await asyncio.gather(*(one(body) for body in bodies))
+
+
 async def _replay(
-    server: FakeServer, bodies: list[dict[str, Any]], pricing: dict[str, float], model: str = "openai/fake"
+    server: FakeServer,
+    bodies: list[dict[str, Any]],
+    pricing: dict[str, float],
+    model: str = "openai/fake",
+    in_flight: int = 1,
 ) -> float:
     litellm = import_litellm()
-    start = time.perf_counter()
-    for body in bodies:
+
+    async def call(body: dict[str, Any]) -> None:
         await litellm.acompletion(
             model=model,
             messages=body["messages"],
@@ -53,10 +69,13 @@ async def _replay(
             timeout=120.0,
             **pricing,
         )
+
+    start = time.perf_counter()
+    await _each(bodies, call, in_flight)
     return time.perf_counter() - start
 
 
-async def _replay_router(server: FakeServer, bodies: list[dict[str, Any]]) -> None:
+async def _replay_router(server: FakeServer, bodies: list[dict[str, Any]], in_flight: int = 1) -> None:
     litellm = import_litellm()
     router = litellm.Router(
         model_list=[
@@ -67,14 +86,21 @@ async def _replay_router(server: FakeServer, bodies: list[dict[str, Any]]) -> No
         ],
         num_retries=0,
     )
-    for body in bodies:
+
+    async def call(body: dict[str, Any]) -> None:
         await router.acompletion(
             model="fake", messages=body["messages"], tools=body.get("tools"), timeout=120.0
         )
 
+    await _each(bodies, call, in_flight)
+
 
 def _settings(
-    server: FakeServer, bodies: list[dict[str, Any]], pricing: dict[str, float], repeats: int
+    server: FakeServer,
+    bodies: list[dict[str, Any]],
+    pricing: dict[str, float],
+    repeats: int,
+    in_flight: int = 1,
 ) -> dict[str, list[float]]:
     """Print process CPU per replayed call under each LiteLLM setting (best and median of ``repeats``).
 
@@ -111,7 +137,7 @@ def _settings(
         return go
 
     def plain(model: str, kwargs: dict[str, float]) -> Any:
-        return lambda: asyncio.run(_replay(server, bodies, kwargs, model=model))
+        return lambda: asyncio.run(_replay(server, bodies, kwargs, model=model, in_flight=in_flight))
 
     variants = {
         OURS: plain("openai/fake", pricing),
@@ -123,7 +149,7 @@ def _settings(
         "turn_off_message_logging=True": with_flag(
             "turn_off_message_logging", True, plain("openai/fake", pricing)
         ),
-        "Router, one deployment": lambda: asyncio.run(_replay_router(server, bodies)),
+        "Router, one deployment": lambda: asyncio.run(_replay_router(server, bodies, in_flight)),
     }
     runs: dict[str, list[float]] = {name: [] for name in variants}
     names = list(variants)
@@ -136,7 +162,8 @@ def _settings(
     best = {name: min(values) for name, values in runs.items()}
     median = {name: statistics.median(values) for name, values in runs.items()}
     print(
-        f"LiteLLM settings, process CPU per call ({repeats} repeats, {len(bodies)} calls, server included):"
+        f"LiteLLM settings, process CPU per call ({repeats} repeats, {len(bodies)} calls, {in_flight} in "
+        "flight, server included):"
     )
     print(f"  {'':<50} {'best':>9}  {'vs ours':>8}  {'median':>9}  {'vs ours':>8}")
     for name in runs:
@@ -147,12 +174,13 @@ def _settings(
     return runs
 
 
-def settings_figure(runs: dict[str, list[float]], calls: int, path: Path) -> None:
+def settings_figure(runs: dict[str, list[float]], calls: int, in_flight: int, path: Path) -> None:
     """Horizontal bars: the CPU per call of each setting, one bar per repeat (in the order run).
 
     Args:
         runs: ms of process CPU per call, per setting, one value per repeat (in the order they ran).
         calls: Calls per replay (for the caption).
+        in_flight: Calls in flight during a replay (for the caption).
         path: Where to write the PNG.
     """
     import matplotlib
@@ -177,7 +205,9 @@ def settings_figure(runs: dict[str, list[float]], calls: int, path: Path) -> Non
     ax.set_ylabel("LiteLLM setting")
     load = os.getloadavg()[0]
     ax.set_title(
-        f"bare litellm.acompletion: the agent's {calls} requests replayed in sequence,\n"
+        f"bare litellm.acompletion: the agent's {calls} requests replayed, "
+        + ("one after another" if in_flight == 1 else f"{in_flight} in flight")
+        + ",\n"
         f"each setting once per repeat (rotated order); load average {load:.1f}",
         fontsize=10,
     )
@@ -203,6 +233,9 @@ def main() -> None:
     parser.add_argument("--cache", action="store_true", help="also key every call into a (cold) SQLite cache")
     parser.add_argument("--settings", action="store_true", help="also compare LiteLLM settings side by side")
     parser.add_argument("--repeats", type=int, default=3, help="rounds of the --settings comparison")
+    parser.add_argument(
+        "--in-flight", type=int, default=1, help="with --settings: calls in flight during a replay"
+    )
     parser.add_argument("--figure", type=Path, help="with --settings: write the bar chart (PNG) here")
     args = parser.parse_args()
     if args.figure is not None and not args.settings:
@@ -238,9 +271,9 @@ def main() -> None:
             bare_cpu = time.process_time() - cpu
             bare_server_s = sum(r.server_s for r in server.requests)
             if args.settings:
-                runs = _settings(server, bodies, agent.client.pricing_params, args.repeats)
+                runs = _settings(server, bodies, agent.client.pricing_params, args.repeats, args.in_flight)
                 if args.figure is not None:
-                    settings_figure(runs, len(bodies), args.figure)
+                    settings_figure(runs, len(bodies), args.in_flight, args.figure)
                     print(f"figure: {args.figure}")
     finally:
         server.stop()

@@ -57,6 +57,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import tqdm
+
 from agents.fakeserver import FakeServer, Reply, Step, TurnScript, assistant_turn, tool_call
 from agents.fakeserver.replay import replay_script
 
@@ -64,17 +66,18 @@ from agents.fakeserver.replay import replay_script
 # with PNG encoding, ten annotation writes with schema checks) is ~50-75 ms of CPU, i.e. ~3-4 s for 50
 # candidates: at 200 ms latency that alone exceeds the bound on 2 cores (the "our tools" column), which is
 # why ``--light`` exists.
+# ``--datasets K`` takes the first K: the cheapest to generate and replay come first (the test uses 2).
 DATASETS = (
+    "synth-histology-png",
+    "synth-fundus-npy",
+    "synth-hand-xray-pgm",
+    "synth-thyroid-us-bmp",
     "synth-chest-xray-dicom",
     "synth-dermoscopy-jpg",
     "synth-elastography-mat",
-    "synth-fundus-npy",
     "synth-glioma-h5",
-    "synth-hand-xray-pgm",
-    "synth-histology-png",
     "synth-organ-npz-shards",
     "synth-polyp-coco-png",
-    "synth-thyroid-us-bmp",
     "synth-knee-mr-mat73",
     "synth-nuclei-tiff16",
 )
@@ -264,29 +267,38 @@ def _descendants(pid: int) -> list[int]:
 
 
 class CpuSampler:
-    """Samples, every ``period_s`` (a daemon thread), the CPU time of this process's thread groups and of
-    this process and each descendant process (the run's workers and pools), the fake server excepted.
+    """Samples, every ``period_s``, the CPU time of this process and of each descendant process (the run's
+    workers and pools), the fake server excepted, and with ``threads`` this process's thread groups.
+
+    With ``threads`` the sampler is a daemon thread of this process (thread names are only known here);
+    without, it is a forked child process, so this process stays single-threaded: `run.processes` forks its
+    workers only from a single-threaded process (else it starts a fork server), and a sampler thread would
+    change what is measured.
     """
 
-    def __init__(self, exclude: Sequence[int] = (), period_s: float = 0.05) -> None:
+    def __init__(self, exclude: Sequence[int] = (), period_s: float = 0.05, threads: bool = True) -> None:
         self.period_s = period_s
         self.exclude = set(exclude)
+        self.threads = threads
         self.samples: list[tuple[float, dict[str, float], dict[int, float]]] = []
+        self._main = os.getpid()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="cpu-sampler", daemon=True)
+        self._ctx = multiprocessing.get_context("fork")
+        self._conn, child = self._ctx.Pipe()
+        self._process = self._ctx.Process(target=self._child, args=(child,), daemon=True)
 
     def _sample(self) -> None:
         # Only the grouped threads are read (never the many short-lived ones): a sample costs well under a
         # millisecond, so the sampler does not perturb what it measures.
-        groups = dict.fromkeys([g for g, _ in _GROUPS], 0.0)
-        for thread in threading.enumerate():
+        groups = dict.fromkeys([g for g, _ in _GROUPS], 0.0) if self.threads else {}
+        for thread in threading.enumerate() if self.threads else ():
             for group, prefix in _GROUPS:
                 if thread.name.startswith(prefix) and thread.native_id is not None:
                     groups[group] += _stat_cpu(f"/proc/self/task/{thread.native_id}/stat") or 0.0
                     break
-        me = os.getpid()
         procs: dict[int, float] = {}
-        for pid in [me, *_descendants(me)]:
+        for pid in [self._main, *_descendants(self._main)]:
             cpu = None if pid in self.exclude else _stat_cpu(f"/proc/{pid}/stat")
             if cpu is not None:
                 procs[pid] = cpu
@@ -296,15 +308,31 @@ class CpuSampler:
         while not self._stop.wait(self.period_s):
             self._sample()
 
-    def __enter__(self) -> CpuSampler:
+    def _child(self, conn: Any) -> None:
+        self.exclude.add(os.getpid())
+        while not conn.poll(self.period_s):
+            self._sample()
         self._sample()
-        self._thread.start()
+        conn.send(self.samples)
+
+    def __enter__(self) -> CpuSampler:
+        if self.threads:
+            self._sample()
+            self._thread.start()
+        else:
+            self._process.start()
+            self.exclude.add(self._process.pid or 0)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._sample()
+        if self.threads:
+            self._stop.set()
+            self._thread.join()
+            self._sample()
+        else:
+            self._conn.send("stop")
+            self.samples = self._conn.recv()
+            self._process.join(timeout=30)
 
     def between(self, t0: float, t1: float) -> tuple[dict[str, float], dict[str, float]]:
         """Per-process and per-thread-group CPU spent between two ``perf_counter`` times.
@@ -321,7 +349,7 @@ class CpuSampler:
         for _, _, procs in window:
             for pid, cpu in procs.items():
                 spent[pid] = cpu - first[2].get(pid, 0.0)
-        main = spent.pop(os.getpid(), 0.0)
+        main = spent.pop(self._main, 0.0)
         children = sorted(spent.values(), reverse=True)
         return {"main": main, **{f"child {k + 1}": v for k, v in enumerate(children) if v > 0}}, groups
 
@@ -528,6 +556,8 @@ def warm_up(loop: asyncio.AbstractEventLoop, pricing: Mapping[str, float], calls
     async def go(url: str) -> None:
         for _ in range(calls):
             await litellm.acompletion(**replay_args(body, url, pricing))
+        # Hang up, so the server's connection threads end: the process is single-threaded again.
+        await litellm.close_litellm_async_clients()
 
     with FakeServer(TurnScript([], after_end=Reply(None, (listing,), USAGE))) as server:
         loop.run_until_complete(go(server.url))
@@ -539,6 +569,7 @@ def close_loop(loop: asyncio.AbstractEventLoop) -> None:
     for task in pending:
         task.cancel()
     loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    loop.run_until_complete(loop.shutdown_default_executor())
     loop.close()
 
 
@@ -656,9 +687,12 @@ def measure_ours(
     from experiments.run import NothingProduced, run_experiment
 
     work.runs += 1
+    if threading.active_count() > 1:
+        names = ", ".join(t.name for t in threading.enumerate() if t is not threading.current_thread())
+        print(f"NOTE: threads before our run ({names}): run.processes would not fork its workers")
     with ServerProcess(Dispatch(work.scripts), latency) as server:
         cfg = _config(work.root, server.url, work.n, concurrency, processes if pass_processes else None)
-        with CpuSampler(exclude=[server.pid]) as sampler:
+        with CpuSampler(exclude=[server.pid], threads=not (pass_processes and processes > 1)) as sampler:
             start = time.perf_counter()
             try:
                 outcome = run_experiment(cfg, work.tmp / f"run-{work.runs}")
@@ -732,11 +766,12 @@ def report(c: Comparison, n_datasets: int, n: int) -> None:
     print(f"CPU in the phase, ours:     {_cpu_text(c.ours)}")
     per_call = 1000 / max(1, c.ours.calls)
     other = c.ours.cpu_s.get("main", 0.0) - sum(c.groups.values())
-    print(
-        "  main process by thread:   "
-        + ", ".join(f"{g} {v * per_call:.1f}" for g, v in c.groups.items())
-        + f", other {other * per_call:.1f} ms/call"
-    )
+    if c.groups:  # sampled by thread only when ours ran in this process
+        print(
+            "  main process by thread:   "
+            + ", ".join(f"{g} {v * per_call:.1f}" for g, v in c.groups.items())
+            + f", other {other * per_call:.1f} ms/call"
+        )
     print(f"CPU in the phase, bare:     {_cpu_text(c.bare)}")
     print(f"whole run wall time (ours): {c.wall_s:.3f} s (validation, selection, export, scoring included)")
     print(f"official macro E2E (ours):  {c.e2e:.4f}; incomplete={c.incomplete}")
@@ -898,6 +933,10 @@ def main(argv: list[str] | None = None) -> list[Comparison]:
     loop = asyncio.new_event_loop()
     warm_up(loop, our_pricing())
     close_loop(loop)
+    # No tqdm monitor thread: one left behind by a run would make the next run's `run.processes` start its
+    # workers from a fork server instead of forking them (it forks only a single-threaded process), which a
+    # fresh `python -m experiments` would not do.
+    tqdm.tqdm.monitor_interval = 0
     load_before = os.getloadavg()
     has_key = _has_processes_key()
     latencies = [args.latency] + ([args.second_latency] if args.second_latency > 0 else [])

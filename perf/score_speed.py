@@ -14,7 +14,8 @@ folder, never into the cases), the way the reference evaluator is run once per d
 ``--against REF`` (another checkout of this repository, e.g. ``git worktree add --detach /tmp/old <commit>``)
 the same command runs there too, interleaved with ours run by run (the order alternates), and the two JSON
 files of every dataset must be byte for byte identical, else the script exits 1. It prints the median wall
-and CPU seconds per dataset, the ratio ours / REF, and the load average.
+and CPU seconds per dataset, the ratio ours / REF, and the load average. Compiled bytecode is kept between
+runs (in the temporary folder, as an installed package keeps it) unless ``--no-bytecode-cache``.
 
 The reference scorer itself is not on this machine. Issue 16 measured our CLI, at the commit it was filed
 on, at 0.61x the reference's speed per dataset (``--issue-ratio``). When REF is that commit, the
@@ -62,7 +63,9 @@ def throughput(conformance: Path, profile: str, workers: int | None) -> None:
     )
 
 
-def run_cli(checkout: Path, case: Path, output: Path, profile: str) -> tuple[float, float]:
+def run_cli(
+    checkout: Path, case: Path, output: Path, profile: str, pycache: Path | None
+) -> tuple[float, float]:
     """Run the per-dataset CLI of ``checkout`` once in a fresh process.
 
     Args:
@@ -70,6 +73,8 @@ def run_cli(checkout: Path, case: Path, output: Path, profile: str) -> tuple[flo
         case: The dataset folder.
         output: Where the eval_results JSON goes.
         profile: Scoring profile.
+        pycache: Folder for the compiled bytecode of the checkout's modules (as a normal install keeps it);
+            None compiles every module on every run (``PYTHONDONTWRITEBYTECODE=1``).
 
     Returns:
         ``(wall seconds, CPU seconds (user + system) of the child)``.
@@ -80,6 +85,11 @@ def run_cli(checkout: Path, case: Path, output: Path, profile: str) -> tuple[flo
     argv = [sys.executable, "-m", "benchmark.score", "--dataset-dir", str(case), "--output", str(output)]
     argv += ["--profile", profile]
     env = dict(os.environ, PYTHONPATH=str(checkout))
+    if pycache is None:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:  # outside the checkout: timing must not leave __pycache__ folders behind
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache / checkout.name)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(argv, cwd=checkout, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -92,7 +102,9 @@ def run_cli(checkout: Path, case: Path, output: Path, profile: str) -> tuple[flo
     return wall, cpu
 
 
-def per_dataset(conformance: Path, against: Path | None, runs: int, profile: str, issue_ratio: float) -> int:
+def per_dataset(
+    conformance: Path, against: Path | None, runs: int, profile: str, issue_ratio: float, bytecode: bool
+) -> int:
     """Time the per-dataset CLI on every conformance case, interleaved with ``against`` when given.
 
     Args:
@@ -101,6 +113,7 @@ def per_dataset(conformance: Path, against: Path | None, runs: int, profile: str
         runs: Timed runs per dataset and checkout (after one untimed warm-up run each).
         profile: Scoring profile.
         issue_ratio: Our speed / the reference's on ``against``'s code (issue 16: 0.61).
+        bytecode: Keep compiled bytecode between runs (in a temporary folder), as an installed package does.
 
     Returns:
         Exit code: 1 when the two checkouts wrote different eval_results for some dataset, else 0.
@@ -120,7 +133,8 @@ def per_dataset(conformance: Path, against: Path | None, runs: int, profile: str
                 if k % 2:  # alternate who goes first, so neither always runs on a warmer cache
                     order.reverse()
                 for name, checkout in order:
-                    timing = run_cli(checkout, case, out / f"{name}-{case.name}.json", profile)
+                    pycache = out / "pycache" if bytecode else None
+                    timing = run_cli(checkout, case, out / f"{name}-{case.name}.json", profile, pycache)
                     if k:  # run 0 is the warm-up (byte-compiles a fresh checkout, fills the page cache)
                         times.setdefault((name, case.name), []).append(timing)
             load.append(os.getloadavg()[0])
@@ -132,15 +146,17 @@ def per_dataset(conformance: Path, against: Path | None, runs: int, profile: str
             ]
     print(
         f"python -m benchmark.score --dataset-dir <case> (profile {profile}), one fresh process per dataset, "
+        f"bytecode {'cached' if bytecode else 'compiled every run'}, "
         f"median of {runs} runs; load average {statistics.mean(load):.2f} (min {min(load):.2f}, "
         f"max {max(load):.2f}; nproc {os.cpu_count()})"
     )
     print(f"ours = {REPO}" + ("" if against is None else f"; ref = {against}"))
     head = f"{'dataset':<52} {'ours wall':>9} {'ours cpu':>9}"
     if against is not None:
-        head += f" {'ref wall':>9} {'ref cpu':>9} {'ours/ref':>8} {'vs reference':>12}"
+        head += f" {'ref wall':>9} {'ref cpu':>9} {'ours/ref':>8} {'vs reference':>12} {'cpu ours/ref':>12}"
     print(head)
     ratios: list[float] = []
+    cpu_ratios: list[float] = []
     for case in cases:
         wall = statistics.median(t[0] for t in times["ours", case.name])
         cpu = statistics.median(t[1] for t in times["ours", case.name])
@@ -150,7 +166,9 @@ def per_dataset(conformance: Path, against: Path | None, runs: int, profile: str
             ref_cpu = statistics.median(t[1] for t in times["ref", case.name])
             ratio = wall / ref_wall
             ratios.append(ratio)
+            cpu_ratios.append(cpu / ref_cpu)
             line += f" {ref_wall:9.3f} {ref_cpu:9.3f} {ratio:8.3f} {issue_ratio / ratio:11.2f}x"
+            line += f" {cpu / ref_cpu:12.3f}"
         print(line)
     if against is None:
         return 0
@@ -163,6 +181,10 @@ def per_dataset(conformance: Path, against: Path | None, runs: int, profile: str
     print(
         f"per dataset: worst ours/ref {worst:.3f} -> {issue_ratio / worst:.2f}x the reference; "
         f"median {statistics.median(ratios):.3f} -> {issue_ratio / statistics.median(ratios):.2f}x"
+    )
+    print(
+        f"CPU seconds (far less load-sensitive than wall): median cpu ours/ref "
+        f"{statistics.median(cpu_ratios):.3f}, worst {max(cpu_ratios):.3f}"
     )
     if differ:
         print(f"DIFFERENT eval_results JSON from ours and ref: {', '.join(differ)}")
@@ -180,6 +202,11 @@ def main() -> None:
     p.add_argument("--per-dataset", action="store_true", help="time the --dataset-dir CLI per dataset")
     p.add_argument("--against", help="another checkout to time side by side (with --per-dataset)")
     p.add_argument("--runs", type=int, default=5, help="timed runs per dataset (--per-dataset)")
+    p.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="compile every module on every run (PYTHONDONTWRITEBYTECODE=1), for both checkouts",
+    )
     p.add_argument("--issue-ratio", type=float, default=ISSUE_RATIO, help=argparse.SUPPRESS)
     args = p.parse_args()
     conformance = Path(args.conformance)
@@ -193,7 +220,8 @@ def main() -> None:
     against = Path(args.against).resolve() if args.against else None
     if against is not None and not (against / "benchmark" / "score").is_dir():
         raise SystemExit(f"--against {args.against}: not a checkout of this repository (no benchmark/score)")
-    raise SystemExit(per_dataset(conformance, against, args.runs, args.profile, args.issue_ratio))
+    bytecode = not args.no_bytecode_cache
+    raise SystemExit(per_dataset(conformance, against, args.runs, args.profile, args.issue_ratio, bytecode))
 
 
 if __name__ == "__main__":

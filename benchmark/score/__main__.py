@@ -84,7 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         results = score_dataset(
             root, ground_truth=args.ground_truth, models=args.models, profile=args.profile
         )
-        path = write_results(results, args.output or default_output(root, args.profile))
+        # Atomic, not fsync'ed: a report that no rerun trusts (benchmark.atomic says when that is enough).
+        path = write_results(results, args.output or default_output(root, args.profile), durable=False)
         if not args.no_print:
             print(render(macro_table({results["dataset"]: results}, args.models), args.format), end="")
             for model, res in results["models"].items():

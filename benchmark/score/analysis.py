@@ -222,7 +222,8 @@ def scores_of(metrics: Mapping[str, float]) -> dict[str, float]:
 
 
 def _rows(frame: pd.DataFrame) -> Iterator[tuple[Any, ...]]:
-    return frame.itertuples(index=False, name=None)
+    rows: Iterator[tuple[Any, ...]] = frame.itertuples(index=False, name=None)
+    return rows
 
 
 def to_markdown(frame: pd.DataFrame, digits: int = 4) -> str:

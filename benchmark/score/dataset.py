@@ -86,6 +86,15 @@ def make_context(gt: dict[str, Any], profile: Profile, dataset_root: Path) -> Da
     )
 
 
+def _main_stem(ctx: DatasetContext, ann: dict[str, Any]) -> str | None:
+    return ctx.remember(ann, "main stem", lambda: derive_source_stem(ann))
+
+
+def _expected(ctx: DatasetContext, index: str) -> set[str]:
+    sample = ctx.samples[index]
+    return ctx.remember(sample, "expected sources", lambda: expected_sources(sample))
+
+
 def _geom3(*values: float) -> float:
     return math.prod(max(v, C.GEOM3_FLOOR) for v in values) ** (1.0 / len(values))
 
@@ -192,6 +201,7 @@ def score_prediction(
     *,
     profile: str | Profile = "official",
     dataset_root: str | Path | None = None,
+    context: DatasetContext | None = None,
 ) -> DatasetScore:
     """Score one ``agent1_data_organization`` folder against a raw GT dict. Never raises on bad input.
 
@@ -200,23 +210,32 @@ def score_prediction(
         gt: The GT dict exactly as loaded from ``ground_truth_*.json``.
         profile: ``official``, ``strict`` or a :class:`Profile`.
         dataset_root: Dataset root for GT geometry files (default: three levels above ``pred_dir``).
+        context: A `make_context` of this ``gt``, profile and root, shared by the models of one dataset so
+            that what they have in common (identical annotation files) is parsed and scored once.
 
     Returns:
         The dataset score; ``error`` is set (and ``metrics`` empty) when the model cannot be scored at all.
+
+    Raises:
+        ValueError: ``context`` was made for another GT, profile or root (a programming error).
     """
     prof = resolve(profile)
     pred_root = Path(pred_dir)
     root = Path(dataset_root) if dataset_root is not None else pred_root.parent.parent.parent
     if not isinstance(gt, dict):
         return DatasetScore(error="ground truth is not a JSON object")
-    ctx = make_context(gt, prof, root)
+    if context is not None and (
+        context.gt is not gt or context.profile != prof or context.dataset_root != root
+    ):
+        raise ValueError("score_prediction: the context was made for another ground truth, profile or root")
+    ctx = context or make_context(gt, prof, root)
     if not ctx.samples:
         return DatasetScore(error="ground truth has no samples")
     ann_dir = pred_root / "standardized_annotations"
     reads: dict[str, JsonRead] = {}
     if ann_dir.is_dir():
         for path in sorted(ann_dir.glob("*.json")):
-            reads[path.stem] = read_json(path)
+            reads[path.stem] = read_json(path, ctx.parsed)
     for stem, one in reads.items():
         if (
             one.ok
@@ -231,9 +250,9 @@ def score_prediction(
                 error=f"standardized_annotations/{stem}.json top level is a JSON {kind}, not an object"
             )
     anns = {s: (r.value if r.ok and isinstance(r.value, dict) else None) for s, r in reads.items()}
-    stems = {s: (derive_source_stem(a) if a is not None else None) for s, a in anns.items()}
+    stems = {s: (_main_stem(ctx, a) if a is not None else None) for s, a in anns.items()}
     indices = sorted(ctx.samples, key=_index_key)
-    expected = {i: expected_sources(ctx.samples[i]) for i in indices}
+    expected = {i: _expected(ctx, i) for i in indices}
     matches = match_annotations(indices, expected, stems)
     images_dir = pred_root / "images"
     try:

@@ -7,6 +7,7 @@ path keys compare normalised full paths (or stems), everything else compares ``n
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from benchmark.score import constants as C
@@ -82,13 +83,20 @@ def field_score(key: str, actual: Any, expected: Any, opts: MatchOptions | None 
     return _string_score(key, actual, str(expected), opts)
 
 
-def _string_score(key: str, actual: Any, expected: str, opts: MatchOptions) -> float:
+@lru_cache(maxsize=4096)
+def _key_kind(key: str) -> tuple[str, bool, bool]:
+    # (lower-cased key, enum key?, path key?): a GT has a few dozen keys, looked up for every sample.
     k = key.lower()
+    return k, k in C.ENUM_KEYS, is_path_key(k)
+
+
+def _string_score(key: str, actual: Any, expected: str, opts: MatchOptions) -> float:
     if actual is None:
         return 0.0
-    if k in C.ENUM_KEYS:
+    k, enum_key, path_key = _key_kind(key)
+    if enum_key:
         return 1.0 if norm_text(actual) == norm_text(expected) else 0.0
-    if is_path_key(k):
+    if path_key:
         full = opts.strict_path_full_match or "/" in expected or "\\" in expected
         if full or C.PATH_EXTENSION_RE.search(expected.strip()):
             return 1.0 if norm_full_path(actual) == norm_full_path(expected) else 0.0

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from benchmark.score.content import content_blocks, content_fidelity, information_scores
 from benchmark.score.fields import MatchOptions
@@ -16,10 +17,12 @@ from benchmark.score.schema import schema_checks, schema_score
 from benchmark.score.semantic import ExpectedTask, semantic_score
 from benchmark.score.source import source_score
 
+_T = TypeVar("_T")
+
 
 @dataclass(frozen=True)
 class DatasetContext:
-    """Everything about one GT that per-sample scoring needs, parsed once.
+    """Everything about one GT that per-sample scoring needs, parsed once and shared by the dataset's models.
 
     Attributes:
         gt: The raw GT dict.
@@ -30,6 +33,10 @@ class DatasetContext:
         opts: Field-matcher options.
         profile: The scoring profile.
         dataset_root: Dataset root (for GT geometry files).
+        parsed: Annotation text → parsed JSON, so identical files of several models are parsed once and give
+            the same (never modified) object.
+        memo: Results that depend only on such an object (and the GT index), keyed by the object's identity;
+            each entry keeps its object alive, so an identity is never reused while the context lives.
     """
 
     gt: dict[str, Any]
@@ -40,6 +47,82 @@ class DatasetContext:
     opts: MatchOptions
     profile: Profile
     dataset_root: Path
+    parsed: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    memo: dict[tuple[int, str], tuple[Any, Any]] = field(default_factory=dict, compare=False, repr=False)
+
+    def remember(self, obj: Any, key: str, compute: Callable[[], _T]) -> _T:
+        """``compute()``, once per (``obj``, ``key``) for this context.
+
+        Args:
+            obj: The annotation object the value depends on (by identity).
+            key: What else it depends on (e.g. the GT index), as a string.
+            compute: Computes the value.
+
+        Returns:
+            The remembered or newly computed value.
+        """
+        entry = self.memo.get((id(obj), key))
+        if entry is not None and entry[0] is obj:
+            return entry[1]  # type: ignore[no-any-return]
+        value = compute()
+        self.memo[id(obj), key] = (obj, value)
+        return value
+
+
+@dataclass(frozen=True)
+class AnnotationScores:
+    """The scores of one annotation that depend only on it and its GT sample (not on images or files).
+
+    Attributes:
+        source_score: s_i.
+        schema_checks: The 14 booleans.
+        schema_valid_score: g_i.
+        semantic_score: sem_i.
+        content_blocks: Content-fidelity blocks (without geometry).
+        completeness: c_i.
+        validity: d_i.
+        non_redundancy: r_i.
+    """
+
+    source_score: float
+    schema_checks: dict[str, bool]
+    schema_valid_score: float
+    semantic_score: float
+    content_blocks: dict[str, float]
+    completeness: float
+    validity: float
+    non_redundancy: float
+
+
+def annotation_scores(
+    ctx: DatasetContext, index: str, ann: dict[str, Any], expected_stems: set[str], main_stem: str | None
+) -> AnnotationScores:
+    """Score the parts of one annotation that need nothing but the annotation and the GT.
+
+    Args:
+        ctx: Dataset context.
+        index: The GT index.
+        ann: The parsed annotation object.
+        expected_stems: Accepted source stems of the GT index.
+        main_stem: The annotation's main stem.
+
+    Returns:
+        The scores.
+    """
+    gt_sample = ctx.samples.get(index) or {}
+    checks = schema_checks(ann, ctx.fmt)
+    info = information_scores(ann, gt_sample, ctx.content)
+    global_blocks = ctx.content.get("global_expected_blocks") or {}
+    return AnnotationScores(
+        source_score=source_score(ann, main_stem, expected_stems, ctx.profile),
+        schema_checks=checks,
+        schema_valid_score=schema_score(checks),
+        semantic_score=semantic_score(ann, gt_sample, ctx.expected, ctx.content, ctx.opts),
+        content_blocks=content_blocks(ann, gt_sample, global_blocks, ctx.opts),
+        completeness=info.completeness,
+        validity=info.validity,
+        non_redundancy=info.non_redundancy,
+    )
 
 
 @dataclass
@@ -150,16 +233,23 @@ def score_sample(
         and norm_full_path(record.get("image_path")) == actual_name.lower()
     )
     rec.pair_valid = image.valid and rec.path_consistent
-    rec.source_score = source_score(ann, main_stem, expected_stems, ctx.profile)
-    rec.schema_checks = schema_checks(ann, ctx.fmt)
-    rec.schema_valid_score = schema_score(rec.schema_checks)
-    rec.semantic_score = semantic_score(ann, gt_sample, ctx.expected, ctx.content, ctx.opts)
-    blocks = content_blocks(ann, gt_sample, ctx.content.get("global_expected_blocks") or {}, ctx.opts)
+    # The same annotation text in several models of a dataset is parsed into one object: score it once.
+    scores = ctx.remember(
+        ann, f"{index}\0{main_stem}", lambda: annotation_scores(ctx, index, ann, expected_stems, main_stem)
+    )
+    rec.source_score = scores.source_score
+    rec.schema_checks = dict(scores.schema_checks)
+    rec.schema_valid_score = scores.schema_valid_score
+    rec.semantic_score = scores.semantic_score
+    blocks = dict(scores.content_blocks)
     blocks.update(rec.geometry.blocks())
     rec.content_blocks = blocks
     rec.content_fidelity_score = content_fidelity(blocks)
-    info = information_scores(ann, gt_sample, ctx.content)
-    rec.completeness, rec.validity, rec.non_redundancy = info.completeness, info.validity, info.non_redundancy
+    rec.completeness, rec.validity, rec.non_redundancy = (
+        scores.completeness,
+        scores.validity,
+        scores.non_redundancy,
+    )
     if rec.source_score < 1:
         rec.reason.append("source not identified")
     return rec

@@ -18,11 +18,23 @@ def _fmt_list(fmt: dict[str, Any], key: str) -> list[str]:
     return list(value) if isinstance(value, list) else list(C.SCHEMA_DEFAULTS.get(key, []))
 
 
+_DESC_SUFFIXES = ("__desc", "__options")
+_CONTAINERS = (dict, list)
+
+
 def _has_desc_keys(node: Any) -> bool:
+    # Any key, at any depth, ending in a template suffix. Plain loops that descend only into containers:
+    # this walks every annotation in full and was the scorer's most expensive check as nested generators.
     if isinstance(node, dict):
-        return any(str(k).endswith(("__desc", "__options")) or _has_desc_keys(v) for k, v in node.items())
-    if isinstance(node, list):
-        return any(_has_desc_keys(v) for v in node)
+        for k, v in node.items():
+            if (k if type(k) is str else str(k)).endswith(_DESC_SUFFIXES):
+                return True
+            if isinstance(v, _CONTAINERS) and _has_desc_keys(v):
+                return True
+    elif isinstance(node, list):
+        for v in node:
+            if isinstance(v, _CONTAINERS) and _has_desc_keys(v):
+                return True
     return False
 
 

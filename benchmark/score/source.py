@@ -11,6 +11,7 @@ annotation or a ground-truth sample: the main stem, the scanned stems, the sourc
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -70,15 +71,20 @@ def get_extra(ann: dict[str, Any]) -> dict[str, Any]:
     return extra
 
 
-def _lookup(ann: dict[str, Any], extra: dict[str, Any], dotted: str) -> Any:
+@lru_cache(maxsize=1024)
+def _dotted_path(dotted: str) -> tuple[bool, tuple[str, ...]]:
+    # (starts in raw?, keys to follow): the constant key lists are looked up for every annotation.
     head, _, rest = dotted.partition(".")
-    if head == "extra":
-        node: Any = extra
-    elif head == "raw":
-        node = _dict(ann.get("raw"))
-    else:  # "labels.slice_stem" / "csv_label.dcm" live inside extra
-        node, rest = extra, dotted
-    for part in rest.split("."):
+    if head == "raw":
+        return True, tuple(rest.split("."))
+    # "extra.x" lives in extra; so do "labels.slice_stem" / "csv_label.dcm", whole
+    return False, tuple((rest if head == "extra" else dotted).split("."))
+
+
+def _lookup(ann: dict[str, Any], extra: dict[str, Any], dotted: str) -> Any:
+    in_raw, parts = _dotted_path(dotted)
+    node: Any = _dict(ann.get("raw")) if in_raw else extra
+    for part in parts:
         if not isinstance(node, dict):
             return None
         node = node.get(part)
@@ -230,6 +236,12 @@ def _skip_key(where: str, key: str, profile: Profile) -> bool:
     return profile.labels_not_evidence and key in _LABEL_KEYS
 
 
+@lru_cache(maxsize=4096)
+def _scanned_key(key: Any) -> bool:
+    # Memoised per key: the same few dozen keys recur in every annotation of every model.
+    return C.SCAN_KEY_RE.search(str(key)) is not None
+
+
 def scanned_stems(ann: dict[str, Any], main_stem: str | None, profile: Profile) -> set[str]:
     """Stems of every source-like string value in extra, raw and record, plus the main stem (gate part A)."""
     out = {main_stem} if main_stem else set()
@@ -239,11 +251,7 @@ def scanned_stems(ann: dict[str, Any], main_stem: str | None, profile: Profile) 
         ("record", _dict(ann.get("record"))),
     ):
         for key, value in block.items():
-            if (
-                not isinstance(value, str)
-                or not C.SCAN_KEY_RE.search(str(key))
-                or _skip_key(where, key, profile)
-            ):
+            if not isinstance(value, str) or not _scanned_key(key) or _skip_key(where, key, profile):
                 continue
             text = value.strip()
             if C.PATH_HINT_RE.search(text) or len(text) <= C.SCAN_VALUE_MAX_LEN:

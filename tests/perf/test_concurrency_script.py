@@ -75,6 +75,7 @@ def test_split_keeps_datasets_whole_and_shares_the_concurrency(script: ModuleTyp
     assert sorted((share, len(convs)) for share, convs in plan) == [(5, 5), (5, 5)]
 
 
+@pytest.mark.heavy  # a whole run and its bare replay (about 10 s; more when litellm is not imported yet)
 def test_bare_side_sends_what_ours_sent_and_json_parses(
     script: ModuleType, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -14,8 +14,11 @@ import pytest
 from score_builders import Builder
 
 from benchmark.score import analysis, table
+from benchmark.score._io import NotPlainJson, dumps_indented
 from benchmark.score.constants import METRIC_NAMES, ROUNDED_METRICS
-from benchmark.score.evaluate import score_dataset
+from benchmark.score.dataset import make_context, score_prediction
+from benchmark.score.evaluate import score_dataset, write_results
+from benchmark.score.profiles import resolve
 
 CONFORMANCE_DATASETS = (
     "5002837_folder",
@@ -101,3 +104,43 @@ def test_plain_table_prints_what_the_pandas_frame_prints(build_dataset: Builder,
 def test_render_refuses_an_unknown_format(build_dataset: Builder) -> None:
     with pytest.raises(ValueError, match="unknown table format 'html'"):
         table.render(table.macro_table(_results(build_dataset)), "html")
+
+
+_TRICKY: list[Any] = [
+    {},
+    [],
+    {"a": [], "b": {}, "c": [[], [{}]], "": None},
+    {"é ü 汉": 'tab\there "quoted" back\\slash \u2028 \x00', "n": [True, False, None]},
+    [0, -1, 10**30, 0.1, 1e-07, 1e16, -0.0, 1.0, float("nan"), float("inf"), float("-inf")],
+    {"models": {"m": {"per_sample": [{"index": "0", "reason": None, "content_blocks": {}}]}}},
+    "just a string",
+    3.5,
+]
+
+
+@pytest.mark.parametrize("value", _TRICKY, ids=range(len(_TRICKY)))
+def test_fast_writer_is_byte_identical_to_json_dumps(value: Any) -> None:
+    assert dumps_indented(value) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def test_write_results_falls_back_to_json_for_values_it_does_not_know(tmp_path: Path) -> None:
+    for odd in ({"p": Path("a/b")}, {1: "int key"}, {"t": (1, 2)}):
+        with pytest.raises(NotPlainJson):
+            dumps_indented(odd)
+        out = write_results(odd, tmp_path / "r.json")
+        assert out.read_text(encoding="utf-8") == json.dumps(
+            odd, indent=2, ensure_ascii=False, default=lambda p: p.as_posix()
+        )
+
+
+def test_a_context_is_refused_for_another_ground_truth(build_dataset: Builder) -> None:
+    root = build_dataset(n=2)
+    gt = json.loads(next((root / "VLM").glob("ground_truth*.json")).read_text(encoding="utf-8"))
+    pred = root / "VLM" / "m" / "agent1_data_organization"
+    ctx = make_context(gt, resolve("official"), root)
+    shared = score_prediction(pred, gt, dataset_root=root, context=ctx)
+    assert shared.to_dict() == score_prediction(pred, gt, dataset_root=root).to_dict()
+    with pytest.raises(ValueError, match="another ground truth"):
+        score_prediction(pred, dict(gt), dataset_root=root, context=ctx)
+    with pytest.raises(ValueError, match="another ground truth"):
+        score_prediction(pred, gt, profile="strict", dataset_root=root, context=ctx)
