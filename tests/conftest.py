@@ -39,13 +39,43 @@ def conformance_dir(mdsbench_dir: Path) -> Path:
     return path
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist, start the tests marked ``heavy`` first (a stable sort: the rest keep their order).
+# Session fixtures of a conftest that cost seconds and are used by several modules: under pytest-xdist, the
+# tests that use one form one group, run by one worker, so the fixture is built once.
+SHARED_GROUPS = ("rules_s3_run",)
 
-    The workers take tests one unit at a time; a long test taken last keeps one worker busy while the other
-    has nothing left, so the long ones go first and the short ones fill in around them. A run in one process
-    keeps the collection order.
+
+def _xdist_group(item: pytest.Item) -> str | None:
+    """The group a test joins so that an expensive fixture it uses is built by one worker only.
+
+    Tests using a fixture of `SHARED_GROUPS` join that fixture's group; tests using a module- or
+    session-scoped fixture defined in their own module join their module's group.
+    """
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    module = item.nodeid.split("::", 1)[0]
+    for name in info.names_closure:
+        if name in SHARED_GROUPS:
+            return name
+    for name in info.names_closure:
+        defs = info.name2fixturedefs.get(name, ())
+        if defs and defs[-1].scope in ("module", "session") and defs[-1].baseid == module:
+            return Path(module).stem  # short in reports; a name shared by two modules only merges groups
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist: group the tests sharing an expensive fixture; start the ``heavy`` ones first.
+
+    Workers take one unit at a time (a test, or a whole group; ``--dist loadgroup`` in pyproject.toml). A long
+    test taken last keeps one worker busy while the other has nothing left, so the units holding a test marked
+    ``heavy`` go first (a stable sort: the rest keep their order). A run in one process is left as collected.
     """
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
+    for item in items:
+        group = _xdist_group(item)
+        if group is not None and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group))
     items.sort(key=lambda item: item.get_closest_marker("heavy") is None)

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-# One worker runs every case (they share the module fixture that starts them all at once).
-pytestmark = [pytest.mark.heavy, pytest.mark.xdist_group("cli_errors")]
+pytestmark = pytest.mark.heavy
 
 REPO = Path(__file__).resolve().parent.parent
 FAKES = REPO / "tests" / "strategies"

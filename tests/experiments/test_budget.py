@@ -14,9 +14,6 @@ from experiments.ablation import load_runs
 from experiments.budget import budget_curve, budget_matched
 from experiments.run import run_experiment
 
-# The stored rules run (tests/experiments/conftest.py) is built once, on the worker that runs its users.
-pytestmark = [pytest.mark.heavy, pytest.mark.xdist_group("rules_s3_run")]
-
 
 def test_best_of_fewer_from_stored_candidates_equals_a_fresh_smaller_run(
     rules_s3_run, tmp_path: Path

@@ -13,8 +13,7 @@ import pytest
 
 from benchmark.realfiles import BuiltRealDataset, build_realfiles
 
-# One worker runs the tests of the module fixture's run, so the run is made once.
-pytestmark = [pytest.mark.heavy, pytest.mark.xdist_group("realfiles_run")]
+pytestmark = pytest.mark.heavy
 
 REPO = Path(__file__).resolve().parents[2]
 

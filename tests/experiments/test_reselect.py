@@ -15,8 +15,7 @@ from rules_runs import DATASETS, rules_cfg
 from experiments.reselect import ReselectError, reselect
 from experiments.run import run_experiment
 
-# The stored rules run (tests/experiments/conftest.py) is built once, on the worker that runs its users.
-pytestmark = [pytest.mark.heavy, pytest.mark.xdist_group("rules_s3_run")]
+pytestmark = pytest.mark.heavy
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -20,9 +20,6 @@ from experiments.selectors import leaderboard, write_leaderboard
 from strategies.selectors import selectors
 from validator.report import Report
 
-# The stored rules run (tests/experiments/conftest.py) is built once, on the worker that runs its users.
-pytestmark = [pytest.mark.heavy, pytest.mark.xdist_group("rules_s3_run")]
-
 REPO = Path(__file__).resolve().parents[2]
 
 
