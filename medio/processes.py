@@ -15,7 +15,7 @@ from __future__ import annotations
 import multiprocessing
 import signal
 import threading
-from multiprocessing.context import BaseContext
+from multiprocessing.context import ForkServerContext
 
 from medio.libraries import preload
 
@@ -38,13 +38,14 @@ def preload_in_workers(*modules: str) -> None:
         _PRELOADS.update(modules)
 
 
-def worker_context() -> BaseContext:
+def worker_context() -> ForkServerContext:
     """The ``forkserver`` start method, with the readers and the modules of `preload_in_workers` preloaded.
 
     Returns:
         The multiprocessing context to start workers (``Process`` or ``ProcessPoolExecutor(mp_context=)``).
     """
     context = multiprocessing.get_context("forkserver")
+    assert isinstance(context, ForkServerContext)  # typed as the base class by typeshed
     with _LOCK:
         context.set_forkserver_preload(sorted(_PRELOADS))
     return context
