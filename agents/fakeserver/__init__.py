@@ -3,6 +3,7 @@
 Run ``python -m agents.fakeserver --script FILE`` for a demo server, or use `FakeServer` in tests.
 """
 
+from agents.fakeserver.dispatch import ByDataset, dataset_of
 from agents.fakeserver.script import (
     Delay,
     Fault,
@@ -19,6 +20,7 @@ from agents.fakeserver.script import (
 from agents.fakeserver.server import FakeServer, RecordedRequest
 
 __all__ = [
+    "ByDataset",
     "Delay",
     "FakeServer",
     "Fault",
@@ -29,6 +31,7 @@ __all__ = [
     "Step",
     "TurnScript",
     "assistant_turn",
+    "dataset_of",
     "script_from_json",
     "tool_call",
     "with_faults",

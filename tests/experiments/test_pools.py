@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from agents.base import Task
-from agents.fakeserver import FakeServer, Reply, Step, TurnScript
+from agents.fakeserver import ByDataset, FakeServer, Reply, TurnScript
 from agents.fakeserver.replay import ReplayScript, replay_script
 from benchmark.discover import Dataset
 from experiments import compose_config
@@ -62,21 +62,6 @@ def test_a_negative_pool_size_is_refused():
         validation_executor({"validation_processes": -1})
 
 
-class _ByDataset:
-    """One fake server for several datasets: each conversation is answered by its dataset's replay script."""
-
-    def __init__(self, scripts: Mapping[str, TurnScript]) -> None:
-        self.scripts = dict(scripts)
-
-    def __call__(self, request: Mapping[str, Any], serial: int) -> Step:
-        for message in request["messages"]:
-            content = message.get("content")
-            if isinstance(content, str) and content.startswith("Dataset name:"):
-                name = content.split("\n", 1)[0].removeprefix("Dataset name:").strip()
-                return self.scripts[name](request, serial)
-        raise KeyError("no message names the dataset")
-
-
 def _batched(replay: ReplayScript) -> TurnScript:
     """The replay in three turns (every read tool; every write; meta and finish): its tool work in 3 calls."""
     calls = [c for step in replay.steps if isinstance(step, Reply) for c in step.tool_calls]
@@ -90,7 +75,7 @@ def _batched(replay: ReplayScript) -> TurnScript:
 
 
 @pytest.fixture(scope="module")
-def replay_suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, _ByDataset]:
+def replay_suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ByDataset]:
     from benchmark.synth.suite import generate_suite
 
     base = tmp_path_factory.mktemp("pools")
@@ -102,11 +87,11 @@ def replay_suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, _ByDat
         )
         for name in DATASETS
     }
-    return suite, _ByDataset(scripts)
+    return suite, ByDataset(scripts)
 
 
 @pytest.fixture
-def server(replay_suite: tuple[Path, _ByDataset]) -> Iterator[FakeServer]:
+def server(replay_suite: tuple[Path, ByDataset]) -> Iterator[FakeServer]:
     with FakeServer(replay_suite[1]) as fake:
         yield fake
 
@@ -139,7 +124,7 @@ def _selected(run_dir: Path) -> dict[str, str]:
 
 
 def test_an_s3_run_selects_the_same_outputs_with_the_pools_on_and_off(
-    replay_suite: tuple[Path, _ByDataset], server: FakeServer, tmp_path: Path
+    replay_suite: tuple[Path, ByDataset], server: FakeServer, tmp_path: Path
 ):
     suite, _ = replay_suite
     off = run_experiment(compose_config(_overrides(suite, server, 0)), tmp_path / "off")
@@ -219,7 +204,7 @@ def _gone(token: str, timeout_s: float = 10.0) -> list[int]:
 
 
 def test_ctrl_c_stops_the_run_and_its_pools(
-    replay_suite: tuple[Path, _ByDataset], tmp_path: Path, cli_env: dict[str, str]
+    replay_suite: tuple[Path, ByDataset], tmp_path: Path, cli_env: dict[str, str]
 ):
     token = uuid.uuid4().hex
     with FakeServer(replay_suite[1], latency_s=0.3) as slow:

@@ -12,12 +12,20 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from agents.base import Task
-from agents.fakeserver import Delay, FakeServer, Fault, Reply, Step, TurnScript, assistant_turn, tool_call
+from agents.fakeserver import (
+    ByDataset,
+    Delay,
+    FakeServer,
+    Fault,
+    Reply,
+    TurnScript,
+    assistant_turn,
+    tool_call,
+)
 from agents.fakeserver.replay import replay_script
 from experiments import compose_config
 from experiments.loop import TasksJob
@@ -26,21 +34,6 @@ from experiments.run import preflight, run_experiment
 
 ROOT = Path(__file__).resolve().parents[2]
 USAGE = (1000, 100)
-
-
-class ByDataset:
-    """A fake-server script per dataset, chosen by the name in the task prompt (one server for the run)."""
-
-    def __init__(self, scripts: Mapping[str, Any]) -> None:
-        self.scripts = dict(scripts)
-
-    def __call__(self, request: Mapping[str, Any], serial: int) -> Step:
-        for message in request["messages"]:
-            content = message.get("content")
-            if isinstance(content, str) and content.startswith("Dataset name:"):
-                name = content.split("\n", 1)[0].removeprefix("Dataset name:").strip()
-                return self.scripts[name](request, serial)  # type: ignore[no-any-return]
-        raise KeyError("no message names the dataset")
 
 
 def three_turns(dataset: Path, work: Path) -> TurnScript:
