@@ -43,12 +43,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import json
 import math
 import multiprocessing
 import os
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -59,8 +59,39 @@ from typing import Any
 
 import tqdm
 
-from agents.fakeserver import FakeServer, Reply, Step, TurnScript, assistant_turn, tool_call
+from agents.fakeserver import (
+    ByDataset,
+    FakeServer,
+    Reply,
+    Step,
+    TurnScript,
+    assistant_turn,
+    tool_call,
+)
 from agents.fakeserver.replay import replay_script
+
+# perf/ is a folder of scripts: its sibling modules are importable when the script runs (sys.path[0]) and,
+# for the tests that load it by path, once this folder is on sys.path.
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+from concurrency_figure import figure
+from concurrency_replay import (
+    API_KEY,
+    MODEL,
+    TIMEOUT_S,
+    USAGE,
+    Body,
+    bound,
+    close_loop,
+    conversations,
+    expect,
+    our_pricing,
+    replay_worker,
+    split,
+    warm_up,
+)
+from concurrency_replay import turn_of as turn_of  # re-exported: tests read the turn of a request here
+from cpu_sampler import CpuSampler
 
 # Ten datasets whose raw files render in milliseconds. Even so, a candidate's tool work (about ten renders
 # with PNG encoding, ten annotation writes with schema checks) is ~50-75 ms of CPU, i.e. ~3-4 s for 50
@@ -82,11 +113,6 @@ DATASETS = (
     "synth-nuclei-tiff16",
 )
 TURNS = 3
-USAGE = (1000, 200)
-MODEL = "openai/fake-model"
-API_KEY = "sk-fake"
-TIMEOUT_S = 30.0
-Body = dict[str, Any]
 
 
 def light_script() -> TurnScript:
@@ -113,40 +139,20 @@ def short_script(dataset_root: Path, work_dir: Path) -> TurnScript:
     return TurnScript([Reply(s.content, s.tool_calls, USAGE) for s in turns])
 
 
-def dataset_of(request: Mapping[str, Any]) -> str:
-    """The dataset a request is about: the name in the task prompt (``Dataset name: ...``).
-
-    Raises:
-        KeyError: No message names a dataset.
-    """
-    # The task prompt follows the instruction text (issue 13): find the message that names the dataset.
-    for message in request["messages"]:
-        content = message.get("content")
-        if isinstance(content, str) and content.startswith("Dataset name:"):
-            return content.split("\n", 1)[0].removeprefix("Dataset name:").strip()
-    raise KeyError("no message names the dataset")
-
-
-def turn_of(request: Mapping[str, Any]) -> int:
-    """The conversation turn of a request: how many assistant messages it already holds."""
-    return sum(1 for m in request["messages"] if m.get("role") == "assistant")
-
-
-class Dispatch:
-    """One server for every dataset: answer from the script of the dataset named in the task prompt.
-
-    Also stamps the arrival time of every request (the server's clock) for the phase measurement.
-    """
+class Dispatch(ByDataset):
+    """One server for every dataset (`agents.fakeserver.ByDataset`) that also stamps the arrival time of every
+    request (the server's clock) for the phase measurement."""
 
     def __init__(self, scripts: Mapping[str, TurnScript]) -> None:
-        self.scripts = dict(scripts)
+        super().__init__(scripts)
         self.arrivals: list[float] = []
         self._lock = threading.Lock()
 
     def __call__(self, request: Mapping[str, Any], serial: int) -> Step:
+        """Stamp the arrival, then answer from the dataset's script."""
         with self._lock:
             self.arrivals.append(time.perf_counter())
-        return self.scripts[dataset_of(request)](request, serial)
+        return super().__call__(request, serial)
 
 
 class ServerProcess:
@@ -222,138 +228,6 @@ def _config(root: Path, url: str, n: int, concurrency: int, processes: int | Non
     return compose_config(overrides)
 
 
-# --------------------------------------------------------------------------------------------- CPU sampling
-
-_TICKS = os.sysconf("SC_CLK_TCK")
-# Thread-name prefixes in the main process: the event loop, the loop's default executor (LiteLLM's hop),
-# our tool pool, the runner's worker pool (the validator).
-_GROUPS: tuple[tuple[str, str], ...] = (
-    ("event loop", "MainThread"),
-    ("litellm worker hop", "asyncio_"),
-    ("our tools", "litellm-agent-tools"),
-    ("validator pool", "ThreadPoolExecutor"),
-)
-
-
-def _stat_cpu(path: str) -> float | None:
-    """CPU seconds (user + system) from a ``/proc/.../stat`` file; None once the thread/process is gone."""
-    try:
-        with open(path) as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / _TICKS
-
-
-def _descendants(pid: int) -> list[int]:
-    """Every live descendant process of ``pid`` (children are listed per creating thread)."""
-    out: list[int] = []
-    todo = [pid]
-    while todo:
-        parent = todo.pop()
-        try:
-            tids = os.listdir(f"/proc/{parent}/task")
-        except OSError:
-            continue
-        for tid in tids:
-            try:
-                with open(f"/proc/{parent}/task/{tid}/children") as handle:
-                    kids = [int(k) for k in handle.read().split()]
-            except OSError:
-                continue
-            out += kids
-            todo += kids
-    return out
-
-
-class CpuSampler:
-    """Samples, every ``period_s``, the CPU time of this process and of each descendant process (the run's
-    workers and pools), the fake server excepted, and with ``threads`` this process's thread groups.
-
-    With ``threads`` the sampler is a daemon thread of this process (thread names are only known here);
-    without, it is a forked child process, so this process stays single-threaded: `run.processes` forks its
-    workers only from a single-threaded process (else it starts a fork server), and a sampler thread would
-    change what is measured.
-    """
-
-    def __init__(self, exclude: Sequence[int] = (), period_s: float = 0.05, threads: bool = True) -> None:
-        self.period_s = period_s
-        self.exclude = set(exclude)
-        self.threads = threads
-        self.samples: list[tuple[float, dict[str, float], dict[int, float]]] = []
-        self._main = os.getpid()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="cpu-sampler", daemon=True)
-        self._ctx = multiprocessing.get_context("fork")
-        self._conn, child = self._ctx.Pipe()
-        self._process = self._ctx.Process(target=self._child, args=(child,), daemon=True)
-
-    def _sample(self) -> None:
-        # Only the grouped threads are read (never the many short-lived ones): a sample costs well under a
-        # millisecond, so the sampler does not perturb what it measures.
-        groups = dict.fromkeys([g for g, _ in _GROUPS], 0.0) if self.threads else {}
-        for thread in threading.enumerate() if self.threads else ():
-            for group, prefix in _GROUPS:
-                if thread.name.startswith(prefix) and thread.native_id is not None:
-                    groups[group] += _stat_cpu(f"/proc/self/task/{thread.native_id}/stat") or 0.0
-                    break
-        procs: dict[int, float] = {}
-        for pid in [self._main, *_descendants(self._main)]:
-            cpu = None if pid in self.exclude else _stat_cpu(f"/proc/{pid}/stat")
-            if cpu is not None:
-                procs[pid] = cpu
-        self.samples.append((time.perf_counter(), groups, procs))
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.period_s):
-            self._sample()
-
-    def _child(self, conn: Any) -> None:
-        self.exclude.add(os.getpid())
-        while not conn.poll(self.period_s):
-            self._sample()
-        self._sample()
-        conn.send(self.samples)
-
-    def __enter__(self) -> CpuSampler:
-        if self.threads:
-            self._sample()
-            self._thread.start()
-        else:
-            self._process.start()
-            self.exclude.add(self._process.pid or 0)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.threads:
-            self._stop.set()
-            self._thread.join()
-            self._sample()
-        else:
-            self._conn.send("stop")
-            self.samples = self._conn.recv()
-            self._process.join(timeout=30)
-
-    def between(self, t0: float, t1: float) -> tuple[dict[str, float], dict[str, float]]:
-        """Per-process and per-thread-group CPU spent between two ``perf_counter`` times.
-
-        Returns:
-            ``({"main": s, "child 1": s, ...}, {group: s})``: children in decreasing CPU; a process born
-            in the window counts from 0, one that ended counts up to its last sample.
-        """
-        first = min(self.samples, key=lambda s: abs(s[0] - t0))
-        last = min(self.samples, key=lambda s: abs(s[0] - t1))
-        window = [s for s in self.samples if first[0] <= s[0] <= last[0]]
-        groups = {g: last[1][g] - first[1][g] for g in last[1]}
-        spent: dict[int, float] = {}
-        for _, _, procs in window:
-            for pid, cpu in procs.items():
-                spent[pid] = cpu - first[2].get(pid, 0.0)
-        main = spent.pop(self._main, 0.0)
-        children = sorted(spent.values(), reverse=True)
-        return {"main": main, **{f"child {k + 1}": v for k, v in enumerate(children) if v > 0}}, groups
-
-
 # ------------------------------------------------------------------------------------------ the two sides
 
 
@@ -422,176 +296,6 @@ class Comparison:
         return self.ours.calls / self.bound_s if self.bound_s > 0 else math.inf
 
 
-def conversations(bodies: Sequence[Body]) -> list[list[Body]]:
-    """Group request bodies back into conversations: a request at turn t+1 extends one at turn t.
-
-    Candidates that sent identical requests are interchangeable, so the first open match is taken.
-
-    Raises:
-        ValueError: A request continues no recorded conversation.
-    """
-    by_turn: dict[int, list[Body]] = {}
-    for body in bodies:
-        by_turn.setdefault(turn_of(body), []).append(body)
-    chains = [[b] for b in by_turn.get(0, [])]
-    for turn in range(1, max(by_turn, default=0) + 1):
-        open_chains = [c for c in chains if len(c) == turn]
-        for body in by_turn.get(turn, []):
-            for k, chain in enumerate(open_chains):
-                head = chain[-1]["messages"]
-                if body["messages"][: len(head)] == head:
-                    chain.append(body)
-                    del open_chains[k]
-                    break
-            else:
-                raise ValueError(f"a turn-{turn} request continues no recorded conversation")
-    return chains
-
-
-def split(
-    chains: Sequence[list[Body]], processes: int, concurrency: int
-) -> list[tuple[int, list[list[Body]]]]:
-    """Spread conversations over processes the way the run spreads datasets: whole datasets, by work.
-
-    Datasets go, largest first, to the least-loaded of ``min(processes, datasets, concurrency)`` processes
-    (work = model calls); each process gets a share of ``concurrency`` in proportion to its conversations,
-    at least 1, the shares summing to the total.
-
-    Returns:
-        ``[(concurrency share, conversations)]`` per process.
-    """
-    by_dataset: dict[str, list[list[Body]]] = {}
-    for chain in chains:
-        by_dataset.setdefault(dataset_of(chain[0]), []).append(chain)
-    bins = max(1, min(processes, len(by_dataset), concurrency))
-    loads = [0] * bins
-    parts: list[list[list[Body]]] = [[] for _ in range(bins)]
-    for name in sorted(by_dataset, key=lambda d: (-sum(map(len, by_dataset[d])), d)):
-        k = loads.index(min(loads))
-        parts[k] += by_dataset[name]
-        loads[k] += sum(map(len, by_dataset[name]))
-    total = sum(len(p) for p in parts) or 1
-    exact = [concurrency * len(p) / total for p in parts]
-    shares = [max(1, math.floor(e)) for e in exact]
-    # Largest remainders get the seats left (or lose the extra ones the minimum of 1 handed out).
-    order = sorted(range(bins), key=lambda k: exact[k] - math.floor(exact[k]), reverse=True)
-    for k in range(concurrency - sum(shares)):
-        shares[order[k % bins]] += 1
-    while sum(shares) > concurrency:
-        k = max((k for k in range(bins) if shares[k] > 1), key=lambda k: shares[k])
-        shares[k] -= 1
-    return list(zip(shares, parts, strict=True))
-
-
-def bound(latency_s: float, plan: Sequence[tuple[int, Sequence[list[Body]]]]) -> float:
-    """The latency bound of a split: the slowest process's waves of sequential calls."""
-    return max(
-        (
-            max(map(len, convs), default=0) * latency_s * math.ceil(len(convs) / share)
-            for share, convs in plan
-        ),
-        default=0.0,
-    )
-
-
-def our_pricing() -> dict[str, float]:
-    """The pricing arguments our client adds to every call, so both sides run the same LiteLLM path."""
-    from agents.litellm.client import ModelClient
-
-    return ModelClient(MODEL, api_base="http://127.0.0.1:9/v1", api_key=API_KEY).pricing_params
-
-
-def replay_args(body: Mapping[str, Any], url: str, pricing: Mapping[str, float]) -> dict[str, Any]:
-    """The ``litellm.acompletion`` arguments that send ``body`` again, as our client sent it."""
-    args = {k: v for k, v in body.items() if k != "model"}
-    return {
-        **args,
-        "model": f"openai/{body['model']}",
-        "api_base": url,
-        "api_key": API_KEY,
-        "timeout": TIMEOUT_S,
-        "max_retries": 0,
-        "num_retries": 0,
-        **pricing,
-    }
-
-
-async def _bare_conversations(job: Mapping[str, Any]) -> int:
-    """Replay one process's conversations: ``share`` at a time, each conversation's calls in order."""
-    from agents.litellm.client import import_litellm
-
-    litellm = import_litellm()
-    semaphore = asyncio.Semaphore(job["share"])
-    url, pricing = job["url"], job["pricing"]
-
-    async def one(chain: list[Body]) -> int:
-        async with semaphore:
-            for body in chain:
-                await litellm.acompletion(**replay_args(body, url, pricing))
-        return len(chain)
-
-    return sum(await asyncio.gather(*(one(c) for c in job["conversations"])))
-
-
-def warm_up(loop: asyncio.AbstractEventLoop, pricing: Mapping[str, float], calls: int = 3) -> None:
-    """A few calls with a tool answer to a private zero-latency server, outside any measurement.
-
-    LiteLLM's first ``acompletion`` in a process costs ~0.4 s of CPU (lazy imports, client set-up): a
-    one-off cost that both sides pay before they are measured, so the figures compare the steady state.
-    """
-    from agents.litellm.client import import_litellm
-
-    litellm = import_litellm()
-    listing = tool_call("list_dir", {"path": "data"}, "warm")
-    tool = {
-        "type": "function",
-        "function": {
-            "name": "list_dir",
-            "description": "List a folder.",
-            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-        },
-    }
-    body = {"model": MODEL.split("/", 1)[1], "messages": [{"role": "user", "content": "hi"}], "tools": [tool]}
-
-    async def go(url: str) -> None:
-        for _ in range(calls):
-            await litellm.acompletion(**replay_args(body, url, pricing))
-        # Hang up, so the server's connection threads end: the process is single-threaded again.
-        await litellm.close_litellm_async_clients()
-
-    with FakeServer(TurnScript([], after_end=Reply(None, (listing,), USAGE))) as server:
-        loop.run_until_complete(go(server.url))
-
-
-def close_loop(loop: asyncio.AbstractEventLoop) -> None:
-    """Cancel what LiteLLM left running on ``loop`` (its logging worker), then close it."""
-    pending = asyncio.all_tasks(loop)
-    for task in pending:
-        task.cancel()
-    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-    loop.run_until_complete(loop.shutdown_default_executor())
-    loop.close()
-
-
-def _bare_process(job: Mapping[str, Any], conn: Any) -> None:
-    """A bare client process: warm up, say ``ready``, wait for ``go``, replay, send the result back."""
-    # The parent's heap (our run's objects, the recorded requests) is not a bare client's: frozen, the
-    # garbage collector never walks it, as it would not exist in a client process of its own.
-    gc.freeze()
-    try:
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        warm_up(loop, job["pricing"])
-        conn.send("ready")
-        conn.recv()
-        cpu = time.process_time()
-        calls = loop.run_until_complete(_bare_conversations(job))
-        conn.send({"calls": calls, "cpu_s": time.process_time() - cpu})
-        close_loop(loop)
-    except Exception as exc:  # reported by the parent in one line
-        conn.send({"error": f"{type(exc).__name__}: {str(exc).strip()[:300]}"})
-
-
 def measure_bare(
     chains: Sequence[list[Body]],
     scripts: Mapping[str, TurnScript],
@@ -612,17 +316,17 @@ def measure_bare(
         for share, convs in plan:
             job = {"url": server.url, "share": share, "conversations": convs, "pricing": dict(pricing)}
             parent, child = ctx.Pipe()
-            process = ctx.Process(target=_bare_process, args=(job, child), daemon=True)
+            process = ctx.Process(target=replay_worker, args=(job, child), daemon=True)
             process.start()
             workers.append((process, parent))
         results: list[dict[str, Any]] = []
         try:
             for _, conn in workers:
-                _expect(conn, "ready")
+                expect(conn, "ready")
             for _, conn in workers:  # all start together
                 conn.send("go")
             for _, conn in workers:
-                results.append(_expect(conn, "result"))
+                results.append(expect(conn, "result"))
         finally:
             for process, _ in workers:
                 process.join(timeout=30)
@@ -635,19 +339,6 @@ def measure_bare(
         cpu_s={f"worker {k + 1}": r["cpu_s"] for k, r in enumerate(results)},
         bodies=server.bodies,
     )
-
-
-def _expect(conn: Any, what: str, timeout_s: float = 600) -> Any:
-    """The next message of a bare client; a failure or silence becomes one RuntimeError line."""
-    if not conn.poll(timeout_s):
-        raise RuntimeError(f"a bare client sent no {what} within {timeout_s:.0f} s")
-    try:
-        message = conn.recv()
-    except EOFError:
-        raise RuntimeError(f"a bare client died before its {what}") from None
-    if isinstance(message, dict) and "error" in message:
-        raise RuntimeError(f"a bare client failed: {message['error']}")
-    return message
 
 
 @dataclass
@@ -824,78 +515,6 @@ def summarize(results: Sequence[Comparison]) -> list[dict[str, Any]]:
             }
         )
     return out
-
-
-def _tick(point: Mapping[str, Any]) -> str:
-    """The x label of one (latency, processes) point; says when ours could not use that many processes."""
-    n = point["processes"]
-    label = f"{n} process" + ("es" if n > 1 else "")
-    if point["ours_processes"] != n:
-        label += f"\n(ours: {point['ours_processes']}; no run.processes)"
-    return label
-
-
-def figure(summary: Sequence[Mapping[str, Any]], path: Path, load: Sequence[float]) -> None:
-    """Bar chart of calls per second: ours, bare LiteLLM, the latency bound; by latency and processes."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    latencies = sorted({s["latency_s"] for s in summary})
-    fig, axes = plt.subplots(1, len(latencies), figsize=(4.6 * len(latencies) + 0.6, 4.6), squeeze=False)
-    sides = (
-        ("ours_calls_per_s", "ours (run_experiment)", "tab:blue"),
-        ("bare_calls_per_s", "bare litellm.acompletion", "tab:orange"),
-        ("bound_calls_per_s", "latency bound", "0.7"),
-    )
-    width = 0.26
-    for ax, latency in zip(axes[0], latencies, strict=True):
-        points = [s for s in summary if s["latency_s"] == latency]
-        for j, (key, label, color) in enumerate(sides):
-            xs = [i + (j - 1) * width for i in range(len(points))]
-            ax.bar(
-                xs,
-                [p[key] or 0.0 for p in points],
-                width,
-                label=label,
-                color=color,
-                edgecolor="black",
-                lw=0.5,
-            )
-            if key != "bound_calls_per_s":  # every repeat as a dot on its median bar
-                for x, p in zip(xs, points, strict=True):
-                    values = [r[key] for r in p["runs"]]
-                    ax.plot([x] * len(values), values, "k.", ms=4)
-        for i, p in enumerate(points):
-            ax.annotate(
-                f"ours/bare {p['ours_over_bare']:.2f}\nbound/phase {p['bound_ratio']:.2f}",
-                (i, max(p[k] or 0.0 for k, _, _ in sides)),
-                xytext=(0, 4),
-                textcoords="offset points",
-                ha="center",
-                va="bottom",
-                fontsize=8,
-            )
-        top = max(max(p[k] or 0.0 for k, _, _ in sides) for p in points)
-        ax.set_ylim(0, top * 1.3)
-        ax.set_xticks(range(len(points)))
-        ax.set_xticklabels([_tick(p) for p in points])
-        ax.set_title(f"latency {latency * 1000:.0f} ms per call")
-        ax.set_ylabel("model calls per second (server clock)")
-        ax.set_xlabel(f"client processes (concurrency {points[0]['concurrency']} in total)")
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=3, frameon=False)
-    n = summary[0]["candidates"]
-    fig.suptitle(
-        f"S3, {n} candidates x {summary[0]['calls'] // max(1, n)} calls; median of {summary[0]['repeats']} "
-        f"(dots: each run); load average {load[0]:.1f}",
-        fontsize=10,
-    )
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def main(argv: list[str] | None = None) -> list[Comparison]:

@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from agents.fakeserver import dataset_of
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -64,12 +66,10 @@ def test_split_keeps_datasets_whole_and_shares_the_concurrency(script: ModuleTyp
         assert len(plan) == min(processes, 3, concurrency)
         assert sum(share for share, _ in plan) == concurrency
         assert all(share >= 1 for share, _ in plan)
-        assigned = [script.dataset_of(chain[0]) for _, convs in plan for chain in convs]
-        assert sorted(assigned) == sorted(script.dataset_of(chain[0]) for chain in chains)
-        homes = {script.dataset_of(chain[0]): k for k, (_, convs) in enumerate(plan) for chain in convs}
-        assert all(
-            homes[script.dataset_of(chain[0])] == k for k, (_, convs) in enumerate(plan) for chain in convs
-        )
+        assigned = [dataset_of(chain[0]) for _, convs in plan for chain in convs]
+        assert sorted(assigned) == sorted(dataset_of(chain[0]) for chain in chains)
+        homes = {dataset_of(chain[0]): k for k, (_, convs) in enumerate(plan) for chain in convs}
+        assert all(homes[dataset_of(chain[0])] == k for k, (_, convs) in enumerate(plan) for chain in convs)
     # Two processes: the five-conversation dataset alone, the other two together, concurrency in proportion.
     plan = script.split(chains, 2, 10)
     assert sorted((share, len(convs)) for share, convs in plan) == [(5, 5), (5, 5)]
