@@ -35,7 +35,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--output", help="eval_results JSON (default: VLM/eval_results_<profile>.json)")
     p.add_argument("--profile", choices=sorted(PROFILES), default="official")
     p.add_argument("--format", choices=["md", "csv", "tex"], default="md", help="table format for --root")
-    p.add_argument("--workers", type=int, default=None, help="processes for --root (default: CPU count)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="processes (default: CPU count): datasets in parallel with --root, the models of the dataset "
+        "with --dataset-dir (forks of this process); 1 = this process only",
+    )
     p.add_argument("--no-print", action="store_true", help="do not print the per-model table (--dataset-dir)")
     return p
 
@@ -82,7 +88,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             existing_path("--ground-truth", args.ground_truth)
         _check_models(args.models, set(default_models(root)), str(root))
         results = score_dataset(
-            root, ground_truth=args.ground_truth, models=args.models, profile=args.profile
+            root,
+            ground_truth=args.ground_truth,
+            models=args.models,
+            profile=args.profile,
+            workers=args.workers,
         )
         # Atomic, not fsync'ed: a report that no rerun trusts (benchmark.atomic says when that is enough).
         path = write_results(results, args.output or default_output(root, args.profile), durable=False)

@@ -16,6 +16,7 @@ from benchmark.groundtruth import ground_truth_path, load_ground_truth_dict
 from benchmark.layout import AGENT_DIR
 from benchmark.score._io import NotPlainJson, dumps_indented
 from benchmark.score.dataset import DatasetScore, make_context, score_prediction
+from benchmark.score.forked import map_forked, processes_for
 from benchmark.score.profiles import Profile, resolve
 from medio.sniff import split_suffix
 
@@ -96,6 +97,7 @@ def score_dataset(
     ground_truth: str | Path | dict[str, Any] | None = None,
     models: Iterable[str] | None = None,
     profile: str | Profile = "official",
+    workers: int | None = 1,
 ) -> dict[str, Any]:
     """Score every model (run) of one dataset, like the reference ``evaluate_source_gate.py``.
 
@@ -105,6 +107,8 @@ def score_dataset(
             ``VLM/ground_truth*.json``).
         models: Model folder names under ``VLM`` (default: those holding ``agent1_data_organization``).
         profile: ``official``, ``strict`` or a :class:`Profile`.
+        workers: Processes sharing the models (this one and forks of it, `benchmark.score.forked`); None =
+            the CPU count; 1 = this process only. The result is the same whatever the number.
 
     Returns:
         ``{"dataset", "dataset_dir", "ground_truth_file", "profile", "models": {model: {"metrics",
@@ -126,18 +130,25 @@ def score_dataset(
             gt = load_ground_truth_dict(path)
     except BenchmarkError as exc:
         gt_error = str(exc)
-    out_models: dict[str, Any] = {}
     # One context for all models: the GT is parsed once, and annotation files that several models share
-    # (byte-identical) are parsed and scored once.
+    # (byte-identical) are parsed and scored once (per process when the models are shared among processes).
     ctx = make_context(gt, prof, root) if isinstance(gt, dict) else None
-    for model in names:
+
+    def score_model(model: str) -> dict[str, Any]:
         pred = root / "VLM" / model / AGENT_DIR
         if gt is not None and pred.is_dir():
             res = score_prediction(pred, gt, profile=prof, dataset_root=root, context=ctx).to_dict()
         else:
             error = gt_error if gt is None else f"no folder {pred}"
             res = {"metrics": {}, "per_sample": [], "dimensions": {}, "breakdown": {}, "error": error}
-        out_models[model] = {"model": model, **res}
+        return {"model": model, **res}
+
+    processes = processes_for(len(names), workers) if workers != 1 else 1
+    if processes > 1:
+        done = map_forked(score_model, names, processes)
+    else:
+        done = [score_model(model) for model in names]
+    out_models = {model: res for model, res in zip(names, done, strict=True)}
     return {
         "dataset": root.name,
         "dataset_dir": str(root),

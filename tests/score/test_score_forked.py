@@ -1,0 +1,192 @@
+"""The per-dataset CLI shares the models among forks of itself (`benchmark.score.forked`): the same bytes as
+one process, whatever a child does, and never a process left behind."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from score_builders import Builder
+
+from benchmark.score import forked
+from benchmark.score.evaluate import score_dataset
+
+pytestmark = pytest.mark.skipif(not forked.can_fork(), reason="no os.fork on this platform")
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "benchmark.score", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def _varied(build_dataset: Builder) -> Path:
+    """A generated dataset with six models that score differently (one needs Pillow: a corrupt image)."""
+
+    def task(i: int, ann: dict[str, Any]) -> None:
+        if i % 2:
+            ann["media_geometry"]["media"]["task_type"] = "detection"
+
+    def drop(i: int, ann: dict[str, Any]) -> Any:
+        return ... if i == 1 else None
+
+    root = build_dataset(n=4, model="a_clean")
+    for model, edit in (("b_task", task), ("c_drop", drop), ("d_clean", None), ("e_task", task)):
+        build_dataset(n=4, edit=edit, model=model)
+    build_dataset(n=4, model="f_corrupt")
+    (root / "VLM" / "f_corrupt" / "agent1_data_organization" / "images" / "2.png").write_bytes(os.urandom(64))
+    return root
+
+
+def test_forked_cli_writes_the_bytes_of_one_process_on_a_generated_dataset(
+    build_dataset: Builder, tmp_path: Path
+) -> None:
+    root = _varied(build_dataset)
+    outs = {}
+    for workers in ("1", "2", "3"):
+        out = tmp_path / f"w{workers}.json"
+        proc = _cli("--dataset-dir", str(root), "--output", str(out), "--workers", workers)
+        assert proc.returncode == 0, proc.stderr
+        outs[workers] = (out.read_bytes(), proc.stdout)
+    assert outs["2"] == outs["1"] and outs["3"] == outs["1"]
+    assert b'"unreadable image: ' in outs["1"][0]  # the Pillow path was taken (in whichever process)
+
+
+def test_forked_cli_writes_the_bytes_of_one_process_on_a_conformance_case(
+    conformance_dir: Path, tmp_path: Path
+) -> None:
+    case = conformance_dir / "cases" / "kits23"
+    serial, parallel = tmp_path / "serial.json", tmp_path / "forked.json"
+    one = _cli("--dataset-dir", str(case), "--output", str(serial), "--workers", "1")
+    two = _cli("--dataset-dir", str(case), "--output", str(parallel), "--workers", "2")
+    assert one.returncode == 0 and two.returncode == 0, one.stderr + two.stderr
+    assert parallel.read_bytes() == serial.read_bytes()
+    assert two.stdout == one.stdout
+
+
+# A child that dies (killed, exits, raises) while scoring: the parent scores its models itself, warns in one
+# line, and has no child left (a zombie would still be waitable).
+_DYING_CHILD = """
+import os, signal, sys, time
+import benchmark.score.evaluate as E
+from benchmark.score.__main__ import main
+
+PARENT = os.getpid()
+real = E.score_prediction
+
+def score_prediction(*args, **kwargs):
+    if os.getpid() != PARENT:
+        if {how!r} == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if {how!r} == "exit":
+            os._exit(3)
+        raise RuntimeError("a bug in the child")
+    time.sleep(0.3)  # a slow parent: the child surely takes a model
+    return real(*args, **kwargs)
+
+E.score_prediction = score_prediction
+rc = main(["--dataset-dir", {root!r}, "--output", {out!r}, "--workers", "2", "--no-print"])
+try:
+    os.waitpid(-1, os.WNOHANG)
+    print("CHILD LEFT")
+except ChildProcessError:
+    print("NO CHILD", rc)
+"""
+
+
+@pytest.mark.parametrize("how", ["kill", "exit", "raise"])
+def test_a_dying_child_is_replaced_by_the_parent_and_reaped(
+    build_dataset: Builder, tmp_path: Path, how: str
+) -> None:
+    root = _varied(build_dataset)
+    want = tmp_path / "serial.json"
+    assert _cli("--dataset-dir", str(root), "--output", str(want), "--workers", "1").returncode == 0
+    out = tmp_path / "forked.json"
+    code = _DYING_CHILD.format(how=how, root=str(root), out=str(out))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "NO CHILD 0"
+    assert out.read_bytes() == want.read_bytes()
+    warnings = [line for line in proc.stderr.splitlines() if "scoring process" in line]
+    expected = (
+        "was killed by signal 9"
+        if how == "kill"
+        else "exited with status" + (" 3" if how == "exit" else " 1")
+    )
+    assert len(warnings) == 1 and expected in warnings[0], proc.stderr
+
+
+def test_an_error_in_the_parent_propagates_after_the_children_are_reaped() -> None:
+    parent = os.getpid()
+
+    def score(i: int) -> dict[str, Any]:
+        if os.getpid() == parent:
+            raise ValueError(f"bug on {i}")
+        time.sleep(0.5)  # the children are slow: the parent surely takes an item
+        return {"i": i}
+
+    with pytest.raises(ValueError, match="bug on"):
+        forked.map_forked(score, list(range(8)), 3)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+
+
+def test_map_forked_returns_every_result_in_order() -> None:
+    items = [f"m{i}" for i in range(20)]
+    got = forked.map_forked(lambda s: {"name": s, "pid": 0, "n": len(s)}, items, 2)
+    assert got == [{"name": s, "pid": 0, "n": len(s)} for s in items]
+
+
+def test_an_unpicklable_result_in_a_child_falls_back_to_the_parent() -> None:
+    parent = os.getpid()
+    got = forked.map_forked(
+        lambda i: {"i": i, "f": (lambda: 0) if os.getpid() != parent else None}, list(range(6)), 2
+    )
+    assert [r["i"] for r in got] == list(range(6)) and all(r["f"] is None for r in got)
+
+
+def test_the_serial_path_when_forced_with_one_cpu_or_without_fork(
+    build_dataset: Builder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _varied(build_dataset)
+    want = score_dataset(root, workers=2)
+
+    def no_fork() -> int:
+        raise AssertionError("forked although it must not")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    assert score_dataset(root, workers=1) == want
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert forked.processes_for(6, None) == 1
+    assert score_dataset(root, workers=None) == want
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert forked.processes_for(6, None) == 2
+    assert forked.processes_for(3, None) == 1  # too few models to pay for a fork
+    monkeypatch.delattr(os, "fork")
+    assert not forked.can_fork() and forked.processes_for(6, 2) == 1
+    assert score_dataset(root, workers=2) == want
+
+
+def test_a_failing_fork_scores_everything_here(
+    build_dataset: Builder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _varied(build_dataset)
+    want = score_dataset(root, workers=1)
+
+    def failing_fork() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", failing_fork)
+    assert score_dataset(root, workers=2) == want
+
+
+def test_workers_help_covers_the_dataset_dir_path() -> None:
+    proc = _cli("--help")
+    assert proc.returncode == 0
+    text = " ".join(proc.stdout.split())
+    assert "(forks of this process); 1 = this process only" in text
