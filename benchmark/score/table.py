@@ -8,7 +8,6 @@ looks the same whichever module built it.
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -145,6 +144,8 @@ def to_csv(columns: Sequence[Any], rows: Iterable[Sequence[Any]]) -> str:
         The text.
     """
     buf = io.StringIO()
+    import csv  # here: the per-dataset CLI prints Markdown
+
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(columns)
     writer.writerows(rows)
