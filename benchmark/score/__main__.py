@@ -70,13 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = _parser().parse_args(argv)
     from benchmark.score.constants import METRIC_NAMES
-    from benchmark.score.evaluate import (
-        dataset_root_of,
-        default_models,
-        default_output,
-        score_dataset,
-        write_results,
-    )
+    from benchmark.score.evaluate import dataset_root_of, default_models, score_dataset_to_file
     from benchmark.score.table import macro_table, render
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -87,15 +81,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.ground_truth:
             existing_path("--ground-truth", args.ground_truth)
         _check_models(args.models, set(default_models(root)), str(root))
-        results = score_dataset(
+        # Atomic, not fsync'ed: a report that no rerun trusts (benchmark.atomic says when that is enough).
+        results, path = score_dataset_to_file(
             root,
+            args.output or None,
             ground_truth=args.ground_truth,
             models=args.models,
             profile=args.profile,
             workers=args.workers,
+            durable=False,
         )
-        # Atomic, not fsync'ed: a report that no rerun trusts (benchmark.atomic says when that is enough).
-        path = write_results(results, args.output or default_output(root, args.profile), durable=False)
         if not args.no_print:
             print(render(macro_table({results["dataset"]: results}, args.models), args.format), end="")
             for model, res in results["models"].items():

@@ -6,21 +6,23 @@ import json
 import logging
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from benchmark.atomic import atomic_write_json, atomic_write_text
 from benchmark.errors import BenchmarkError
 from benchmark.groundtruth import ground_truth_path, load_ground_truth_dict
 from benchmark.layout import AGENT_DIR
-from benchmark.score._io import NotPlainJson, dumps_indented
+from benchmark.score._io import NotPlainJson, RawJson, dumps_indented
 from benchmark.score.dataset import DatasetScore, make_context, score_prediction
 from benchmark.score.forked import map_forked, processes_for
 from benchmark.score.profiles import Profile, resolve
 from medio.sniff import split_suffix
 
 log = logging.getLogger(__name__)
+
+_R = TypeVar("_R")
 
 
 def dataset_root_of(path: str | Path) -> Path:
@@ -115,48 +117,130 @@ def score_dataset(
         "per_sample", "dimensions", "breakdown", "error"}}}``. Problems (unreadable GT, missing model folder)
         become per-model errors; nothing raises for bad input.
     """
-    prof = resolve(profile)
-    root = dataset_root_of(dataset_root)
-    names = list(models) if models is not None else default_models(root)
-    gt: dict[str, Any] | None = None
-    gt_file: str | None = None
-    gt_error: str | None = None
-    try:
-        if isinstance(ground_truth, dict):
-            gt = ground_truth
-        else:
-            path = Path(ground_truth) if ground_truth is not None else ground_truth_path(root)
-            gt_file = str(path)
-            gt = load_ground_truth_dict(path)
-    except BenchmarkError as exc:
-        gt_error = str(exc)
-    # One context for all models: the GT is parsed once, and annotation files that several models share
-    # (byte-identical) are parsed and scored once (per process when the models are shared among processes).
-    ctx = make_context(gt, prof, root) if isinstance(gt, dict) else None
+    job = _DatasetJob(dataset_root, ground_truth, models, profile)
+    done = _map_models(job.score_model, job.names, workers)
+    return job.results(dict(zip(job.names, done, strict=True)))
 
-    def score_model(model: str) -> dict[str, Any]:
-        pred = root / "VLM" / model / AGENT_DIR
-        if gt is not None and pred.is_dir():
-            res = score_prediction(pred, gt, profile=prof, dataset_root=root, context=ctx).to_dict()
+
+def score_dataset_to_file(
+    dataset_root: str | Path,
+    output: str | Path | None = None,
+    *,
+    ground_truth: str | Path | None = None,
+    models: Iterable[str] | None = None,
+    profile: str | Profile = "official",
+    workers: int | None = 1,
+    durable: bool = True,
+) -> tuple[dict[str, Any], Path]:
+    """`score_dataset` then `write_results`, with each model's JSON encoded by the process that scored it.
+
+    The per-dataset CLI's path: the file holds the same bytes as ``write_results(score_dataset(...))``, but
+    the forks encode their own models (the encoding is ~10 % of the work) and send only that text and the
+    metrics back, instead of pickling every per-sample record for this process to encode alone.
+
+    Args:
+        dataset_root: The dataset folder (or its ``VLM`` folder).
+        output: The eval_results file (default: `default_output`).
+        ground_truth: A GT file (default: first sorted ``VLM/ground_truth*.json``).
+        models: Model folder names under ``VLM`` (default: those holding ``agent1_data_organization``).
+        profile: ``official``, ``strict`` or a :class:`Profile`.
+        workers: As for `score_dataset`.
+        durable: As for `write_results`.
+
+    Returns:
+        ``(summary, path written)``: the summary is the `score_dataset` dict with only ``model``, ``metrics``
+        and ``error`` per model (what the macro table and the CLI's messages read).
+    """
+    job = _DatasetJob(dataset_root, ground_truth, models, profile)
+    done = _map_models(job.score_encoded, job.names, workers)
+    summary = job.results({m: brief for m, (brief, _) in zip(job.names, done, strict=True)})
+    path = Path(output) if output is not None else default_output(job.root, job.prof)
+    texts = [text for _, text in done]
+    if all(isinstance(text, str) for text in texts):
+        tree = dict(summary, models={m: RawJson(t) for m, t in zip(job.names, texts, strict=True)})
+        return summary, atomic_write_text(path, dumps_indented(tree), durable=durable)
+    # Some model holds a value the fast encoder leaves to json.dumps: all of them go that way.
+    full = {m: t if isinstance(t, dict) else json.loads(t) for m, t in zip(job.names, texts, strict=True)}
+    return summary, atomic_write_json(path, dict(summary, models=full), durable=durable)
+
+
+def _map_models(score: Callable[[str], _R], names: list[str], workers: int | None) -> list[_R]:
+    processes = processes_for(len(names), workers) if workers != 1 else 1
+    return map_forked(score, names, processes) if processes > 1 else [score(m) for m in names]
+
+
+class _DatasetJob:
+    """One dataset's inputs, resolved once in this process (so forks inherit them) and its models' scoring.
+
+    Args:
+        dataset_root: The dataset folder (or its ``VLM`` folder).
+        ground_truth: A GT file, a loaded GT dict, or None for the default file.
+        models: Model folder names, or None for `default_models`.
+        profile: Scoring profile.
+    """
+
+    def __init__(
+        self,
+        dataset_root: str | Path,
+        ground_truth: str | Path | dict[str, Any] | None,
+        models: Iterable[str] | None,
+        profile: str | Profile,
+    ) -> None:
+        self.prof = resolve(profile)
+        self.root = root = dataset_root_of(dataset_root)
+        self.names = list(models) if models is not None else default_models(root)
+        self.gt: dict[str, Any] | None = None
+        self.gt_file: str | None = None
+        self.gt_error: str | None = None
+        try:
+            if isinstance(ground_truth, dict):
+                self.gt = ground_truth
+            else:
+                path = Path(ground_truth) if ground_truth is not None else ground_truth_path(root)
+                self.gt_file = str(path)
+                self.gt = load_ground_truth_dict(path)
+        except BenchmarkError as exc:
+            self.gt_error = str(exc)
+        # One context for all models: the GT is parsed once, and annotation files that several models share
+        # (byte-identical) are parsed and scored once (once per process when several processes score them).
+        self.ctx = make_context(self.gt, self.prof, root) if isinstance(self.gt, dict) else None
+
+    def score_model(self, model: str) -> dict[str, Any]:
+        """One model's eval_results entry (``{"model", "metrics", ..., "per_sample"}``)."""
+        pred = self.root / "VLM" / model / AGENT_DIR
+        if self.gt is not None and pred.is_dir():
+            res = score_prediction(
+                pred, self.gt, profile=self.prof, dataset_root=self.root, context=self.ctx
+            ).to_dict()
         else:
-            error = gt_error if gt is None else f"no folder {pred}"
+            error = self.gt_error if self.gt is None else f"no folder {pred}"
             res = {"metrics": {}, "per_sample": [], "dimensions": {}, "breakdown": {}, "error": error}
         return {"model": model, **res}
 
-    processes = processes_for(len(names), workers) if workers != 1 else 1
-    if processes > 1:
-        done = map_forked(score_model, names, processes)
-    else:
-        done = [score_model(model) for model in names]
-    out_models = {model: res for model, res in zip(names, done, strict=True)}
-    return {
-        "dataset": root.name,
-        "dataset_dir": str(root),
-        "ground_truth_file": gt_file,
-        "profile": prof.name,
-        "info": dataset_info(root, gt or {}),
-        "models": out_models,
-    }
+    def score_encoded(self, model: str) -> tuple[dict[str, Any], str | dict[str, Any]]:
+        """``(model, metrics, error)`` and the entry's JSON text at its depth in the file (or the entry itself
+        when it is not plain JSON)."""
+        res = self.score_model(model)
+        brief = {"model": model, "metrics": res["metrics"], "error": res["error"]}
+        try:
+            return brief, dumps_indented(res, depth=_MODEL_DEPTH)
+        except NotPlainJson:
+            return brief, res
+
+    def results(self, out_models: dict[str, Any]) -> dict[str, Any]:
+        """The eval_results dict around the models' entries."""
+        return {
+            "dataset": self.root.name,
+            "dataset_dir": str(self.root),
+            "ground_truth_file": self.gt_file,
+            "profile": self.prof.name,
+            "info": dataset_info(self.root, self.gt or {}),
+            "models": out_models,
+        }
+
+
+_MODEL_DEPTH = 2
+"""Where a model's entry sits in the eval_results tree: ``{"models": {name: entry}}``."""
 
 
 def _extension(path: str) -> str:

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
+_R = TypeVar("_R")
 
 MIN_ITEMS_PER_PROCESS = 2
 """Fewer items than this per process are scored in one process: the fork and pickle would not pay."""
@@ -63,9 +64,7 @@ def processes_for(n_items: int, workers: int | None) -> int:
     return max(1, min(wanted, n_items // MIN_ITEMS_PER_PROCESS))
 
 
-def map_forked(
-    score: Callable[[_T], dict[str, Any]], items: Sequence[_T], processes: int
-) -> list[dict[str, Any]]:
+def map_forked(score: Callable[[_T], _R], items: Sequence[_T], processes: int) -> list[_R]:
     """``[score(item) for item in items]``, the items shared among this process and ``processes - 1`` forks.
 
     Args:
@@ -85,7 +84,7 @@ def map_forked(
     os.write(queue_w, b"".join(_RECORD.pack(i) for i in range(len(items))))
     os.close(queue_w)  # an empty queue then reads as EOF in every process
     children: list[tuple[int, int]] = []  # (pid, read end of its result pipe)
-    done: dict[int, dict[str, Any]] = {}
+    done: dict[int, _R] = {}
     try:
         # Buffered output would be written twice (by the child too) if it were still in the buffers.
         sys.stdout.flush()
@@ -118,9 +117,7 @@ def _take(queue_r: int, n_items: int) -> Iterator[int]:
             yield i
 
 
-def _fork_child(
-    score: Callable[[_T], dict[str, Any]], items: Sequence[_T], queue_r: int
-) -> tuple[int, int] | None:
+def _fork_child(score: Callable[[_T], _R], items: Sequence[_T], queue_r: int) -> tuple[int, int] | None:
     """Fork a child that scores from the queue: ``(pid, read end of its result pipe)``; None if no fork."""
     result_r, result_w = os.pipe()
     try:
@@ -137,9 +134,7 @@ def _fork_child(
     return pid, result_r
 
 
-def _child_main(
-    score: Callable[[_T], dict[str, Any]], items: Sequence[_T], queue_r: int, result_w: int
-) -> None:
+def _child_main(score: Callable[[_T], _R], items: Sequence[_T], queue_r: int, result_w: int) -> None:
     """Score from the queue and send ``{index: result}`` pickled; never returns (`os._exit`)."""
     code = 1
     try:
@@ -158,7 +153,7 @@ def _child_main(
         os._exit(code)
 
 
-def _collect(pid: int, result_r: int, n_items: int) -> dict[int, dict[str, Any]]:
+def _collect(pid: int, result_r: int, n_items: int) -> dict[int, Any]:
     """Read a child's results to EOF and reap it; {} (with a warning) when it failed."""
     chunks: list[bytes] = []
     try:

@@ -3,6 +3,7 @@ one process, whatever a child does, and never a process left behind."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -13,8 +14,9 @@ from typing import Any
 import pytest
 from score_builders import Builder
 
-from benchmark.score import forked
-from benchmark.score.evaluate import score_dataset
+from benchmark.score import evaluate, forked
+from benchmark.score._io import RawJson, dumps_indented
+from benchmark.score.evaluate import score_dataset, score_dataset_to_file, write_results
 
 pytestmark = pytest.mark.skipif(not forked.can_fork(), reason="no os.fork on this platform")
 
@@ -190,3 +192,47 @@ def test_workers_help_covers_the_dataset_dir_path() -> None:
     assert proc.returncode == 0
     text = " ".join(proc.stdout.split())
     assert "(forks of this process); 1 = this process only" in text
+
+
+def test_a_nested_encoding_is_the_text_of_the_whole_tree() -> None:
+    entry = {"metrics": {"SV": 0.5}, "per_sample": [{"i": 1, "r": None}, {}], "error": None, "e": []}
+    tree = {"dataset": "d", "models": {"a": entry, "b": {}}}
+    nested = {
+        "dataset": "d",
+        "models": {k: RawJson(dumps_indented(v, depth=2)) for k, v in tree["models"].items()},
+    }
+    assert dumps_indented(nested) == dumps_indented(tree) == json.dumps(tree, indent=2, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_score_dataset_to_file_writes_what_write_results_writes(
+    build_dataset: Builder, tmp_path: Path, workers: int
+) -> None:
+    root = _varied(build_dataset)
+    full = score_dataset(root)
+    want = write_results(full, tmp_path / "want.json").read_bytes()
+    summary, path = score_dataset_to_file(root, tmp_path / "got.json", workers=workers)
+    assert path.read_bytes() == want
+    assert {m: (r["metrics"], r["error"]) for m, r in summary["models"].items()} == {
+        m: (r["metrics"], r["error"]) for m, r in full["models"].items()
+    }
+    assert {k: v for k, v in summary.items() if k != "models"} == {
+        k: v for k, v in full.items() if k != "models"
+    }
+
+
+def test_score_dataset_to_file_falls_back_to_json_dumps_for_odd_values(
+    build_dataset: Builder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _varied(build_dataset)
+    real = evaluate._DatasetJob.score_model
+
+    def with_a_tuple(self: Any, model: str) -> dict[str, Any]:
+        res = real(self, model)
+        return dict(res, odd=(1, 2)) if model == "c_drop" else res
+
+    monkeypatch.setattr(evaluate._DatasetJob, "score_model", with_a_tuple)
+    full = score_dataset(root)
+    assert full["models"]["c_drop"]["odd"] == (1, 2)
+    _, path = score_dataset_to_file(root, tmp_path / "got.json", workers=2)
+    assert path.read_text(encoding="utf-8") == json.dumps(full, indent=2, ensure_ascii=False)
