@@ -9,6 +9,17 @@ from typing import Any
 from benchmark.score import constants as C
 
 
+def _mean(values: Iterable[float]) -> float:
+    """``statistics.mean(values)`` for floats, without its exact-fraction sum when there is one value.
+
+    A model scored on one dataset (every row of the per-dataset CLI's table) has one value per metric:
+    ``statistics.mean([x])`` is ``x`` exactly (``0.0`` for ``-0.0``), which ``x + 0.0`` gives in ~1 % of the
+    time (2 ms of the CLI's 3 ms table for 28 models).
+    """
+    values = list(values)
+    return values[0] + 0.0 if len(values) == 1 else statistics.mean(values)
+
+
 def avg_11(metrics: Mapping[str, float]) -> float:
     """Avg: the unweighted mean of the eleven metrics."""
     return statistics.mean(float(metrics[k]) for k in C.METRIC_NAMES)
@@ -58,7 +69,7 @@ def macro(
         if not rows:
             out[model] = {"n_datasets": 0, "datasets": [], "metrics": {}, "avg_11": None, "weighted": None}
             continue
-        means = {k: statistics.mean(float(m[k]) for _, m in rows) for k in C.METRIC_NAMES}
+        means = {k: _mean([float(m[k]) for _, m in rows]) for k in C.METRIC_NAMES}
         out[model] = {
             "n_datasets": len(rows),
             "datasets": [name for name, _ in rows],

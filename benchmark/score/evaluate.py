@@ -17,6 +17,7 @@ from benchmark.layout import AGENT_DIR
 from benchmark.score._io import NotPlainJson, RawJson, dumps_indented
 from benchmark.score.dataset import DatasetScore, make_context, score_prediction
 from benchmark.score.forked import map_forked, processes_for
+from benchmark.score.images import needs_pil
 from benchmark.score.profiles import Profile, resolve
 from medio.sniff import split_suffix
 
@@ -118,7 +119,7 @@ def score_dataset(
         become per-model errors; nothing raises for bad input.
     """
     job = _DatasetJob(dataset_root, ground_truth, models, profile)
-    done = _map_models(job.score_model, job.names, workers)
+    done = _map_models(job.score_model, job.names, workers, job.needs_pil)
     return job.results(dict(zip(job.names, done, strict=True)))
 
 
@@ -152,7 +153,7 @@ def score_dataset_to_file(
         and ``error`` per model (what the macro table and the CLI's messages read).
     """
     job = _DatasetJob(dataset_root, ground_truth, models, profile)
-    done = _map_models(job.score_encoded, job.names, workers)
+    done = _map_models(job.score_encoded, job.names, workers, job.needs_pil)
     summary = job.results({m: brief for m, (brief, _) in zip(job.names, done, strict=True)})
     path = Path(output) if output is not None else default_output(job.root, job.prof)
     texts = [text for _, text in done]
@@ -164,9 +165,13 @@ def score_dataset_to_file(
     return summary, atomic_write_json(path, dict(summary, models=full), durable=durable)
 
 
-def _map_models(score: Callable[[str], _R], names: list[str], workers: int | None) -> list[_R]:
+def _map_models(
+    score: Callable[[str], _R], names: list[str], workers: int | None, needs_pil: Callable[[str], bool]
+) -> list[_R]:
     processes = processes_for(len(names), workers) if workers != 1 else 1
-    return map_forked(score, names, processes) if processes > 1 else [score(m) for m in names]
+    if processes <= 1:
+        return [score(m) for m in names]
+    return map_forked(score, names, processes, needs_setup=needs_pil)
 
 
 class _DatasetJob:
@@ -204,6 +209,10 @@ class _DatasetJob:
         # One context for all models: the GT is parsed once, and annotation files that several models share
         # (byte-identical) are parsed and scored once (once per process when several processes score them).
         self.ctx = make_context(self.gt, self.prof, root) if isinstance(self.gt, dict) else None
+
+    def needs_pil(self, model: str) -> bool:
+        """Whether scoring ``model`` loads Pillow (a hint for who scores it, `images.needs_pil`)."""
+        return needs_pil(self.root / "VLM" / model / AGENT_DIR / "images")
 
     def score_model(self, model: str) -> dict[str, Any]:
         """One model's eval_results entry (``{"model", "metrics", ..., "per_sample"}``)."""

@@ -5,17 +5,21 @@ that lasts ~250 ms. A process pool costs more than it saves at that size (spawni
 ~100 ms per worker), but `os.fork` after the imports costs ~2 ms: the child inherits the imported modules,
 the loaded ground truth and its parsed context.
 
-How the work is shared: before forking, the model indices are written into a pipe as fixed-size records.
-Every process (this one and its children) takes the next index by reading one record, so whoever is free
-takes the next model. The work is uneven (a model with a corrupt image pays Pillow's ~40 ms plugin import,
-the others take ~4 ms), so a static split would leave one process waiting. A child pickles its results
-into its own pipe when the queue is empty and exits; this process merges them in the original order.
+How the work is shared: one byte per item in an anonymous shared memory map says whether it is claimed. Each
+process claims the next unclaimed item and scores it, so whoever is free takes the next model; this process
+goes from the front, the children from the back. A claim is a read then a write, not atomic: two processes
+may, rarely, both score one item, which only costs time, as scoring is deterministic and either result is the
+same.
+
+Items with a costly one-time setup: a model with an image that is not a well-formed PNG is checked by Pillow,
+whose first use loads all its plugins (~40 ms; a model otherwise takes ~4 ms). When each process met such a
+model, each paid that. So the first child first tells these items apart (``needs_setup``, a cheap look at the
+files) and scores them, while this process scores the others; it takes the costly ones too only when there are
+so many left that sharing them pays for a second setup.
 
 Degrading: no `os.fork` (Windows), a fork that fails, or a child that dies (killed, crashed, unpickleable
-output) never loses a model: whatever no process reported is scored here afterwards, with one warning line
-when a child failed. A child is always reaped (no zombie), also when this process is interrupted. Results
-do not depend on which process scored a model: scoring is deterministic and the shared context only memoises
-values computed from the same inputs.
+output) never loses an item: whatever no process reported is scored here afterwards, with one warning line
+when a child failed. A child is always reaped (no zombie), also when this process is interrupted.
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import struct
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
@@ -36,10 +39,14 @@ _R = TypeVar("_R")
 MIN_ITEMS_PER_PROCESS = 2
 """Fewer items than this per process are scored in one process: the fork and pickle would not pay."""
 
-_RECORD = struct.Struct("=H")
-_MAX_ITEMS = min(getattr(os, "PIPE_BUF", 512), 512) // _RECORD.size
-"""The queue is written before forking, at once: it must fit in the pipe without blocking (POSIX guarantees
-PIPE_BUF >= 512 bytes)."""
+SETUP_IN_ITEMS = 10
+"""What the costly setup costs, in items (Pillow's plugins ~40 ms, a model ~4 ms): a second process takes
+costly items only when more than twice this many are left, where sharing them saves more than it costs."""
+
+# Claim states (one byte per item).
+_FREE, _CLAIMED = 0, 1
+# Setup marks (one byte per item, after the claims), written by the first child.
+_UNKNOWN, _PLAIN, _COSTLY = 0, 1, 2
 
 
 def can_fork() -> bool:
@@ -59,66 +66,100 @@ def processes_for(n_items: int, workers: int | None) -> int:
         least `MIN_ITEMS_PER_PROCESS` items.
     """
     wanted = workers if workers is not None else (os.cpu_count() or 1)
-    if wanted <= 1 or not can_fork() or n_items > _MAX_ITEMS:
+    if wanted <= 1 or not can_fork():
         return 1
     return max(1, min(wanted, n_items // MIN_ITEMS_PER_PROCESS))
 
 
-def map_forked(score: Callable[[_T], _R], items: Sequence[_T], processes: int) -> list[_R]:
+def map_forked(
+    score: Callable[[_T], _R],
+    items: Sequence[_T],
+    processes: int,
+    *,
+    needs_setup: Callable[[_T], bool] | None = None,
+) -> list[_R]:
     """``[score(item) for item in items]``, the items shared among this process and ``processes - 1`` forks.
 
     Args:
-        score: Scores one item; must be deterministic (the same result in any process) and return plain
-            picklable values.
+        score: Scores one item; must be deterministic (the same result in any process) and return picklable
+            values.
         items: The items, in output order.
         processes: Total processes, this one included (see `processes_for`); 1 = plain serial loop.
+        needs_setup: Whether scoring an item needs a costly one-time setup in its process (only a hint for who
+            scores what, never for the result); None = no item does.
 
     Returns:
         One result per item, in order. An exception raised by ``score`` in this process propagates (the
         children are killed and reaped first); one raised in a child makes this process score that child's
         items again, so it propagates from here just as in the serial loop.
     """
-    if processes <= 1 or len(items) > _MAX_ITEMS or not can_fork():
+    if processes <= 1 or not items or not can_fork():
         return [score(item) for item in items]
-    queue_r, queue_w = os.pipe()
-    os.write(queue_w, b"".join(_RECORD.pack(i) for i in range(len(items))))
-    os.close(queue_w)  # an empty queue then reads as EOF in every process
+    import mmap
+
+    n = len(items)
+    shared = mmap.mmap(-1, 2 * n)  # claims, then setup marks; anonymous, shared with the forks, zeroed
     children: list[tuple[int, int]] = []  # (pid, read end of its result pipe)
     done: dict[int, _R] = {}
     try:
         # Buffered output would be written twice (by the child too) if it were still in the buffers.
         sys.stdout.flush()
         sys.stderr.flush()
-        for _ in range(processes - 1):
-            child = _fork_child(score, items, queue_r)
+        for k in range(processes - 1):
+            child = _fork_child(score, items, shared, needs_setup if k == 0 else None)
             if child is None:
                 break
             children.append(child)
-        for i in _take(queue_r, len(items)):
+        for i in _parent_order(shared, n, alone=not children):
             done[i] = score(items[i])
         while children:
-            done.update(_collect(*children.pop(0), len(items)))  # reaps the child, whatever happens
+            done.update(_collect(*children.pop(0), n))  # reaps the child, whatever happens
     finally:
-        os.close(queue_r)
         for pid, result_r in children:  # only after an exception here: stop and reap the remaining children
             _kill_and_reap(pid, result_r)
+        shared.close()
     # Items no process reported (a child died): scored here, in order.
-    return [done[i] if i in done else score(items[i]) for i in range(len(items))]
+    return [done[i] if i in done else score(items[i]) for i in range(n)]
 
 
-def _take(queue_r: int, n_items: int) -> Iterator[int]:
-    """Yield the next item index from the shared queue until it is empty."""
-    while True:
-        record = os.read(queue_r, _RECORD.size)
-        if len(record) != _RECORD.size:  # EOF (or a torn record: stop; the parent scores what is left)
-            return
-        (i,) = _RECORD.unpack(record)
-        if i < n_items:
+def _claim(shared: Any, i: int) -> bool:
+    if shared[i] != _FREE:
+        return False
+    shared[i] = _CLAIMED
+    return True
+
+
+def _parent_order(shared: Any, n: int, *, alone: bool) -> Iterator[int]:
+    """Claim items from the front: those not marked costly, then the costly ones only if worth it."""
+    paid = False  # whether this process scored an item marked costly (so it has paid the setup already)
+    for i in range(n):
+        if (alone or shared[n + i] != _COSTLY) and _claim(shared, i):
+            yield i  # scored by the caller before the next step
+            paid = paid or shared[n + i] == _COSTLY
+    left = [i for i in range(n) if shared[i] == _FREE]
+    if alone or paid or len(left) > 2 * SETUP_IN_ITEMS:
+        for i in left:
+            if _claim(shared, i):
+                yield i
+
+
+def _child_order(shared: Any, n: int, needs_setup: Callable[[int], bool] | None) -> Iterator[int]:
+    """Mark the costly items and claim them first (when asked to), then claim the rest from the back."""
+    if needs_setup is not None:
+        for i in range(n):
+            shared[n + i] = _COSTLY if needs_setup(i) else _PLAIN
+        for i in range(n):
+            if shared[n + i] == _COSTLY and _claim(shared, i):
+                yield i
+    for i in reversed(range(n)):
+        if _claim(shared, i):
             yield i
 
 
-def _fork_child(score: Callable[[_T], _R], items: Sequence[_T], queue_r: int) -> tuple[int, int] | None:
-    """Fork a child that scores from the queue: ``(pid, read end of its result pipe)``; None if no fork."""
+def _fork_child(
+    score: Callable[[_T], _R], items: Sequence[_T], shared: Any, needs_setup: Callable[[_T], bool] | None
+) -> tuple[int, int] | None:
+    """Fork a child that scores claimed items: ``(pid, read end of its result pipe)``; None if no fork."""
     result_r, result_w = os.pipe()
     try:
         pid = os.fork()
@@ -129,28 +170,24 @@ def _fork_child(score: Callable[[_T], _R], items: Sequence[_T], queue_r: int) ->
         return None
     if pid == 0:  # pragma: no cover - runs in the child, which leaves by os._exit (coverage cannot see it)
         os.close(result_r)
-        _child_main(score, items, queue_r, result_w)
+        code = 1
+        try:
+            import pickle
+
+            costly = None if needs_setup is None else (lambda i: needs_setup(items[i]))
+            results = {i: score(items[i]) for i in _child_order(shared, len(items), costly)}
+            payload = pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(result_w, "wb", closefd=True) as out:
+                out.write(payload)
+            code = 0
+        except BaseException:  # reported by the parent, which scores these items again (and raises the same)
+            code = 1
+        finally:
+            # os._exit: no atexit handlers, no flushing of buffers inherited from the parent, no finally
+            # blocks of the parent's frames: the child's only job is done.
+            os._exit(code)
     os.close(result_w)
     return pid, result_r
-
-
-def _child_main(score: Callable[[_T], _R], items: Sequence[_T], queue_r: int, result_w: int) -> None:
-    """Score from the queue and send ``{index: result}`` pickled; never returns (`os._exit`)."""
-    code = 1
-    try:
-        import pickle
-
-        results = {i: score(items[i]) for i in _take(queue_r, len(items))}
-        payload = pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL)
-        with os.fdopen(result_w, "wb", closefd=True) as out:
-            out.write(payload)
-        code = 0
-    except BaseException:  # reported by the parent, which scores these items again (and raises the same)
-        code = 1
-    finally:
-        # os._exit: no atexit handlers, no flushing of buffers inherited from the parent, no finally blocks of
-        # the parent's frames: the child's only job is done.
-        os._exit(code)
 
 
 def _collect(pid: int, result_r: int, n_items: int) -> dict[int, Any]:

@@ -144,3 +144,27 @@ def test_a_context_is_refused_for_another_ground_truth(build_dataset: Builder) -
         score_prediction(pred, dict(gt), dataset_root=root, context=ctx)
     with pytest.raises(ValueError, match="another ground truth"):
         score_prediction(pred, gt, profile="strict", dataset_root=root, context=ctx)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [0.0],
+        [-0.0],
+        [1.0],
+        [0.1],
+        [2 / 3],
+        [5e-324],
+        [1e308],
+        [float("inf")],
+        [0.1, 0.2],
+        [1e-3, -0.0, 1 / 3],
+    ],
+)
+def test_the_table_mean_is_statistics_mean_bit_for_bit(values: list[float]) -> None:
+    import statistics
+    import struct
+
+    from benchmark.score.aggregate import _mean
+
+    assert struct.pack("d", _mean(values)) == struct.pack("d", statistics.mean(values))

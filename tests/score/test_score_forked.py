@@ -17,6 +17,7 @@ from score_builders import Builder
 from benchmark.score import evaluate, forked
 from benchmark.score._io import RawJson, dumps_indented
 from benchmark.score.evaluate import score_dataset, score_dataset_to_file, write_results
+from benchmark.score.images import PNG_SIGNATURE, needs_pil
 
 pytestmark = pytest.mark.skipif(not forked.can_fork(), reason="no os.fork on this platform")
 
@@ -236,3 +237,40 @@ def test_score_dataset_to_file_falls_back_to_json_dumps_for_odd_values(
     assert full["models"]["c_drop"]["odd"] == (1, 2)
     _, path = score_dataset_to_file(root, tmp_path / "got.json", workers=2)
     assert path.read_text(encoding="utf-8") == json.dumps(full, indent=2, ensure_ascii=False)
+
+
+def test_the_costly_items_go_to_the_first_child_and_the_others_stay_here() -> None:
+    parent = os.getpid()
+
+    def score(i: int) -> dict[str, Any]:
+        if os.getpid() != parent:
+            time.sleep(0.1)  # a slow child: without the marks, this process would take most items
+        elif i == 0:
+            time.sleep(0.3)  # the child has marked every item before this process looks for its next one
+        return {"i": i, "pid": os.getpid()}
+
+    # The odd items are costly: this process takes only even ones, leaving the odd ones to the child.
+    got = forked.map_forked(score, list(range(12)), 2, needs_setup=lambda i: i % 2 == 1)
+    assert [r["i"] for r in got] == list(range(12))
+    by_parent = {r["i"] for r in got if r["pid"] == parent}
+    assert 0 in by_parent and all(i % 2 == 0 for i in by_parent), by_parent
+
+
+def test_many_costly_items_are_shared_and_all_scored() -> None:
+    got = forked.map_forked(lambda i: {"i": i}, list(range(3 * forked.SETUP_IN_ITEMS)), 2, needs_setup=bool)
+    assert [r["i"] for r in got] == list(range(3 * forked.SETUP_IN_ITEMS))
+
+
+def test_needs_pil_is_true_for_the_images_pillow_would_check(tmp_path: Path) -> None:
+    images = tmp_path / "images"
+    assert not needs_pil(images)  # no folder
+    images.mkdir()
+    (images / "0.png").write_bytes(PNG_SIGNATURE + b"rest of a png")
+    (images / "1.png").write_bytes(b"")  # empty: "empty image file", no Pillow
+    (images / "notes.txt").write_bytes(b"not an image")
+    assert not needs_pil(images)
+    (images / "2.jpeg").write_bytes(b"\xff\xd8")
+    assert needs_pil(images)
+    (images / "2.jpeg").unlink()
+    (images / "3.png").write_bytes(os.urandom(16).replace(b"\x89", b"\x00"))
+    assert needs_pil(images)
