@@ -13,9 +13,10 @@ same.
 
 Items with a costly one-time setup: a model with an image that is not a well-formed PNG is checked by Pillow,
 whose first use loads all its plugins (~40 ms; a model otherwise takes ~4 ms). When each process met such a
-model, each paid that. So the first child first tells these items apart (``needs_setup``, a cheap look at the
-files) and scores them, while this process scores the others; it takes the costly ones too only when there are
-so many left that sharing them pays for a second setup.
+model, each paid that. So this process first tells these items apart (``needs_setup``, a cheap look at the
+files, ~0.2 ms a model) and then scores only the others, while the first child, which starts at once from the
+back, takes the costly ones as soon as they are known; this process takes costly ones too only when so many
+are left that sharing them pays for a second setup.
 
 Degrading: no `os.fork` (Windows), a fork that fails, or a child that dies (killed, crashed, unpickleable
 output) never loses an item: whatever no process reported is scored here afterwards, with one warning line
@@ -43,9 +44,8 @@ SETUP_IN_ITEMS = 10
 """What the costly setup costs, in items (Pillow's plugins ~40 ms, a model ~4 ms): a second process takes
 costly items only when more than twice this many are left, where sharing them saves more than it costs."""
 
-# Claim states (one byte per item).
+# The shared map: a claim byte per item, then a setup mark per item, then one byte set once all are marked.
 _FREE, _CLAIMED = 0, 1
-# Setup marks (one byte per item, after the claims), written by the first child.
 _UNKNOWN, _PLAIN, _COSTLY = 0, 1, 2
 
 
@@ -98,7 +98,7 @@ def map_forked(
     import mmap
 
     n = len(items)
-    shared = mmap.mmap(-1, 2 * n)  # claims, then setup marks; anonymous, shared with the forks, zeroed
+    shared = mmap.mmap(-1, 2 * n + 1)  # anonymous, shared with the forks, zeroed
     children: list[tuple[int, int]] = []  # (pid, read end of its result pipe)
     done: dict[int, _R] = {}
     try:
@@ -106,10 +106,14 @@ def map_forked(
         sys.stdout.flush()
         sys.stderr.flush()
         for k in range(processes - 1):
-            child = _fork_child(score, items, shared, needs_setup if k == 0 else None)
+            child = _fork_child(score, items, shared, takes_costly=k == 0)
             if child is None:
                 break
             children.append(child)
+        if children:
+            for i, item in enumerate(items):
+                shared[n + i] = _COSTLY if needs_setup is not None and needs_setup(item) else _PLAIN
+            shared[2 * n] = 1
         for i in _parent_order(shared, n, alone=not children):
             done[i] = score(items[i])
         while children:
@@ -143,21 +147,32 @@ def _parent_order(shared: Any, n: int, *, alone: bool) -> Iterator[int]:
                 yield i
 
 
-def _child_order(shared: Any, n: int, needs_setup: Callable[[int], bool] | None) -> Iterator[int]:
-    """Mark the costly items and claim them first (when asked to), then claim the rest from the back."""
-    if needs_setup is not None:
-        for i in range(n):
-            shared[n + i] = _COSTLY if needs_setup(i) else _PLAIN
-        for i in range(n):
-            if shared[n + i] == _COSTLY and _claim(shared, i):
-                yield i
-    for i in reversed(range(n)):
-        if _claim(shared, i):
-            yield i
+def _child_order(shared: Any, n: int, *, takes_costly: bool) -> Iterator[int]:
+    """Claim items from the back; once the items are marked, the costly ones first if ``takes_costly``, else
+    never a costly one (the first child or the parent takes those)."""
+    back = n - 1  # items above are claimed
+    front = 0  # costly items below are claimed
+    while True:
+        marked = shared[2 * n] == 1
+        if marked and takes_costly:
+            while front < n and not (shared[n + front] == _COSTLY and shared[front] == _FREE):
+                front += 1
+            if front < n:
+                if _claim(shared, front):
+                    yield front
+                continue
+        while back >= 0 and not (
+            shared[back] == _FREE and (takes_costly or not marked or shared[n + back] != _COSTLY)
+        ):
+            back -= 1
+        if back < 0:
+            return
+        if _claim(shared, back):
+            yield back
 
 
 def _fork_child(
-    score: Callable[[_T], _R], items: Sequence[_T], shared: Any, needs_setup: Callable[[_T], bool] | None
+    score: Callable[[_T], _R], items: Sequence[_T], shared: Any, *, takes_costly: bool
 ) -> tuple[int, int] | None:
     """Fork a child that scores claimed items: ``(pid, read end of its result pipe)``; None if no fork."""
     result_r, result_w = os.pipe()
@@ -174,8 +189,9 @@ def _fork_child(
         try:
             import pickle
 
-            costly = None if needs_setup is None else (lambda i: needs_setup(items[i]))
-            results = {i: score(items[i]) for i in _child_order(shared, len(items), costly)}
+            results = {
+                i: score(items[i]) for i in _child_order(shared, len(items), takes_costly=takes_costly)
+            }
             payload = pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(result_w, "wb", closefd=True) as out:
                 out.write(payload)
