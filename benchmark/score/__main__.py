@@ -58,6 +58,10 @@ def _check_models(wanted: list[str] | None, available: set[str], where: str) -> 
         raise CliError(f"--models {' '.join(missing)}: not found under {where}; available: {valid}")
 
 
+def _import_table() -> None:
+    import benchmark.score.table  # noqa: F401 - loaded for later, when it costs no wall time
+
+
 @cli_main("python -m benchmark.score", expected=(BenchmarkError,))
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI.
@@ -71,7 +75,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from benchmark.score.constants import METRIC_NAMES
     from benchmark.score.evaluate import dataset_root_of, default_models, score_dataset_to_file
-    from benchmark.score.table import macro_table, render
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if args.dataset_dir:
@@ -90,7 +93,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             profile=args.profile,
             workers=args.workers,
             durable=False,
+            meanwhile=_import_table,  # while the forks score their last models
         )
+        from benchmark.score.table import macro_table, render
+
         if not args.no_print:
             print(render(macro_table({results["dataset"]: results}, args.models), args.format), end="")
             for model, res in results["models"].items():
@@ -102,6 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise CliError("--ground-truth and --output apply to --dataset-dir only")
     from benchmark.discover import discover
     from benchmark.score.evaluate import score_root
+    from benchmark.score.table import macro_table, render
 
     root = existing_dir("--root", args.root)
     datasets = discover(root)

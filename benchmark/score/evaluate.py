@@ -119,7 +119,7 @@ def score_dataset(
         become per-model errors; nothing raises for bad input.
     """
     job = _DatasetJob(dataset_root, ground_truth, models, profile)
-    done = _map_models(job.score_model, job.names, workers, job.needs_pil)
+    done = _map_models(job.score_model, job, workers)
     return job.results(dict(zip(job.names, done, strict=True)))
 
 
@@ -132,6 +132,7 @@ def score_dataset_to_file(
     profile: str | Profile = "official",
     workers: int | None = 1,
     durable: bool = True,
+    meanwhile: Callable[[], object] | None = None,
 ) -> tuple[dict[str, Any], Path]:
     """`score_dataset` then `write_results`, with each model's JSON encoded by the process that scored it.
 
@@ -147,13 +148,15 @@ def score_dataset_to_file(
         profile: ``official``, ``strict`` or a :class:`Profile`.
         workers: As for `score_dataset`.
         durable: As for `write_results`.
+        meanwhile: Called once, when this process has scored its share of the models and before it waits
+            for the forks (the CLI imports its table writer there).
 
     Returns:
         ``(summary, path written)``: the summary is the `score_dataset` dict with only ``model``, ``metrics``
         and ``error`` per model (what the macro table and the CLI's messages read).
     """
     job = _DatasetJob(dataset_root, ground_truth, models, profile)
-    done = _map_models(job.score_encoded, job.names, workers, job.needs_pil)
+    done = _map_models(job.score_encoded, job, workers, meanwhile)
     summary = job.results({m: brief for m, (brief, _) in zip(job.names, done, strict=True)})
     path = Path(output) if output is not None else default_output(job.root, job.prof)
     texts = [text for _, text in done]
@@ -166,12 +169,18 @@ def score_dataset_to_file(
 
 
 def _map_models(
-    score: Callable[[str], _R], names: list[str], workers: int | None, needs_pil: Callable[[str], bool]
+    score: Callable[[str], _R],
+    job: _DatasetJob,
+    workers: int | None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> list[_R]:
-    processes = processes_for(len(names), workers) if workers != 1 else 1
-    if processes <= 1:
-        return [score(m) for m in names]
-    return map_forked(score, names, processes, needs_setup=needs_pil)
+    def also() -> None:  # the dataset's info, and the caller's own work, while the forks finish
+        job.info()
+        if meanwhile is not None:
+            meanwhile()
+
+    processes = processes_for(len(job.names), workers) if workers != 1 else 1
+    return map_forked(score, job.names, processes, needs_setup=job.needs_pil, meanwhile=also)
 
 
 class _DatasetJob:
@@ -209,6 +218,7 @@ class _DatasetJob:
         # One context for all models: the GT is parsed once, and annotation files that several models share
         # (byte-identical) are parsed and scored once (once per process when several processes score them).
         self.ctx = make_context(self.gt, self.prof, root) if isinstance(self.gt, dict) else None
+        self._info: dict[str, Any] | None = None
 
     def needs_pil(self, model: str) -> bool:
         """Whether scoring ``model`` loads Pillow (a hint for who scores it, `images.needs_pil`)."""
@@ -236,6 +246,12 @@ class _DatasetJob:
         except NotPlainJson:
             return brief, res
 
+    def info(self) -> dict[str, Any]:
+        """`dataset_info` of this dataset, computed once."""
+        if self._info is None:
+            self._info = dataset_info(self.root, self.gt or {})
+        return self._info
+
     def results(self, out_models: dict[str, Any]) -> dict[str, Any]:
         """The eval_results dict around the models' entries."""
         return {
@@ -243,7 +259,7 @@ class _DatasetJob:
             "dataset_dir": str(self.root),
             "ground_truth_file": self.gt_file,
             "profile": self.prof.name,
-            "info": dataset_info(self.root, self.gt or {}),
+            "info": self.info(),
             "models": out_models,
         }
 

@@ -14,7 +14,7 @@ same.
 Items with a costly one-time setup: a model with an image that is not a well-formed PNG is checked by Pillow,
 whose first use loads all its plugins (~40 ms; a model otherwise takes ~4 ms). When each process met such a
 model, each paid that. So this process first tells these items apart (``needs_setup``, a cheap look at the
-files, ~0.2 ms a model) and then scores only the others, while the first child, which starts at once from the
+files, ~0.1 ms a model) and then scores only the others, while the first child, which starts at once from the
 back, takes the costly ones as soon as they are known; this process takes costly ones too only when so many
 are left that sharing them pays for a second setup.
 
@@ -77,6 +77,7 @@ def map_forked(
     processes: int,
     *,
     needs_setup: Callable[[_T], bool] | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> list[_R]:
     """``[score(item) for item in items]``, the items shared among this process and ``processes - 1`` forks.
 
@@ -87,6 +88,8 @@ def map_forked(
         processes: Total processes, this one included (see `processes_for`); 1 = plain serial loop.
         needs_setup: Whether scoring an item needs a costly one-time setup in its process (only a hint for who
             scores what, never for the result); None = no item does.
+        meanwhile: Called once in this process when its share is scored, before it waits for the children
+            (work of the caller's that then overlaps theirs); in the serial case, after the loop.
 
     Returns:
         One result per item, in order. An exception raised by ``score`` in this process propagates (the
@@ -94,7 +97,10 @@ def map_forked(
         items again, so it propagates from here just as in the serial loop.
     """
     if processes <= 1 or not items or not can_fork():
-        return [score(item) for item in items]
+        serial = [score(item) for item in items]
+        if meanwhile is not None:
+            meanwhile()
+        return serial
     import mmap
 
     n = len(items)
@@ -116,6 +122,8 @@ def map_forked(
             shared[2 * n] = 1
         for i in _parent_order(shared, n, alone=not children):
             done[i] = score(items[i])
+        if meanwhile is not None:
+            meanwhile()
         while children:
             done.update(_collect(*children.pop(0), n))  # reaps the child, whatever happens
     finally:

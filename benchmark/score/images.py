@@ -94,8 +94,13 @@ def needs_pil(images_dir: Path) -> bool:
             for entry in entries:
                 name = entry.name
                 if name.endswith(".png"):
-                    with open(entry.path, "rb") as handle:
-                        head = handle.read(len(PNG_SIGNATURE))
+                    fd = os.open(
+                        entry.path, os.O_RDONLY
+                    )  # not open(): no buffered file object, half the time
+                    try:
+                        head = os.read(fd, len(PNG_SIGNATURE))
+                    finally:
+                        os.close(fd)
                     if head and head != PNG_SIGNATURE:
                         return True
                 elif name.endswith(C.IMAGE_EXTS):

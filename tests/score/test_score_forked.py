@@ -139,10 +139,15 @@ def test_an_error_in_the_parent_propagates_after_the_children_are_reaped() -> No
         os.waitpid(-1, os.WNOHANG)
 
 
-def test_map_forked_returns_every_result_in_order() -> None:
+@pytest.mark.parametrize("processes", [1, 2, 3])
+def test_map_forked_returns_every_result_in_order_and_calls_meanwhile_once(processes: int) -> None:
     items = [f"m{i}" for i in range(20)]
-    got = forked.map_forked(lambda s: {"name": s, "pid": 0, "n": len(s)}, items, 2)
-    assert got == [{"name": s, "pid": 0, "n": len(s)} for s in items]
+    calls: list[int] = []
+    got = forked.map_forked(
+        lambda s: {"name": s, "n": len(s)}, items, processes, meanwhile=lambda: calls.append(os.getpid())
+    )
+    assert got == [{"name": s, "n": len(s)} for s in items]
+    assert calls == [os.getpid()]
 
 
 def test_an_unpicklable_result_in_a_child_falls_back_to_the_parent() -> None:
