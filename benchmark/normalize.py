@@ -74,7 +74,9 @@ def is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+@lru_cache(maxsize=65_536)
 def _placeholder_string(text: str) -> bool:
+    # Memoised: ~12k calls per scored dataset on ~100 distinct texts (field values, "", "unknown", ...).
     low = text.strip().lower()
     # PLACEHOLDER_LIKE_RE has no letters, so matching the lowered text is the same as matching the original.
     return low in MISSING_TOKENS or low in NULL_EQ_TOKENS or PLACEHOLDER_LIKE_RE.match(low) is not None
