@@ -18,7 +18,7 @@ import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,8 @@ class RenderedFile:
     info: dict[str, Any]
     source: dict[str, Any]
     label_values: list[int] | None
+    #: ``info`` with the dataset root stripped from its paths, by root (filled by the tool on first use).
+    shown: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def nbytes(self) -> int:
