@@ -317,11 +317,9 @@ class ToolBox:
         source = self.sandbox.read_path(args.source)
         self.sandbox.check_size(source, args.source)
         key = self._render_key(args, source)
-        done = RENDERS.get(key) if key is not None else None
+        done = RENDERS.get_or_make(key, lambda: self._render_file(args, source)) if key is not None else None
         if not isinstance(done, RenderedFile):
             done = self._render_file(args, source)
-            if key is not None:
-                RENDERS.put(key, done)
         folder = "images" if args.kind == "image" else "masks"
         dest = self.sandbox.write_path(f"{folder}/{args.index}.png")
         write_png_bytes(done.png, dest)
