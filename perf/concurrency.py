@@ -35,8 +35,14 @@ code), LiteLLM's worker-thread hop, our tool pool, the validator pool, the rest.
 ``--light`` replaces the three turns by ``list_dir``, ``list_dir``, ``finish`` (no file written, so the
 candidates end as failed and nothing is selected): the same scheduling with almost no tool work.
 
+``--workdir`` puts the generated suite and our runs' folders elsewhere than the system temp folder (our
+run writes every candidate's files, bare LiteLLM none, and on some disks creating a file costs 50x what it
+costs on tmpfs: the script prints the probe of `perf/fs_probe.py` for the folder it used).
+``--override KEY=VALUE`` adds a config override to our run (e.g. ``agent.tool_processes=1``).
+
     PYTHONPATH=. python perf/concurrency.py [--latency 0.2] [--second-latency 2.0] [--processes 1 2]
-        [--concurrency 64] [--n 5] [--datasets 10] [--repeats 1] [--light] [--json] [--figure PATH]
+        [--concurrency 64] [--n 5] [--datasets 10] [--repeats 1] [--light] [--workdir DIR]
+        [--override KEY=VALUE ...] [--json] [--figure PATH]
 """
 
 from __future__ import annotations
@@ -92,6 +98,7 @@ from concurrency_replay import (
 )
 from concurrency_replay import turn_of as turn_of  # re-exported: tests read the turn of a request here
 from cpu_sampler import CpuSampler
+from fs_probe import describe
 
 # Ten datasets whose raw files render in milliseconds. Even so, a candidate's tool work (about ten renders
 # with PNG encoding, ten annotation writes with schema checks) is ~50-75 ms of CPU, i.e. ~3-4 s for 50
@@ -205,7 +212,9 @@ def _has_processes_key() -> bool:
     return "processes" in compose_config([]).run
 
 
-def _config(root: Path, url: str, n: int, concurrency: int, processes: int | None) -> Any:
+def _config(
+    root: Path, url: str, n: int, concurrency: int, processes: int | None, extra: Sequence[str] = ()
+) -> Any:
     from experiments import compose_config
 
     overrides = [
@@ -225,7 +234,7 @@ def _config(root: Path, url: str, n: int, concurrency: int, processes: int | Non
     ]
     if processes is not None:
         overrides.append(f"run.processes={processes}")
-    return compose_config(overrides)
+    return compose_config([*overrides, *extra])
 
 
 # ------------------------------------------------------------------------------------------ the two sides
@@ -352,10 +361,14 @@ class Workload:
     tmp: Path
     light: bool
     runs: int = 0
+    overrides: tuple[str, ...] = ()
 
 
-def workload(tmp: Path, names: Sequence[str], n: int, light: bool) -> Workload:
-    """Generate the suite (only ``names``) and build each dataset's three-turn script."""
+def workload(tmp: Path, names: Sequence[str], n: int, light: bool, overrides: Sequence[str] = ()) -> Workload:
+    """Generate the suite (only ``names``) and build each dataset's three-turn script.
+
+    ``overrides`` are extra config overrides for our run (``--override``), e.g. ``agent.tool_processes=1``.
+    """
     from benchmark.synth.suite import generate_suite
 
     root = tmp / "suite"
@@ -363,7 +376,7 @@ def workload(tmp: Path, names: Sequence[str], n: int, light: bool) -> Workload:
     scripts = {
         name: light_script() if light else short_script(root / name, tmp / "rules" / name) for name in names
     }
-    return Workload(root, list(names), n, scripts, tmp, light)
+    return Workload(root, list(names), n, scripts, tmp, light, overrides=tuple(overrides))
 
 
 def measure_ours(
@@ -382,7 +395,9 @@ def measure_ours(
         names = ", ".join(t.name for t in threading.enumerate() if t is not threading.current_thread())
         print(f"NOTE: threads before our run ({names}): run.processes would not fork its workers")
     with ServerProcess(Dispatch(work.scripts), latency) as server:
-        cfg = _config(work.root, server.url, work.n, concurrency, processes if pass_processes else None)
+        cfg = _config(
+            work.root, server.url, work.n, concurrency, processes if pass_processes else None, work.overrides
+        )
         with CpuSampler(exclude=[server.pid], threads=not (pass_processes and processes > 1)) as sampler:
             start = time.perf_counter()
             try:
@@ -539,6 +554,18 @@ def main(argv: list[str] | None = None) -> list[Comparison]:
     parser.add_argument("--datasets", type=int, default=10, help=f"how many of {len(DATASETS)} datasets")
     parser.add_argument("--repeats", type=int, default=1, help="interleaved rounds; medians are printed")
     parser.add_argument("--light", action="store_true", help="turns without file work (see above)")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        help="folder for the suite and our runs' files (default: the system temp folder); see fs_probe.py",
+    )
+    parser.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra config override for our run (repeatable), e.g. agent.tool_processes=1",
+    )
     parser.add_argument("--json", action="store_true", help="end with one JSON summary line")
     parser.add_argument("--figure", type=Path, help="write the bar chart (PNG) here")
     args = parser.parse_args(argv)
@@ -546,6 +573,11 @@ def main(argv: list[str] | None = None) -> list[Comparison]:
         parser.error("--processes, --concurrency, --n and --repeats must be >= 1")
     if not 1 <= args.datasets <= len(DATASETS):
         parser.error(f"--datasets must be between 1 and {len(DATASETS)}")
+    if args.workdir is not None and not args.workdir.is_dir():
+        parser.error(f"--workdir {args.workdir}: not a folder")
+    for override in args.override:
+        if "=" not in override:
+            parser.error(f"--override {override!r}: expected KEY=VALUE")
 
     # One-off costs (the import, LiteLLM's first call) are paid here, as the bare workers pay theirs
     # before their start signal: the figures compare the steady state.
@@ -561,8 +593,10 @@ def main(argv: list[str] | None = None) -> list[Comparison]:
     latencies = [args.latency] + ([args.second_latency] if args.second_latency > 0 else [])
     names = list(DATASETS[: args.datasets])
     results: list[Comparison] = []
-    with tempfile.TemporaryDirectory(prefix="perf-concurrency-") as tmp:
-        work = workload(Path(tmp), names, args.n, args.light)
+    with tempfile.TemporaryDirectory(prefix="perf-concurrency-", dir=args.workdir) as tmp:
+        probe = describe(tmp)
+        print(probe + (f"; our run's overrides: {' '.join(args.override)}" if args.override else ""))
+        work = workload(Path(tmp), names, args.n, args.light, args.override)
         for _ in range(args.repeats):
             for latency in latencies:
                 for processes in args.processes:
@@ -589,6 +623,8 @@ def main(argv: list[str] | None = None) -> list[Comparison]:
             "load_average": [round(load_before[0], 2), round(load[0], 2)],
             "run_processes_key": has_key,
             "light": args.light,
+            "workdir": probe,
+            "overrides": args.override,
             "results": summary,
         }
         print(json.dumps(line, separators=(",", ":")))

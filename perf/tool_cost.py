@@ -16,7 +16,11 @@ tools" figure of ``perf/concurrency.py``.
 ``--full`` times the whole replay of the rules baseline instead (`agents.fakeserver.replay`: ``inspect``,
 ``render``, ``view_image`` per sample, then the writes), the tools a real conversation uses.
 
-    PYTHONPATH=. python perf/tool_cost.py [--repeats 15] [--datasets 10] [--n 5] [--profile] [--full] [--json]
+``--workdir DIR`` puts the suite and the candidate folders in DIR (default: the system temp folder); the
+folder's file-creation cost (`perf/fs_probe.py`) is printed with the table.
+
+    PYTHONPATH=. python perf/tool_cost.py [--repeats 15] [--datasets 10] [--n 5] [--profile] [--full]
+        [--workdir DIR] [--json]
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from agents.litellm.tools import ToolBox
 # The workload is the sibling script's (perf/ is not a package): one definition of the short script.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from concurrency import DATASETS, TURNS, short_script
+from fs_probe import describe
 
 
 def _calls(dataset_root: Path, work_dir: Path, full: bool = False) -> list[tuple[str, str]]:
@@ -126,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--datasets", type=int, default=10, help=f"how many of {len(DATASETS)} datasets")
     parser.add_argument("--n", type=int, default=5, help="candidates per dataset for the mixed figure")
     parser.add_argument("--profile", action="store_true", help="also print a cProfile of one first pass")
+    parser.add_argument(
+        "--workdir", type=Path, help="folder for the suite and candidates (default: system temp); fs_probe.py"
+    )
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
     parser.add_argument(
         "--full", action="store_true", help="the whole replay of the rules baseline (inspect, view_image ...)"
@@ -136,7 +144,10 @@ def main(argv: list[str] | None = None) -> int:
 
     names = list(DATASETS[: args.datasets])
     per_tool: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
-    with tempfile.TemporaryDirectory(prefix="perf-tool-cost-") as tmp:
+    if args.workdir is not None and not args.workdir.is_dir():
+        parser.error(f"--workdir {args.workdir}: not a folder")
+    with tempfile.TemporaryDirectory(prefix="perf-tool-cost-", dir=args.workdir) as tmp:
+        probe = describe(tmp)
         suite = Path(tmp) / "suite"
         generate_suite(suite, size="small", only=names)
         for name in names:
@@ -162,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     mixed = (first_total + (args.n - 1) * again_total) / args.n
     summary = {
         "load_average": os.getloadavg()[0],
+        "workdir": probe,
         "tools": rows,
         "ms_per_candidate_first": first_total,
         "ms_per_candidate_again": again_total,
@@ -171,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(summary))
         return 0
     print(f"load average {os.getloadavg()[0]:.2f}; {len(names)} datasets; median of {args.repeats} repeats")
+    print(probe)
     print(f"{'':<18}{'':>11}{'ms per call':>18}{'ms per candidate':>20}")
     print(f"{'tool':<18}{'calls/cand':>11}{'first':>9}{'again':>9}{'first':>10}{'again':>10}")
     for tool, r in rows.items():

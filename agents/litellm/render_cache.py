@@ -17,8 +17,8 @@ import os
 import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,8 @@ class RenderedFile:
     info: dict[str, Any]
     source: dict[str, Any]
     label_values: list[int] | None
+    #: ``info`` with the dataset root stripped from its paths, by root (filled by the tool on first use).
+    shown: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def nbytes(self) -> int:
@@ -120,6 +122,7 @@ class RenderCache:
         self._items: OrderedDict[Hashable, Cached] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
+        self._making: dict[Hashable, threading.Event] = {}
         #: Lookups answered, and lookups missed (for perf scripts and tests).
         self.hits = 0
         self.misses = 0
@@ -141,6 +144,44 @@ class RenderCache:
             self._items.move_to_end(key)
             self.hits += 1
             return found
+
+    def get_or_make(self, key: Hashable, make: Callable[[], Cached]) -> Cached:
+        """The item kept for ``key``, or ``make()``'s, kept; made once when several threads ask at once.
+
+        The candidates of S3/S4 render the same files with the same arguments, often at the same moment (their
+        model calls return together): a caller that finds ``key`` being made by another thread waits for it
+        instead of making it again. If that maker fails (or its item is too large to keep), the waiters
+        make it themselves, one at a time, as if they had asked first.
+
+        Args:
+            key: From the caller.
+            make: Builds the item (exceptions reach the caller that called it).
+
+        Returns:
+            The kept or made item.
+        """
+        while True:
+            with self._lock:
+                found = self._items.get(key)
+                if found is not None:
+                    self._items.move_to_end(key)
+                    self.hits += 1
+                    return found
+                busy = self._making.get(key)
+                if busy is None:
+                    self.misses += 1
+                    done = self._making[key] = threading.Event()
+            if busy is not None:
+                busy.wait()
+                continue
+            try:
+                value = make()
+                self.put(key, value)
+                return value
+            finally:
+                with self._lock:
+                    del self._making[key]
+                done.set()
 
     def put(self, key: Hashable, value: Cached) -> None:
         """Keep ``value`` under ``key``, dropping the least recently used items beyond ``max_bytes``.

@@ -9,7 +9,10 @@ larger than the size cap are refused before any reader opens them.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -78,8 +81,9 @@ class Sandbox:
         parts = self._clean(path)
         if not parts or parts == ("data",):
             return self.read_root
-        target = (self.dataset_root.joinpath(*parts)).resolve()
-        if not target.is_relative_to(self.read_root):
+        target, followed = _below(self.dataset_root, parts)
+        inside = target.is_relative_to(self.read_root) if followed else parts[0] == "data"
+        if not inside:
             raise SandboxError(path, "only files under data/ of the dataset can be read")
         return target
 
@@ -96,8 +100,8 @@ class Sandbox:
             SandboxError: The path is malformed or leaves the candidate folder.
         """
         parts = self._clean(path)
-        target = self.output_dir.joinpath(*parts).resolve()
-        if not target.is_relative_to(self.output_dir):
+        target, followed = _below(self.output_dir, parts)
+        if followed and not target.is_relative_to(self.output_dir):
             raise SandboxError(path, "only files inside the candidate's output folder can be used")
         return target
 
@@ -116,9 +120,12 @@ class Sandbox:
         target = self.output_path(relpath)
         if target == self.output_dir:
             raise SandboxError(relpath, "the output folder itself is not a file")
-        target.parent.mkdir(parents=True, exist_ok=True)
+        parent = target.parent
+        if not _is_real_dir(parent):
+            parent.mkdir(parents=True, exist_ok=True)
         # A symlinked parent created after the check above would still be caught here.
-        if not target.parent.resolve().is_relative_to(self.output_dir):
+        folder, followed = _below(self.output_dir, parent.parts[len(self.output_dir.parts) :])
+        if followed and not folder.is_relative_to(self.output_dir):
             raise SandboxError(relpath, "the destination folder leaves the candidate's output folder")
         return target
 
@@ -135,9 +142,11 @@ class Sandbox:
         Raises:
             SandboxError: The file does not exist or exceeds ``max_file_bytes``.
         """
-        if not target.exists():
-            raise SandboxError(shown, "no such file or folder")
-        size = target.stat().st_size if target.is_file() else 0
+        try:
+            st = os.stat(target)
+        except OSError:
+            raise SandboxError(shown, "no such file or folder") from None
+        size = st.st_size if stat.S_ISREG(st.st_mode) else 0
         if size > self.limits.max_file_bytes:
             raise SandboxError(
                 shown, f"file is {size} bytes, above the {self.limits.max_file_bytes}-byte cap"
@@ -175,3 +184,35 @@ class Sandbox:
         if ".." in parts:
             raise SandboxError(path, "'..' is not allowed in paths")
         return parts
+
+
+def _below(root: Path, parts: Sequence[str]) -> tuple[Path, bool]:
+    """``root/parts`` with symlinks resolved, ``root`` being already resolved and ``parts`` clean (no ``..``).
+
+    The same path as ``root.joinpath(*parts).resolve()``, for less: only the components below ``root`` are
+    looked at (one ``lstat`` each, instead of every component from ``/``), and the full resolution runs only
+    when one of them is a symlink. A component that does not exist ends the walk: nothing below it can be a
+    link, and ``resolve`` keeps such a tail as it is.
+
+    Returns:
+        The path, and whether a symlink was followed (if not, the path is lexically ``root/parts``, so inside
+        ``root``; if so, the caller checks where it landed).
+    """
+    current = str(root)
+    for part in parts:
+        current = f"{current}/{part}"
+        try:
+            mode = os.lstat(current).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            break
+        if stat.S_ISLNK(mode):
+            return root.joinpath(*parts).resolve(), True
+    return root.joinpath(*parts), False
+
+
+def _is_real_dir(folder: Path) -> bool:
+    """Whether ``folder`` exists as a directory itself (not through a symlink)."""
+    try:
+        return stat.S_ISDIR(os.lstat(folder).st_mode)
+    except OSError:
+        return False

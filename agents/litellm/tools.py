@@ -317,11 +317,9 @@ class ToolBox:
         source = self.sandbox.read_path(args.source)
         self.sandbox.check_size(source, args.source)
         key = self._render_key(args, source)
-        done = RENDERS.get(key) if key is not None else None
+        done = RENDERS.get_or_make(key, lambda: self._render_file(args, source)) if key is not None else None
         if not isinstance(done, RenderedFile):
             done = self._render_file(args, source)
-            if key is not None:
-                RENDERS.put(key, done)
         folder = "images" if args.kind == "image" else "masks"
         dest = self.sandbox.write_path(f"{folder}/{args.index}.png")
         write_png_bytes(done.png, dest)
@@ -329,7 +327,7 @@ class ToolBox:
         result: dict[str, Any] = {
             "written": f"{folder}/{args.index}.png",
             "size": [width, height],
-            "render": self._relativize(done.info),
+            "render": self._shown_info(done),
             "source": done.source,
         }
         if done.label_values is not None:
@@ -343,6 +341,14 @@ class ToolBox:
                             f"{img.size[0]}x{img.size[1]}"
                         )
         return ToolResult(_json(result))
+
+    def _shown_info(self, done: RenderedFile) -> Any:
+        """``done.info`` as the model sees it (relative paths), computed once per dataset root."""
+        root = str(self.sandbox.dataset_root)
+        shown = done.shown.get(root)
+        if shown is None:
+            shown = done.shown[root] = self._relativize(done.info)
+        return shown
 
     def _render_key(self, args: RenderArgs, source: Path) -> tuple[Any, ...] | None:
         """The `RENDERS` key of a render: both files' identities and every argument but the index.

@@ -175,3 +175,81 @@ def test_the_cache_keeps_at_most_max_bytes_least_recently_used_first():
     assert cache.get("b") is None and cache.get("a") is not None and cache.get("c") is not None
     cache.put("huge", item(101))  # larger than the whole cache: not kept, nothing dropped
     assert cache.get("huge") is None and len(cache) == 2
+
+
+def _item(tag: bytes) -> RenderedFile:
+    return RenderedFile(png=tag, width=1, height=1, info={}, source={}, label_values=None)
+
+
+def test_threads_asking_for_the_same_render_at_once_make_it_once() -> None:
+    import threading
+    import time
+
+    cache = RenderCache()
+    made: list[int] = []
+    start = threading.Barrier(4)
+
+    def make() -> RenderedFile:
+        made.append(1)
+        time.sleep(0.2)  # long enough for every other thread to arrive while it is being made
+        return _item(b"png")
+
+    got: list[object] = []
+
+    def ask() -> None:
+        start.wait()
+        got.append(cache.get_or_make("k", make))
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(made) == 1 and len(got) == 4 and all(g is got[0] for g in got)
+    assert (cache.misses, cache.hits) == (1, 3)
+
+
+def test_when_the_first_maker_fails_a_waiting_thread_makes_the_render_itself() -> None:
+    import threading
+    import time
+
+    cache = RenderCache()
+    calls: list[str] = []
+    first_started = threading.Event()
+
+    def failing() -> RenderedFile:
+        calls.append("fail")
+        first_started.set()
+        time.sleep(0.2)
+        raise OSError("unreadable")
+
+    def working() -> RenderedFile:
+        calls.append("ok")
+        return _item(b"png")
+
+    errors: list[BaseException] = []
+
+    def first() -> None:
+        try:
+            cache.get_or_make("k", failing)
+        except OSError as exc:
+            errors.append(exc)
+
+    t = threading.Thread(target=first)
+    t.start()
+    first_started.wait()
+    assert cache.get_or_make("k", working).png == b"png"  # waited for the failure, then made it
+    t.join()
+    assert calls == ["fail", "ok"] and len(errors) == 1
+    assert cache.get_or_make("k", failing).png == b"png"  # kept: not made again
+
+
+def test_candidates_rendering_the_same_files_concurrently_decode_each_once(seg_dataset, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    boxes = [_toolbox(seg_dataset, tmp_path / f"c{k}") for k in range(4)]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        outputs = list(pool.map(lambda box: [_render(box, **args)[1] for args in RENDERS_OF_SEG], boxes))
+    assert all(out == outputs[0] for out in outputs)
+    assert RENDERS.misses == len(RENDERS_OF_SEG)
+    assert RENDERS.hits == 3 * len(RENDERS_OF_SEG)

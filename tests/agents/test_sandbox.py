@@ -84,3 +84,78 @@ def test_malformed_paths_raise_a_sandbox_error_naming_the_path(seg_dataset: Path
     assert repr(bad) in str(err.value)
     with pytest.raises(SandboxError):
         box.output_path(bad)
+
+
+def _tree_with_links(tmp_path: Path) -> tuple[Path, Path, list[str]]:
+    """A dataset and a candidate folder full of the links a model (or its run_python) could plant."""
+    dataset = tmp_path / "ds"
+    (dataset / "data" / "case0").mkdir(parents=True)
+    (dataset / "data" / "case0" / "img.png").write_bytes(b"x")
+    (dataset / "VLM").mkdir()
+    (dataset / "VLM" / "gt.json").write_text("{}", encoding="utf-8")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("s", encoding="utf-8")
+    data = dataset / "data"
+    os.symlink(data / "case0", data / "alias")  # inside, to a folder
+    os.symlink(data / "case0" / "img.png", data / "img_link.png")  # inside, to a file
+    os.symlink(outside, data / "out")  # leaves the dataset
+    os.symlink(dataset / "VLM", data / "vlm")  # inside the dataset, outside data/
+    os.symlink(data / "alias", data / "chain")  # a link to a link
+    os.symlink(tmp_path / "nowhere", data / "dangling")
+    os.symlink("case0/../out", data / "relative_out")  # relative target through a link
+    out = tmp_path / "cand"
+    (out / "images").mkdir(parents=True)
+    os.symlink(outside, out / "masks")
+    os.symlink(out / "images", out / "pictures")
+    paths = [
+        "data/case0/img.png",
+        "data/case0/missing/deeper.png",
+        "data/case0/img.png/under_a_file",
+        "data/alias/img.png",
+        "data/img_link.png",
+        "data/out/secret.txt",
+        "data/vlm/gt.json",
+        "data/chain/img.png",
+        "data/dangling/x",
+        "data/relative_out/secret.txt",
+        "VLM/gt.json",
+        "data/new_folder/new.png",
+        "images/0.png",
+        "masks/0.png",
+        "pictures/0.png",
+        "standardized_annotations/0.json",
+    ]
+    return dataset, out, paths
+
+
+def test_fast_path_resolution_equals_resolve_on_every_kind_of_link(tmp_path: Path) -> None:
+    dataset, out, paths = _tree_with_links(tmp_path)
+    box = Sandbox(dataset, out)
+    root, cand = dataset.resolve(), out.resolve()
+    for path in paths:
+        parts = tuple(p for p in path.split("/") if p)
+        # The reference is the plain definition: follow every link, then check where it landed.
+        expected_read = root.joinpath(*parts).resolve()
+        if expected_read.is_relative_to(root / "data"):
+            assert box.read_path(path) == expected_read, path
+        else:
+            with pytest.raises(SandboxError):
+                box.read_path(path)
+        expected_out = cand.joinpath(*parts).resolve()
+        if expected_out.is_relative_to(cand):
+            assert box.output_path(path) == expected_out, path
+        else:
+            with pytest.raises(SandboxError):
+                box.output_path(path)
+
+
+def test_writes_through_a_planted_folder_link_are_refused_and_real_folders_are_made(tmp_path: Path) -> None:
+    dataset, out, _ = _tree_with_links(tmp_path)
+    box = Sandbox(dataset, out)
+    with pytest.raises(SandboxError):
+        box.write_path("masks/0.png")  # masks -> outside
+    assert box.write_path("pictures/0.png") == out.resolve() / "images" / "0.png"  # a link that stays inside
+    made = box.write_path("standardized_annotations/deep/0.json")
+    assert made.parent.is_dir() and not made.parent.is_symlink()
+    assert sorted(p.name for p in (tmp_path / "outside").iterdir()) == ["secret.txt"]

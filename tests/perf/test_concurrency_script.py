@@ -77,11 +77,13 @@ def test_split_keeps_datasets_whole_and_shares_the_concurrency(script: ModuleTyp
 
 @pytest.mark.heavy  # a whole run and its bare replay (about 10 s; more when litellm is not imported yet)
 def test_bare_side_sends_what_ours_sent_and_json_parses(
-    script: ModuleType, capsys: pytest.CaptureFixture[str]
+    script: ModuleType, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     args = ["--datasets", "2", "--n", "2", "--latency", "0", "--second-latency", "0"]
-    results = script.main([*args, "--processes", "2", "--concurrency", "3", "--json"])
+    extra = ["--workdir", str(tmp_path), "--override", "agent.temperature=0.3"]
+    results = script.main([*args, "--processes", "2", "--concurrency", "3", *extra, "--json"])
     out = capsys.readouterr().out
+    assert f"file creation in {tmp_path}" in out and list(tmp_path.iterdir()) == []  # used, then removed
     (comparison,) = results
     ours, bare = comparison.ours, comparison.bare
     assert ours.calls == bare.calls == 2 * 2 * script.TURNS
@@ -92,6 +94,7 @@ def test_bare_side_sends_what_ours_sent_and_json_parses(
 
     # The very same request bodies (model, messages with images, tools, sampling parameters).
     assert canonical(bare.bodies) == canonical(ours.bodies)
+    assert {b.get("temperature") for b in ours.bodies} == {0.3}  # --override reached our run
     assert comparison.shares == [2, 1] or comparison.shares == [1, 2]
     assert len(bare.cpu_s) == 2  # one bare client process per share
 
@@ -102,3 +105,19 @@ def test_bare_side_sends_what_ours_sent_and_json_parses(
     assert point["calls"] == point["bare_calls"] == ours.calls
     assert point["ours_over_bare"] == pytest.approx(ours.throughput / bare.throughput, rel=1e-3)
     assert point["bound_calls_per_s"] is None  # zero latency: no bound
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--workdir", "/no/such/folder"], "--workdir /no/such/folder: not a folder"),
+        (["--override", "agent.temperature"], "expected KEY=VALUE"),
+    ],
+)
+def test_bad_options_are_one_line_and_exit_2(
+    script: ModuleType, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as ended:
+        script.main(args)
+    assert ended.value.code == 2
+    assert message in capsys.readouterr().err
