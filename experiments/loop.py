@@ -11,7 +11,6 @@ import asyncio
 import gc
 import json
 import logging
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -31,9 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["RESULT_MARKER", "ProgressEvents", "TasksJob", "run_tasks"]
 
 log = logging.getLogger(__name__)
-
-SWITCH_INTERVAL_S = 0.0005
-"""The GIL switch interval while the model calls run (Python's default is 5 ms; see `run_tasks`)."""
 
 RESULT_MARKER = "result.json"
 """Written last into ``selected/<dataset>/``: resume trusts a dataset only when it exists."""
@@ -118,18 +114,11 @@ def run_tasks(
     # ~400k objects costs ~0.27 s of CPU, which a long run would otherwise pay every time enough new objects
     # survive, in the middle of its model calls. Unfrozen after, so what the run leaves can be collected.
     gc.freeze()
-    # Tool and validation threads hold the GIL for up to the switch interval each time the event loop wants
-    # it back (after every socket read); at Python's default 5 ms, a burst of answers is parsed in 5 ms steps.
-    # Measured with perf/concurrency.py at 2 s latency, 5 interleaved rounds each: median phase 6.74 s at
-    # 5 ms, 6.65 s at 0.5 ms (bound 6 s), with less spread.
-    switch = sys.getswitchinterval()
-    sys.setswitchinterval(min(switch, SWITCH_INTERVAL_S))
     try:
         records = asyncio.run(main())
     finally:
         executor.shutdown(wait=True)
         close_agent(agent)
-        sys.setswitchinterval(switch)
         gc.unfreeze()
     return records, agent_budget is not None and agent_budget.spent_out
 
