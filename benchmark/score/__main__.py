@@ -37,13 +37,24 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["md", "csv", "tex"], default="md", help="table format for --root")
     p.add_argument(
         "--workers",
-        type=int,
+        type=_positive,
         default=None,
         help="processes (default: CPU count): datasets in parallel with --root, the models of the dataset "
         "with --dataset-dir (forks of this process); 1 = this process only",
     )
     p.add_argument("--no-print", action="store_true", help="do not print the per-model table (--dataset-dir)")
     return p
+
+
+def _positive(text: str) -> int:
+    """A whole number >= 1 (argparse type); anything else is one usage line and exit 2."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
 
 
 def _check_models(wanted: list[str] | None, available: set[str], where: str) -> None:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from score_builders import Builder
 
 from benchmark.score.constants import METRIC_NAMES
@@ -80,3 +81,18 @@ def test_root_csv_has_header_and_one_row_per_model(build_dataset: Builder) -> No
 
 def test_root_without_datasets_exits_2(tmp_path: Path) -> None:
     assert _run("--root", str(tmp_path)).returncode == 2
+
+
+@pytest.mark.parametrize("workers", ["0", "-2", "two"])
+def test_a_bad_workers_value_is_one_line_and_exit_2_with_nothing_written(
+    build_dataset: Builder, workers: str
+) -> None:
+    root = build_dataset()
+    before = sorted(p.name for p in (root / "VLM").iterdir())
+    proc = _run("--dataset-dir", str(root), "--workers", workers)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"python -m benchmark.score: error: argument --workers: expected a whole number >= 1, got '{workers}'"
+        " (see --help)"
+    ]
+    assert sorted(p.name for p in (root / "VLM").iterdir()) == before
