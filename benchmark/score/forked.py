@@ -29,6 +29,7 @@ import contextlib
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -62,11 +63,13 @@ def processes_for(n_items: int, workers: int | None) -> int:
         workers: Wanted processes; None = the CPU count. 1 (or less) = this process only.
 
     Returns:
-        At least 1; more only when forking is available, the CPU count allows it and every process gets at
-        least `MIN_ITEMS_PER_PROCESS` items.
+        At least 1; more only when forking is available, this process runs a single thread, the CPU count
+        allows it and every process gets at least `MIN_ITEMS_PER_PROCESS` items.
     """
     wanted = workers if workers is not None else (os.cpu_count() or 1)
-    if wanted <= 1 or not can_fork():
+    # A fork copies only the calling thread: a lock another thread holds (logging's, an allocator's) would
+    # stay locked forever in the child. The CLI is single-threaded; a threaded caller scores serially.
+    if wanted <= 1 or not can_fork() or threading.active_count() > 1:
         return 1
     return max(1, min(wanted, n_items // MIN_ITEMS_PER_PROCESS))
 

@@ -22,6 +22,14 @@ from benchmark.score.images import PNG_SIGNATURE, needs_pil
 pytestmark = pytest.mark.skipif(not forked.can_fork(), reason="no os.fork on this platform")
 
 
+@pytest.fixture(autouse=True)
+def _single_threaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the fork mechanics: a thread another test left in this worker process (a fake
+    server's, a library's) must not turn them into serial runs (`processes_for` forks when single-threaded
+    only)."""
+    monkeypatch.setattr(forked.threading, "active_count", lambda: 1)
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "benchmark.score", *args], capture_output=True, text=True, timeout=120
@@ -295,3 +303,18 @@ def test_needs_pil_is_true_for_the_images_pillow_would_check(tmp_path: Path) -> 
     (images / "2.jpeg").unlink()
     (images / "3.png").write_bytes(os.urandom(16).replace(b"\x89", b"\x00"))
     assert needs_pil(images)
+
+
+def test_a_threaded_caller_scores_in_one_process(
+    build_dataset: Builder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _varied(build_dataset)
+    want = score_dataset(root, workers=1)
+    monkeypatch.setattr(forked.threading, "active_count", lambda: 2)
+
+    def no_fork() -> int:
+        raise AssertionError("forked a threaded process")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    assert forked.processes_for(6, 2) == 1
+    assert score_dataset(root, workers=2) == want
