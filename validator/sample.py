@@ -26,6 +26,7 @@ from PIL import Image
 
 from benchmark.layout import ANNOTATIONS_DIR, DATA_META_NAME, IMAGE_EXTENSIONS, IMAGES_DIR
 from benchmark.manifest import ManifestEntry
+from benchmark.paths import resolve_below
 from validator._png import verified_png_size
 from validator._values import get_path
 
@@ -68,21 +69,12 @@ def _resolve_inside(root: str, relative: str) -> str | None:
     base = _real_root(root)
     parts = [p for p in relative.split("/") if p not in ("", ".")]
     if ".." not in parts:
-        # Fast path: the root is already real, so only the components below it need an lstat; this gives
-        # realpath's answer unless one of them is a symlink (then realpath decides below).
-        current = base
-        for k, part in enumerate(parts):
-            current = os.path.join(current, part)
-            try:
-                mode = os.lstat(current).st_mode
-            except (OSError, ValueError):
-                # realpath keeps a missing tail literally; without ".." it cannot climb out.
-                return os.path.join(current, *parts[k + 1 :])
-            if stat.S_ISLNK(mode):
-                break
-        else:
-            return current
-    target = os.path.realpath(os.path.join(base, relative))
+        # Without "..", only a link below the (real) root can lead out of it.
+        target, followed = resolve_below(base, parts)
+        if not followed:
+            return target
+    else:
+        target = os.path.realpath(os.path.join(base, relative))
     return target if target == base or target.startswith(base.rstrip(os.sep) + os.sep) else None
 
 

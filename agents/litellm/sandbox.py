@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from benchmark.paths import resolve_below
+
 __all__ = ["Sandbox", "SandboxError", "SandboxLimits"]
 
 _ENCODED = re.compile(r"%[0-9A-Fa-f]{2}")
@@ -187,27 +189,9 @@ class Sandbox:
 
 
 def _below(root: Path, parts: Sequence[str]) -> tuple[Path, bool]:
-    """``root/parts`` with symlinks resolved, ``root`` being already resolved and ``parts`` clean (no ``..``).
-
-    The same path as ``root.joinpath(*parts).resolve()``, for less: only the components below ``root`` are
-    looked at (one ``lstat`` each, instead of every component from ``/``), and the full resolution runs only
-    when one of them is a symlink. A component that does not exist ends the walk: nothing below it can be a
-    link, and ``resolve`` keeps such a tail as it is.
-
-    Returns:
-        The path, and whether a symlink was followed (if not, the path is lexically ``root/parts``, so inside
-        ``root``; if so, the caller checks where it landed).
-    """
-    current = str(root)
-    for part in parts:
-        current = f"{current}/{part}"
-        try:
-            mode = os.lstat(current).st_mode
-        except (FileNotFoundError, NotADirectoryError):
-            break
-        if stat.S_ISLNK(mode):
-            return root.joinpath(*parts).resolve(), True
-    return root.joinpath(*parts), False
+    """``root/parts`` with links resolved, and whether one was followed (`benchmark.paths.resolve_below`)."""
+    target, followed = resolve_below(str(root), parts)
+    return Path(target), followed
 
 
 def _is_real_dir(folder: Path) -> bool:
