@@ -22,12 +22,12 @@ from typing import Any
 
 import pandas as pd
 
-from benchmark.atomic import atomic_write_text
 from benchmark.score.analysis import to_latex, to_markdown
 from benchmark.score.constants import METRIC_NAMES
+from core.atomic import atomic_write_text
+from core.cli_errors import OneLineParser, cli_main, existing_dir
 from experiments.oracle_bound import oracle_upper_bound
 from experiments.stats import bootstrap_ci, cluster_diffs, mean_spread, paired_cluster_test
-from medio.cli_errors import OneLineParser, cli_main, existing_dir
 
 __all__ = [
     "COST_COLUMNS",

@@ -24,9 +24,9 @@ from typing import Any
 import pandas as pd
 
 from agents.base import Usage
+from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from experiments.ablation import RunData, groups, load_runs
 from experiments.selectors import ReportCache, ScoreCache, StoredDataset, load_stored
-from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from strategies.selectors import build_selector
 
 __all__ = ["COST_AXES", "budget_curve", "budget_matched", "main"]

@@ -16,8 +16,8 @@ import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from agents.base import Agent, Limits
+from core.registry import Registry, call_with_options, load_object
 from strategies.base import Strategy, strategies
-from strategies.registry import Registry, call_with_options, load_object
 from strategies.selectors import build_selector, is_oracle
 
 __all__ = [

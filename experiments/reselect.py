@@ -32,9 +32,9 @@ import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from agents.base import Candidate, Feedback, Task
-from benchmark.atomic import atomic_write_json
+from core.atomic import atomic_write_json
+from core.cli_errors import EXIT_INCOMPLETE, EXIT_NOTHING, EXIT_OK, CliError, cli_main, existing_dir
 from experiments._config_path import config_dir
-from medio.cli_errors import EXIT_INCOMPLETE, EXIT_NOTHING, EXIT_OK, CliError, cli_main, existing_dir
 
 __all__ = ["RESELECTABLE", "ReplayAgent", "ReselectError", "load_source_config", "main", "reselect"]
 
@@ -283,8 +283,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     0 success · 2 bad input · 3 incomplete (a candidate missing from the source) · 4 nothing selected.
     """
     from benchmark.errors import BenchmarkError
+    from core.registry import UnknownNameError
     from experiments.run import NothingProduced
-    from strategies.registry import UnknownNameError
     from strategies.selectors import OracleNotAllowed
 
     args = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--debug"]

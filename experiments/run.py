@@ -23,9 +23,9 @@ from omegaconf import DictConfig, OmegaConf
 import medio
 from agents.base import Agent, Task, Usage
 from agents.instructions import Instruction, resolve_instructions
-from benchmark.atomic import atomic_write_json
 from benchmark.discover import Dataset
 from benchmark.layout import ANNOTATIONS_DIR
+from core.atomic import atomic_write_json
 from experiments.build import build_components, is_simulation, task_options, validator_profile
 from experiments.loop import RESULT_MARKER, TasksJob, run_tasks
 from experiments.mistakes import format_miss_table, run_mistakes

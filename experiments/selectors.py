@@ -36,15 +36,15 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from agents.base import Candidate, Task
-from benchmark.atomic import atomic_write_text
 from benchmark.perturb import MISTAKES_FILE, miss_rates, read_mistakes
 from benchmark.score.analysis import to_latex, to_markdown
 from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_candidate
+from core.atomic import atomic_write_text
+from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from experiments.build import import_plugins, task_options
 from experiments.reselect import ReselectError, load_source_config
 from experiments.stats import cluster_diffs, paired_cluster_test
-from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from strategies._context import candidate_from_marker
 from strategies.best_of_n import _select_and_assemble
 from strategies.selectors import ORACLE, Selector, build_selector, selectors
@@ -470,7 +470,7 @@ def write_leaderboard(frame: pd.DataFrame, stats: Mapping[str, Any], out: Path) 
 @cli_main("python -m experiments.selectors")
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI; returns the exit code (0 success, 2 bad input; ``docs/cli.md``)."""
-    from strategies.registry import UnknownNameError
+    from core.registry import UnknownNameError
 
     parser = OneLineParser(prog="python -m experiments.selectors", description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="finished S3/S4 run folders (pooled)")

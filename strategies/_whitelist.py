@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmark.atomic import atomic_write_bytes, atomic_write_json
 from benchmark.layout import ANNOTATIONS_DIR, DATA_META_NAME, IMAGE_EXTENSIONS, IMAGES_DIR, MASKS_DIR
+from core.atomic import atomic_write_bytes, atomic_write_json
 from validator._values import get_path
 
 __all__ = [

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from agents.base import Agent, Candidate, Task, Usage
-from strategies.registry import Registry
+from core.registry import Registry
 from validator.report import Report
 from validator.validate import validate
 

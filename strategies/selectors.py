@@ -20,9 +20,9 @@ from typing import Any
 
 from agents.base import Candidate, Task
 from benchmark.score.dataset import e2e_pass
+from core.registry import Registry, call_with_options, load_object
 from strategies._mechanics import get_path, no_output_reason, read_annotation
 from strategies.base import SampleDecision
-from strategies.registry import Registry, call_with_options, load_object
 from validator.report import Report
 
 __all__ = [

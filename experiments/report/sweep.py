@@ -20,8 +20,8 @@ from typing import Any
 import pandas as pd
 
 from agents.base import OUTPUT_SUBDIR
-from benchmark.atomic import atomic_write_text
 from benchmark.score.constants import METRIC_NAMES
+from core.atomic import atomic_write_text
 from experiments.ablation import COST_COLUMNS, STAT_COLUMNS, RunData, groups, load_runs, write_ablation
 from experiments.report.assets import CSS
 from experiments.report.build import REPORT_NAME
