@@ -170,6 +170,15 @@ def cli() -> int:
     if help_text is not None:
         print(help_text)  # as Hydra prints it
         return 0
+    retired = next((a for a in sys.argv[1:] if a.lstrip("+~").startswith("strategy.profile=")), None)
+    if retired is not None:
+        # The paper's procedure is a strategy of its own now (docs/strategies.md), not a flag of S3/S4.
+        return report_error(
+            PROG,
+            CliError(
+                f"{retired}: the paper's procedure is strategy=s3_paper or strategy=s4_paper", EXIT_USAGE
+            ),
+        )
     sigterm_as_sigint()
     try:
         main()

@@ -28,6 +28,8 @@ __all__ = [
     "build_strategy",
     "import_plugins",
     "is_simulation",
+    "required_validator",
+    "strategy_kind",
     "task_options",
     "validator_profile",
     "wants_oracle",
@@ -151,28 +153,41 @@ def build_strategy(
         OracleNotAllowed: The oracle selector without ``analysis.oracle=true``.
     """
     data = dict(_plain(cfg))
-    factory = strategies.get(str(data.get("kind") or data.get("name")))
+    factory = strategies.get(strategy_kind(data))
     kwargs = {k: v for k, v in data.items() if k not in ("name", "kind", "selector")}
     if "selector" in inspect.signature(factory).parameters:
         kwargs["selector"] = build_selector(_selector_spec(data, selector_cfg), allow_oracle=allow_oracle)
     return call_with_options(factory, kwargs, "strategy")
 
 
+def strategy_kind(cfg: Mapping[str, Any] | DictConfig) -> str:
+    """The registry name of the configured strategy (``kind``, else ``name``)."""
+    data = dict(_plain(cfg))
+    return str(data.get("kind") or data.get("name"))
+
+
+def required_validator(strategy_cfg: Mapping[str, Any] | DictConfig) -> str | None:
+    """The validator profile the strategy's procedure requires (its registry metadata), if any."""
+    value = strategies.meta(strategy_kind(strategy_cfg)).get("validator")
+    return str(value) if value is not None else None
+
+
 def validator_profile(
-    cfg: Mapping[str, Any] | DictConfig, folder: Path, strategy_profile: str | None
+    cfg: Mapping[str, Any] | DictConfig, folder: Path, required: str | None = None
 ) -> str | Path:
     """The profile the run validates with: the composed ``validator`` node written to
-    ``folder/<profile>.yaml`` (so command-line weight overrides apply), or ``mdsbench`` for the
-    ``paper`` strategy profile."""
+    ``folder/<profile>.yaml`` (so command-line weight overrides apply), or the profile the strategy
+    requires (``mdsbench`` for the paper's procedure, `required_validator`) as it ships."""
     data = dict(_plain(cfg))
     name = str(data.get("profile", "evidence"))
-    if strategy_profile == "paper" and name != "mdsbench":
-        log.warning(
-            "strategy.profile=paper uses the reference procedure: validating with the mdsbench profile "
-            "instead of %s",
-            name,
-        )
-        return "mdsbench"
+    if required is not None:
+        if name != required:
+            log.warning(
+                "the strategy runs the reference procedure: validating with the %s profile instead of %s",
+                required,
+                name,
+            )
+        return required
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")

@@ -26,7 +26,13 @@ from agents.instructions import Instruction, resolve_instructions
 from benchmark.discover import Dataset
 from benchmark.layout import ANNOTATIONS_DIR
 from core.atomic import atomic_write_json
-from experiments.build import build_components, is_simulation, task_options, validator_profile
+from experiments.build import (
+    build_components,
+    is_simulation,
+    required_validator,
+    task_options,
+    validator_profile,
+)
 from experiments.loop import RESULT_MARKER, TasksJob, run_tasks
 from experiments.mistakes import format_miss_table, run_mistakes
 from experiments.pools import close_agent
@@ -170,7 +176,7 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     # Not earlier: a config error (unknown dataset, empty root) is reported without paying for the imports.
     medio.preload()
     store_config(cfg, run_dir)
-    profile = validator_profile(cfg.validator, run_dir / ".validator", cfg.strategy.get("profile"))
+    profile = validator_profile(cfg.validator, run_dir / ".validator", required_validator(cfg.strategy))
     options = task_options(cfg.agent, int(cfg.run.seed))
     # Read now, at run time, from the user's checkout (never copied into the repository): run.json records
     # which files were used and their hashes.

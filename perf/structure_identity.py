@@ -29,21 +29,27 @@ from typing import Any
 # A few datasets covering the three task types and several formats: enough to exercise every strategy path,
 # small enough to run in a minute or two.
 DATASETS = "[synth-dermoscopy-jpg,synth-chest-xray-dicom,synth-brain-mr-nifti,synth-polyp-coco-png]"
-# The paper's procedure: spelled through the old override, which both the old and the new tree accept.
 SWEEP = "s0,s3,s4"
-PAPER_RUNS = {
+# The paper's procedure: a flag of S3/S4 before issue 22, strategies of their own after (the name
+# pinned to the old label so that only the procedure is compared).
+NEW_PAPER_RUNS = {
+    "s3_paper": ["strategy=s3_paper", "strategy.name=s3"],
+    "s4_paper": ["strategy=s4_paper", "strategy.name=s4"],
+}
+OLD_PAPER_RUNS = {
     "s3_paper": ["strategy=s3", "strategy.profile=paper"],
     "s4_paper": ["strategy=s4", "strategy.profile=paper"],
 }
 # Keys whose values are wall-clock facts or machine paths, not results.
 VOLATILE_KEY = re.compile(
     r"(time|_s$|seconds|elapsed|duration|wall|started|finished|timestamp|date|host|pid|cwd|dir$|path$|root$"
-    r"|python|version|cpu|rss|memory|processes|workers)",
+    r"|python|version|cpu|rss|memory|processes|workers|^config$|^t$)",
     re.I,
 )
-# Files that record the run itself (logs, Hydra's copy of the command line, the HTML page), not results.
+# Files that record the run itself (logs, Hydra's copy of the command line, the HTML page) or echo its input
+# (the composed config, the validator profile written from it), not results.
 SKIPPED = re.compile(
-    r"(\.log$|/\.hydra/|report\.html$|\.png$|progress|multirun\.yaml$|\.lock$|\.sqlite)"
+    r"(\.log$|/\.hydra/|report\.html$|\.png$|progress|multirun\.yaml$|\.lock$|\.sqlite|/config\.json$|/\.validator/)"
 )
 
 
@@ -59,6 +65,25 @@ def _scrub(value: Any, roots: list[str]) -> Any:
             value = value.replace(root, "<root>")
         return value
     return value
+
+
+def _blank_wall_columns(text: str) -> str:
+    """Tables (csv, md, tex) with their wall-clock column blanked: the one column that is a timing."""
+    out: list[str] = []
+    wall: dict[str, int] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            wall.clear()  # a blank line ends a table
+        for sep in (",", "|", "&"):
+            cells = line.split(sep)
+            names = [c.strip().replace("\\_", "_") for c in cells]
+            if "wall_s" in names:
+                wall[sep] = names.index("wall_s")
+            elif sep in wall and len(cells) > wall[sep] and line.count(sep) >= wall[sep]:
+                cells[wall[sep]] = "<wall>"
+                line = sep.join(cells)
+        out.append(line)
+    return "\n".join(out)
 
 
 def _normalised(path: Path, roots: list[str]) -> bytes:
@@ -79,6 +104,8 @@ def _normalised(path: Path, roots: list[str]) -> bytes:
     # Durations and dates printed in tables and notes.
     text = re.sub(r"\d{4}-\d{2}-\d{2}[T _]\d{2}[:-]\d{2}[:-]\d{2}(\.\d+)?", "<date>", text)
     text = re.sub(r"\b\d+(\.\d+)?\s?(ms|s)\b", "<dur>", text)
+    if path.suffix in {".csv", ".md", ".tex"}:
+        text = _blank_wall_columns(text)
     return text.encode()
 
 
@@ -127,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     common = [f"benchmark.datasets={DATASETS}", "run.seed=0", "run.processes=1", "run.progress=false"]
     sweep = out / "sweep"
     _run(checkout, ["-m", "experiments", "-m", f"strategy={SWEEP}", *common, f"hydra.sweep.dir={sweep}"])
-    for name, overrides in PAPER_RUNS.items():
+    paper_runs = NEW_PAPER_RUNS if (checkout / "conf/strategy/s3_paper.yaml").is_file() else OLD_PAPER_RUNS
+    for name, overrides in paper_runs.items():
         _run(
             checkout,
             ["-m", "experiments", *overrides, *common, f"run.name={name}", f"hydra.run.dir={out / name}"],
@@ -141,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     roots = [str(out), str(checkout), os.path.expanduser("~")]
     groups = {
         "ablation": _digest_tree(sweep, roots),
-        **{name: _digest_tree(out / name, roots) for name in PAPER_RUNS},
+        **{name: _digest_tree(out / name, roots) for name in paper_runs},
         "reselect": _digest_tree(out / "reselect", roots),
         "conformance": {
             "conformance.json": hashlib.sha256(_normalised(out / "conformance.json", roots)).hexdigest()

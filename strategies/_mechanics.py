@@ -24,7 +24,7 @@ from benchmark.layout import ANNOTATIONS_DIR, DATA_META_NAME, IMAGE_EXTENSIONS, 
 from core.atomic import atomic_write_bytes, atomic_write_json
 from strategies._context import call_agent, current
 from strategies.base import SampleDecision, StrategyResult, Validator, run_cpu, usage_of
-from strategies.paper import patch_meta
+from strategies.paper.reference import patch_meta
 from validator._values import get_path, set_path
 from validator.report import Report
 from validator.sample import image_facts
