@@ -35,7 +35,7 @@ from agents.base import Candidate, Feedback, Task
 from core.atomic import atomic_write_json
 from core.cli_errors import EXIT_INCOMPLETE, EXIT_NOTHING, EXIT_OK, CliError, cli_main, existing_dir
 from experiments._config_path import config_dir
-from experiments.build import strategy_kind
+from experiments.plan import strategy_kind
 from strategies.base import strategies
 
 __all__ = ["ReplayAgent", "ReselectError", "load_source_config", "main", "reselect"]

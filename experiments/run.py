@@ -26,23 +26,23 @@ from agents.instructions import Instruction, resolve_instructions
 from benchmark.discover import Dataset
 from benchmark.layout import ANNOTATIONS_DIR
 from core.atomic import atomic_write_json
-from experiments.build import (
+from experiments.loop import RESULT_MARKER, TasksJob, run_tasks
+from experiments.mistakes import format_miss_table, run_mistakes
+from experiments.plan import (
     build_components,
     is_simulation,
     required_validator,
     task_options,
     validator_profile,
 )
-from experiments.loop import RESULT_MARKER, TasksJob, run_tasks
-from experiments.mistakes import format_miss_table, run_mistakes
 from experiments.pools import close_agent
 from experiments.processes import resolve_processes, run_in_processes, split_tasks
 from experiments.progress import Progress
 from experiments.results import PROFILES, export_dataset, format_table, score_exports, write_outputs
 from experiments.resume import check_resume, resume_mode, store_config
 from experiments.suite import ensure_bundled_suite, ensure_realfiles_suite, select_datasets
-from strategies._context import BudgetGate
 from strategies.base import Strategy, strategies
+from strategies.context import BudgetGate
 
 __all__ = ["RESULT_MARKER", "NothingProduced", "RunOutcome", "benchmark_root", "preflight", "run_experiment"]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from benchmark.layout import ANNOTATIONS_DIR
 from core.atomic import atomic_write_json
-from strategies._mechanics import find_image, get_path, read_annotation, read_meta
+from strategies.mechanics import find_image, get_path, read_annotation, read_meta
 from strategies.paper.reference import patch_meta
 from validator.sample import image_facts
 

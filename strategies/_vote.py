@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from strategies._mechanics import get_path, set_path
-from validator._values import norm_dim, norm_text, norm_token
+from strategies.mechanics import get_path, set_path
+from validator.values import norm_dim, norm_text, norm_token
 
 __all__ = ["DIMENSION", "TASK", "FieldVote", "canonical", "merge_sample", "vote_field"]
 

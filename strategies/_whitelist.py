@@ -23,7 +23,7 @@ from typing import Any
 
 from benchmark.layout import ANNOTATIONS_DIR, DATA_META_NAME, IMAGE_EXTENSIONS, IMAGES_DIR, MASKS_DIR
 from core.atomic import atomic_write_bytes, atomic_write_json
-from validator._values import get_path
+from validator.values import get_path
 
 __all__ = [
     "PLANE_FIELDS",

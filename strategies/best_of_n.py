@@ -8,7 +8,6 @@ from typing import Annotated
 from pydantic import Field
 
 from agents.base import Agent, Candidate, Task
-from strategies._mechanics import assemble, budget_hit, generate_many, generation_notes, validate_all
 from strategies.base import (
     SampleDecision,
     Strategy,
@@ -18,6 +17,7 @@ from strategies.base import (
     strategy,
     usage_of,
 )
+from strategies.mechanics import assemble, budget_hit, generate_many, generation_notes, validate_all
 from strategies.selectors import Selector, choose, is_oracle, validator_max
 from validator.report import Report
 

@@ -9,10 +9,10 @@ from pathlib import Path
 from agents.base import Agent, Candidate, Feedback, Task
 from agents.instructions import instruction_text
 from strategies._autofix import auto_fix as apply_auto_fix
-from strategies._context import call_agent
-from strategies._mechanics import adopt, generate_many, single_result
 from strategies._whitelist import covered, enforce_whitelist, folder_digest
 from strategies.base import Strategy, StrategyResult, Validator, run_cpu, strategy
+from strategies.context import call_agent
+from strategies.mechanics import adopt, generate_many, single_result
 from validator.checklist import checklist as failed_items
 
 HIGH_RISK_FIELDS: tuple[str, ...] = (

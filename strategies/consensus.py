@@ -20,7 +20,7 @@ import numpy as np
 from PIL import Image
 
 from agents.base import Candidate, Task
-from strategies._mechanics import find_image, get_path, read_annotation
+from strategies.mechanics import find_image, get_path, read_annotation
 from validator.report import Report
 
 __all__ = ["AGREEMENT_FIELDS", "IMAGE_FIELD", "MASK_FIELD", "Consensus", "consensus"]

@@ -9,16 +9,6 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from agents.base import Agent, Candidate, Task
-from strategies._mechanics import (
-    SampleSource,
-    budget_hit,
-    candidate_metas,
-    generate_many,
-    generation_notes,
-    read_annotation,
-    validate_all,
-    write_selected,
-)
 from strategies._vote import DIMENSION, TASK, donor_for, merge_sample, vote_field
 from strategies.base import (
     SampleDecision,
@@ -28,6 +18,16 @@ from strategies.base import (
     run_cpu,
     strategy,
     usage_of,
+)
+from strategies.mechanics import (
+    SampleSource,
+    budget_hit,
+    candidate_metas,
+    generate_many,
+    generation_notes,
+    read_annotation,
+    validate_all,
+    write_selected,
 )
 from strategies.selectors import Selector, choose, is_oracle, validator_max
 from validator.report import Report

@@ -21,8 +21,8 @@ from typing import Any
 from agents.base import Candidate, Task
 from benchmark.score.dataset import e2e_pass
 from core.registry import Registry, call_with_options, load_object
-from strategies._mechanics import get_path, no_output_reason, read_annotation
 from strategies.base import SampleDecision
+from strategies.mechanics import get_path, no_output_reason, read_annotation
 from validator.report import Report
 
 __all__ = [

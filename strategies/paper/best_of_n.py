@@ -11,8 +11,8 @@ from typing import Annotated
 from pydantic import Field
 
 from agents.base import Agent, Task
-from strategies._mechanics import budget_hit, generate_many, generation_notes, validate_all
 from strategies.base import Strategy, StrategyResult, Validator, run_cpu, strategy, usage_of
+from strategies.mechanics import budget_hit, generate_many, generation_notes, validate_all
 from strategies.paper.procedure import select_paper
 
 

@@ -7,8 +7,8 @@ from typing import Annotated
 from pydantic import Field
 
 from agents.base import Agent, Task
-from strategies._mechanics import budget_hit, generate_many, generation_notes, validate_all
 from strategies.base import Strategy, StrategyResult, Validator, run_cpu, strategy, usage_of
+from strategies.mechanics import budget_hit, generate_many, generation_notes, validate_all
 from strategies.paper.procedure import vote_paper
 
 
@@ -26,9 +26,9 @@ def paper_fieldwise(n: Annotated[int, Field(ge=1)] = 5, margin: float = 0.05) ->
         if not candidates:
             return StrategyResult("s4", task.output_dir, [], {}, usage_of([]), incomplete=True)
         reports = await validate_all(validator, candidates, task)
-        # The vote re-validates merged samples with the profile the candidates were validated with.
-        profile = getattr(validator, "profile", validator.name)
-        decisions = await run_cpu(validator, vote_paper, task, candidates, reports, margin, profile)
+        # The vote re-validates merged samples under the profile the candidates were validated with: the
+        # validator's name (the run plan hands this strategy the profile it requires, `mdsbench`, by name).
+        decisions = await run_cpu(validator, vote_paper, task, candidates, reports, margin, validator.name)
         return StrategyResult(
             "s4",
             task.output_dir,

@@ -42,6 +42,16 @@ def _resolve(node: ast.ImportFrom, importer: str, is_package: bool) -> str:
     return ".".join([*base, *([node.module] if node.module else [])])
 
 
+def _lines_under(tree: ast.AST, kinds: tuple[type[ast.AST], ...]) -> set[int]:
+    return {
+        n.lineno
+        for f in ast.walk(tree)
+        if isinstance(f, kinds)
+        for n in ast.walk(f)
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+    }
+
+
 def edges() -> list[Edge]:
     """Every import of a project module by a project module (``from m import x``: ``m.x`` if a module)."""
     known = {module_name(p) for p in source_files()}
@@ -49,14 +59,18 @@ def edges() -> list[Edge]:
     for path in source_files():
         importer = module_name(path)
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        lazy_lines = {
+        lazy_lines = _lines_under(tree, (ast.FunctionDef, ast.AsyncFunctionDef))
+        # `if TYPE_CHECKING:` imports never run: they are not edges of the import graph.
+        typing_lines = {
             n.lineno
-            for f in ast.walk(tree)
-            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-            for n in ast.walk(f)
-            if isinstance(n, (ast.Import, ast.ImportFrom))
+            for block in ast.walk(tree)
+            if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+            for stmt in block.body
+            for n in ast.walk(stmt)
         }
         for node in ast.walk(tree):
+            if getattr(node, "lineno", None) in typing_lines:
+                continue
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]

@@ -29,10 +29,10 @@ import numpy as np
 import medio
 from medio.sniff import split_suffix
 from validator import _raw
-from validator._values import nonmissing, norm_token
 from validator.registry import check
 from validator.report import CheckResult
 from validator.sample import SampleView, file_signature, stat_path
+from validator.values import nonmissing, norm_token
 
 log = logging.getLogger(__name__)
 

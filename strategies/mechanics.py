@@ -22,12 +22,12 @@ from typing import Any
 from agents.base import Agent, Candidate, Task
 from benchmark.layout import ANNOTATIONS_DIR, DATA_META_NAME, IMAGE_EXTENSIONS, IMAGES_DIR, MASKS_DIR
 from core.atomic import atomic_write_bytes, atomic_write_json
-from strategies._context import call_agent, current
 from strategies.base import SampleDecision, StrategyResult, Validator, run_cpu, usage_of
+from strategies.context import call_agent, current
 from strategies.paper.reference import patch_meta
-from validator._values import get_path, set_path
 from validator.report import Report
 from validator.sample import image_facts
+from validator.values import get_path, set_path
 
 __all__ = [
     "SampleSource",
