@@ -40,6 +40,11 @@ def test_the_offline_recipe_of_the_readme_runs_and_scores(tmp_path: Path) -> Non
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     env["MEDSTRAT_CACHE"] = str(tmp_path / "cache")
     env.pop("OPENAI_API_KEY", None)  # the recipe passes its own
+    # The recipe says `python`: it must be the interpreter running the tests, not whichever one PATH finds first.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    env["PATH"] = os.pathsep.join([str(bin_dir), env.get("PATH", "")])
 
     def bash(line: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
