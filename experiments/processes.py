@@ -375,10 +375,10 @@ def _worker(spec: _WorkerSpec, conn: multiprocessing.connection.Connection, ledg
             spec.job.concurrency,
         )
         cfg = OmegaConf.create(spec.config)
-        strategy, agent, _ = build_components(cfg)
+        plan = build_components(cfg)
         budget = _SharedGate(cfg.run.get("budget_tokens"), cfg.run.get("budget_usd"), ledger)
         calls = _SharedCallBudget(budget.max_tokens, budget.max_usd, ledger)
-        records, spent_out = run_tasks(cfg, strategy, agent, spec.job, budget, pipe, calls)
+        records, spent_out = run_tasks(cfg, plan.strategy, plan.agent, spec.job, budget, pipe, calls)
         pipe.send(("done", records, spent_out))
     except BaseException as exc:  # everything goes to the parent, which decides (and prints one line)
         pipe.send(("raised", _portable(exc), traceback.format_exc()))
