@@ -325,7 +325,11 @@ class Registry(Generic[T]):
             raise UnknownNameError(self.kind, name, self.names())
         entry = self._entries[name]
         if isinstance(entry, str):
-            entry = cast(T, load_object(entry))
+            loaded = cast(T, load_object(entry))
+            # Importing the module may have registered the real entry under this name (a check's decorator
+            # registers its spec, while the entry point names the function): that registration wins.
+            current = self._entries.get(name)
+            entry = current if current is not None and not isinstance(current, str) else loaded
             self._entries[name] = entry
         return entry
 
