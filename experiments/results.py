@@ -21,9 +21,9 @@ from agents.base import OUTPUT_SUBDIR, Usage
 from benchmark.discover import Dataset
 from benchmark.score.aggregate import macro
 from benchmark.score.constants import METRIC_NAMES
+from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_dataset
 from core.atomic import atomic_write_json, atomic_write_text
-from strategies.selectors import e2e_pass
 
 if TYPE_CHECKING:
     from experiments.mistakes import RunMistakes

@@ -19,6 +19,7 @@ from strategies.base import (
     strategy,
     usage_of,
 )
+from strategies.fields import VOTED_FIELDS
 from strategies.mechanics import (
     SampleSource,
     budget_hit,
@@ -31,15 +32,6 @@ from strategies.mechanics import (
 )
 from strategies.selectors import Selector, choose, is_oracle, validator_max
 from validator.report import Report
-
-VOTED_FIELDS: tuple[str, ...] = (
-    TASK,
-    DIMENSION,
-    "media_geometry.media.annotation_type",
-    "context.sample.modality_primary",
-    "context.sample.extra.source_file",
-    "context.sample.extra.original_filename",
-)
 
 
 @strategy("fieldwise", aliases=("s4",), candidates=True, reselectable=True)
