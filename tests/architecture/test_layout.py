@@ -125,3 +125,14 @@ def test_no_strategy_switches_on_a_profile_string() -> None:
 
 def test_the_packages_listed_here_are_the_projects() -> None:
     assert all((ROOT / p / "__init__.py").is_file() for p in PACKAGES)
+
+
+def test_the_selectors_do_not_load_the_scorer_until_the_oracle_runs() -> None:
+    # Only the oracle reaches ground truth, through the scorer: importing the selectors must not load it.
+    import subprocess
+
+    code = "import sys, strategies.selectors; "
+    code += "print(any(m.startswith('benchmark.score') for m in sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"
