@@ -17,6 +17,7 @@ from strategies.base import (
     strategy,
     usage_of,
 )
+from strategies.choice import selection_usage
 from strategies.mechanics import assemble, budget_hit, generate_many, generation_notes, validate_all
 from strategies.selectors import Selector, choose, is_oracle, validator_max
 from validator.report import Report
@@ -59,7 +60,8 @@ def best_of_n(
             task.output_dir,
             candidates,
             decisions,
-            usage_of(candidates),
+            # A judge's calls are part of the strategy's cost (the tables compare at equal spend).
+            usage_of(candidates) + selection_usage(decisions),
             upper_bound=is_oracle(selector),
             incomplete=budget_hit(),
             notes=generation_notes(candidates, n),

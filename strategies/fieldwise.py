@@ -19,6 +19,7 @@ from strategies.base import (
     strategy,
     usage_of,
 )
+from strategies.choice import selection_usage
 from strategies.fields import VOTED_FIELDS
 from strategies.mechanics import (
     SampleSource,
@@ -85,7 +86,8 @@ def fieldwise(
             task.output_dir,
             candidates,
             decisions,
-            usage_of(candidates),
+            # A judge's calls are part of the strategy's cost (the tables compare at equal spend).
+            usage_of(candidates) + selection_usage(decisions),
             upper_bound=is_oracle(selector),
             incomplete=budget_hit(),
             notes=generation_notes(candidates, n),
