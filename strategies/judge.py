@@ -136,9 +136,15 @@ class JudgeSelector:
         self.__name__ = "hybrid" if top_k is not None else "llm_judge"
 
     def _ranked(self, index: int, candidates: Sequence[Candidate], reports: Sequence[Report]) -> list[int]:
-        # The validator's order (validator_max's key without the image tie-break): the hybrid keeps the head.
+        # validator_max's order (total, then the image check, then the lower index): its head is the fallback,
+        # and the hybrid keeps the top k.
+        def key(k: int) -> tuple[float, float, int]:
+            sample = reports[k].samples.get(index)
+            image = sample.checks.get("image_path") if sample is not None else None
+            return (-round(_total(reports[k], index), 6), -(image.score if image is not None else 0.0), k)
+
         held = [k for k, c in enumerate(candidates) if read_annotation(c.output_dir, index) is not None]
-        ranked = sorted(held, key=lambda k: (-round(_total(reports[k], index), 6), k))
+        ranked = sorted(held, key=key)
         return ranked[: self.top_k] if self.top_k is not None else ranked
 
     def request(
