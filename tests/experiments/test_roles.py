@@ -21,7 +21,7 @@ JUDGE_USAGE = (500, 7)
 
 
 class Dispatch:
-    """Judge requests (they offer ``choose_candidate``) get ``verdict``; agent requests replay the rules agent."""
+    """Judge requests (they offer ``choose_candidate``) get ``verdict``; agent requests replay the rules."""
 
     def __init__(self, agents: ByDataset) -> None:
         self.agents = agents
@@ -110,7 +110,9 @@ def test_a_pool_records_each_candidates_agent_and_per_agent_win_rates(
     assert {a: roles["agents"][a]["selected"] for a in wins} == wins
     assert sum(roles["agents"][a]["win_rate"] for a in wins) == pytest.approx(1.0, abs=1e-3)
     assert sum(roles["agents"][a]["oracle_rate"] for a in wins) == pytest.approx(1.0, abs=1e-3)
-    assert roles["agents"]["litellm:openai/fake-a"]["tokens"] > 0 and roles["agents"]["rules-hot"]["tokens"] == 0
+    assert (
+        roles["agents"]["litellm:openai/fake-a"]["tokens"] > 0 and roles["agents"]["rules-hot"]["tokens"] == 0
+    )
     assert "win rate" in outcome.table and "litellm:openai/fake-b" in outcome.table
 
 
