@@ -261,6 +261,8 @@ def _finish(
     )
     wall = time.perf_counter() - start
     agent_name = cfg.agent.get("_target_") or cfg.agent.get("name", "?")
+    if plan.pool:
+        agent_name = "+".join(f"{label}×{n}" for label, n in plan.pool)
     tokens = sum(u.total_tokens for u in usage.values())
     usd = sum(u.cost_usd for u in usage.values())
     title = f"{plan.name} · {len(datasets)} datasets · agent {agent_name} · {tokens} tokens · ${usd:.4f}"

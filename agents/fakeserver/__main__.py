@@ -1,9 +1,10 @@
-"""``python -m agents.fakeserver [--script FILE | --replay DATASET_ROOT] [--port N] [--latency S]``: serve a
-scripted fake provider.
+"""``python -m agents.fakeserver [--script FILE | --replay DATASET] [--judge N] [--port N] [--latency S]``:
+serve a scripted fake provider.
 
 Prints the URL to give LiteLLM as ``api_base`` (with ``model="openai/<anything>"``) and serves until Ctrl-C.
 ``--replay`` serves `agents.fakeserver.replay.replay_script` of a dataset: the rules baseline's decisions as
-tool calls, so a LiteLLM agent pointed at the server standardizes that dataset offline.
+tool calls, so a LiteLLM agent pointed at the server standardizes that dataset offline. ``--judge N`` answers
+the judge of ``selector=llm_judge`` with candidate N (`agents.fakeserver.judge`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from agents.fakeserver.script import Reply, TurnScript, script_from_json
+from agents.fakeserver.script import Reply, Script, TurnScript, script_from_json
 from agents.fakeserver.server import FakeServer
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_path
 
@@ -37,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         metavar="DATASET_ROOT",
         help="replay the rules agent on this dataset as tool calls",
+    )
+    parser.add_argument(
+        "--judge", type=int, metavar="N", help="answer judge requests (choose_candidate) with candidate N"
     )
     parser.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0: any free port)")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer")
@@ -64,7 +68,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  sample {index} cannot be reproduced through the tools: {problem}", file=sys.stderr)
     else:
         script = TurnScript([], after_end=Reply(content="Hello from the fake server."))
-    server = FakeServer(script, latency_s=args.latency, port=args.port).start()
+    if args.judge is not None:
+        from agents.fakeserver.judge import with_judge
+
+        served: Script = with_judge(script, args.judge)
+    else:
+        served = script
+    server = FakeServer(served, latency_s=args.latency, port=args.port).start()
     print(server.url, flush=True)
     try:
         while True:

@@ -159,3 +159,32 @@ def test_an_invalid_judge_answer_falls_back_to_validator_max_and_is_counted(
     assert all(d["candidate"] == plain["decisions"][str(d["index"])]["candidate"] for d in invalid)
     roles = json.loads((tmp_path / "judged" / "roles.json").read_text(encoding="utf-8"))
     assert roles["judge"]["invalid"] == len(invalid) and roles["judge"]["chosen"] == 0
+
+
+def test_a_separate_reviser_makes_the_s1_revision_of_the_agents_candidate(
+    suite_and_script: tuple[Path, ByDataset], tmp_path: Path
+) -> None:
+    suite, _ = suite_and_script
+    finish = Reply(
+        tool_calls=(tool_call("finish", {"summary": "checked; nothing to change"}),), usage=(200, 9)
+    )
+    with FakeServer(lambda request, serial: finish) as fake:
+        overrides = [
+            "strategy=s1",
+            "benchmark=dir",
+            f"benchmark.root={suite}",
+            "reviser=litellm",
+            "reviser.model=openai/fake-reviser",
+            f"reviser.api_base={fake.url}",
+            "+reviser.api_key=sk-fake",
+            "run.progress=false",
+            "run.report=false",
+        ]
+        run_experiment(compose_config(overrides), tmp_path / "run")
+        models = {r.body.get("model") for r in fake.requests if isinstance(r.body, dict)}
+    record = _record(tmp_path / "run")
+    assert [c["agent"] for c in record["candidates"]] == ["rules", "litellm:openai/fake-reviser"]
+    assert models == {
+        "fake-reviser"
+    }  # the candidate came from rules (no call); only the revision asked a model
+    assert record["usage"]["total_tokens"] == record["candidates"][1]["usage"]["total_tokens"] > 0
