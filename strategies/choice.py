@@ -7,6 +7,7 @@ usage in the sample's decision, where the strategy adds it to its cost.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 from agents.base import Usage
 from strategies.context import current
 
-__all__ = ["Choice", "decision_usage", "selection_usage"]
+__all__ = ["Choice", "bind_loop", "decision_usage", "selection_usage"]
 
 
 @dataclass(frozen=True)
@@ -60,3 +61,11 @@ def selection_usage(decisions: Mapping[int, Any]) -> Usage:
     if budget is not None and spent.calls:
         budget.charge(spent)
     return spent
+
+
+def bind_loop(selector: object) -> None:
+    """Give a selector that makes model calls (``bind_loop``) the running event loop before it runs in a
+    worker thread, so its calls share the loop of the run's other model calls."""
+    bind = getattr(selector, "bind_loop", None)
+    if callable(bind):
+        bind(asyncio.get_running_loop())

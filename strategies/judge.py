@@ -13,6 +13,7 @@ tables count them. Every verdict's usage is kept in the decision and added to th
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import io
 import json
@@ -134,6 +135,12 @@ class JudgeSelector:
         self.max_image_px = max_image_px
         self.max_fields = max_fields
         self.__name__ = "hybrid" if top_k is not None else "llm_judge"
+
+    def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Hand the run's event loop to a judge that can use it (`agents.litellm.judge.LiteLLMJudge`)."""
+        bind = getattr(self.judge, "bind_loop", None)
+        if callable(bind):
+            bind(loop)
 
     def _ranked(self, index: int, candidates: Sequence[Candidate], reports: Sequence[Report]) -> list[int]:
         # validator_max's order (total, then the image check, then the lower index): its head is the fallback,

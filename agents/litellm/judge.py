@@ -99,6 +99,11 @@ class LiteLLMJudge:
         self.max_tokens_per_call = int(max_tokens_per_call)
         self.vision = bool(vision)
         self.name = name or f"litellm:{model}"
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Make verdicts asked from worker threads run on ``loop`` (the run's event loop)."""
+        self._loop = loop
 
     def messages(self, request: JudgeRequest) -> list[dict[str, Any]]:
         """The chat messages of one verdict (text, then the composite image for a vision model)."""
@@ -112,11 +117,15 @@ class LiteLLMJudge:
         """Ask the model (or the cache) for a verdict; never raises for a bad answer or a failed call."""
         start = time.perf_counter()
         params = {"temperature": self.temperature, "max_tokens": self.max_tokens_per_call}
+        call = self.client.complete(self.messages(request), [choose_tool(request.choices)], params, 0)
         try:
-            # Selectors run in worker threads without an event loop; each verdict gets a short one.
-            reply = asyncio.run(
-                self.client.complete(self.messages(request), [choose_tool(request.choices)], params, 0)
-            )
+            loop = self._loop
+            if loop is not None and loop.is_running() and not _in_loop(loop):
+                # Selectors run in worker threads while the run's loop awaits them; the call runs on that
+                # loop, where LiteLLM's own workers (logging, HTTP clients) already live.
+                reply = asyncio.run_coroutine_threadsafe(call, loop).result()
+            else:
+                reply = asyncio.run(call)
         except Exception as exc:  # a provider failure on one sample falls back; it must not lose the dataset
             wall = time.perf_counter() - start
             return JudgeAnswer(None, f"judge call failed: {type(exc).__name__}: {exc}", Usage(wall_s=wall))
@@ -157,3 +166,10 @@ def parse_choice(message: Mapping[str, Any], choices: int) -> tuple[int | None, 
     if not 1 <= choice <= choices:
         return None, f"candidate {choice} is not one of 1..{choices}"
     return choice, str(args.get("reason") or "")[:300]
+
+
+def _in_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:  # no loop in this thread
+        return False

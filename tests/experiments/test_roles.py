@@ -14,7 +14,11 @@ from agents.fakeserver import ByDataset, FakeServer, Reply, Step, tool_call
 from agents.fakeserver.replay import replay_script
 from agents.judge import CHOOSE_TOOL
 from experiments import compose_config
+from experiments.ablation import summary_frame
+from experiments.leaderboard import _selector_names
+from experiments.reselect import ReselectError
 from experiments.run import run_experiment
+from experiments.sweep_runs import load_runs
 
 DATASET = "synth-chest-xray-dicom"
 JUDGE_USAGE = (500, 7)
@@ -136,6 +140,10 @@ def test_a_judge_that_always_prefers_candidate_1_decides_every_sample_it_answers
     assert record["usage"]["total_tokens"] == candidates_tokens + judge_tokens
     usage = json.loads((tmp_path / "run" / "usage.json").read_text(encoding="utf-8"))
     assert usage["total"]["total_tokens"] == candidates_tokens + judge_tokens
+    # ... and of the ablation's cost columns (validator vs judge compared at what each spent).
+    frame = summary_frame(load_runs(tmp_path / "run"), baseline="s3")
+    assert float(frame["tokens"].iloc[0]) == candidates_tokens + judge_tokens
+    assert float(frame["calls"].iloc[0]) == record["usage"]["calls"]
     roles = json.loads((tmp_path / "run" / "roles.json").read_text(encoding="utf-8"))
     assert roles["judge"]["calls"] == len(answered) and roles["judge"]["tokens"] == judge_tokens
     assert roles["judge"]["cost_usd"] == pytest.approx(len(answered) * (500 * 1.0 + 7 * 2.0) / 1e6)
@@ -188,3 +196,10 @@ def test_a_separate_reviser_makes_the_s1_revision_of_the_agents_candidate(
         "fake-reviser"
     }  # the candidate came from rules (no call); only the revision asked a model
     assert record["usage"]["total_tokens"] == record["candidates"][1]["usage"]["total_tokens"] > 0
+
+
+def test_the_leaderboard_skips_judge_selectors_and_refuses_one_named() -> None:
+    # It makes no model call; a judge's cost is compared in runs instead.
+    assert "llm_judge" not in _selector_names(None) and "hybrid" not in _selector_names(None)
+    with pytest.raises(ReselectError, match="calls a judge model"):
+        _selector_names(["validator_max", "llm_judge"])
