@@ -242,7 +242,7 @@ def reselect(
     out.mkdir(parents=True, exist_ok=True)
     _link_candidates(source, out)
     ReplayAgent.attempts = 0
-    outcome = run_experiment(cfg, out)
+    outcome = run_experiment(cfg, out, preload=False)
     calls = ReplayAgent.attempts
     usage = json.loads((out / "usage.json").read_text(encoding="utf-8"))
     reused = int(usage.get("candidates", 0))

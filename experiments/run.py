@@ -140,12 +140,15 @@ def preflight(cfg: DictConfig, run_dir: Path) -> tuple[Strategy, Agent, bool]:
     return strategy, agent, upper_bound
 
 
-def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
+def run_experiment(cfg: DictConfig, run_dir: Path, *, preload: bool = True) -> RunOutcome:
     """Run the configured strategy over the configured benchmark and write the run folder.
 
     Args:
         cfg: The composed config (see ``conf/config.yaml``).
         run_dir: The run folder (Hydra's output dir).
+        preload: Import every format library before the work starts (`medio.preload`). A reselection, whose
+            candidates' validator reports are stored, reads no raw file and skips it (~1 s); a reader that
+            does run imports its libraries under medio's import lock, which is safe from any thread.
 
     Returns:
         The outcome.
@@ -168,7 +171,8 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     # Format libraries are imported here, in the main thread, before any worker thread exists: threads that
     # import pydicom/nibabel for the first time concurrently get half-initialised modules (docs/medio.md).
     # Not earlier: a config error (unknown dataset, empty root) is reported without paying for the imports.
-    medio.preload()
+    if preload:
+        medio.preload()
     store_config(cfg, run_dir)
     profile = validator_profile(cfg.validator, run_dir / ".validator", cfg.strategy.get("profile"))
     options = task_options(cfg.agent, int(cfg.run.seed))
