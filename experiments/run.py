@@ -286,6 +286,10 @@ def _finish(
     title = (
         f"{cfg.strategy.name} · {len(datasets)} datasets · agent {agent_name} · {tokens} tokens · ${usd:.4f}"
     )
+    fitted = _plain_node(cfg.get("validator", {}).get("fitted"))
+    if fitted:
+        # Weights learned from ground truth (experiments.validator_eval --fit): never to be read as hand-set.
+        title += f" · validator {cfg.validator.get('profile')} (FITTED to ground truth)"
     title += f" · {wall:.1f}s"
     atomic_write_json(
         run_dir / "run.json",
@@ -296,6 +300,7 @@ def _finish(
             "strategy": cfg.strategy.name,
             "instructions": {stage: i.record() for stage, i in (instructions or {}).items()},
             **({"simulation": True} if simulation else {}),
+            **({"validator_fitted": fitted} if fitted else {}),
             "config": OmegaConf.to_container(
                 OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k != "hydra"]), resolve=True
             ),

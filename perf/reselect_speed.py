@@ -107,21 +107,24 @@ def main() -> None:
             f"agent calls {usage['agent_calls']}, tokens spent {usage['spent_tokens']}"
         )
         # Every selector again, in this process and as the CLI a user types (a fresh interpreter each).
-        in_process, cli = [], []
+        in_process, cli, cli_cpu = [], [], []
         for k, name in enumerate(sel for sel in CLI_SELECTORS if sel in selectors.names()):
             start = time.perf_counter()
             reselect(run, [f"selector={name}", "run.report=false"], tmp / f"in-{k}")
             in_process.append(time.perf_counter() - start)
             cmd = [sys.executable, "-m", "experiments.reselect", str(run), f"selector={name}"]
-            start = time.perf_counter()
+            start, kids = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
             done = subprocess.run([*cmd, f"hydra.run.dir={tmp / f'cli-{k}'}"], capture_output=True, text=True)
             cli.append(time.perf_counter() - start)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cli_cpu.append(after.ru_utime + after.ru_stime - kids.ru_utime - kids.ru_stime)
             if done.returncode != 0:
                 raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.strip()[-300:]}")
         print(
             f"reselect x {len(cli)} selectors: in process median {statistics.median(in_process):.2f} s "
             f"(max {max(in_process):.2f}); CLI with its report median {statistics.median(cli):.2f} s "
-            f"(max {max(cli):.2f}); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+            f"(max {max(cli):.2f}), CPU median {statistics.median(cli_cpu):.2f} s; "
+            f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
         )
         unchanged = _markers(run) == before
         print(f"stored candidates unchanged: {unchanged}")
@@ -139,6 +142,7 @@ def main() -> None:
                     "reselect_median_s": round(statistics.median(in_process), 2),
                     "reselect_cli_median_s": round(statistics.median(cli), 2),
                     "reselect_cli_max_s": round(max(cli), 2),
+                    "reselect_cli_cpu_median_s": round(statistics.median(cli_cpu), 2),
                     "agent_calls": usage["agent_calls"],
                     "spent_tokens": usage["spent_tokens"],
                     "candidates_unchanged": unchanged,

@@ -128,7 +128,11 @@ def test_reselect_reuses_the_stored_reports_and_links_the_outputs(
     _, src = source
     copy = tmp_path / "copy"
     shutil.copytree(src, copy, symlinks=True)  # copy2 keeps mtimes: the stored reports stay valid
-    stores = sorted((copy / "candidates").glob(f"{DATASETS[0]}/*/reports/*.json"))
+    from validator.report_store import store_path
+    from validator.validate import get_profile
+
+    name = store_path(Path(), get_profile("evidence")).name  # the run's profile: the evidence checks
+    stores = sorted((copy / "candidates").glob(f"{DATASETS[0]}/*/reports/{name}"))
     assert len(stores) == 4  # one per candidate of the dataset, written by the source run
     kept = _chosen(src)
     index = min(i for d, i in kept if d == DATASETS[0])
