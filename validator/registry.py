@@ -29,6 +29,7 @@ BUILTIN_MODULES = (
     "validator.checks.mdsbench",
     "validator.checks.evidence_source",
     "validator.checks.evidence_payload",
+    "validator.checks.evidence_extra",
     "validator.checks.meta",
     "validator.checks.consistency",
 )

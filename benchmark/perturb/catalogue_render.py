@@ -61,7 +61,7 @@ def other_plane(state: SampleState) -> bool:
     """
     import medio
 
-    if state.dimension() != "3D":
+    if state.dimension().upper() != "3D":
         return False
     found = _declared_render(state)
     if found is None:
