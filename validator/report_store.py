@@ -49,6 +49,7 @@ STORE_VERSION = 1
 
 _SOURCE_HASHES: dict[str, str] = {}
 _PACKAGE_HASH: list[str] = []
+_FINGERPRINTS: dict[int, tuple[Profile, str]] = {}
 
 
 def _file_hash(path: str) -> str:
@@ -93,6 +94,9 @@ def check_fingerprint(profile: Profile) -> str:
     Returns:
         20 hex digits.
     """
+    cached = _FINGERPRINTS.get(id(profile))
+    if cached is not None and cached[0] is profile:
+        return cached[1]
     digest = hashlib.blake2b(digest_size=10)
     specs = (*profile.checks, *profile.meta_checks)
     parts = {
@@ -102,6 +106,7 @@ def check_fingerprint(profile: Profile) -> str:
         "packages": _packages_hash(),
     }
     digest.update(json.dumps(parts, sort_keys=True, default=str).encode())
+    _FINGERPRINTS[id(profile)] = (profile, digest.hexdigest())  # profiles are frozen: one key per object
     return digest.hexdigest()
 
 
