@@ -50,8 +50,7 @@ from experiments.reselect import ReselectError
 from experiments.selectors import StoredDataset, _selector_names, load_stored
 from experiments.stats import bootstrap_ci
 from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir
-from strategies._context import DONE_MARKER
-from strategies.base import REPORTS_DIR
+from strategies.base import DONE_MARKER, REPORTS_DIR
 from strategies.selectors import build_selector, choose, e2e_pass
 from validator.report import Report
 from validator.report_store import validate_stored

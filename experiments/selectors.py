@@ -45,8 +45,8 @@ from experiments.build import import_plugins, task_options
 from experiments.reselect import ReselectError, load_source_config
 from experiments.stats import cluster_diffs, paired_cluster_test
 from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir
-from strategies._context import DONE_MARKER, candidate_from_marker
-from strategies.base import REPORTS_DIR
+from strategies._context import candidate_from_marker
+from strategies.base import DONE_MARKER, REPORTS_DIR
 from strategies.best_of_n import _select_and_assemble
 from strategies.selectors import ORACLE, Selector, build_selector, selectors
 from validator.report import Report

@@ -23,6 +23,8 @@ from validator.report_store import validate_stored
 from validator.validate import get_profile, validate
 
 __all__ = [
+    "DONE_MARKER",
+    "REPORTS_DIR",
     "ProfileValidator",
     "SampleDecision",
     "Strategy",

@@ -10,8 +10,7 @@ from pathlib import Path
 
 from benchmark.score.evaluate import score_candidate
 from experiments.selectors import StoredDataset, load_stored
-from strategies._context import DONE_MARKER
-from strategies.base import REPORTS_DIR
+from strategies.base import DONE_MARKER, REPORTS_DIR
 from strategies.selectors import e2e_pass
 from validator.registry import Profile
 from validator.report import Report
