@@ -43,15 +43,16 @@ from typing import Any
 import pandas as pd
 
 from agents.base import Candidate
-from benchmark.atomic import atomic_write_text
 from benchmark.score.analysis import to_markdown
+from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_candidate
+from core.atomic import atomic_write_text
+from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
+from experiments.leaderboard import StoredDataset, _selector_names, load_stored
 from experiments.reselect import ReselectError
-from experiments.selectors import StoredDataset, _selector_names, load_stored
 from experiments.stats import bootstrap_ci
-from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from strategies.base import DONE_MARKER, REPORTS_DIR
-from strategies.selectors import build_selector, choose, e2e_pass
+from strategies.selectors import build_selector, choose
 from validator.report import Report
 from validator.report_store import validate_stored
 from validator.validate import get_profile

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from benchmark.atomic import atomic_write_json
+from core.atomic import atomic_write_json
 from validator.registry import CheckSpec, Profile
 from validator.report import CheckOutcome, CheckResult, Report, SampleReport, weighted_total
 from validator.validate import validate

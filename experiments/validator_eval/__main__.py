@@ -8,13 +8,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmark.atomic import atomic_write_text
 from benchmark.score.analysis import to_markdown
+from core.atomic import atomic_write_text
+from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from experiments.reselect import ReselectError
 from experiments.validator_eval.collect import collect
 from experiments.validator_eval.fit import leave_one_dataset_out, write_fitted
 from experiments.validator_eval.tables import check_frame, figure, fit_frame, total_frame
-from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from validator.registry import ProfileError
 
 PROG = "python -m experiments.validator_eval"

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_candidate
-from experiments.selectors import StoredDataset, load_stored
+from experiments.leaderboard import StoredDataset, load_stored
 from strategies.base import DONE_MARKER, REPORTS_DIR
-from strategies.selectors import e2e_pass
 from validator.registry import Profile
 from validator.report import Report
 from validator.report_store import validate_stored

@@ -26,7 +26,7 @@ import numpy as np
 import yaml
 from scipy.optimize import minimize
 
-from benchmark.atomic import atomic_write_text
+from core.atomic import atomic_write_text
 from experiments.validator_eval.collect import Evidence
 from strategies.selectors import choose, validator_max
 from validator.registry import BUILTIN_MODULES, Profile

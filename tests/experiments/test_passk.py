@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from experiments.leaderboard import load_stored
 from experiments.passk import (
     candidate_passes,
     curves_frame,
@@ -18,7 +19,6 @@ from experiments.passk import (
     subsets,
     write_passk,
 )
-from experiments.selectors import load_stored
 from strategies.selectors import validator_max
 from validator.validate import validate
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from validator._values import nonmissing
 from validator.registry import check
 from validator.report import CheckResult
 from validator.sample import SampleView
+from validator.values import nonmissing
 
 EXTRA = "context.sample.extra"
 NAMED_ELSEWHERE = ("source_file", "original_filename")  # judged by source_fields_present

@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Agent, Candidate, Task
-from benchmark.atomic import atomic_write_bytes, atomic_write_json
 from benchmark.layout import ANNOTATIONS_DIR, DATA_META_NAME, IMAGE_EXTENSIONS, IMAGES_DIR, MASKS_DIR
-from strategies._context import call_agent, current
+from core.atomic import atomic_write_bytes, atomic_write_json
 from strategies.base import SampleDecision, StrategyResult, Validator, run_cpu, usage_of
-from strategies.paper import patch_meta
-from validator._values import get_path, set_path
+from strategies.context import call_agent, current
+from strategies.paper.reference import patch_meta
 from validator.report import Report
 from validator.sample import image_facts
+from validator.values import get_path, set_path
 
 __all__ = [
     "SampleSource",
@@ -206,7 +206,7 @@ def link_or_copy(source: Path, target: Path) -> None:
     """Put ``source``'s bytes at ``target``: a hard link when the file system allows one, else a copy.
 
     A selected image or mask is a candidate's file unchanged, so a link costs no read and no write. Nothing
-    in a run rewrites a file in place (every write replaces the file, `benchmark.atomic`), so the candidate
+    in a run rewrites a file in place (every write replaces the file, `core.atomic`), so the candidate
     and the selected folder never see each other's later writes. The copy (another file system, a file
     system without hard links) skips fsync like every bulk file of the selected folder, which is rebuilt
     from the candidates on every run.
