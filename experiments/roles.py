@@ -1,9 +1,11 @@
 """Config → the run's model roles: the candidate pool, the reviser and the judge, each any agent config.
 
 - ``agent``: the default maker of every candidate (the ``agent`` group).
-- ``strategy.pool=[{agent: ..., n: 3}, ...]``: candidates from several agents; an entry's ``agent`` is a file
-  name of ``conf/agent/`` (``litellm``) or a mapping (``{name: litellm, model: openai/gpt-4o}``, keys over
-  that file; ``{_target_: my_pkg.MyAgent}``); ``label`` names it in the tables (default ``<name>:<model>``).
+- ``strategy.pool=[{agent: ..., n: 3}, ...]``: candidates from several agents; an entry's ``agent`` is a
+  file name of ``conf/agent/`` (``litellm``) or a mapping (``{name: litellm, model: openai/gpt-4o}``, keys
+  over that file; ``{_target_: my_pkg.MyAgent}``); a name equal to the run agent's starts from the
+  ``agent`` node instead (its endpoint, cache, limits); ``label`` names it in the tables
+  (default ``<name>:<model>``).
 - ``reviser``: the S1/S2 revisions (the ``reviser`` group; null: whoever made the candidate).
 - ``judge``: the judge of ``selector=llm_judge|hybrid`` (the ``judge`` group; null: the agent's config).
 
@@ -47,11 +49,13 @@ def _plain(node: Any) -> Any:
     return OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else node
 
 
-def agent_config(spec: str | Mapping[str, Any]) -> dict[str, Any]:
+def agent_config(spec: str | Mapping[str, Any], like: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A complete agent config from a role's spec: a ``conf/agent`` file name, or keys over one.
 
     Args:
         spec: ``"litellm"``, or ``{name: litellm, model: ...}``, or ``{_target_: pkg.Agent, ...}``.
+        like: The run's ``agent`` node: a spec of the same ``name`` starts from it instead of the file, so the
+            run's endpoint, cache, limits and instructions apply to every role of that kind.
 
     Returns:
         The agent config (as the ``agent`` group would compose it).
@@ -62,7 +66,9 @@ def agent_config(spec: str | Mapping[str, Any]) -> dict[str, Any]:
     data = {"name": spec} if isinstance(spec, str) else dict(_plain(spec))
     name = data.get("name")
     base: dict[str, Any] = {}
-    if name and not data.get("_target_"):
+    if like is not None and name and name == like.get("name") and not data.get("_target_"):
+        base = {k: v for k, v in like.items() if k != "_target_"}
+    elif name and not data.get("_target_"):
         path = AGENT_CONF / f"{name}.yaml"
         if not path.is_file():
             valid = ", ".join(sorted(p.stem for p in AGENT_CONF.glob("*.yaml")))
@@ -150,7 +156,7 @@ def build_roles(
         unknown = sorted(set(entry) - {"agent", "n", "label"})
         if unknown:
             raise OptionError(f"strategy.pool[{k}].{unknown[0]}: unknown key; valid: agent, n, label")
-        cfg = agent_config(entry["agent"])
+        cfg = agent_config(entry["agent"], like=base_cfg)
         if entry.get("label"):
             cfg["label"] = entry["label"]
         n = int(entry.get("n", 1))
@@ -168,7 +174,7 @@ def build_roles(
     reviser_label: str | None = None
     reviser_task: dict[str, Any] = {}
     if reviser_plain:
-        rcfg = agent_config(reviser_plain)
+        rcfg = agent_config(reviser_plain, like=base_cfg)
         reviser = build_agent(_agent_only(rcfg), allow_simulated=allow_simulated)
         reviser_label, reviser_task = agent_label(rcfg), _task_fields(rcfg)
     try:

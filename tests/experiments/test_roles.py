@@ -183,7 +183,7 @@ def test_a_separate_reviser_makes_the_s1_revision_of_the_agents_candidate(
             f"benchmark.root={suite}",
             "reviser=litellm",
             "reviser.model=openai/fake-reviser",
-            f"reviser.api_base={fake.url}",
+            f"+reviser.api_base={fake.url}",
             "+reviser.api_key=sk-fake",
             "run.progress=false",
             "run.report=false",

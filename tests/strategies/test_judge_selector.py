@@ -127,3 +127,22 @@ def test_candidates_that_agree_everywhere_are_a_tie_and_cost_no_call(tmp_path: P
 def test_a_judge_selector_with_the_rules_agent_and_no_judge_is_refused_in_one_line() -> None:
     with pytest.raises(OptionError, match=r"judge=litellm judge\.model="):
         build_judge(None, {"name": "rules", "temperature": 0.7})
+
+
+def test_a_role_named_like_the_run_agent_inherits_its_node_and_overrides_its_own_keys() -> None:
+    from experiments.roles import agent_config
+
+    run_agent = {
+        "name": "litellm",
+        "model": "openai/a",
+        "cache": "runs/cache.sqlite",
+        "api_base": "http://x/v1",
+    }
+    got = agent_config({"name": "litellm", "model": "openai/b"}, like=run_agent)
+    assert (
+        got["model"] == "openai/b"
+        and got["cache"] == "runs/cache.sqlite"
+        and got["api_base"] == "http://x/v1"
+    )
+    # Another kind starts from its own conf/agent file.
+    assert agent_config("rules", like=run_agent)["name"] == "rules" and "cache" not in agent_config("rules")
