@@ -19,10 +19,11 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agents.base import Feedback, Task
 from agents.litellm.sandbox import Sandbox, SandboxError
+from agents.litellm.tool_args import ToolArgs
 
 __all__ = [
     "EDITABLE_OPTION",
@@ -46,24 +47,20 @@ _VALUE_CHARS = 400
 _JSON_FILE = re.compile(r"^(standardized_annotations/\d+\.json|data_meta\.json)$")
 
 
-class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ListOutputArgs(_Args):
+class ListOutputArgs(ToolArgs):
     """List your own output folder (images/, masks/, standardized_annotations/, data_meta.json), read-only."""
 
     path: str = Field(".", description="Folder relative to your output folder, e.g. '.' or 'images'.")
 
 
-class ReadOutputArgs(_Args):
+class ReadOutputArgs(ToolArgs):
     """Read a file you wrote: an annotation ('standardized_annotations/3.json') or 'data_meta.json'."""
 
     path: str = Field(description="File relative to your output folder.")
     max_bytes: int = Field(16384, ge=1, description="How many bytes to return at most.")
 
 
-class EditFieldsArgs(_Args):
+class EditFieldsArgs(ToolArgs):
     """Change single fields of an annotation or of data_meta.json you wrote (the others stay as they are)."""
 
     path: str = Field(description="'standardized_annotations/<index>.json' or 'data_meta.json'.")
@@ -212,7 +209,7 @@ def _editable(path: str, task: Task) -> bool:
     return any(w == "*" or path == w or path.startswith(w + ".") for w in fields)
 
 
-REVIEW_TOOLS: Mapping[str, tuple[type[_Args], Callable[[Sandbox, Task, Any], str]]] = {
+REVIEW_TOOLS: Mapping[str, tuple[type[ToolArgs], Callable[[Sandbox, Task, Any], str]]] = {
     "list_output": (ListOutputArgs, _list_output),
     "read_output": (ReadOutputArgs, _read_output),
     "edit_fields": (EditFieldsArgs, _edit_fields),
