@@ -212,6 +212,17 @@ class ToolBox:
             self._models[name] = model
             self._handlers[name] = handler
 
+    def offers(self, name: str) -> bool:
+        """Whether this toolbox runs the tool ``name`` (a mode may offer a subset of the tools).
+
+        Args:
+            name: A tool name.
+
+        Returns:
+            True when ``run(name, ...)`` dispatches it.
+        """
+        return name in self._models
+
     def run(self, name: str, raw_arguments: str | None) -> ToolResult:
         """Validate and run one tool call.
 
