@@ -2,13 +2,13 @@
 
 For each dataset of the bundled synthetic suite, the `rules` baseline's decisions are served by the fake
 server twice: as per-sample tool calls (`agents.fakeserver.replay.replay_script`, ``agent.mode=tools``) and
-as one conversion script (`agents.fakeserver.script_replay.script_mode_replay`, ``agent.mode=script``).
-Both run
-through the real LiteLLM path with vision on and the limits lifted (so neither is cut short). Prints, per
-dataset and mode: model calls, prompt tokens as the fake server reports them (4 characters per token over
-exactly what was sent, image data URLs included), the text tokens (the same estimate without the image data),
-per sample and for the largest request, the image parts sent (and the most in one request), completion
-tokens, USD at the stated price over the server's tokens, and the official E2E against the ground truth.
+as one conversion script (`agents.fakeserver.script_replay.script_mode_replay`, ``agent.mode=script``). Both
+run through the real LiteLLM path with vision on and the limits lifted (so neither is cut short). Prints,
+per dataset and mode: model calls, prompt tokens as the fake server reports them (4 characters per token
+over exactly what was sent, image data URLs included), the text tokens (the same estimate without the image
+data), per sample and for the largest request, the image parts sent (and the most in one request),
+completion tokens, USD at the stated price over the server's tokens, and the official E2E against the ground
+truth.
 
     PYTHONPATH=. python perf/agent_modes.py [--size small|full] [--datasets a,b,c]
         [--usd-in 0.30] [--usd-out 1.20]
