@@ -43,6 +43,7 @@ __all__ = [
     "ReadTextArgs",
     "TreeArgs",
     "extension",
+    "folder_page",
     "is_text_name",
 ]
 
@@ -198,8 +199,24 @@ def _size(entry: os.DirEntry[str]) -> int:
         return 0
 
 
-def _list_dir(sandbox: Sandbox, task: Task, args: ListDirArgs) -> str:
-    folder = _folder(sandbox, args.path)
+def folder_page(sandbox: Sandbox, folder: Path, offset: int, limit: int, call: str) -> str:
+    """One page of a folder's entries as the model sees them (``list_dir``, ``list_output``).
+
+    Text and table files first, then folders (ending with ``/``), then the other files, each group by name;
+    a header with the counts per group (and the other files' commonest extensions); sizes for the entries
+    shown only; a last line with the number of entries left and the call that shows the next page.
+
+    Args:
+        sandbox: Caps the page size and renders the header path.
+        folder: A resolved folder inside the sandbox.
+        offset: Entries to skip.
+        limit: Entries to show (capped by ``max_dir_entries``).
+        call: The call that lists this folder, without its offset (e.g. ``list_dir(path='data')``), for the
+            last line.
+
+    Returns:
+        The listing text.
+    """
     with os.scandir(folder) as it:
         entries = list(it)
     dirs = [e for e in entries if e.is_dir()]  # a link to a folder shows as a folder; listing never enters it
@@ -207,8 +224,7 @@ def _list_dir(sandbox: Sandbox, task: Task, args: ListDirArgs) -> str:
     texts = sorted((e for e in files if is_text_name(e.name)), key=lambda e: e.name)
     others = sorted((e for e in files if not is_text_name(e.name)), key=lambda e: e.name)
     ordered = [*texts, *sorted(dirs, key=lambda e: e.name), *others]
-    limit = min(args.limit, sandbox.limits.max_dir_entries)
-    page = ordered[args.offset : args.offset + limit]
+    page = ordered[offset : offset + min(limit, sandbox.limits.max_dir_entries)]
     by_ext = Counter(extension(e.name) for e in others)
     kinds = ", ".join(f"{_n(n)} {ext}" for ext, n in by_ext.most_common(6))
     header = (
@@ -216,15 +232,20 @@ def _list_dir(sandbox: Sandbox, task: Task, args: ListDirArgs) -> str:
         f"{_n(len(dirs))} folders, {_n(len(others))} other files{f' ({kinds})' if kinds else ''})"
     )
     lines = [header]
-    if args.offset >= len(ordered) and ordered:
-        lines.append(f"offset {args.offset} is past the last entry ({len(ordered)} entries)")
+    if offset >= len(ordered) and ordered:
+        lines.append(f"offset {offset} is past the last entry ({len(ordered)} entries)")
     for entry in page:
         lines.append(f"{entry.name}/" if entry.is_dir() else f"{entry.name}\t{_size(entry)}")
-    remaining = len(ordered) - args.offset - len(page)
+    remaining = len(ordered) - offset - len(page)
     if remaining > 0:
-        following = args.offset + len(page)
-        lines.append(f"... {_n(remaining)} more entries: list_dir(path={args.path!r}, offset={following})")
+        following = offset + len(page)
+        lines.append(f"... {_n(remaining)} more entries: {call.removesuffix(')')}, offset={following})")
     return "\n".join(lines)
+
+
+def _list_dir(sandbox: Sandbox, task: Task, args: ListDirArgs) -> str:
+    folder = _folder(sandbox, args.path)
+    return folder_page(sandbox, folder, args.offset, args.limit, f"list_dir(path={args.path!r})")
 
 
 def _tree(sandbox: Sandbox, task: Task, args: TreeArgs) -> str:

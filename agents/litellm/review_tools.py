@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import Field
 
 from agents.base import Feedback, Task
+from agents.litellm.folder_tools import folder_page
 from agents.litellm.sandbox import Sandbox, SandboxError
 from agents.litellm.tool_args import ToolArgs
 
@@ -33,7 +34,6 @@ __all__ = [
     "ReadOutputArgs",
     "current_value",
     "feedback_with_values",
-    "folder_listing",
     "text_head",
 ]
 
@@ -51,6 +51,8 @@ class ListOutputArgs(ToolArgs):
     """List your own output folder (images/, masks/, standardized_annotations/, data_meta.json), read-only."""
 
     path: str = Field(".", description="Folder relative to your output folder, e.g. '.' or 'images'.")
+    offset: int = Field(0, ge=0, description="Skip this many entries (for the next page).")
+    limit: int = Field(100, ge=1, description="Entries to show (at most the sandbox's listing cap).")
 
 
 class ReadOutputArgs(ToolArgs):
@@ -69,29 +71,6 @@ class EditFieldsArgs(ToolArgs):
         description="Dotted field path -> new value, e.g. {'tasks.classification.label': 1}.",
     )
     remove: list[str] = Field(default_factory=list, description="Dotted field paths to delete.")
-
-
-def folder_listing(sandbox: Sandbox, folder: Path) -> str:
-    """A folder's entries as the model sees them: a header, then names and sizes (folders end with ``/``).
-
-    Args:
-        sandbox: Caps the number of entries shown and renders the header path.
-        folder: A resolved folder inside the sandbox.
-
-    Returns:
-        The listing text.
-    """
-    cap = sandbox.limits.max_dir_entries
-    children = sorted(folder.iterdir(), key=lambda p: p.name)
-    lines = [f"{sandbox.to_model(folder)}/ ({len(children)} entries)"]
-    for child in children[:cap]:
-        if child.is_dir():
-            lines.append(f"{child.name}/")
-        else:
-            lines.append(f"{child.name}\t{child.stat().st_size if child.exists() else 0}")
-    if len(children) > cap:
-        lines.append(f"... {len(children) - cap} more entries not shown")
-    return "\n".join(lines)
 
 
 def text_head(target: Path, max_bytes: int) -> str | None:
@@ -117,7 +96,7 @@ def _list_output(sandbox: Sandbox, task: Task, args: ListOutputArgs) -> str:
     folder = sandbox.output_path(args.path)
     if not folder.is_dir():
         raise SandboxError(args.path, "not a folder of your output")
-    return folder_listing(sandbox, folder)
+    return folder_page(sandbox, folder, args.offset, args.limit, f"list_output(path={args.path!r})")
 
 
 def _read_output(sandbox: Sandbox, task: Task, args: ReadOutputArgs) -> str:

@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 from agent_scripts import make_agent
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.fakeserver import TurnScript, assistant_turn, tool_call
+from agents.fakeserver import FakeServer, TurnScript, assistant_turn, tool_call
 from agents.litellm.sandbox import Sandbox, SandboxLimits
 from agents.litellm.tools import ToolBox
 
@@ -99,7 +100,7 @@ def test_a_label_table_sorting_after_10000_files_is_reached_in_two_calls(
     table: str,
     request: pytest.FixtureRequest,
     tmp_path: Path,
-    fake_server,
+    fake_server: Callable[..., FakeServer],
 ) -> None:
     root: Path = request.getfixturevalue(fixture)
 
@@ -254,3 +255,17 @@ def test_grep_does_not_follow_a_link_out_of_data(tmp_path: Path) -> None:
     assert result.error is None
     assert "the secret answer" not in result.text
     assert result.text.startswith("0 matching lines in 0 files (0 files searched, 0 bytes; 1 skipped")
+
+
+def test_list_output_pages_the_candidates_own_folder_like_list_dir(flat_tree: Path, tmp_path: Path) -> None:
+    box = _box(flat_tree, tmp_path / "c")
+    _touch_many(box.sandbox.output_dir / "images", [f"{i}.png" for i in range(250)])
+    first = box.run("list_output", json.dumps({"path": "images"})).text.splitlines()
+    assert first[0].startswith(
+        "images/ (250 entries: 0 text/table files, 0 folders, 250 other files (250 .png))"
+    )
+    assert first[-1] == "... 150 more entries: list_output(path='images', offset=100)"
+    rest = box.run(
+        "list_output", json.dumps({"path": "images", "offset": 200, "limit": 100})
+    ).text.splitlines()
+    assert len(rest) == 1 + 50 and rest[-1].endswith("\t0")

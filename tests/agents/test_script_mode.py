@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +101,7 @@ def test_one_script_standardizes_every_sample_in_four_calls_and_scores_like_rule
 
 
 def test_validator_messages_follow_each_run_grouped_by_message(
-    seg_dataset: Path, tmp_path: Path, fake_server
+    seg_dataset: Path, tmp_path: Path, fake_server: Callable[..., FakeServer]
 ) -> None:
     turns = [
         assistant_turn(tool_call("run_python", {"code": JSON_ONLY}, "json_only")),
@@ -121,7 +122,7 @@ def test_validator_messages_follow_each_run_grouped_by_message(
 
 
 def test_crashing_escaping_and_slow_scripts_are_clear_tool_errors(
-    seg_dataset: Path, tmp_path: Path, fake_server
+    seg_dataset: Path, tmp_path: Path, fake_server: Callable[..., FakeServer]
 ) -> None:
     outside = tmp_path / "outside.txt"
     bad = {
@@ -163,7 +164,7 @@ def test_crashing_escaping_and_slow_scripts_are_clear_tool_errors(
 
 
 def test_a_model_that_only_sends_crashing_scripts_is_stopped_after_a_bounded_number_of_calls(
-    seg_dataset: Path, tmp_path: Path, fake_server
+    seg_dataset: Path, tmp_path: Path, fake_server: Callable[..., FakeServer]
 ) -> None:
     crash = assistant_turn(tool_call("run_python", {"code": "1 / 0\n"}, "again"))
     server = fake_server(TurnScript([], after_end=crash))
@@ -176,7 +177,9 @@ def test_a_model_that_only_sends_crashing_scripts_is_stopped_after_a_bounded_num
     assert len(server.chat_requests) == 5
 
 
-def test_runs_past_max_runs_are_refused(seg_dataset: Path, tmp_path: Path, fake_server) -> None:
+def test_runs_past_max_runs_are_refused(
+    seg_dataset: Path, tmp_path: Path, fake_server: Callable[..., FakeServer]
+) -> None:
     ok = "print('fine')\n"
     turns = [assistant_turn(tool_call("run_python", {"code": ok}, f"run{i}")) for i in range(3)]
     turns += [
@@ -194,7 +197,7 @@ def test_runs_past_max_runs_are_refused(seg_dataset: Path, tmp_path: Path, fake_
     assert candidate.status == "failed"  # nothing written
 
 
-def test_unknown_mode_and_script_options_are_one_line_errors(fake_server) -> None:
+def test_unknown_mode_and_script_options_are_one_line_errors(fake_server: Callable[..., FakeServer]) -> None:
     server = fake_server(TurnScript([]))
     with pytest.raises(ValueError, match=r"unknown agent.mode 'scripts'; valid: \['tools', 'script'\]"):
         make_agent(server, mode="scripts")
