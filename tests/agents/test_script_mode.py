@@ -203,3 +203,80 @@ def test_unknown_mode_and_script_options_are_one_line_errors(fake_server: Callab
         make_agent(server, mode="scripts")
     with pytest.raises(ValueError, match=r"unknown agent.script option\(s\) \['max_run'\]"):
         make_agent(server, mode="script", script={"max_run": 3})
+
+
+# What a coding model writes once the validator said the images and masks are missing: render both with medio
+# on the mask's largest slice, then the same JSONs.
+FULL = (
+    """\
+import os
+import medio
+
+os.makedirs("output/images", exist_ok=True)
+os.makedirs("output/masks", exist_ok=True)
+for index in (0, 1):
+    image = medio.read(f"data/case{index}/image.nii.gz")
+    mask = medio.read(f"data/case{index}/mask.nii.gz")
+    medio.write_png(medio.render(image, mask=mask.array).pixels, f"output/images/{index}.png")
+    medio.write_png(medio.render(mask, label=True, mask=mask.array).pixels, f"output/masks/{index}.png")
+"""
+    + JSON_ONLY
+)
+
+
+def test_the_model_fixes_its_script_from_the_validators_messages(
+    seg_dataset: Path, tmp_path: Path, fake_server: Callable[..., FakeServer]
+) -> None:
+    turns = [
+        assistant_turn(tool_call("run_python", {"code": JSON_ONLY}, "first")),
+        assistant_turn(tool_call("run_python", {"code": FULL}, "fixed")),
+        assistant_turn(tool_call("finish", {}, "fin")),
+    ]
+    server = fake_server(TurnScript(turns))
+    candidate = asyncio.run(
+        make_agent(server, mode="script").generate(make_task(seg_dataset, tmp_path / "c"))
+    )
+    assert candidate.status == "ok", candidate.reason
+    told = _tool_messages(server)
+    before, after = json.loads(told["first"])["validation"], json.loads(told["fixed"])["validation"]
+    assert after["mean_score"] > before["mean_score"]
+    assert len(after["problems"]) < len(before["problems"])
+    fixed = {(p["check"], p["message"]) for p in after["problems"]}
+    assert all((p["check"], p["message"]) not in fixed for p in before["problems"][:1])
+    assert json.loads(told["fixed"])["run"] == "2 of at most 8"
+
+
+def test_a_tool_outside_the_mode_is_refused_before_any_tool_process(
+    seg_dataset: Path, tmp_path: Path
+) -> None:
+    from agents.litellm.sandbox import Sandbox
+    from agents.litellm.script_mode import ScriptOptions, script_toolbox
+    from agents.litellm.tool_pool import ToolPool
+
+    task = make_task(seg_dataset, tmp_path / "c")
+    box = script_toolbox(task, Sandbox(task.root, task.output_dir), False, CodeLimits(), ScriptOptions())
+    pool = ToolPool(1)
+    try:
+        args = json.dumps({"index": 0, "source": "data/case0/image.nii.gz"})
+        result = pool.run(box, "render", args)
+        assert result.error == "unknown_tool"
+        assert not (task.output_dir / "images").exists()
+        assert pool.run(box, "inspect", json.dumps({"path": "data/case0/image.nii.gz"})).error is None
+    finally:
+        pool.close()
+
+
+def test_the_fake_servers_mode_flag_needs_a_replay() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "agents.fakeserver", "--mode", "script"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "python -m agents.fakeserver: error: --mode applies to --replay only; give --replay DATASET_ROOT"
+    ]
