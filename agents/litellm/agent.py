@@ -119,10 +119,10 @@ class LiteLLMAgent:
         max_bad_tool_calls: int = 5,
         extra_params: Mapping[str, Any] | None = None,
         tools: str | Sequence[str] | None = None,
-        code_limits: CodeLimits | Mapping[str, Any] | None = None,
+        code_limits: Mapping[str, Any] | CodeLimits | None = None,
         tool_processes: int = 0,
         mode: str = "tools",
-        script: ScriptOptions | Mapping[str, Any] | None = None,
+        script: Mapping[str, Any] | ScriptOptions | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown agent.mode {mode!r}; valid: {list(MODES)}")

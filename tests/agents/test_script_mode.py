@@ -280,3 +280,16 @@ def test_the_fake_servers_mode_flag_needs_a_replay() -> None:
     assert done.stderr.strip().splitlines() == [
         "python -m agents.fakeserver: error: --mode applies to --replay only; give --replay DATASET_ROOT"
     ]
+
+
+def test_a_misspelt_script_or_code_limit_option_in_the_config_is_refused_by_name() -> None:
+    from experiments.build import build_agent
+    from strategies.registry import OptionError
+
+    base = {"name": "litellm", "model": "openai/fake-model", "api_key": "sk-fake", "mode": "script"}
+    # A mapping from the config must reach the agent's own check, not be coerced (extras dropped) on the way.
+    with pytest.raises(OptionError, match=r"unknown agent.script option\(s\) \['max_run'\]"):
+        build_agent({**base, "script": {"max_runs": 8, "max_run": 3}})
+    with pytest.raises(OptionError, match=r"unknown code limit\(s\) \['cpu'\]"):
+        build_agent({**base, "code_limits": {"cpu": 3}})
+    assert build_agent({**base, "script": {"max_runs": 3}}).script.max_runs == 3  # type: ignore[attr-defined]
