@@ -348,7 +348,10 @@ def _glob_matcher(pattern: str) -> Callable[[str, str], bool]:
 def _find(sandbox: Sandbox, task: Task, args: FindArgs) -> str:
     top = _folder(sandbox, args.path)
     shown = sandbox.to_model(top)
-    matches = _glob_matcher(args.pattern)
+    pattern = args.pattern
+    if pattern.lower().startswith(shown.lower() + "/"):  # 'data/**/*.csv': the model wrote the full path
+        pattern = pattern[len(shown) + 1 :]
+    matches = _glob_matcher(pattern)
     cap = sandbox.limits.max_walk_entries
     found: list[str] = []
     visited = 0

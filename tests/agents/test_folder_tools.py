@@ -160,6 +160,11 @@ def test_find_matches_names_and_paths_case_insensitively(nested_tree: Path, tmp_
     assert paths[0].startswith("100 matches for 'P00*/slice_05*'")
     assert paths[1:4] == [f"data/P000/slice_05{i}.dcm" for i in range(3)]
     assert paths[4] == "... 97 more: find(..., offset=3)"
+    # The path written from the dataset root, as a model often does, matches the same files.
+    for pattern in ("data/**/labels.csv", "**/labels.csv", "zz_meta/*.csv"):
+        assert box.run("find", json.dumps({"pattern": pattern})).text.splitlines()[1:] == [
+            "data/zz_meta/labels.csv"
+        ], pattern
     dirs = box.run("find", json.dumps({"pattern": "zz*", "kind": "dir"})).text.splitlines()
     assert dirs[1:] == ["data/zz_meta/"]
 
