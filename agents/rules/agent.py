@@ -141,11 +141,28 @@ class RulesAgent:
         classes = next((r.classes for r in reversed(results) if r.classes), {})
         modality = _majority([r.modality for r in results]) or "NA"
         meta = build_data_meta(
-            task.name, results, modality=modality, task=plan.task, classes=classes, anatomy=plan.anatomy
+            plan.dataset_name or task.name,
+            results,
+            modality=modality,
+            task=plan.task,
+            classes=classes,
+            anatomy=plan.anatomy,
         )
         if only_write is None or None in only_write:
             self._write_meta(layout, meta, None if only_write is None else only_write[None])
         status, reason = ("ok", None) if results else ("failed", "no sample could be standardized")
+        if skipped:
+            # One visible line per dataset: a run that drops samples (or the whole dataset) must say so.
+            first = next(iter(skipped.items()))
+            log.warning(
+                "rules: %s: %d of %d samples not written (%s task); first: sample %s: %s",
+                task.name,
+                len(skipped),
+                len(task.entries),
+                plan.task,
+                first[0],
+                first[1],
+            )
         trace.write("end", status=status, written=len(results), skipped=len(task.entries) - len(results))
         trace.close()
         return self._candidate(task, start, trace_path, status, reason, skipped)
@@ -161,6 +178,7 @@ class RulesAgent:
                 mask_key_hypotheses(list(shapes := container_shapes(ctx.root / first)), shapes)
             )
         plan = DatasetPlan(task=ctx.decide_task(decider, seg_signals, container_mask), anatomy=ctx.anatomy())
+        plan.dataset_name = decider.choose("dataset_name", ctx.name_hypotheses())
         if plan.task == "classification":
             plan.labels = plan_labels(ctx, decider)
         return plan
