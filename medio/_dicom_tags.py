@@ -196,7 +196,8 @@ def header_subset(ds: Dataset) -> dict[str, Any]:
     PatientID and the instance UID are included because datasets key their label tables and subjects by them.
     """
     keywords = (
-        "SOPClassUID", "SOPInstanceUID", "PatientID", "AccessionNumber", "StudyInstanceUID", "SeriesInstanceUID", "SeriesDescription", "StudyDescription",
+        "SOPClassUID", "SOPInstanceUID", "PatientID", "AccessionNumber", "StudyInstanceUID",
+        "SeriesInstanceUID", "SeriesDescription", "StudyDescription",
         "Manufacturer", "PatientSex", "PatientAge", "InstanceNumber", "Rows", "Columns", "BitsAllocated",
         "BitsStored", "PixelRepresentation", "SamplesPerPixel", "NumberOfFrames", "ImageType",
         "ProtocolName", "SliceThickness", "KVP", "ConvolutionKernel", "LossyImageCompression",

@@ -31,6 +31,8 @@ BUILTIN_MODULES = (
     "validator.checks.evidence_payload",
     "validator.checks.meta",
     "validator.checks.consistency",
+    "validator.checks.evidence_support",
+    "validator.checks.evidence_docs",
 )
 
 

@@ -18,7 +18,7 @@ from agents.rules.labels import code_maps_from_text
 from agents.rules.source import DatasetFiles, stem
 from agents.rules.tables import Table, join, load_table, sample_ids
 from agents.rules.vocab import ANNOTATION_TOKENS, anatomy_from_words, modality_scores, tokens
-from medio.dataset_docs import DatasetDocs, read_dataset_docs, read_text_any
+from medio.dataset_docs import DatasetDocs, bids_entities, read_dataset_docs, read_text_any
 
 log = logging.getLogger(__name__)
 
@@ -352,7 +352,12 @@ class DatasetContext:
 
     def mask_words(self, mask_rel: str, source_rel: str) -> list[str]:
         """Class words in a mask's file name that the image's name does not have
-        (``abd_003_spleen`` → spleen)."""
+        (``abd_003_spleen`` → spleen); for BIDS names the ``label-``/``desc-`` value
+        (``sub-01_desc-brain_mask`` → brain)."""
+        entities = bids_entities(mask_rel.rsplit("/", 1)[-1])
+        for key in ("label", "desc"):
+            if entities.get(key):
+                return [entities[key]]
         src = set(tokens(stem(source_rel.rsplit("/", 1)[-1])))
         words = [
             w

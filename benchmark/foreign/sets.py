@@ -11,6 +11,7 @@ ours (derived from the real pixels by thresholds); every volume or tile is cut f
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,7 +131,7 @@ def fundus_nnunet(ctx: RealContext) -> list[RealSample]:
     return samples
 
 
-# ---------------------------------------------------------------------------------------------- parallel mask tree
+# ------------------------------------------------------------------------------------ parallel mask tree
 @foreign_dataset(
     DatasetSpec(
         name="fx-ihc-parallel-masks",
@@ -176,7 +177,8 @@ def ihc_parallel_masks(ctx: RealContext) -> list[RealSample]:
     _text(
         ctx,
         "data/README.md",
-        "# IHC Nuclei Tiles\n\nImmunohistochemistry (DAB) histology tiles cut from two slide scans, saved as TIFF.\n"
+        "# IHC Nuclei Tiles\n\n"
+        "Immunohistochemistry (DAB) histology tiles cut from two slide scans, saved as TIFF.\n"
         "masks/ mirrors slides/: each tile's mask has the tile's own file name (PNG).\n"
         "Mask values: 0 = background, 1 = stained nucleus.\n",
     )
@@ -188,6 +190,18 @@ def _mri_variant(k: int) -> np.ndarray:
     slice_, _ = matplotlib_mri_slice()
     out = np.rot90(slice_, k % 4)
     return np.ascontiguousarray(out[:, ::-1] if k >= 4 else out)
+
+
+_NRRD_DATE = re.compile(rb"# on \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\(GMT\)\.\n")
+
+
+def _fix_nrrd_date(path: Path) -> None:
+    """pynrrd stamps the wall-clock time in a header comment; a fixed one keeps the bytes reproducible."""
+    raw = path.read_bytes()
+    head, sep, rest = raw.partition(b"\n\n")
+    path.write_bytes(
+        _NRRD_DATE.sub(b"# on 1970-01-01 00:00:00(GMT).\n", head + b"\n", count=1)[:-1] + sep + rest
+    )
 
 
 @foreign_dataset(
@@ -202,7 +216,8 @@ def _mri_variant(k: int) -> np.ndarray:
             "bzip2 NRRD (SimpleITK's NrrdIO has no bzip2)",
             "detached .nhdr headers with .raw.gz / .raw.bz2 data files beside them",
             "station folders without digits look like class folders",
-            "labels keyed by the path relative to data/, named in the README; subject in a participant column",
+            "labels keyed by the path relative to data/, named in the README",
+            "the subject is in a participant column of the label table",
         ),
         classes=("clean", "motion artifact"),
         anatomy="Brain (Head)",
@@ -228,6 +243,7 @@ def mri_nrrd_exports(ctx: RealContext) -> list[RealSample]:
         rel = f"data/exports/{station}/{name}"
         header = {"encoding": encoding, "spacings": [0.9, 0.9]}
         nrrd.write(str(ctx.path(rel)), _mri_variant(i), header, detached_header=detached, index_order="C")
+        _fix_nrrd_date(ctx.path(rel))
         participant = f"P{i // 2 + 1:02d}"
         labels[rel[len("data/") :]] = {
             "label": ("clean", "motion artifact")[label],
@@ -242,7 +258,8 @@ def mri_nrrd_exports(ctx: RealContext) -> list[RealSample]:
         "data/README.txt",
         "Brain MRI NRRD Exports\n======================\n\n"
         "Axial MR slices exported from two viewer stations as NRRD (bzip2-compressed, or a detached .nhdr\n"
-        "header beside its data file).\nLabels: labels.json maps each file's path (relative to data/) to its label.\n",
+        "header beside its data file).\n"
+        "Labels: labels.json maps each file's path (relative to data/) to its label.\n",
     )
     return samples
 
@@ -268,7 +285,7 @@ def _volume(k: int, z: int, size: int, t: int = 1) -> np.ndarray:
         task="classification",
         dimension="3D",
         modality="MRI",
-        layout="BIDS: sub-XX/ses-Y/func/*_bold.nii.gz + .json sidecars; phenotype table by participant + session",
+        layout="BIDS: sub-XX/ses-Y/func/*_bold.nii.gz + sidecars; phenotype table by participant + session",
         traps=(
             "4D volumes with JSON sidecars (the sample is volume 0, middle slice): not segmentation",
             "the label depends on participant and session (phenotype/diagnosis.tsv), not on a folder",
@@ -320,7 +337,7 @@ def bids_func_4d(ctx: RealContext) -> list[RealSample]:
         traps=(
             "label volumes named by the BIDS _dseg suffix in a derivatives tree (no 'mask'/'label' word)",
             "class names in dseg.tsv (index / name), one of them non-ASCII",
-            "two dataset_description.json files: the raw dataset's names it, the derivative's names a pipeline",
+            "two dataset_description.json files: the raw one names the dataset, the derivative's a pipeline",
         ),
         classes=("background", "matière grise", "matière blanche"),
         anatomy="Brain (Head)",
@@ -433,7 +450,7 @@ def rtimage_sop_labels(ctx: RealContext) -> list[RealSample]:
         task="classification",
         dimension="2D",
         modality="Ultrasound",
-        layout="<patient name>/<study description>/US000001.dcm; labels.json records keyed by StudyInstanceUID",
+        layout="<patient name>/<study description>/US000001.dcm; labels.json keyed by StudyInstanceUID",
         traps=(
             "labels joined by StudyInstanceUID (a header value, not a path part)",
             "no box or mask file anywhere: a detection candidate with an empty box list has no support",
@@ -469,7 +486,7 @@ def us_study_labels(ctx: RealContext) -> list[RealSample]:
     return samples
 
 
-# ---------------------------------------------------------------------------------------------- microscopy TIFF
+# ------------------------------------------------------------------------------------ microscopy TIFF
 @foreign_dataset(
     DatasetSpec(
         name="fx-tiff-stations",

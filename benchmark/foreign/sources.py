@@ -1,8 +1,9 @@
-"""Where the foreign suite's pixels come from: sample data shipped inside installed wheels other than pydicom's
-and nibabel's (scikit-image's ``skimage/data``, matplotlib's ``mpl-data/sample_data``).
+"""Where the foreign suite's pixels come from: sample data inside installed wheels other than pydicom's and
+nibabel's (scikit-image's ``skimage/data``, matplotlib's ``mpl-data/sample_data``).
 
-Only files present on disk are used, never a download (scikit-image fetches its larger images with pooch; those
-are not used). A missing file raises :class:`MissingSource` naming it, so the suite never shrinks silently.
+Only files present on disk are used, never a download (scikit-image fetches its larger images with pooch:
+those are not used). A missing file raises :class:`MissingSource` naming it: the suite never shrinks
+silently.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def source_versions() -> dict[str, str]:
     import tifffile
 
     return {
-        "scikit-image": str(skimage.__version__),
+        "scikit-image": str(getattr(skimage, "__version__", "?")),
         "matplotlib": str(matplotlib.__version__),
         "pynrrd (writer)": str(nrrd.__version__),
         "tifffile (writer)": str(tifffile.__version__),
