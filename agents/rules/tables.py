@@ -66,10 +66,28 @@ class Table:
                 exact: dict[str, list[int]] = {}
                 stems: dict[str, list[int]] = {}
                 for pos, value in enumerate(self.frame[column].astype(str).str.strip()):
-                    exact.setdefault(value, []).append(pos)
+                    for key in _key_forms(value):
+                        exact.setdefault(key, []).append(pos)
                     stems.setdefault(split_suffix(value)[0], []).append(pos)
                 self._lookup[str(column)] = (exact, stems)
         return self._lookup
+
+
+def _key_forms(value: str) -> list[str]:
+    """A cell as written, lower-cased, and (for paths) below its last ``data/`` segment, ``/``-separated.
+
+    Tables written on other machines key rows by ``IMG_001.PNG``, ``./images/a.png``, a Windows path
+    (``C:\\study\\data\\a.png``) or the authors' absolute path; the sample's ids are relative to ``data/``.
+    """
+    forms = [value, value.lower()]
+    if "/" in value or "\\" in value:
+        path = value.replace("\\", "/")
+        while path.startswith("./"):
+            path = path[2:]
+        tail = path.rsplit("/data/", 1)[-1] if "/data/" in path else path
+        tail = tail[len("data/") :] if tail.startswith("data/") else tail
+        forms += [tail, tail.lower()]
+    return list(dict.fromkeys(forms))
 
 
 @dataclass
@@ -197,6 +215,8 @@ def join(table: Table, ids: dict[str, float]) -> Join | None:
     for column, (exact, stems) in table.lookup().items():
         for ident, strength in ids.items():
             positions = exact.get(ident)
+            if positions is None:
+                positions = exact.get(ident.lower())
             if positions is None:
                 positions = stems.get(split_suffix(ident)[0])
                 strength -= 0.25
