@@ -30,6 +30,7 @@ _LATIN_FAMILY = ("cp125", "latin", "iso8859", "mac_", "cp850", "cp437", "ascii")
 _README = re.compile(r"^read[\s_-]?me(\.(md|txt|rst|markdown))?$", re.IGNORECASE)
 _HEADING = re.compile(r"^\s{0,3}#{1,3}\s+(.+?)\s*#*\s*$")
 _UNDERLINE = re.compile(r"^\s*(=+|-+)\s*$")
+_NAME_LINE = re.compile(r"^\s*(?:dataset(?:\s+name)?|name|title)\s*[:=]\s*(\S.{0,118})$", re.IGNORECASE)
 _BIDS_PAIR = re.compile(r"^([a-zA-Z]+)-([a-zA-Z0-9]+)$")
 # nnU-Net names image channels <case>_0000; the label has the bare case id.
 _CHANNEL = re.compile(r"_\d{4}$")
@@ -97,7 +98,8 @@ def _depth(rel: str) -> int:
 
 
 def readme_title(text: str) -> str | None:
-    """The title of a README: its first Markdown heading, or a first line underlined with ``===``/``---``.
+    """The title of a README: its first Markdown heading, a ``Dataset: X`` / ``Name: X`` / ``Title: X`` line
+    among the first three, or a first line underlined with ``===``/``---``.
 
     Args:
         text: README text.
@@ -110,7 +112,7 @@ def readme_title(text: str) -> str | None:
     if not content:
         return None
     for _, line in content[:3]:
-        m = _HEADING.match(line)
+        m = _HEADING.match(line) or _NAME_LINE.match(line)
         if m:
             return m.group(1).strip()
     i, first = content[0]

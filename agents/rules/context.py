@@ -304,7 +304,11 @@ class DatasetContext:
         return False
 
     def task_hypotheses(
-        self, seg_signals: int, source_is_container_with_mask: bool, table_joins: int = 0
+        self,
+        seg_signals: int,
+        source_is_container_with_mask: bool,
+        table_joins: int = 0,
+        exact_pairs: int = 0,
     ) -> list[Hypothesis[str]]:
         """Rank task types from the evidence on disk.
 
@@ -316,6 +320,7 @@ class DatasetContext:
             seg_signals: How many samples have a mask-like sibling (checked on the first few samples).
             source_is_container_with_mask: A source container has a ``label``/``mask`` key.
             table_joins: How many of the first samples a label table joins.
+            exact_pairs: How many of the first samples have a mask paired by the community naming rule.
 
         Returns:
             Hypotheses over ``segmentation`` / ``detection`` / ``classification``.
@@ -323,6 +328,8 @@ class DatasetContext:
         seg = 0.0
         if seg_signals:
             seg += 2.5 + 0.2 * seg_signals
+        if exact_pairs:
+            seg += 1.5  # a label map named exactly after the image: stronger than any table
         if source_is_container_with_mask:
             seg += 3.0
         if any("mask" in {str(c).lower() for c in t.frame.columns} for t in self.tables):
@@ -336,7 +343,9 @@ class DatasetContext:
             det += 3.5
         if self.yolo_dirs():
             det += 3.5
-        cls = 1.5 + (0.5 if self.tables else 0.0) + (0.8 + 0.3 * table_joins if table_joins else 0.0)
+        # A joined label table lifts classification only up to a tie with fuzzy mask-like siblings (ties go
+        # to segmentation, listed first); an exactly paired label map always wins.
+        cls = 1.5 + (0.5 if self.tables else 0.0) + (0.4 + 0.2 * table_joins if table_joins else 0.0)
         hyps = [
             Hypothesis("segmentation", seg, "masks on disk"),
             Hypothesis("detection", det, "box files"),
@@ -345,10 +354,13 @@ class DatasetContext:
         hyps = [h for h in hyps if h.score > 0.0 or h.value == "classification"]
         return sorted(hyps, key=lambda h: -h.score)
 
-    def decide_task(self, decider: Decider, seg_signals: int, container_mask: bool) -> str:
+    def decide_task(
+        self, decider: Decider, seg_signals: int, container_mask: bool, exact_pairs: int = 0
+    ) -> str:
         """Decide the dataset's task type (a dataset-level decision point)."""
         joins = self.label_table_joins() if self.tables else 0
-        return decider.choose("task_type", self.task_hypotheses(seg_signals, container_mask, joins))
+        hyps = self.task_hypotheses(seg_signals, container_mask, joins, exact_pairs)
+        return decider.choose("task_type", hyps)
 
     def mask_words(self, mask_rel: str, source_rel: str) -> list[str]:
         """Class words in a mask's file name that the image's name does not have

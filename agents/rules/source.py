@@ -19,6 +19,7 @@ from medio.dataset_docs import bids_entities, pair_key
 from medio.sniff import split_suffix
 
 __all__ = [
+    "EXACT_PAIR_SCORE",
     "DatasetFiles",
     "container_shapes",
     "image_key_hypotheses",
@@ -30,6 +31,8 @@ __all__ = [
 ]
 
 _TEXT_SUFFIXES = (".md", ".txt", ".rst")
+#: The score of a mask that pairs with the image by the community naming rule (above any fuzzy match).
+EXACT_PAIR_SCORE = 6.0
 # Folder words of an acquisition (a study, a series named by its modality code "RTIMAGE_2", "CT_1").
 _VISIT_WORDS = frozenset(
     {"study", "series", "sequence", "scan", "visit", "session", "ses", "run", "acq"}
@@ -194,7 +197,7 @@ def mask_candidates(
         if c_key in other_keys and c_key != src_key:
             continue  # another manifest image's own mask (tile_r1_c0 is not tile_r0_c1's)
         if c_key == src_key and not _is_generic(src_stem):
-            score = 6.0 + 0.4 * _shared_prefix(src_parts[:-1], c_parts[:-1])
+            score = EXACT_PAIR_SCORE + 0.4 * _shared_prefix(src_parts[:-1], c_parts[:-1])
             out.append(Hypothesis(cand, score, "the same stem under the community's naming rule", cand))
             continue
         c_words = set(tokens(c_stem)) - ANNOTATION_TOKENS

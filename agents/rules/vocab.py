@@ -181,6 +181,9 @@ ANNOTATION_TOKENS = frozenset(
         # BIDS derivatives suffixes of label maps (discrete and probabilistic segmentations).
         "dseg",
         "probseg",
+        "ground_truth",
+        "ground-truth",
+        "truth",
     }
 )
 

@@ -220,3 +220,28 @@ def test_a_dataset_with_unwritten_samples_says_so_in_one_warning_line(
         asyncio.run(RulesAgent().generate(_task(root, ["data/ok.png", "data/bad.png"])))
     lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(lines) == 1 and "1 of 2 samples not written" in lines[0] and "data/bad.png" in lines[0]
+
+
+def test_an_exactly_paired_label_map_beats_a_joined_case_table(tmp_path: Path) -> None:
+    # A segmentation dataset with a per-case table (diagnosis column) is still segmentation.
+    root = tmp_path / "cases"
+    rels, rows = [], ["case,diagnosis"]
+    for i, dx in enumerate(["benign", "malignant", "benign"]):
+        rel = f"data/images/case{i}.png"
+        _png(root / rel, i)
+        mask = np.zeros((20, 24), dtype=np.uint8)
+        mask[4:12, 5 + i : 12 + i] = 1
+        (root / "data/masks").mkdir(parents=True, exist_ok=True)
+        Image.fromarray(mask).save(root / f"data/masks/case{i}.png")
+        rels.append(rel)
+        rows.append(f"case{i},{dx}")
+    (root / "data/cases.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    anns, _ = _run(_task(root, rels))
+    assert {a["media_geometry"]["media"]["task_type"] for a in anns} == {"segmentation"}
+
+
+def test_a_name_line_titles_a_readme() -> None:
+    from medio.dataset_docs import readme_title
+
+    assert readme_title("Dataset: Knee Effusion Cohort\nImages in img/.\n") == "Knee Effusion Cohort"
+    assert readme_title("Images of knees, labels in labels.csv.\n") is None
