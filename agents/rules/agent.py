@@ -152,9 +152,11 @@ class RulesAgent:
             self._write_meta(layout, meta, None if only_write is None else only_write[None])
         status, reason = ("ok", None) if results else ("failed", "no sample could be standardized")
         if skipped:
-            # One visible line per dataset: a run that drops samples (or the whole dataset) must say so.
+            # A dataset with nothing written drops out of the official macro: that is a visible WARNING.
+            # Samples skipped beside written ones (undecodable files, expected failures) are an INFO line.
             first = next(iter(skipped.items()))
-            log.warning(
+            log.log(
+                logging.WARNING if not results else logging.INFO,
                 "rules: %s: %d of %d samples not written (%s task); first: sample %s: %s",
                 task.name,
                 len(skipped),

@@ -210,16 +210,26 @@ def test_header_modality_without_a_benchmark_name_is_kept_and_tiff_is_microscopy
     assert anns[0]["context"]["sample"]["modality_primary"] == "Microscopy"
 
 
-def test_a_dataset_with_unwritten_samples_says_so_in_one_warning_line(
+def test_a_dataset_with_nothing_written_says_so_in_one_warning_line(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     root = tmp_path / "broken"
-    _png(root / "data/ok.png", 1)
-    (root / "data/bad.png").write_bytes(b"not a png")
-    with caplog.at_level(logging.WARNING, logger="agents.rules.agent"):
-        asyncio.run(RulesAgent().generate(_task(root, ["data/ok.png", "data/bad.png"])))
-    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(lines) == 1 and "1 of 2 samples not written" in lines[0] and "data/bad.png" in lines[0]
+    (root / "data").mkdir(parents=True)
+    (root / "data/a.png").write_bytes(b"not a png")
+    (root / "data/b.png").write_bytes(b"not a png either")
+    _png(root / "ok/c.png", 1)
+    with caplog.at_level(logging.INFO, logger="agents.rules.agent"):
+        asyncio.run(RulesAgent().generate(_task(root, ["data/a.png", "data/b.png"])))
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "2 of 2 samples not written" in warnings[0]
+    assert "data/a.png" in warnings[0]
+    # A dataset that loses one sample beside written ones (an undecodable file) is an INFO line, not a warning.
+    caplog.clear()
+    _png(root / "data/b.png", 2)
+    with caplog.at_level(logging.INFO, logger="agents.rules.agent"):
+        asyncio.run(RulesAgent().generate(_task(root, ["data/a.png", "data/b.png"], seed=1)))
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any("1 of 2 samples not written" in r.getMessage() for r in caplog.records)
 
 
 def test_an_exactly_paired_label_map_beats_a_joined_case_table(tmp_path: Path) -> None:
