@@ -223,7 +223,7 @@ def test_a_dataset_with_nothing_written_says_so_in_one_warning_line(
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "2 of 2 samples not written" in warnings[0]
     assert "data/a.png" in warnings[0]
-    # A dataset that loses one sample beside written ones (an undecodable file) is an INFO line, not a warning.
+    # A dataset that loses one sample beside written ones (an undecodable file) is an INFO line.
     caplog.clear()
     _png(root / "data/b.png", 2)
     with caplog.at_level(logging.INFO, logger="agents.rules.agent"):
