@@ -97,10 +97,11 @@ def plan_labels(ctx: DatasetContext, decider: Decider) -> LabelPlan:
     """
     first = ctx.sources[0]
     hyps: list[Hypothesis[LabelPlan]] = []
-    ids = sample_ids(first, header=ctx.header_ids(first))
+    # The first samples that a table joins decide it (one row missing from a table must not hide it).
+    probes = [sample_ids(rel, header=ctx.header_ids(rel)) for rel in ctx.sources[:3]]
     readme = ctx.readme.lower()
     for table in ctx.tables:
-        found = join(table, ids)
+        found = next((f for f in (join(table, ids) for ids in probes) if f is not None), None)
         if found is None:
             continue
         # A table the README names ("labels in qa/outcomes.csv") is the documented label source.

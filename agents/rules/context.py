@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,9 @@ __all__ = ["DatasetContext"]
 _MAX_README_CHARS = 20_000
 # Documents that describe the dataset, never label tables of its samples.
 _DOC_FILES = ("dataset.json", "dataset_description.json", "dseg.tsv")
+_LEGEND_LINE = re.compile(r"^(\d{1,3})\s*(?:[:=,\t;-]|\s)\s*(\S.*)$")
+_LEGEND_ID_COLUMNS = ("index", "id", "value", "label_id", "class_id", "label_value", "code")
+_LEGEND_NAME_COLUMNS = ("name", "label", "label_name", "class", "class_name", "description", "structure")
 # File formats that, alone, suggest a modality (a TIFF with no DICOM header is most often a microscope's).
 _FORMAT_MODALITY = {"tiff": ("Microscopy", 0.8)}
 _BOX_COLUMNS = (
@@ -160,22 +164,44 @@ class DatasetContext:
                 ctx.class_maps.append({int(k): v for k, v in raw.items() if str(k).isdigit()})
             elif not table.frame.empty:
                 ctx.tables.append(table)
+                ctx._maybe_legend_table(table)
         return ctx
 
     def _maybe_class_list(self, rel: str) -> None:
         name = rel.rsplit("/", 1)[-1].lower()
-        if not any(w in name for w in ("class", "names", "categories", "labels")) or (
+        if not any(w in name for w in ("class", "names", "categories", "labels", "legend")) or (
             "/" in rel[5:] and self.files.is_annotation(rel.rsplit("/", 1)[0] + "/x")
         ):
             return
-        try:
-            lines = [
-                ln.strip() for ln in (self.root / rel).read_text(encoding="utf-8").splitlines() if ln.strip()
-            ]
-        except (OSError, UnicodeDecodeError):
+        lines = [ln.strip() for ln in read_text_any(self.root / rel, 200_000).splitlines() if ln.strip()]
+        if not lines or not all(len(ln) < 60 for ln in lines):
             return
-        if lines and all(len(ln) < 60 for ln in lines):
+        # "0 background" / "1: Läsion" / "2 = tumour" lines give their ids; bare names are numbered in order.
+        pairs = [_LEGEND_LINE.match(ln) for ln in lines]
+        if all(pairs):
+            self.class_maps.append({int(m.group(1)): m.group(2).strip() for m in pairs if m})
+        else:
             self.class_maps.append(dict(enumerate(lines)))
+
+    def _maybe_legend_table(self, table: Table) -> None:
+        """A small table of integer ids and names (``index,name``; ``value,label``) is a class legend too."""
+        frame = table.frame
+        if not 2 <= len(frame) <= 256 or frame.shape[1] > 4:
+            return
+        ids = next((c for c in frame.columns if str(c).lower() in _LEGEND_ID_COLUMNS), None)
+        names = next((c for c in frame.columns if str(c).lower() in _LEGEND_NAME_COLUMNS), None)
+        if ids is None or names is None:
+            return
+        values = [str(v).strip() for v in frame[ids]]
+        labels = [str(n).strip() for n in frame[names]]
+        # A legend names each id once; a per-sample label table ("id,label") repeats its class names.
+        if (
+            not all(v.isdigit() for v in values)
+            or len(set(values)) != len(values)
+            or len(set(labels)) != len(labels)
+        ):
+            return
+        self.class_maps.append({int(v): n for v, n in zip(values, labels, strict=True)})
 
     # ------------------------------------------------------------------ evidence
     def name_hypotheses(self) -> list[Hypothesis[str]]:
@@ -273,9 +299,10 @@ class DatasetContext:
         """Words of the dataset name that are neither format, modality nor anatomy words (``nodule``)."""
         from agents.rules.vocab import MODALITY_WORDS, ORGAN_REGION
 
+        # The documented name says what the dataset is about; a folder id (ds042_x) often says nothing.
         return [
             w
-            for w in tokens(self.name)
+            for w in tokens(self.docs.title or self.name)
             if w not in _FORMAT_WORDS
             and w not in MODALITY_WORDS
             and w not in ORGAN_REGION

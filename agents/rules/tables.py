@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from medio.dataset_docs import read_text_any
+from medio.dataset_docs import bids_entities, read_text_any
 from medio.sniff import split_suffix
 
 log = logging.getLogger(__name__)
@@ -198,6 +198,13 @@ def sample_ids(
     # Tables keyed by a path relative to data/ or to their own folder (labels.json {"a/b.nrrd": ...}).
     for k in range(1, len(parts) - 1):
         ids["/".join(parts[k:])] = 3.2
+    # BIDS entities: "sub-01" names the participant (a bare "01" weakly); other bare values (a session "2")
+    # only narrow rows another id matched (strength 0: never a join on their own).
+    for key, value in bids_entities(name).items():
+        if key == "suffix":
+            continue
+        ids.setdefault(f"{key}-{value}", 1.5)
+        ids.setdefault(value, 1.0 if key == "sub" else 0.0)
     return ids
 
 
@@ -214,6 +221,8 @@ def join(table: Table, ids: dict[str, float]) -> Join | None:
     best: Join | None = None
     for column, (exact, stems) in table.lookup().items():
         for ident, strength in ids.items():
+            if strength <= 0.0:
+                continue  # narrowing-only ids (a bare session number)
             positions = exact.get(ident)
             if positions is None:
                 positions = exact.get(ident.lower())

@@ -255,3 +255,32 @@ def test_a_name_line_titles_a_readme() -> None:
 
     assert readme_title("Dataset: Knee Effusion Cohort\nImages in img/.\n") == "Knee Effusion Cohort"
     assert readme_title("Images of knees, labels in labels.csv.\n") is None
+
+
+def test_legend_files_keep_their_ids_and_non_ascii_names(tmp_path: Path) -> None:
+    from agents.rules.context import DatasetContext
+
+    root = tmp_path / "legends"
+    (root / "data/img").mkdir(parents=True)
+    _png(root / "data/img/a.png", 1)
+    (root / "data/legend.txt").write_bytes("0 background\n1 Läsion\n3 Ödem\n".encode("cp1252"))
+    (root / "data/structures.csv").write_text("value,name\n1,Leber\n2,Milz\n", encoding="utf-8")
+    (root / "data/labels.csv").write_text("id,label\n1,benign\n2,benign\n3,malignant\n", encoding="utf-8")
+    ctx = DatasetContext.build(root, "legends", ["data/img/a.png"])
+    assert {0: "background", 1: "Läsion", 3: "Ödem"} in ctx.class_maps
+    assert {1: "Leber", 2: "Milz"} in ctx.class_maps
+    assert not any(m.get(3) == "malignant" for m in ctx.class_maps)  # a label table is not a legend
+
+
+def test_bare_participant_and_session_numbers_pick_the_row(tmp_path: Path) -> None:
+    root = tmp_path / "bare"
+    visits = [("01", "1", "stable"), ("01", "2", "progressed"), ("02", "2", "stable")]
+    rels, rows = [], ["subject,visit,outcome"]
+    for sub, ses, label in visits:
+        rel = f"data/sub-{sub}/ses-{ses}/sub-{sub}_ses-{ses}_T2w.png"
+        _png(root / rel, int(sub) * 10 + int(ses))
+        rels.append(rel)
+        rows.append(f"{sub},{ses},{label}")
+    (root / "data/outcomes.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    anns, _ = _run(_task(root, rels))
+    assert [a["tasks"]["classification"]["label_name"] for a in anns] == ["stable", "progressed", "stable"]
