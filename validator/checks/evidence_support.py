@@ -18,12 +18,12 @@ from typing import Any
 from benchmark.normalize import norm_token
 from medio.dataset_docs import pair_key
 from medio.sniff import split_suffix
-from validator.values import nonmissing
 from validator.checks.mdsbench import EXTRA_PAYLOAD_KEYS, PAYLOAD_KEYS, active_task
 from validator.dataset_facts import DatasetFacts, dataset_facts, words
 from validator.registry import check
 from validator.report import CheckResult
 from validator.sample import SampleView
+from validator.values import nonmissing
 
 __all__ = ["mask_names_other_image", "task_support"]
 
