@@ -33,7 +33,12 @@ from experiments.processes import resolve_processes, run_in_processes, split_tas
 from experiments.progress import Progress
 from experiments.results import PROFILES, export_dataset, format_table, score_exports, write_outputs
 from experiments.resume import check_resume, resume_mode, store_config
-from experiments.suite import ensure_bundled_suite, ensure_realfiles_suite, select_datasets
+from experiments.suite import (
+    ensure_bundled_suite,
+    ensure_foreign_suite,
+    ensure_realfiles_suite,
+    select_datasets,
+)
 from strategies.context import BudgetGate
 
 __all__ = ["RESULT_MARKER", "NothingProduced", "RunOutcome", "benchmark_root", "preflight", "run_experiment"]
@@ -71,12 +76,14 @@ def _plain_node(node: Any) -> Any:
 
 
 def benchmark_root(cfg: DictConfig) -> Path:
-    """The benchmark root: ``benchmark.root`` when set, else the bundled or (``benchmark=realfiles``) the
-    realfiles suite, generated on first use."""
+    """The benchmark root: ``benchmark.root`` when set, else the bundled, the realfiles
+    (``benchmark=realfiles``) or the foreign (``benchmark=foreign``) suite, generated on first use."""
     if cfg.get("root"):
         return Path(str(cfg.root)).expanduser()
     if cfg.get("suite") == "realfiles":
         return ensure_realfiles_suite(cfg.get("cache_dir"))
+    if cfg.get("suite") == "foreign":
+        return ensure_foreign_suite(cfg.get("cache_dir"))
     return ensure_bundled_suite(str(cfg.get("size", "small")), int(cfg.get("seed", 0)), cfg.get("cache_dir"))
 
 
@@ -138,12 +145,15 @@ def preflight(cfg: DictConfig, run_dir: Path) -> RunPlan:
     return plan
 
 
-def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
+def run_experiment(cfg: DictConfig, run_dir: Path, *, preload: bool = True) -> RunOutcome:
     """Run the configured strategy over the configured benchmark and write the run folder.
 
     Args:
         cfg: The composed config (see ``conf/config.yaml``).
         run_dir: The run folder (Hydra's output dir).
+        preload: Import every format library before the work starts (`medio.preload`). A reselection, whose
+            candidates' validator reports are stored, reads no raw file and skips it (~1 s); a reader that
+            does run imports its libraries under medio's import lock, which is safe from any thread.
 
     Returns:
         The outcome.
@@ -167,7 +177,8 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     # Format libraries are imported here, in the main thread, before any worker thread exists: threads that
     # import pydicom/nibabel for the first time concurrently get half-initialised modules (docs/medio.md).
     # Not earlier: a config error (unknown dataset, empty root) is reported without paying for the imports.
-    medio.preload()
+    if preload:
+        medio.preload()
     store_config(cfg, run_dir)
     profile = validator_profile(cfg.validator, run_dir / ".validator", plan.validator)
     options = task_options(cfg.agent, int(cfg.run.seed))
@@ -264,6 +275,10 @@ def _finish(
     tokens = sum(u.total_tokens for u in usage.values())
     usd = sum(u.cost_usd for u in usage.values())
     title = f"{plan.name} · {len(datasets)} datasets · agent {agent_name} · {tokens} tokens · ${usd:.4f}"
+    fitted = _plain_node(cfg.get("validator", {}).get("fitted"))
+    if fitted:
+        # Weights learned from ground truth (experiments.validator_eval --fit): never to be read as hand-set.
+        title += f" · validator {cfg.validator.get('profile')} (FITTED to ground truth)"
     title += f" · {wall:.1f}s"
     atomic_write_json(
         run_dir / "run.json",
@@ -274,6 +289,7 @@ def _finish(
             "strategy": plan.name,
             "instructions": {stage: i.record() for stage, i in (instructions or {}).items()},
             **({"simulation": True} if simulation else {}),
+            **({"validator_fitted": fitted} if fitted else {}),
             "config": OmegaConf.to_container(
                 OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k != "hydra"]), resolve=True
             ),
