@@ -171,6 +171,14 @@ def write_outputs(
                 "validator_total": decision.get("score"),
                 "scores": {p: per[p].get(key) for p in PROFILES},
             }
+            stopped_short = [
+                k
+                for k, c in enumerate(rec.get("candidates", []))
+                if c.get("status") == "incomplete" and int(key) in (c.get("missing") or ())
+            ]
+            if stopped_short:
+                # Candidates (positions in the record) that a limit or the budget stopped before this sample.
+                row["missing_in_candidates"] = stopped_short
             if upper_bound:
                 row["upper_bound"] = True
             if simulation:
