@@ -212,7 +212,7 @@ class Candidate:
 
     @property
     def ok(self) -> bool:
-        """True when the candidate finished (possibly stopped early by a limit: ``incomplete``) without failing."""
+        """True unless the candidate failed (an ``incomplete`` one, stopped early by a limit, is usable)."""
         return self.status != "failed"
 
     def to_dict(self) -> dict[str, Any]:

@@ -97,9 +97,7 @@ def candidate_outcome(
     ]
     gaps = []
     if missing:
-        gaps.append(
-            f"{len(missing)} of {len(written) + len(missing)} samples missing: {short_list(missing)}"
-        )
+        gaps.append(f"{len(missing)} of {len(written) + len(missing)} samples missing: {short_list(missing)}")
     if not meta_written:
         gaps.append("no data_meta.json")
     if not written:

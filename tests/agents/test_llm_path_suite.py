@@ -116,7 +116,8 @@ def test_usage_is_the_servers_tokens_at_the_configured_price(replayed: dict[str,
 
 
 def _phase(request: dict[str, Any]) -> str:
-    prompt = next(m["content"] for m in request["messages"] if str(m.get("content")).startswith("Dataset name:"))
+    prompts = [str(m.get("content")) for m in request["messages"]]
+    prompt = next(p for p in prompts if p.startswith("Dataset name:"))
     return next(line for line in prompt.splitlines() if line.startswith("Phase:"))
 
 

@@ -219,4 +219,5 @@ def test_the_model_sees_the_crash_as_a_tool_error_and_the_candidate_goes_on(
     )
     assert (candidate.output_dir / "images" / "0.png").is_file()
     trace = [json.loads(line) for line in candidate.trace_path.read_text().splitlines()]  # type: ignore[union-attr]
-    assert [t["error"] for t in trace if t.get("event") == "tool"] == [None, "worker_crash", None, None, None, None]
+    errors = [t["error"] for t in trace if t.get("event") == "tool"]
+    assert errors == [None, "worker_crash", None, None, None, None]
