@@ -344,8 +344,8 @@ def replay_script(
 
 def _plan_of(render_args: Mapping[int, Mapping[str, Any]], data_meta: Mapping[str, Any]) -> dict[str, Any]:
     """The rules agent's conventions as a ``write_plan`` call (what a model would have decided)."""
-    first = next(iter(render_args.values()), {"image": {}, "mask": None})
-    image = {k: v for k, v in first["image"].items() if k not in ("index",)}
+    first: Mapping[str, Any] = next(iter(render_args.values()), {"image": {}, "mask": None})
+    image = {k: v for k, v in dict(first["image"] or {}).items() if k != "index"}
     return {
         "source_rule": f"as the rules baseline decides per sample; e.g. render {json.dumps(image)}",
         "label_source": "as the rules baseline decides per sample"
