@@ -163,7 +163,7 @@ def _config(
         f"agent.model={MODEL}",
         f"agent.api_base={url}",
         f"+agent.api_key={API_KEY}",
-        "+agent.vision=true",
+        "agent.vision=true",
         f"+agent.timeout_s={TIMEOUT_S}",
         "benchmark=dir",
         f"benchmark.root={root}",
