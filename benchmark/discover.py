@@ -170,7 +170,22 @@ def discover_with_problems(
     wanted = set(names) if names is not None else None
     datasets: list[Dataset] = []
     problems: list[DiscoveryProblem] = []
-    for folder in _dataset_folders(base):
+    folders, lookalikes = _walk(base)
+    if lookalikes and wanted is None:
+        shown = ", ".join(str(f) for f in lookalikes[:5]) + (
+            f" and {len(lookalikes) - 5} more" if len(lookalikes) > 5 else ""
+        )
+        # One line, so a folder the user meant as a dataset never vanishes from the count without a word.
+        logger.warning(
+            "skipped %d folder(s) with a %s/ or %s/ folder but no %s/%s (not a dataset): %s",
+            len(lookalikes),
+            DATA_DIR,
+            VLM_DIR,
+            VLM_DIR,
+            MANIFEST_NAME,
+            shown,
+        )
+    for folder in folders:
         if wanted is not None and folder.name not in wanted:
             continue
         dataset = Dataset.from_root(folder)
@@ -216,7 +231,14 @@ def discover(root: str | Path, *, names: Iterable[str] | None = None) -> list[Da
 
 def _dataset_folders(base: Path) -> list[Path]:
     """Every folder under ``base`` (itself included) holding ``VLM/random.txt``; skips data/ and VLM/."""
+    return _walk(base)[0]
+
+
+def _walk(base: Path) -> tuple[list[Path], list[Path]]:
+    """``(datasets, look-alikes)`` under ``base``: folders holding ``VLM/random.txt``, and folders that hold
+    a ``data/`` or ``VLM/`` folder without that manifest (what a user most likely meant as a dataset)."""
     found: list[Path] = []
+    lookalikes: list[Path] = []
 
     def on_error(exc: OSError) -> None:
         logger.warning("cannot list %s during discovery: %s", exc.filename, exc.strerror or exc)
@@ -227,6 +249,10 @@ def _dataset_folders(base: Path) -> list[Path]:
             found.append(here)
             # A dataset's own raw data and run outputs never hold further datasets.
             dirnames[:] = [d for d in dirnames if d not in (DATA_DIR, VLM_DIR)]
+        elif any(d in (DATA_DIR, VLM_DIR) for d in dirnames):
+            lookalikes.append(here)
+            # Its raw data may be huge and holds no dataset of its own.
+            dirnames[:] = [d for d in dirnames if d != DATA_DIR]
         # Hidden folders (.git, caches) are not datasets; sorting keeps the walk deterministic.
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-    return found
+    return found, lookalikes

@@ -14,6 +14,8 @@ Re-rooting rule (`reroot`), in order:
    otherwise the FIRST ``data`` component. First, not last, because raw data often has its own ``data``
    sub-folders (``data/train/data/x.png``) while the authors' roots use ``/data3``/``/data4``, which are not
    ``data``; the dataset-name anchor also copes with an authors' root that is literally ``/data/...``.
+   Windows paths (``D:\\MDS-Bench\\<id>\\data\\x.png``, ``D:/...``, UNC ``\\\\host\\share\\...``) are absolute
+   paths too: backslashes become separators and the drive or share is one more component before the cut.
 3. Anything else cannot be re-rooted and is an error, as is a path whose ``..`` components climb out of
    ``data/`` and a path naming the ``data`` folder itself.
 """
@@ -116,8 +118,23 @@ def reroot(raw_path: str, dataset_root: str | Path) -> Path:
     return root.joinpath(*reroot_relpath(raw_path, root.name).split("/"))
 
 
+#: A drive-letter path (``D:\\x``, ``D:/x``) or a UNC path (``\\\\server\\share\\x``): the authors' machines
+#: may run any OS, and their absolute paths are re-rooted like POSIX ones.
+_WINDOWS_ABSOLUTE = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")
+
+
+def _posix_text(text: str) -> str:
+    """A Windows absolute path as a POSIX absolute one (drive letter or UNC host/share kept as components)."""
+    if not _WINDOWS_ABSOLUTE.match(text):
+        # A relative Windows path (``data\\x.png``): with no "/" at all, a backslash can only be a separator.
+        return text.replace("\\", "/") if "\\" in text and "/" not in text else text
+    # Backslashes are separators on Windows; a drive letter or the UNC server/share is just another
+    # component before the ``data`` segment, which is where the cut happens.
+    return "/" + text.replace("\\", "/").lstrip("/")
+
+
 def _relpath(raw_path: str, dataset_name: str | None) -> str:
-    text = raw_path.strip()
+    text = _posix_text(raw_path.strip())
     if not text:
         raise _RerootError("the path is empty")
     parts = list(PurePosixPath(text).parts)

@@ -114,3 +114,19 @@ def test_same_name_in_two_groups_keeps_both_and_warns(
         found = discover(tmp_path)
     assert [d.root.parent.name for d in found] == ["group_a", "group_b"]
     assert any("two datasets are named 'kits23'" in r.getMessage() for r in caplog.records)
+
+
+def test_folders_that_look_like_datasets_but_lack_a_manifest_are_named_in_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    add_dataset(tmp_path, "good")
+    (tmp_path / "no_manifest" / "data").mkdir(parents=True)
+    (tmp_path / "empty_vlm" / "VLM").mkdir(parents=True)
+    (tmp_path / "just_files").mkdir()
+    with caplog.at_level(logging.WARNING, logger="benchmark.discover"):
+        found = discover(tmp_path)
+    assert [d.name for d in found] == ["good"]
+    lines = [r.getMessage() for r in caplog.records if "not a dataset" in r.getMessage()]
+    assert len(lines) == 1
+    assert "skipped 2 folder(s)" in lines[0]
+    assert "no_manifest" in lines[0] and "empty_vlm" in lines[0] and "just_files" not in lines[0]

@@ -194,3 +194,24 @@ def test_manifest_errors_survive_pickling_for_process_pools() -> None:
         4,
         "duplicated index 3",
     )
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        r"D:\MDS-Bench\forth_dataset\ds\data\case 1\x.nii.gz",
+        "D:/MDS-Bench/forth_dataset/ds/data/case 1/x.nii.gz",
+        r"\\nas01\share\forth_dataset\ds\data\case 1\x.nii.gz",
+        r"data\case 1\x.nii.gz",
+    ],
+)
+def test_windows_manifest_paths_reroot_at_their_data_segment(tmp_path: Path, raw: str) -> None:
+    root = make_dataset(tmp_path, [f"0 {raw}"])
+    (entry,) = parse_manifest(root / "VLM" / "random.txt")
+    assert entry.relpath == "data/case 1/x.nii.gz"
+    assert entry.path == root.absolute() / "data" / "case 1" / "x.nii.gz"
+
+
+def test_windows_path_without_a_data_segment_is_refused_for_that_reason() -> None:
+    with pytest.raises(ManifestError, match="no '/data/' segment"):
+        reroot_relpath(r"D:\MDS-Bench\ds\images\x.png", "ds")

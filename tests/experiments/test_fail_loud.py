@@ -80,7 +80,9 @@ def test_a_missing_key_is_one_line_and_exit_2_before_any_work(
     assert done.stdout == ""
     assert not (run_dir / "candidates").exists()
     print(f"missing key reported in {elapsed:.2f} s")
-    assert elapsed < 10  # acceptance: < 3 s on an idle machine; the bound leaves room for a loaded CI box
+    # Not a timing test (perf/startup.py measures the start-up): the bound only catches a run that tried the
+    # provider anyway (LiteLLM's retries take minutes), at 20x the idle figure so load cannot trip it.
+    assert elapsed < 60
 
 
 @pytest.mark.heavy

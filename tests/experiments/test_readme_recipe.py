@@ -40,6 +40,11 @@ def test_the_offline_recipe_of_the_readme_runs_and_scores(tmp_path: Path) -> Non
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     env["MEDSTRAT_CACHE"] = str(tmp_path / "cache")
     env.pop("OPENAI_API_KEY", None)  # the recipe passes its own
+    # The recipe says `python`: it must be the interpreter running the tests, not whichever one PATH finds first.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    env["PATH"] = os.pathsep.join([str(bin_dir), env.get("PATH", "")])
 
     def bash(line: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -79,3 +84,19 @@ def test_the_offline_recipe_of_the_readme_runs_and_scores(tmp_path: Path) -> Non
     assert macro["E2E"] == 1.0, macro
     (usage,) = (tmp_path / "outputs").rglob("usage.json")
     assert json.loads(usage.read_text())["total"]["calls"] > 0
+
+
+def test_the_offline_recipe_has_a_root_no_other_readme_command_writes() -> None:
+    """Followed in order, the README must not leave other datasets in the recipe's root: the replay serves one
+    dataset's decisions, and the run would score every dataset under the root against them."""
+    synth, _, run, _ = recipe_lines()
+    root = synth.split()[3]
+    assert f"benchmark.root={root}" in run
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = [line for line in re.sub(r"\\\n\s*", "", text).splitlines() if "python -m " in line]
+    others = [
+        line
+        for line in commands
+        if line not in recipe_lines() and re.search(rf"(^|\s|=){root}/?(\s|$)", line)
+    ]
+    assert others == [], others
