@@ -227,7 +227,7 @@ def format_table(docs: Mapping[str, Mapping[str, Any]], title: str, headline: st
             "NOTE: "
             + ", ".join(
                 {
-                    "incomplete": "INCOMPLETE (budget hit or failures: partial results)",
+                    "incomplete": "INCOMPLETE (budget or limit hit, or failures: partial results)",
                     "upper_bound": "UPPER BOUND (oracle selector used ground truth)",
                     "simulation": "SIMULATION (simulated agent: oracle output with sampled mistakes)",
                 }[f]
