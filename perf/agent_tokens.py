@@ -83,7 +83,7 @@ def measure(mode: str, dataset: str, samples: int, work: Path, unbounded: bool) 
     Returns:
         The totals.
     """
-    from agents.base import Task
+    from agents.base import Limits, Task
     from agents.fakeserver import FakeServer
     from agents.fakeserver.replay import replay_script
     from agents.litellm import LiteLLMAgent
@@ -95,11 +95,14 @@ def measure(mode: str, dataset: str, samples: int, work: Path, unbounded: bool) 
     generate_suite(root, only=[dataset], samples=samples)
     script = replay_script(root / dataset, work_dir=work / f"rules{samples}", check=False)
     options: dict[str, Any] = {"vision": True}
+    limits = Limits()
     if unbounded:
+        # The old design had one set of limits per dataset; lifted here so its whole cost shows.
         options.update(batch_size=10**6, keep_results=10**6, max_images=10**6)
+        limits = Limits(max_turns=10**4, max_tool_calls=10**4, max_tokens=10**10)
     with FakeServer(script) as server:
         agent = LiteLLMAgent("openai/fake-model", api_base=server.url, api_key="sk-fake", **options)
-        task = Task.from_dataset(Dataset.from_root(root / dataset), work / f"out{samples}")
+        task = Task.from_dataset(Dataset.from_root(root / dataset), work / f"out{samples}", limits=limits)
         candidate = asyncio.run(agent.generate(task))
         agent.close()
         requests = server.chat_requests
