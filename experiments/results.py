@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agents.base import OUTPUT_SUBDIR, Usage
-from benchmark.atomic import atomic_write_json, atomic_write_text
 from benchmark.discover import Dataset
 from benchmark.score.aggregate import macro
 from benchmark.score.constants import METRIC_NAMES
+from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_dataset
-from strategies.selectors import e2e_pass
+from core.atomic import atomic_write_json, atomic_write_text
 
 if TYPE_CHECKING:
     from experiments.mistakes import RunMistakes

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from agents.fakeserver.script import Reply, TurnScript, script_from_json
 from agents.fakeserver.server import FakeServer
-from medio.cli_errors import CliError, OneLineParser, cli_main, existing_path
+from core.cli_errors import CliError, OneLineParser, cli_main, existing_path
 
 
 @cli_main("python -m agents.fakeserver")

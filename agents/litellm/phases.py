@@ -87,7 +87,7 @@ def plan_handler(out_dir: Path, kept: dict[str, Any]) -> Any:
     """
 
     def handle(args: WritePlanArgs) -> ToolResult:
-        from benchmark.atomic import atomic_write_json
+        from core.atomic import atomic_write_json
 
         kept.clear()
         kept.update(args.model_dump())

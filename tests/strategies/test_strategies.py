@@ -9,7 +9,7 @@ from strategy_fakes import NoisyOracleAgent, oracle_dir
 
 from agents.base import Candidate, Feedback, Task, Usage
 from strategies import ProfileValidator, strategies
-from strategies._mechanics import read_annotation
+from strategies.mechanics import read_annotation
 
 
 def run(strategy_name: str, task: Task, agent: object, **options: object):

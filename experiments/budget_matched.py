@@ -10,7 +10,7 @@ that costs no more than it did.
 Cost is USD when any run spent money, else model calls, else agent invocations (candidates and revisions:
 the offline ``rules`` agent makes no model call).
 
-    python -m experiments.budget MULTIRUN_DIR
+    python -m experiments.budget_matched MULTIRUN_DIR
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from typing import Any
 import pandas as pd
 
 from agents.base import Usage
-from experiments.ablation import RunData, groups, load_runs
-from experiments.selectors import ReportCache, ScoreCache, StoredDataset, load_stored
-from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir
+from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
+from experiments.leaderboard import ReportCache, ScoreCache, StoredDataset, load_stored
+from experiments.sweep_runs import RunData, groups, load_runs
 from strategies.selectors import build_selector
 
 __all__ = ["COST_AXES", "budget_curve", "budget_matched", "main"]
@@ -148,10 +148,10 @@ def _selector_of(run: RunData) -> dict[str, str]:
     return {"selector": str(selector), "validator": str(validator)}
 
 
-@cli_main("python -m experiments.budget")
+@cli_main("python -m experiments.budget_matched")
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: print the budget-matched comparison of a sweep folder; 0, or 2 for bad input (``docs/cli.md``)."""
-    parser = OneLineParser(prog="python -m experiments.budget", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m experiments.budget_matched", description=__doc__.splitlines()[0])
     parser.add_argument("sweep_dir", type=Path)
     args = parser.parse_args(argv)
     sweep = existing_dir("SWEEP_DIR", args.sweep_dir)
