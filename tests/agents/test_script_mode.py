@@ -138,9 +138,7 @@ def test_crashing_escaping_and_slow_scripts_are_clear_tool_errors(
         assistant_turn(tool_call("finish", {}, "fin")),
     ]
     server = fake_server(TurnScript(turns))
-    agent = make_agent(
-        server, mode="script", code_limits=CodeLimits(wall_s=30, cpu_s=20), max_failed_turns=5
-    )
+    agent = make_agent(server, mode="script", code_limits=CodeLimits(wall_s=30, cpu_s=20), max_failed_turns=5)
     candidate = asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "c")))
 
     told = _tool_messages(server)
