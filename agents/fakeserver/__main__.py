@@ -63,13 +63,21 @@ def main(argv: list[str] | None = None) -> int:
 
         existing_path("--replay", args.replay)
         try:
-            script = script_mode_replay(args.replay) if args.mode == "script" else replay_script(args.replay)
+            if args.mode == "script":
+                scripted = script_mode_replay(args.replay)
+                shape = "one conversion script (tree, inspect, run_python, finish)"
+                script, dataset, reference = scripted, scripted.dataset, scripted.reference_dir
+            else:
+                replay = replay_script(args.replay)
+                shape = (
+                    f"{len(replay.sample_steps)} samples, {len(replay.steps)} turns as one conversation "
+                    "(or by phase: plan, batches, meta)"
+                )
+                script, dataset, reference = replay, replay.dataset, replay.reference_dir
         except (OSError, ValueError, RuntimeError) as exc:
             raise CliError(f"--replay {args.replay}: cannot replay this dataset ({exc})") from exc
         print(
-            f"replaying the rules agent on {script.dataset}: {len(script.sample_steps)} samples, "
-            f"{len(script.steps)} turns as one conversation (or by phase: plan, batches, meta); reference "
-            f"outputs in {script.reference_dir}",
+            f"replaying the rules agent on {dataset}: {shape}; reference outputs in {reference}",
             file=sys.stderr,
         )
         for index, problem in sorted(getattr(script, "mismatches", {}).items()):
