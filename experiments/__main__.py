@@ -51,11 +51,20 @@ def _config_errors() -> tuple[type[Exception], ...]:
     the benchmark or the agents (their imports are most of the start-up time; docs/performance.md).
     """
     from benchmark.errors import BenchmarkError
+    from experiments.run_lock import RunFolderBusy
     from experiments.suite import NoDatasetsError
     from strategies.registry import UnknownNameError
     from strategies.selectors import OracleNotAllowed
 
-    return (UnknownNameError, OracleNotAllowed, NoDatasetsError, BenchmarkError, ValueError, ImportError)
+    return (
+        UnknownNameError,
+        OracleNotAllowed,
+        NoDatasetsError,
+        BenchmarkError,
+        RunFolderBusy,
+        ValueError,
+        ImportError,
+    )
 
 
 def _resume_hint(run_dir: Path) -> str:

@@ -34,6 +34,7 @@ from experiments.processes import resolve_processes, run_in_processes, split_tas
 from experiments.progress import Progress
 from experiments.results import PROFILES, export_dataset, format_table, score_exports, write_outputs
 from experiments.resume import check_resume, resume_mode, store_config
+from experiments.run_lock import run_folder_lock, takeover_note
 from experiments.suite import ensure_bundled_suite, ensure_realfiles_suite, select_datasets
 from strategies._context import BudgetGate
 from strategies.base import Strategy, strategies
@@ -159,10 +160,27 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
         FatalAgentError: The agent hit a failure every candidate would hit (rejected key, unknown model,
             dead endpoint); the run stopped.
         WorkerLost: A worker process of ``run.processes=N`` died; the others finished their datasets.
+        RunFolderBusy: Another live process is writing into ``run_dir``.
     """
     start = time.perf_counter()
     resume, _ = resume_mode(cfg)
     strategy, agent, upper_bound = preflight(cfg, run_dir)
+    # A single run of the CLI holds the lock already (the Preflight callback) and keeps it until it exits; a
+    # sweep's job, or a caller in Python (a notebook, a test), takes it here and gives it back at the end.
+    with run_folder_lock(run_dir) as dead:
+        if dead is not None:
+            log.warning(takeover_note(run_dir, dead))
+        return _run_locked(cfg, run_dir, start, resume, (strategy, agent, upper_bound))
+
+
+def _run_locked(
+    cfg: DictConfig,
+    run_dir: Path,
+    start: float,
+    resume: bool,
+    components: tuple[Strategy, Agent, bool],
+) -> RunOutcome:
+    strategy, agent, upper_bound = components
     root = benchmark_root(cfg.benchmark)
     datasets = select_datasets(root, cfg.benchmark.get("datasets"), cfg.benchmark.get("shard"))
     # Format libraries are imported here, in the main thread, before any worker thread exists: threads that
