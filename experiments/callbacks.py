@@ -35,7 +35,18 @@ class AblationCallback(Callback):
             log.exception("could not write the ablation tables for %s", sweep_dir)
             return
         print(f"ablation: {', '.join(str(p) for p in written)}")
+        self._banner(sweep_dir)
         self._reports(sweep_dir)
+
+    @staticmethod
+    def _banner(sweep_dir: Path) -> None:
+        """The mechanics-check banner on the console when a run of the sweep used `rules` or `simulated`."""
+        from experiments.ablation import load_runs
+        from experiments.mechanics import sweep_banner
+
+        line = sweep_banner(r.agent for r in load_runs(sweep_dir))
+        if line is not None:
+            print(line, file=sys.stderr)
 
     @staticmethod
     def _reports(sweep_dir: Path) -> None:

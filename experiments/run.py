@@ -28,6 +28,7 @@ from benchmark.discover import Dataset
 from benchmark.layout import ANNOTATIONS_DIR
 from experiments.build import build_components, is_simulation, task_options, validator_profile
 from experiments.loop import RESULT_MARKER, TasksJob, run_tasks
+from experiments.mechanics import banner, mechanics_agent
 from experiments.mistakes import format_miss_table, run_mistakes
 from experiments.pools import close_agent
 from experiments.processes import resolve_processes, run_in_processes, split_tasks
@@ -323,4 +324,7 @@ def _finish(
     table = format_table(docs, title, str(cfg.get("scorer", {}).get("profile", "official")))
     if mistakes is not None:
         table += "\n" + format_miss_table(mistakes.document)
+    mechanics = mechanics_agent(cfg.agent)
+    if mechanics is not None:
+        table += "\n" + banner(mechanics)
     return RunOutcome(run_dir, docs, incomplete, wall, table, errors)
