@@ -88,6 +88,7 @@ def main(cfg: DictConfig) -> None:
     from agents.base import FatalAgentError
     from benchmark.errors import is_storage_failure
     from experiments.processes import WorkerLost
+    from experiments.results import METRIC_LEGEND
     from experiments.run import NothingProduced, run_experiment
 
     config_errors = _config_errors()
@@ -130,6 +131,7 @@ def main(cfg: DictConfig) -> None:
     except Exception as exc:
         sys.exit(report_error(PROG, exc, debug=debug))
     print(outcome.table)
+    print(METRIC_LEGEND, file=sys.stderr)
     for name, error in outcome.errors.items():
         print(f"{name}: failed: {error}", file=sys.stderr)
     headline = str(cfg.get("scorer", {}).get("profile", "official"))

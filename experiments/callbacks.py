@@ -103,6 +103,9 @@ class Preflight(Callback):
             # First, before the preflight's imports: a second run into a busy folder is refused at once,
             # before Hydra writes `.hydra/` into it, leaving the first run's files untouched.
             dead = hold_run_folder(run_dir)
+        except OSError as exc:  # read-only or missing parent, a file in the way: the user's path, exit 2
+            error = OSError(f"hydra.run.dir={run_dir}: cannot create or lock the run folder ({exc})")
+            raise PreflightFailed(error) from exc
         except Exception as exc:
             raise PreflightFailed(exc) from exc
         if dead is not None:

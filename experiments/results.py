@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,12 +23,22 @@ from benchmark.discover import Dataset
 from benchmark.score.aggregate import macro
 from benchmark.score.constants import METRIC_NAMES
 from benchmark.score.evaluate import score_dataset
+from medio.cli_errors import one_line
 from strategies.selectors import e2e_pass
 
 if TYPE_CHECKING:
     from experiments.mistakes import RunMistakes
 
-__all__ = ["PROFILES", "export_dataset", "format_table", "metrics_document", "score_exports", "write_outputs"]
+__all__ = [
+    "METRIC_LEGEND",
+    "PROFILES",
+    "coverage_line",
+    "export_dataset",
+    "format_table",
+    "metrics_document",
+    "score_exports",
+    "write_outputs",
+]
 
 log = logging.getLogger(__name__)
 
@@ -189,13 +199,54 @@ def write_outputs(
     return docs
 
 
-def format_table(docs: Mapping[str, Mapping[str, Any]], title: str, headline: str = "official") -> str:
+METRIC_LEGEND = (
+    "SV schema validity · SSC schema × semantic · SC semantic correctness · IC information completeness · "
+    "IV information validity · INR information non-redundancy · CF content fidelity · MSC dataset-meta "
+    "semantic correctness · MSJ dataset-meta joint × CF · SCJ source × content · E2E end-to-end success "
+    "(docs/scoring.md)"
+)
+"""The one line under every metric table that says what its columns are."""
+
+
+def coverage_line(doc: Mapping[str, Any], datasets: Sequence[str], failed: Mapping[str, str]) -> str | None:
+    """``macro over k of N datasets; failed: ...`` when the macro mean does not cover every dataset.
+
+    Args:
+        doc: A metrics document (its ``datasets`` are the ones the macro mean covers).
+        datasets: Every dataset of the run.
+        failed: Dataset -> why it failed (the ones absent from ``doc`` without a reason say "no output").
+
+    Returns:
+        The line, or None when every dataset is covered.
+    """
+    covered = set(doc.get("datasets") or {})
+    missing = [d for d in datasets if d not in covered]
+    if not missing:
+        return None
+    reasons = ", ".join(
+        f"{d} ({one_line(failed[d])[:120]})" if d in failed else f"{d} (no output)" for d in missing
+    )
+    k, n = len(datasets) - len(missing), len(datasets)
+    return f"INCOMPLETE: macro over {k} of {n} datasets; failed: {reasons}"
+
+
+def format_table(
+    docs: Mapping[str, Mapping[str, Any]],
+    title: str,
+    headline: str = "official",
+    *,
+    datasets: Sequence[str] | None = None,
+    failed: Mapping[str, str] | None = None,
+) -> str:
     """The eleven macro metrics, one row per scoring profile, as a fixed-width text table.
 
     Args:
         docs: ``{profile: metrics document}``.
         title: First line of the table.
         headline: The profile shown first and marked with ``*`` (``scorer.profile``).
+        datasets: Every dataset of the run: when the headline's macro mean covers fewer, a line says
+            ``macro over k of N datasets; failed: ...``.
+        failed: Dataset -> why its strategy failed (for that line).
 
     Raises:
         ValueError: If ``headline`` is not one of the profiles in ``docs`` (the message lists them).
@@ -226,4 +277,7 @@ def format_table(docs: Mapping[str, Mapping[str, Any]], title: str, headline: st
                 for f in flags
             )
         )
+    coverage = coverage_line(docs[headline], datasets, failed or {}) if datasets is not None else None
+    if coverage is not None:
+        rows.append(coverage)
     return "\n".join(rows)

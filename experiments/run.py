@@ -321,7 +321,8 @@ def _finish(
         from experiments.report import write_report
 
         write_report(run_dir)  # never raises into the run: a failure is logged and the run still succeeds
-    table = format_table(docs, title, str(cfg.get("scorer", {}).get("profile", "official")))
+    headline = str(cfg.get("scorer", {}).get("profile", "official"))
+    table = format_table(docs, title, headline, datasets=[d.name for d in datasets], failed=errors)
     if mistakes is not None:
         table += "\n" + format_miss_table(mistakes.document)
     mechanics = mechanics_agent(cfg.agent)
