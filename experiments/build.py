@@ -16,6 +16,7 @@ import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from agents.base import Agent, Limits
+from experiments.request_cache import resolve_cache
 from strategies.base import Strategy, strategies
 from strategies.registry import Registry, call_with_options, load_object
 from strategies.selectors import build_selector, is_oracle
@@ -88,6 +89,10 @@ def build_agent(cfg: Mapping[str, Any] | DictConfig, *, allow_simulated: bool = 
             "analysis.simulated=true (its results are marked simulation, never a model result)"
         )
     kwargs = {k: v for k, v in data.items() if k not in AGENT_TASK_KEYS}
+    if (
+        "cache" in kwargs
+    ):  # agent.cache=auto (the default): the user's cache folder (experiments.request_cache)
+        kwargs["cache"] = resolve_cache(kwargs["cache"])
     if "temperature" in inspect.signature(factory).parameters and "temperature" in data:
         kwargs["temperature"] = data["temperature"]
     agent = call_with_options(factory, kwargs, "agent")

@@ -36,6 +36,7 @@ from experiments.progress import Progress
 from experiments.results import PROFILES, export_dataset, format_table, score_exports, write_outputs
 from experiments.resume import check_resume, resume_mode, store_config
 from experiments.run_lock import run_folder_lock, takeover_note
+from experiments.run_options import check_budget
 from experiments.suite import ensure_bundled_suite, ensure_realfiles_suite, select_datasets
 from strategies._context import BudgetGate
 from strategies.base import Strategy, strategies
@@ -133,6 +134,7 @@ def preflight(cfg: DictConfig, run_dir: Path) -> tuple[Strategy, Agent, bool]:
         raise ValueError(f"unknown scorer.profile {headline!r}; valid: {', '.join(PROFILES)}")
     # Options are checked against the factories' signatures before the suite is generated or a call is made.
     strategy, agent, upper_bound = build_components(cfg)
+    check_budget(cfg.run, agent)  # before any call: a budget it could not hold is refused, not ignored
     resolve_processes(cfg.run.get("processes"), agent)
     root = cfg.benchmark.get("root")
     if root and not Path(str(root)).expanduser().is_dir():
@@ -301,6 +303,11 @@ def _finish(
     title = (
         f"{cfg.strategy.name} · {len(datasets)} datasets · agent {agent_name} · {tokens} tokens · ${usd:.4f}"
     )
+    calls, hits = sum(u.calls for u in usage.values()), sum(u.cache_hits for u in usage.values())
+    if (
+        calls or hits
+    ):  # an agent that calls a model: how many answers the request cache gave (no tokens spent)
+        title += f" · {hits} of {calls} calls from the cache"
     title += f" · {wall:.1f}s"
     atomic_write_json(
         run_dir / "run.json",

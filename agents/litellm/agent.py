@@ -69,7 +69,8 @@ class LiteLLMAgent:
         retry: Retry policy for transient provider errors.
         cache: A `RequestCache`, or a path to its SQLite file, or None for no cache.
         budget: A run-wide `Budget` shared by every candidate, or None.
-        price: Fallback per-token price for models LiteLLM cannot price.
+        price: Fallback per-token price for models LiteLLM cannot price (a `TokenPrice`, or the config's
+            ``{"input_per_mtok": ..., "output_per_mtok": ...}`` in dollars per million tokens).
         sandbox_limits: Size caps of the tools.
         vision: Whether to send images to the model; None asks ``litellm.supports_vision``.
         max_bad_tool_calls: Consecutive failed tool calls (invalid JSON, unknown tool, refused path ...)
@@ -102,7 +103,7 @@ class LiteLLMAgent:
         retry: RetryPolicy | Mapping[str, Any] | None = None,
         cache: RequestCache | Path | str | None = None,
         budget: Budget | None = None,
-        price: TokenPrice | None = None,
+        price: Mapping[str, Any] | TokenPrice | None = None,
         sandbox_limits: SandboxLimits | None = None,
         vision: bool | None = None,
         max_bad_tool_calls: int = 5,
@@ -130,10 +131,12 @@ class LiteLLMAgent:
             timeout_s=timeout_s,
             retry=retry,
             cache=cache,
-            price=price,
+            price=TokenPrice.of(price),
             extra_params=extra_params,
         )
         self._api_key = api_key
+        #: Whether a call's cost is known (LiteLLM's price map or ``price``): ``run.budget_usd`` needs it.
+        self.priced = self.client.priced
         self.model = model
         self.temperature = temperature
         self.max_tokens_per_call = max_tokens_per_call

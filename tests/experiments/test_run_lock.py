@@ -12,11 +12,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agents.fakeserver import ByDataset, FakeServer, Reply, Step, TurnScript, assistant_turn
-from agents.fakeserver.replay import replay_script
-from experiments.run_lock import LOCK_NAME, RunFolderBusy, hold_run_folder, holder_pid, release_run_folder
+from replay_turns import suite_script
 
-USAGE = (1000, 100)
+from agents.fakeserver import ByDataset, FakeServer, Step
+from experiments.run_lock import LOCK_NAME, RunFolderBusy, hold_run_folder, holder_pid, release_run_folder
 
 
 def _cli(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -98,19 +97,11 @@ class _Gate:
         return self.script(request, serial)
 
 
-def _three_turns(dataset: Path, work: Path) -> TurnScript:
-    replay = replay_script(dataset, work_dir=work, check=False)
-    calls = [c for step in replay.steps if isinstance(step, Reply) for c in step.tool_calls]
-    names = [("render",), ("write_annotation",), ("write_data_meta", "finish")]
-    turns = [assistant_turn(*[c for c in calls if c["function"]["name"] in group]) for group in names]
-    return TurnScript([Reply(t.content, t.tool_calls, USAGE) for t in turns])
-
-
 def test_two_concurrent_runs_into_one_folder_one_completes_the_other_is_refused(
     suite: Path, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     names = sorted(p.name for p in suite.iterdir() if (p / "VLM" / "random.txt").is_file())
-    gate = _Gate(ByDataset({n: _three_turns(suite / n, tmp_path / "ref" / n) for n in names}))
+    gate = _Gate(suite_script(suite, tmp_path / "ref"))
     run = tmp_path / "run"
     env = {**cli_env, "OPENAI_API_KEY": "sk-fake"}
     with FakeServer(gate) as server:
