@@ -90,6 +90,7 @@ def main(cfg: DictConfig) -> None:
     from experiments.processes import WorkerLost
     from experiments.results import METRIC_LEGEND
     from experiments.run import NothingProduced, run_experiment
+    from strategies.selectors import SelectorError
 
     config_errors = _config_errors()
 
@@ -115,6 +116,11 @@ def main(cfg: DictConfig) -> None:
         sys.exit(EXIT_NOTHING)
     except config_errors as exc:
         sys.exit(report_error(PROG, CliError(str(exc), EXIT_USAGE), debug=debug))
+    except SelectorError as exc:
+        # A plug-in raised: one line naming it, the sample and the exception; the traceback with --debug.
+        if debug and exc.__cause__ is not None:
+            traceback.print_exception(exc.__cause__)
+        sys.exit(report_error(PROG, CliError(str(exc), EXIT_USAGE)))
     except FatalAgentError as exc:
         # Every candidate would fail alike (rejected key, unknown model, dead endpoint): the run stopped.
         print(f"{PROG}: error: the run stopped: {one_line(exc.reason)}", file=sys.stderr)

@@ -376,6 +376,15 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
             + " ran on simulated candidates (the oracle output with sampled mistakes, `agent=simulated`), "
             "not a model's work; see `miss_rates` in their metrics.json."
         )
+    fell_back = sorted({r.label for r in runs if r.metrics.get("selector_fallbacks")})
+    if fell_back:
+        notes.append(
+            "**Selector fallback**: in "
+            + ", ".join(fell_back)
+            + " the selector raised on some samples and validator_max chose there (selector.on_error="
+            "fallback; counts per dataset in their metrics.json `selector_fallbacks`): not the selector's "
+            "own result."
+        )
     if any(r.incomplete for r in runs):
         notes.append(
             "**Incomplete**: "

@@ -159,7 +159,10 @@ def build_strategy(
     factory = strategies.get(str(data.get("kind") or data.get("name")))
     kwargs = {k: v for k, v in data.items() if k not in ("name", "kind", "selector")}
     if "selector" in inspect.signature(factory).parameters:
-        kwargs["selector"] = build_selector(_selector_spec(data, selector_cfg), allow_oracle=allow_oracle)
+        # selector.on_error (top-level group) applies to a strategy.selector given by name or _target_ too.
+        on_error = (_plain(selector_cfg) or {}).get("on_error") if selector_cfg is not None else None
+        spec = _selector_spec(data, selector_cfg)
+        kwargs["selector"] = build_selector(spec, allow_oracle=allow_oracle, on_error=on_error)
     return call_with_options(factory, kwargs, "strategy")
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "format_table",
     "metrics_document",
     "score_exports",
+    "selector_fallbacks",
     "write_outputs",
 ]
 
@@ -167,6 +168,10 @@ def write_outputs(
     if mistakes is not None:
         for doc in docs.values():
             doc["miss_rates"] = mistakes.document
+    fallbacks = selector_fallbacks(records)
+    if fallbacks is not None:
+        for doc in docs.values():
+            doc["selector_fallbacks"] = fallbacks
     atomic_write_json(run_dir / "metrics.json", docs["official"])
     atomic_write_json(run_dir / "metrics_strict.json", docs["strict"])
     lines = []
@@ -181,6 +186,8 @@ def write_outputs(
                 "validator_total": decision.get("score"),
                 "scores": {p: per[p].get(key) for p in PROFILES},
             }
+            if decision.get("fallback"):
+                row["selector_fallback"] = True  # the configured selector raised; validator_max chose
             if upper_bound:
                 row["upper_bound"] = True
             if simulation:
@@ -197,6 +204,24 @@ def write_outputs(
         {"total": total.to_dict(), "datasets": {k: u.to_dict() for k, u in usage.items()}, **extra_usage},
     )
     return docs
+
+
+def selector_fallbacks(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Samples where the configured selector raised and ``validator_max`` chose (``on_error=fallback``).
+
+    Args:
+        records: Per dataset, its strategy result dict.
+
+    Returns:
+        ``{"total": n, "datasets": {name: n}}`` over every dataset (zeros included), or None when no sample
+        fell back.
+    """
+    counts = {
+        name: sum(1 for d in (rec.get("decisions") or {}).values() if d.get("fallback"))
+        for name, rec in records.items()
+    }
+    total = sum(counts.values())
+    return {"total": total, "datasets": counts} if total else None
 
 
 METRIC_LEGEND = (
@@ -265,6 +290,7 @@ def format_table(
         label = f"{profile}*" if profile == headline else profile
         rows.append(f"{label:10s}{cells}")
     flags = [f for f in ("incomplete", "upper_bound", "simulation") if any(d.get(f) for d in docs.values())]
+    fallbacks = docs[headline].get("selector_fallbacks")
     if flags:
         rows.append(
             "NOTE: "
@@ -276,6 +302,12 @@ def format_table(
                 }[f]
                 for f in flags
             )
+        )
+    if fallbacks:
+        per = ", ".join(f"{d} {n}" for d, n in fallbacks["datasets"].items() if n)
+        rows.append(
+            f"SELECTOR FALLBACK: the selector raised on {fallbacks['total']} samples ({per}); validator_max "
+            "chose there (selector.on_error=fallback)"
         )
     coverage = coverage_line(docs[headline], datasets, failed or {}) if datasets is not None else None
     if coverage is not None:
