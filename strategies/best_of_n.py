@@ -27,7 +27,7 @@ Profile = str  # "ours" (any selector, our validator) or "paper" (the reference 
 
 @strategy("best_of_n", aliases=("s3",))
 def best_of_n(
-    n: Annotated[int, Field(ge=1)] = 5,
+    n: Annotated[int, Field(ge=2)] = 5,  # one candidate leaves nothing to select: that is S0
     selector: Selector = validator_max,
     early_stop_at: float | None = None,
     profile: Profile = "ours",

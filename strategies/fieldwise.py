@@ -45,7 +45,7 @@ VOTED_FIELDS: tuple[str, ...] = (
 
 @strategy("fieldwise", aliases=("s4",))
 def fieldwise(
-    n: Annotated[int, Field(ge=1)] = 5,
+    n: Annotated[int, Field(ge=2)] = 5,  # one candidate leaves nothing to select: that is S0
     fields: Sequence[str] = VOTED_FIELDS,
     margin: float = 0.05,
     profile: str = "ours",

@@ -99,3 +99,22 @@ def test_a_run_folder_that_cannot_be_created_is_exit_2_with_the_path(
     (line,) = _lines(done.stderr)
     assert line.startswith(f"{PROG}hydra.run.dir={run}: cannot create or lock the run folder (")
     assert "ermission denied" in line or "not permitted" in line
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (("strategy=s4", "strategy.n=1"), "strategy.n=1: input should be greater than or equal to 2"),
+        (("strategy=s3", "strategy.n=1"), "strategy.n=1: input should be greater than or equal to 2"),
+        (("strategy=s0", "run.budget_usd=0"), "run.budget_usd=0: a budget must be positive"),
+    ],
+)
+def test_degenerate_options_are_refused_by_the_preflight_with_no_folder(
+    suite: Path, cli_env: dict[str, str], tmp_path: Path, options: tuple[str, ...], expected: str
+) -> None:
+    run = tmp_path / "run"
+    done = _cli(_base(suite, run, *options, FAKE_AGENT), cli_env, tmp_path)
+    assert done.returncode == 2, done.stderr
+    (line,) = _lines(done.stderr)
+    assert line.startswith(f"{PROG}{expected}"), line
+    assert not run.exists()  # neither the run folder nor its .hydra/
