@@ -112,3 +112,34 @@ def test_an_unknown_on_error_policy_is_refused_before_any_work(
     assert done.returncode == 2, done.stderr
     assert "selector.on_error='ignore': expected one of raise, fallback" in done.stderr
     assert not (tmp_path / "run").exists()
+
+
+def _leaderboard(run: Path, out: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
+    args = [str(run), "--selectors", "boom,validator_max", "--imports", "boom_selector", "--out", str(out)]
+    return subprocess.run(
+        [sys.executable, "-m", "experiments.selectors", *args, "--workers", "1", *extra],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_the_leaderboard_refuses_a_raising_selector_or_counts_its_fallbacks(
+    rules_s3_run, env: dict[str, str], tmp_path: Path
+) -> None:
+    _, run = rules_s3_run
+    refused = _leaderboard(run, tmp_path / "a", env)
+    assert refused.returncode == 2, refused.stderr
+    (line,) = [x for x in refused.stderr.splitlines() if x.strip()]
+    assert line.startswith("python -m experiments.selectors: error: selector boom failed on ")
+    assert not (tmp_path / "a").exists()
+    counted = _leaderboard(run, tmp_path / "b", env, "--on-error", "fallback")
+    assert counted.returncode == 0, counted.stderr
+    import pandas as pd
+
+    frame = pd.read_csv(tmp_path / "b" / "selectors.csv").set_index(["validator", "selector"])
+    samples = sum(1 for _ in (run / "samples.jsonl").read_text().splitlines())
+    assert (frame.xs("boom", level="selector")["fallbacks"] == samples).all()
+    assert (frame.xs("validator_max", level="selector")["fallbacks"] == 0).all()
+    assert "**Selector fallback**" in (tmp_path / "b" / "selectors.md").read_text()
