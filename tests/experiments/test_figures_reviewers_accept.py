@@ -136,3 +136,33 @@ def test_only_the_rules_and_simulated_agents_are_a_mechanics_check() -> None:
     assert sweep_banner(["litellm", "my_pkg.Agent"]) is None
     line = sweep_banner(["rules", "litellm", "simulated"])
     assert line is not None and line.startswith("MECHANICS CHECK: not evidence about strategies")
+
+
+def test_a_sweep_of_the_rules_agent_prints_the_banner_on_the_console(
+    suite: Path, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    sweep = tmp_path / "sweep"
+    args = [
+        "-m",
+        "strategy=s0",
+        "benchmark=dir",
+        f"benchmark.root={suite}",
+        "run.progress=false",
+        "run.report=false",
+        f"hydra.sweep.dir={sweep}",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "experiments", *args],
+        env=cli_env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    banners = [line for line in done.stderr.splitlines() if line.startswith("MECHANICS CHECK")]
+    assert banners == [banner("rules")]
+    assert banner("rules") in (sweep / "report.html").read_text()
