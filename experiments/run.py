@@ -304,9 +304,7 @@ def _finish(
         f"{cfg.strategy.name} · {len(datasets)} datasets · agent {agent_name} · {tokens} tokens · ${usd:.4f}"
     )
     calls, hits = sum(u.calls for u in usage.values()), sum(u.cache_hits for u in usage.values())
-    if (
-        calls or hits
-    ):  # an agent that calls a model: how many answers the request cache gave (no tokens spent)
+    if calls:  # an agent that calls a model: how many answers came from the request cache (no token spent)
         title += f" · {hits} of {calls} calls from the cache"
     title += f" · {wall:.1f}s"
     atomic_write_json(
