@@ -11,11 +11,11 @@ Ground truth is deliberately not re-exported: only the scorer reads it, through 
 See docs/benchmark_format.md.
 """
 
-from benchmark.atomic import atomic_write_bytes, atomic_write_json, atomic_write_text
 from benchmark.discover import Dataset, DiscoveryProblem, discover, discover_with_problems
 from benchmark.errors import BenchmarkError, GroundTruthError, LayoutError, ManifestError
 from benchmark.layout import AGENT_DIR, OutputLayout
 from benchmark.manifest import DATA_DIR, MANIFEST_NAME, VLM_DIR, ManifestEntry, parse_manifest, reroot
+from core.atomic import atomic_write_bytes, atomic_write_json, atomic_write_text
 
 __all__ = [
     "AGENT_DIR",

@@ -17,9 +17,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchmark.atomic import atomic_write_json
 from benchmark.errors import GroundTruthError, load_json
 from benchmark.manifest import VLM_DIR
+from core.atomic import atomic_write_json
 
 if TYPE_CHECKING:
     from benchmark._gt_models import GroundTruth, GTGeometry, GTSample

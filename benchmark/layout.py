@@ -9,7 +9,7 @@
         data_meta.json                     the dataset JSON
 
 ``<run>`` is ``<dataset>/VLM/<run_name>`` for the reference scorer, but any folder works (candidates of a
-strategy, a scratch folder). Every write is atomic (`benchmark.atomic`).
+strategy, a scratch folder). Every write is atomic (`core.atomic`).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchmark.atomic import atomic_write_json
 from benchmark.errors import LayoutError, load_json
 from benchmark.manifest import VLM_DIR
+from core.atomic import atomic_write_json
 
 if TYPE_CHECKING:
     import numpy as np

@@ -24,10 +24,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from experiments._config_path import config_dir
-from experiments.callbacks import PreflightFailed
-from experiments.help import fast_help
-from medio.cli_errors import (
+from core.cli_errors import (
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
     EXIT_NOTHING,
@@ -38,6 +35,9 @@ from medio.cli_errors import (
     report_error,
     sigterm_as_sigint,
 )
+from experiments._config_path import config_dir
+from experiments.callbacks import PreflightFailed
+from experiments.help import fast_help
 
 PROG = "python -m experiments"
 EXIT_STORAGE = EXIT_NOTHING
@@ -51,9 +51,9 @@ def _config_errors() -> tuple[type[Exception], ...]:
     the benchmark or the agents (their imports are most of the start-up time; docs/performance.md).
     """
     from benchmark.errors import BenchmarkError
+    from core.registry import UnknownNameError
     from experiments.run_lock import RunFolderBusy
     from experiments.suite import NoDatasetsError
-    from strategies.registry import UnknownNameError
     from strategies.selectors import OracleNotAllowed
 
     return (
@@ -187,6 +187,15 @@ def cli() -> int:
     if help_text is not None:
         print(help_text)  # as Hydra prints it
         return 0
+    retired = next((a for a in sys.argv[1:] if a.lstrip("+~").startswith("strategy.profile=")), None)
+    if retired is not None:
+        # The paper's procedure is a strategy of its own now (docs/strategies.md), not a flag of S3/S4.
+        return report_error(
+            PROG,
+            CliError(
+                f"{retired}: the paper's procedure is strategy=s3_paper or strategy=s4_paper", EXIT_USAGE
+            ),
+        )
     sigterm_as_sigint()
     try:
         main()

@@ -13,29 +13,29 @@ several candidates.
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from benchmark.atomic import atomic_write_text
 from benchmark.score.analysis import to_latex, to_markdown
 from benchmark.score.constants import METRIC_NAMES
-from experiments.mechanics import sweep_banner
+from core.atomic import atomic_write_text
+from core.cli_errors import OneLineParser, cli_main, existing_dir
+from experiments.mechanics_check import sweep_banner
 from experiments.oracle_bound import oracle_upper_bound
 from experiments.stats import (
     CI_METHOD,
     TEST_METHOD,
     bootstrap_ci,
     cluster_diffs,
+    format_pm,
     mean_spread,
     paired_cluster_test,
 )
-from medio.cli_errors import OneLineParser, cli_main, existing_dir
+from experiments.sweep_runs import RunData, groups, load_runs
 
 __all__ = [
     "COST_COLUMNS",
@@ -43,7 +43,6 @@ __all__ = [
     "QF_VALUES",
     "STAT_COLUMNS",
     "RunData",
-    "format_pm",
     "load_runs",
     "main",
     "summary_frame",
@@ -56,112 +55,6 @@ log = logging.getLogger(__name__)
 G_VALUES = (0.70, 0.85, 0.95, 1.00)
 QF_VALUES = (0.3, 0.4, 0.5, 0.6, 0.7)
 
-
-@dataclass
-class RunData:
-    """One finished run of the sweep, as read back from its folder.
-
-    Attributes:
-        strategy: The strategy name (``run.json``).
-        run_dir: The run folder.
-        metrics: ``metrics.json``.
-        usage: ``usage.json``.
-        samples: ``samples.jsonl`` rows.
-        seed: ``run.seed`` of the run (None when unknown).
-        wall_s: The run's wall-clock seconds (``run.json``).
-        label: The row the run belongs to: the strategy plus the sweep overrides that distinguish it from the
-            other runs (never the seed: runs that differ only by seed are repeats of one row).
-    """
-
-    strategy: str
-    run_dir: Path
-    metrics: dict[str, Any]
-    usage: dict[str, Any]
-    samples: list[dict[str, Any]] = field(default_factory=list)
-    seed: int | None = None
-    wall_s: float | None = None
-    label: str = ""
-    agent: str = ""
-
-    @property
-    def incomplete(self) -> bool:
-        """The run stopped early (budget) or lost a dataset."""
-        return bool(self.metrics.get("incomplete"))
-
-    def per_dataset(self, metric: str = "E2E") -> dict[str, float]:
-        """Dataset → the metric (official profile)."""
-        return {d: float(m[metric]) for d, m in self.metrics.get("datasets", {}).items()}
-
-
-SEED_KEYS = ("run.seed",)
-"""Overrides that make a repeat of the same configuration, not a new row."""
-
-
-def _read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-
-
-def _overrides(run_dir: Path) -> list[str]:
-    path = run_dir / ".hydra" / "overrides.yaml"
-    if not path.is_file():
-        return []
-    import yaml
-
-    return [str(o) for o in (yaml.safe_load(path.read_text(encoding="utf-8")) or [])]
-
-
-def _labels(infos: Sequence[tuple[str, list[str]]]) -> list[str]:
-    """Strategy + the overrides not shared by every run (seed and strategy overrides left out)."""
-
-    def keep(o: str) -> bool:
-        key = o.split("=", 1)[0].lstrip("+~")
-        return key not in SEED_KEYS and key != "strategy"
-
-    kept = [[o for o in ov if keep(o)] for _, ov in infos]
-    common = set.intersection(*(set(k) for k in kept)) if kept else set()
-    return [
-        " ".join([name, *sorted(o for o in k if o not in common)])
-        for (name, _), k in zip(infos, kept, strict=True)
-    ]
-
-
-def load_runs(sweep_dir: Path) -> list[RunData]:
-    """Every run folder (holding ``metrics.json``) under ``sweep_dir``, sorted by label and seed."""
-    runs = []
-    infos = []
-    for metrics_path in sorted(sweep_dir.rglob("metrics.json")):
-        run_dir = metrics_path.parent
-        info = _read_json(run_dir / "run.json")
-        samples_path = run_dir / "samples.jsonl"
-        samples = (
-            [json.loads(line) for line in samples_path.read_text(encoding="utf-8").splitlines() if line]
-            if samples_path.is_file()
-            else []
-        )
-        seed = ((info.get("config") or {}).get("run") or {}).get("seed")
-        runs.append(
-            RunData(
-                str(info.get("strategy") or run_dir.name),
-                run_dir,
-                json.loads(metrics_path.read_text(encoding="utf-8")),
-                _read_json(run_dir / "usage.json"),
-                samples,
-                int(seed) if seed is not None else None,
-                float(info["wall_s"]) if info.get("wall_s") is not None else None,
-                agent=_agent_name(info),
-            )
-        )
-        infos.append((runs[-1].strategy, _overrides(run_dir)))
-    for run, label in zip(runs, _labels(infos), strict=True):
-        run.label = label
-    return sorted(runs, key=lambda r: (r.label, r.seed if r.seed is not None else -1, str(r.run_dir)))
-
-
-def _agent_name(info: dict[str, Any]) -> str:
-    agent = (info.get("config") or {}).get("agent") or {}
-    return str(agent.get("_target_") or agent.get("name") or "") if isinstance(agent, dict) else ""
-
-
 REVISION_MEANING = {
     "rules": (
         "**S1/S2 with the `rules` agent** are not a model's self-refinement. S1 re-decides at temperature 0 "
@@ -171,15 +64,6 @@ REVISION_MEANING = {
     ),
 }
 """What an S1/S2 row measures for agents whose `revise` is not a model reviewing its output."""
-
-
-def groups(runs: Sequence[RunData]) -> dict[str, list[RunData]]:
-    """Runs by label (one row of the ablation each), in label order."""
-    out: dict[str, list[RunData]] = {}
-    for run in runs:
-        out.setdefault(run.label, []).append(run)
-    return out
-
 
 COST_COLUMNS = ("candidates", "calls", "prompt_tokens", "completion_tokens", "USD", "wall_s")
 # The statistics table (ablation.md, the sweep report): CIs, the paired test against S0, the oracle bound.
@@ -394,7 +278,7 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
     for agent, meaning in REVISION_MEANING.items():
         if any(r.agent == agent and r.strategy in ("s1", "s2") for r in runs):
             notes.append(meaning)
-    from experiments.budget import shown_table
+    from experiments.budget_matched import shown_table
 
     budget = _budget(runs)
     budget_md: list[str] = []
@@ -436,21 +320,14 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
 
 
 def _budget(runs: Sequence[RunData]) -> pd.DataFrame:
-    """`experiments.budget.budget_matched`, or an empty frame (logged) when it cannot be computed."""
-    from experiments.budget import budget_matched
+    """`experiments.budget_matched.budget_matched`, or an empty frame (logged) when it cannot be computed."""
+    from experiments.budget_matched import budget_matched
 
     try:
         return budget_matched(runs)
     except Exception:  # a missing suite or unreadable candidates must not cost the rest of the ablation
         log.exception("budget-matched comparison skipped")
         return pd.DataFrame()
-
-
-def format_pm(mean: Any, sd: Any) -> str:
-    """``mean ± sd`` to 4 decimals (``mean`` alone without an sd, ``n/a`` without a mean)."""
-    if mean is None or pd.isna(mean):
-        return "n/a"
-    return f"{mean:.4f} ± {sd:.4f}" if sd is not None and not pd.isna(sd) else f"{mean:.4f}"
 
 
 @cli_main("python -m experiments.ablation")

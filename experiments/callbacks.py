@@ -42,7 +42,7 @@ class AblationCallback(Callback):
     def _banner(sweep_dir: Path) -> None:
         """The mechanics-check banner on the console when a run of the sweep used `rules` or `simulated`."""
         from experiments.ablation import load_runs
-        from experiments.mechanics import sweep_banner
+        from experiments.mechanics_check import sweep_banner
 
         line = sweep_banner(r.agent for r in load_runs(sweep_dir))
         if line is not None:

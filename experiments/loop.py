@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from omegaconf import DictConfig
 
 from agents.base import Agent, Candidate, FatalAgentError, Task, Usage
-from benchmark.atomic import atomic_write_json
 from benchmark.errors import is_storage_failure
+from core.atomic import atomic_write_json
 from experiments.pools import close_agent, validation_executor
-from strategies._context import BudgetGate, RunContext, use
 from strategies.base import ProfileValidator, Strategy, Validator
+from strategies.context import BudgetGate, RunContext, use
 from strategies.selectors import SelectorError
 
 if TYPE_CHECKING:

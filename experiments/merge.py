@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmark.atomic import atomic_write_json, atomic_write_text
 from benchmark.score.constants import METRIC_NAMES
+from core.atomic import atomic_write_json, atomic_write_text
+from core.cli_errors import OneLineParser, cli_main, existing_dir
 from experiments.results import PROFILES, format_table
-from medio.cli_errors import OneLineParser, cli_main, existing_dir
 
 __all__ = ["main", "merge_runs"]
 

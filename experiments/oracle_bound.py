@@ -7,8 +7,8 @@ import logging
 from pathlib import Path
 
 from agents.base import OUTPUT_SUBDIR
+from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_candidate
-from strategies.selectors import e2e_pass
 
 __all__ = ["oracle_upper_bound"]
 

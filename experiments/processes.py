@@ -10,7 +10,7 @@ largest expected work first (samples x candidates) onto the least loaded worker;
 of ``run.concurrency`` proportional to its work (the shares sum to the total, each >= 1).
 
 What each worker does (`_worker`): rebuilds the strategy and the agent from the plain config
-(`experiments.build.build_components`; live objects never cross a process boundary) and runs its share with
+(`experiments.plan.build_components`; live objects never cross a process boundary) and runs its share with
 `experiments.loop.run_tasks`, the code a one-process run executes, so it writes the same done-markers and
 returns the same records. Its log records, finished candidates and datasets, and finally its records (or
 the exception that stopped it) travel to the parent through its own pipe.
@@ -59,7 +59,7 @@ from omegaconf import DictConfig, OmegaConf
 from agents.base import Agent, Candidate, calls_model
 from agents.litellm.budget import Budget, BudgetState
 from experiments.loop import TasksJob
-from strategies._context import BudgetGate
+from strategies.context import BudgetGate
 
 __all__ = [
     "SharedLedger",
@@ -290,7 +290,7 @@ def _context(method: str) -> BaseContext:
         return multiprocessing.get_context("fork")
     from medio.processes import preload_in_workers, worker_context
 
-    modules = ["experiments.processes", "experiments.build", "experiments.loop"]
+    modules = ["experiments.processes", "experiments.plan", "experiments.loop"]
     if "litellm" in sys.modules:
         modules += ["agents.litellm.client", "agents.litellm.agent", "litellm"]
     preload_in_workers(*modules)
@@ -362,8 +362,8 @@ def _worker(spec: _WorkerSpec, conn: multiprocessing.connection.Connection, ledg
     root.setLevel(spec.log_level)
     try:
         import medio
-        from experiments.build import build_components
         from experiments.loop import run_tasks
+        from experiments.plan import build_components
 
         medio.preload()  # before this process starts a thread (docs/medio.md); a no-op after a fork
         _watch_parent()
@@ -375,10 +375,10 @@ def _worker(spec: _WorkerSpec, conn: multiprocessing.connection.Connection, ledg
             spec.job.concurrency,
         )
         cfg = OmegaConf.create(spec.config)
-        strategy, agent, _ = build_components(cfg)
+        plan = build_components(cfg)
         budget = _SharedGate(cfg.run.get("budget_tokens"), cfg.run.get("budget_usd"), ledger)
         calls = _SharedCallBudget(budget.max_tokens, budget.max_usd, ledger)
-        records, spent_out = run_tasks(cfg, strategy, agent, spec.job, budget, pipe, calls)
+        records, spent_out = run_tasks(cfg, plan.strategy, plan.agent, spec.job, budget, pipe, calls)
         pipe.send(("done", records, spent_out))
     except BaseException as exc:  # everything goes to the parent, which decides (and prints one line)
         pipe.send(("raised", _portable(exc), traceback.format_exc()))

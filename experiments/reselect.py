@@ -32,15 +32,16 @@ import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from agents.base import Candidate, Feedback, Task
-from benchmark.atomic import atomic_write_json
+from core.atomic import atomic_write_json
+from core.cli_errors import EXIT_INCOMPLETE, EXIT_NOTHING, EXIT_OK, CliError, cli_main, existing_dir
 from experiments._config_path import config_dir
-from medio.cli_errors import EXIT_INCOMPLETE, EXIT_NOTHING, EXIT_OK, CliError, cli_main, existing_dir
+from experiments.plan import strategy_kind
+from strategies.base import strategies
 
-__all__ = ["RESELECTABLE", "ReplayAgent", "ReselectError", "load_source_config", "main", "reselect"]
+__all__ = ["ReplayAgent", "ReselectError", "load_source_config", "main", "reselect"]
 
 log = logging.getLogger(__name__)
 
-RESELECTABLE = ("best_of_n", "fieldwise")
 """Strategy kinds whose candidates are n independent generations ``0..n-1`` (S3, S4)."""
 
 GROUPS = ("strategy", "selector", "validator")
@@ -178,11 +179,12 @@ def _apply(config: dict[str, Any], overrides: Sequence[str]) -> tuple[DictConfig
             raise ReselectError(f"bad override: {exc}") from exc
         assert isinstance(merged, DictConfig)  # merging into a mapping gives a mapping
         cfg = merged
-    kind = str(cfg.strategy.get("kind") or cfg.strategy.get("name"))
-    if kind not in RESELECTABLE and str(cfg.strategy.get("name")) not in ("s3", "s4"):
+    kind = strategy_kind(cfg.strategy)
+    if kind not in strategies or not strategies.meta(kind).get("reselectable"):
+        valid = ", ".join(strategies.names_where(reselectable=True))
         raise ReselectError(
-            f"strategy {cfg.strategy.get('name')!r} cannot be reselected: only s3 (best_of_n) and s4 "
-            "(fieldwise) select among stored generations"
+            f"strategy {cfg.strategy.get('name')!r} cannot be reselected: only strategies that select "
+            f"among stored generations can ({valid})"
         )
     return cfg, out
 
@@ -283,8 +285,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     0 success · 2 bad input · 3 incomplete (a candidate missing from the source) · 4 nothing selected.
     """
     from benchmark.errors import BenchmarkError
+    from core.registry import UnknownNameError
     from experiments.run import NothingProduced
-    from strategies.registry import UnknownNameError
     from strategies.selectors import OracleNotAllowed
 
     args = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--debug"]

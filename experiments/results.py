@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agents.base import OUTPUT_SUBDIR, Usage
-from benchmark.atomic import atomic_write_json, atomic_write_text
 from benchmark.discover import Dataset
 from benchmark.score.aggregate import macro
 from benchmark.score.constants import METRIC_NAMES
+from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_dataset
-from medio.cli_errors import one_line
-from strategies.selectors import e2e_pass
+from core.atomic import atomic_write_json, atomic_write_text
+from core.cli_errors import one_line
 
 if TYPE_CHECKING:
     from experiments.mistakes import RunMistakes

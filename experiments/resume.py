@@ -14,7 +14,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from benchmark.atomic import atomic_write_json
+from core.atomic import atomic_write_json
 
 __all__ = [
     "COMPARED",

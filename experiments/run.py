@@ -10,7 +10,6 @@ Run folder: ``candidates/<dataset>/<k>/`` (each with its ``candidate.json`` done
 
 from __future__ import annotations
 
-import inspect
 import logging
 import time
 from collections import Counter
@@ -21,15 +20,15 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 import medio
-from agents.base import Agent, Task, Usage
+from agents.base import Task, Usage
 from agents.instructions import Instruction, resolve_instructions
-from benchmark.atomic import atomic_write_json
 from benchmark.discover import Dataset
 from benchmark.layout import ANNOTATIONS_DIR
-from experiments.build import build_components, is_simulation, task_options, validator_profile
+from core.atomic import atomic_write_json
 from experiments.loop import RESULT_MARKER, TasksJob, run_tasks
-from experiments.mechanics import banner, mechanics_agent
+from experiments.mechanics_check import banner, mechanics_agent
 from experiments.mistakes import format_miss_table, run_mistakes
+from experiments.plan import RunPlan, build_components, is_simulation, task_options, validator_profile
 from experiments.pools import close_agent
 from experiments.processes import resolve_processes, run_in_processes, split_tasks
 from experiments.progress import Progress
@@ -38,8 +37,7 @@ from experiments.resume import check_resume, resume_mode, store_config
 from experiments.run_lock import run_folder_lock, takeover_note
 from experiments.run_options import check_budget
 from experiments.suite import ensure_bundled_suite, ensure_realfiles_suite, select_datasets
-from strategies._context import BudgetGate
-from strategies.base import Strategy, strategies
+from strategies.context import BudgetGate
 
 __all__ = ["RESULT_MARKER", "NothingProduced", "RunOutcome", "benchmark_root", "preflight", "run_experiment"]
 
@@ -109,7 +107,7 @@ def _usage(record: dict[str, Any]) -> Usage:
     return Usage(**data)
 
 
-def preflight(cfg: DictConfig, run_dir: Path) -> tuple[Strategy, Agent, bool]:
+def preflight(cfg: DictConfig, run_dir: Path) -> RunPlan:
     """Every check that needs no data, before any work: resume config, plug-ins, options, names.
 
     Called by `run_experiment` and, for a single run, by `experiments.callbacks.Preflight` before Hydra
@@ -120,7 +118,7 @@ def preflight(cfg: DictConfig, run_dir: Path) -> tuple[Strategy, Agent, bool]:
         run_dir: The run folder (read only: for the resume check).
 
     Returns:
-        The strategy, the agent, and whether the results are an upper bound (the oracle selector).
+        The run plan (strategy, agent, selector, validator profile, expected candidates, upper bound).
 
     Raises:
         ResumeMismatch: ``run.resume=true`` under a config that differs from the run's stored one.
@@ -133,15 +131,15 @@ def preflight(cfg: DictConfig, run_dir: Path) -> tuple[Strategy, Agent, bool]:
     if headline not in PROFILES:  # checked before any work, not when the table is printed
         raise ValueError(f"unknown scorer.profile {headline!r}; valid: {', '.join(PROFILES)}")
     # Options are checked against the factories' signatures before the suite is generated or a call is made.
-    strategy, agent, upper_bound = build_components(cfg)
-    check_budget(cfg.run, agent)  # before any call: a budget it could not hold is refused, not ignored
-    resolve_processes(cfg.run.get("processes"), agent)
+    plan = build_components(cfg)
+    check_budget(cfg.run, plan.agent)  # before any call: a budget it could not hold is refused, not ignored
+    resolve_processes(cfg.run.get("processes"), plan.agent)
     root = cfg.benchmark.get("root")
     if root and not Path(str(root)).expanduser().is_dir():
         raise ValueError(
             f"benchmark.root={root}: no such folder (expected a benchmark root or a dataset folder)"
         )
-    return strategy, agent, upper_bound
+    return plan
 
 
 def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
@@ -167,23 +165,17 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     """
     start = time.perf_counter()
     resume, _ = resume_mode(cfg)
-    strategy, agent, upper_bound = preflight(cfg, run_dir)
+    plan = preflight(cfg, run_dir)
     # A single run of the CLI holds the lock already (the Preflight callback) and keeps it until it exits; a
     # sweep's job, or a caller in Python (a notebook, a test), takes it here and gives it back at the end.
     with run_folder_lock(run_dir) as dead:
         if dead is not None:
             log.warning(takeover_note(run_dir, dead))
-        return _run_locked(cfg, run_dir, start, resume, (strategy, agent, upper_bound))
+        return _run_locked(cfg, run_dir, start, resume, plan)
 
 
-def _run_locked(
-    cfg: DictConfig,
-    run_dir: Path,
-    start: float,
-    resume: bool,
-    components: tuple[Strategy, Agent, bool],
-) -> RunOutcome:
-    strategy, agent, upper_bound = components
+def _run_locked(cfg: DictConfig, run_dir: Path, start: float, resume: bool, plan: RunPlan) -> RunOutcome:
+    agent = plan.agent
     root = benchmark_root(cfg.benchmark)
     datasets = select_datasets(root, cfg.benchmark.get("datasets"), cfg.benchmark.get("shard"))
     # Format libraries are imported here, in the main thread, before any worker thread exists: threads that
@@ -191,7 +183,7 @@ def _run_locked(
     # Not earlier: a config error (unknown dataset, empty root) is reported without paying for the imports.
     medio.preload()
     store_config(cfg, run_dir)
-    profile = validator_profile(cfg.validator, run_dir / ".validator", cfg.strategy.get("profile"))
+    profile = validator_profile(cfg.validator, run_dir / ".validator", plan.validator)
     options = task_options(cfg.agent, int(cfg.run.seed))
     # Read now, at run time, from the user's checkout (never copied into the repository): run.json records
     # which files were used and their hashes.
@@ -208,7 +200,7 @@ def _run_locked(
         profile=profile,
         concurrency=int(cfg.run.concurrency),
     )
-    shares = split_tasks(job, resolve_processes(cfg.run.get("processes"), agent), cfg.strategy.get("n"))
+    shares = split_tasks(job, resolve_processes(cfg.run.get("processes"), agent), plan.candidates)
     progress_on = bool(cfg.run.get("progress", True))
     if len(shares) > 1:
         close_agent(agent)  # built to check the config; the workers build their own
@@ -218,30 +210,15 @@ def _run_locked(
         budget = BudgetGate(cfg.run.get("budget_tokens"), cfg.run.get("budget_usd"))
         progress = Progress(len(tasks), enabled=progress_on)
         try:
-            records, spent_out = run_tasks(cfg, strategy, agent, job, budget, progress)
+            records, spent_out = run_tasks(cfg, plan.strategy, agent, job, budget, progress)
         finally:
             progress.close()
         if spent_out:
             budget.hit = True  # a candidate was cut short by the budget, even if no later call was refused
     simulation = is_simulation(agent)
     return _finish(
-        cfg, run_dir, datasets, records, budget, upper_bound, start, simulation, instructions=instructions
+        cfg, run_dir, datasets, records, budget, plan, start, simulation, instructions=instructions
     )
-
-
-def _run_label(cfg: DictConfig) -> str:
-    """The miss-rate column of the run's own output: ``<strategy>/<selector>`` for strategies that select."""
-    try:
-        factory = strategies.get(str(cfg.strategy.get("kind") or cfg.strategy.name))
-        selects = "selector" in inspect.signature(factory).parameters
-    except Exception:  # a label is cosmetic: an odd strategy config must not fail the run here
-        selects = True
-    if not selects:
-        return str(cfg.strategy.name)
-    sel = cfg.strategy.get("selector") or {}
-    target = sel.get("_target_") if hasattr(sel, "get") else sel
-    name = target or (cfg.get("selector") or {}).get("name") or (cfg.get("selector") or {}).get("_target_")
-    return f"{cfg.strategy.name}/{str(name or 'validator_max').rsplit('.', 1)[-1]}"
 
 
 def _finish(
@@ -250,7 +227,7 @@ def _finish(
     datasets: list[Dataset],
     records: dict[str, dict[str, Any]],
     budget: BudgetGate,
-    upper_bound: bool,
+    plan: RunPlan,
     start: float,
     simulation: bool = False,
     *,
@@ -271,7 +248,7 @@ def _finish(
     incomplete = budget.hit or bool(errors) or any(r.get("incomplete") for r in records.values())
     usage = {name: _usage(r) for name, r in records.items()}
     n_candidates = sum(len(r.get("candidates", [])) for r in records.values())
-    mistakes = run_mistakes(records, datasets, _run_label(cfg), int(cfg.run.seed), run_dir / "selected")
+    mistakes = run_mistakes(records, datasets, plan.label, int(cfg.run.seed), run_dir / "selected")
     # Labelled candidates only come from the simulator: a run over them (a reselection) is a simulation too.
     simulation = simulation or mistakes is not None
     docs = write_outputs(
@@ -281,7 +258,7 @@ def _finish(
         scores,
         usage,
         incomplete=incomplete,
-        upper_bound=upper_bound,
+        upper_bound=plan.upper_bound,
         simulation=simulation,
         mistakes=mistakes,
         extra_usage={
@@ -300,9 +277,7 @@ def _finish(
     agent_name = cfg.agent.get("_target_") or cfg.agent.get("name", "?")
     tokens = sum(u.total_tokens for u in usage.values())
     usd = sum(u.cost_usd for u in usage.values())
-    title = (
-        f"{cfg.strategy.name} · {len(datasets)} datasets · agent {agent_name} · {tokens} tokens · ${usd:.4f}"
-    )
+    title = f"{plan.name} · {len(datasets)} datasets · agent {agent_name} · {tokens} tokens · ${usd:.4f}"
     calls, hits = sum(u.calls for u in usage.values()), sum(u.cache_hits for u in usage.values())
     if calls:  # an agent that calls a model: how many answers came from the request cache (no token spent)
         title += f" · {hits} of {calls} calls from the cache"
@@ -313,7 +288,7 @@ def _finish(
             "wall_s": wall,
             "datasets": [d.name for d in datasets],
             "run_name": run_name,
-            "strategy": cfg.strategy.name,
+            "strategy": plan.name,
             "instructions": {stage: i.record() for stage, i in (instructions or {}).items()},
             **({"simulation": True} if simulation else {}),
             "config": OmegaConf.to_container(

@@ -4,7 +4,9 @@ differences), and repeated seeds are summarised as mean ± spread."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -15,6 +17,7 @@ __all__ = [
     "TEST_METHOD",
     "bootstrap_ci",
     "cluster_diffs",
+    "format_pm",
     "mean_spread",
     "paired_cluster_test",
     "sign_flip_test",
@@ -132,3 +135,15 @@ def mean_spread(values: Sequence[float | None]) -> tuple[float | None, float | N
     if len(kept) == 1:
         return kept[0], 0.0
     return float(np.mean(kept)), float(np.std(kept, ddof=1))
+
+
+def format_pm(mean: Any, sd: Any) -> str:
+    """``mean ± sd`` to 4 decimals (``mean`` alone without an sd, ``n/a`` without a mean)."""
+    if _missing(mean):
+        return "n/a"
+    return f"{mean:.4f} ± {sd:.4f}" if not _missing(sd) else f"{mean:.4f}"
+
+
+def _missing(value: Any) -> bool:
+    # None, or a float NaN (pandas writes a missing number as NaN, numpy floats are floats)
+    return value is None or (isinstance(value, float) and math.isnan(value))

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from medio.render import choose_slice, render
     from medio.types import MedImage, Meta, Rendered
 
-# Loaded on first use (PEP 562): every CLI imports `medio.cli_errors`, and that must not cost numpy and the
+# Loaded on first use (PEP 562): every CLI imports `core.cli_errors`, and that must not cost numpy and the
 # readers before an argument is parsed (docs/performance.md, start-up).
 _LAZY = {
     "inspect": "inspect",

@@ -14,7 +14,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from medio.cli_errors import CliError, OneLineParser, cli_main, existing_path
+from core.cli_errors import CliError, OneLineParser, cli_main, existing_path
 from medio.inspect import inspect
 from medio.png import write_png
 from medio.read import read

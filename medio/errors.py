@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from os import PathLike
 
+from core.errors import InputError
 
-class MedioError(Exception):
+
+class MedioError(InputError):
     """A file could not be read or rendered.
 
     Args:

@@ -25,9 +25,9 @@ from pathlib import Path
 
 from agents.base import Candidate, Task
 from experiments import compose_config
+from experiments.leaderboard import leaderboard
 from experiments.reselect import reselect
 from experiments.run import run_experiment
-from experiments.selectors import leaderboard
 from strategies.selectors import selectors
 from validator.report import Report
 

@@ -17,7 +17,7 @@ Per seed s and dataset, candidate k is what ``agent=simulated run.seed=<100·s>`
 - ``random``, ``consensus`` (and any registered selector name): on the default validator's reports;
 - ``oracle``: per sample the best candidate by official E2E (the best-of-n upper bound; ground truth).
 
-Each selection is assembled the way S3 writes it (`strategies._mechanics.assemble`) and scored with the
+Each selection is assembled the way S3 writes it (`strategies.mechanics.assemble`) and scored with the
 official profile; E2E is the macro mean over datasets. Miss rates pool (misses, opportunities) over datasets.
 Writes ``<out>/simulated_selection.json`` and ``<out>/simulated_selection.md`` and prints the table.
 """
@@ -40,7 +40,7 @@ from benchmark.discover import discover
 from benchmark.perturb import MISTAKES, MixConfig, miss_rates, perturb_folder, read_mistakes
 from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_candidate
-from strategies._mechanics import assemble
+from strategies.mechanics import assemble
 from strategies.selectors import choose, selectors, validator_max
 from validator.validate import validate
 

@@ -40,8 +40,8 @@ from pathlib import Path
 from PIL import Image, PngImagePlugin
 
 from benchmark.discover import Dataset, discover
-from validator._values import norm_dim
 from validator.validate import clear_cache, get_profile, resolve_candidate_dir, validate
+from validator.values import norm_dim
 
 KINDS = ("2d", "3d", "video")
 _PINNED = "VALIDATOR_SPEED_PINNED_CPU"

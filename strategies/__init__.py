@@ -5,6 +5,7 @@ run = strategies.get("s3")(n=5, selector=build_selector("validator_max"))
 result = await run(task, agent, ProfileValidator("evidence"))
 """
 
+from core.registry import Registry, UnknownNameError
 from strategies.base import (
     ProfileValidator,
     SampleDecision,
@@ -14,7 +15,6 @@ from strategies.base import (
     strategies,
     strategy,
 )
-from strategies.registry import Registry, UnknownNameError
 from strategies.selectors import Selector, build_selector, selector, selectors
 
 __all__ = [

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmark.atomic import atomic_write_json
 from benchmark.layout import ANNOTATIONS_DIR
-from strategies._mechanics import find_image, get_path, read_annotation, read_meta
-from strategies.paper import patch_meta
+from core.atomic import atomic_write_json
+from strategies.mechanics import find_image, get_path, read_annotation, read_meta
+from strategies.paper.reference import patch_meta
 from validator.sample import image_facts
 
 __all__ = ["auto_fix"]

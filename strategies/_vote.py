@@ -8,13 +8,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from strategies._mechanics import get_path, set_path
-from validator._values import norm_dim, norm_text, norm_token
+from benchmark.fields import DIMENSION as DIMENSION_PATH
+from benchmark.fields import TASK_TYPE
+from strategies.mechanics import get_path, set_path
+from validator.values import norm_dim, norm_text, norm_token
 
 __all__ = ["DIMENSION", "TASK", "FieldVote", "canonical", "merge_sample", "vote_field"]
 
-TASK = "media_geometry.media.task_type"
-DIMENSION = "media_geometry.media.dimension"
+TASK, DIMENSION = TASK_TYPE, DIMENSION_PATH  # the names this module has always exported
 _MIN_WEIGHT = 0.001  # a candidate scoring 0 still breaks a tie between otherwise absent values
 
 _CANON: dict[str, Callable[[Any], str]] = {DIMENSION: norm_dim, TASK: norm_text}

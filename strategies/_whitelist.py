@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmark.atomic import atomic_write_bytes, atomic_write_json
 from benchmark.layout import ANNOTATIONS_DIR, DATA_META_NAME, IMAGE_EXTENSIONS, IMAGES_DIR, MASKS_DIR
-from validator._values import get_path
+from core.atomic import atomic_write_bytes, atomic_write_json
+from validator.values import get_path
 
 __all__ = [
     "PLANE_FIELDS",

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from agents.base import Agent, Candidate, Task, Usage
-from strategies.registry import Registry
+from core.registry import Registry
 from validator.report import Report
 from validator.validate import validate
 
@@ -194,14 +194,31 @@ strategies: Registry[StrategyFactory] = Registry(
         "s3": "strategies.best_of_n:best_of_n",
         "fieldwise": "strategies.fieldwise:fieldwise",
         "s4": "strategies.fieldwise:fieldwise",
+        "paper_best_of_n": "strategies.paper.best_of_n:paper_best_of_n",
+        "s3_paper": "strategies.paper.best_of_n:paper_best_of_n",
+        "paper_fieldwise": "strategies.paper.fieldwise:paper_fieldwise",
+        "s4_paper": "strategies.paper.fieldwise:paper_fieldwise",
     },
 )
-"""Strategy factories by name (S0-S4 under their ids and their names)."""
+"""Strategy factories by name (S0-S4 and the paper's S3/S4 under their ids and their names)."""
 
 
-def strategy(name: str, *, aliases: tuple[str, ...] = ()) -> Callable[[StrategyFactory], StrategyFactory]:
-    """Decorator registering a strategy factory (``@strategy("s3", aliases=("best_of_n",))``)."""
-    return strategies.register(name, aliases=aliases)
+def strategy(
+    name: str, *, aliases: tuple[str, ...] = (), **meta: Any
+) -> Callable[[StrategyFactory], StrategyFactory]:
+    """Decorator registering a strategy factory (``@strategy("s3", aliases=("best_of_n",))``).
+
+    Args:
+        name: The registry name.
+        aliases: Further names.
+        **meta: What the run plan reads about the strategy: ``candidates`` (it stores n candidates per
+            dataset), ``reselectable`` (``python -m experiments.reselect`` may re-choose among them with
+            another selector), ``validator`` (the validator profile its procedure requires).
+
+    Returns:
+        The decorator.
+    """
+    return strategies.register(name, aliases=aliases, **meta)
 
 
 def usage_of(candidates: Sequence[Candidate]) -> Usage:

@@ -8,8 +8,6 @@ from typing import Annotated
 from pydantic import Field
 
 from agents.base import Agent, Candidate, Task
-from strategies._mechanics import assemble, budget_hit, generate_many, generation_notes, validate_all
-from strategies._paper_profile import select_paper
 from strategies.base import (
     SampleDecision,
     Strategy,
@@ -19,18 +17,16 @@ from strategies.base import (
     strategy,
     usage_of,
 )
+from strategies.mechanics import assemble, budget_hit, generate_many, generation_notes, validate_all
 from strategies.selectors import Selector, choose, is_oracle, validator_max
 from validator.report import Report
 
-Profile = str  # "ours" (any selector, our validator) or "paper" (the reference procedure, SPEC §4)
 
-
-@strategy("best_of_n", aliases=("s3",))
+@strategy("best_of_n", aliases=("s3",), candidates=True, reselectable=True)
 def best_of_n(
     n: Annotated[int, Field(ge=2)] = 5,  # one candidate leaves nothing to select: that is S0
     selector: Selector = validator_max,
     early_stop_at: float | None = None,
-    profile: Profile = "ours",
 ) -> Strategy:
     """Generate n complete candidates and keep, per sample, the one the selector prefers.
 
@@ -38,8 +34,8 @@ def best_of_n(
         n: Candidates per dataset.
         selector: Chooses one candidate per sample from the validator's reports.
         early_stop_at: Stop generating once every sample has a candidate scoring at least this.
-        profile: ``ours`` or ``paper`` (the reference S3 sort key and meta choice; use the mdsbench
-        validator).
+
+    The paper's own procedure (its sort key and meta choice) is the strategy ``s3_paper``.
     """
 
     async def stop(validator: Validator, task: Task, made: list[Candidate]) -> bool:
@@ -57,10 +53,7 @@ def best_of_n(
         reports = await validate_all(validator, candidates, task)
         # Selection reads candidate files and assembly writes the selected folder: both run in the worker
         # pool, so the event loop keeps serving the model calls of the other datasets.
-        if profile == "paper":
-            decisions = await run_cpu(validator, select_paper, task, candidates, reports)
-        else:
-            decisions = await run_cpu(validator, _select_and_assemble, selector, task, candidates, reports)
+        decisions = await run_cpu(validator, _select_and_assemble, selector, task, candidates, reports)
         return StrategyResult(
             "s3",
             task.output_dir,

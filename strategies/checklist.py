@@ -9,31 +9,12 @@ from pathlib import Path
 from agents.base import Agent, Candidate, Feedback, Task
 from agents.instructions import instruction_text
 from strategies._autofix import auto_fix as apply_auto_fix
-from strategies._context import call_agent
-from strategies._mechanics import adopt, generate_many, single_result
 from strategies._whitelist import covered, enforce_whitelist, folder_digest
 from strategies.base import Strategy, StrategyResult, Validator, run_cpu, strategy
+from strategies.context import call_agent
+from strategies.fields import HIGH_RISK_FIELDS
+from strategies.mechanics import adopt, generate_many, single_result
 from validator.checklist import checklist as failed_items
-
-HIGH_RISK_FIELDS: tuple[str, ...] = (
-    "media_geometry.media.task_type",
-    "media_geometry.media.dimension",
-    "media_geometry.media.annotation_type",
-    "media_geometry.spatial",
-    "tasks",
-    "record.image_path",
-    "context.sample.extra",
-    "context.sample.subject_id",
-    "context.sample.modality_primary",
-    "data_meta.task_type",
-    "data_meta.data_volume",
-    "data_meta.valid_image_n",
-    "data_meta.num_classes_per_task",
-)
-"""Task type and dimension, active branches, labels and class ids, image paths, source fields, annotation
-type, metadata counts (paper Appendix E, S2), plus every other field a high-risk check of our validator can
-flag (subject id, modality). The image file is not listed: it becomes editable with a flagged plane
-(`strategies._whitelist`), so a sample's image, mask and JSON move together."""
 
 WHITELIST_LINE = "Editable field paths (a flagged item may change only its own fields among them): {fields}."
 

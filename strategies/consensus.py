@@ -20,24 +20,11 @@ import numpy as np
 from PIL import Image
 
 from agents.base import Candidate, Task
-from strategies._mechanics import find_image, get_path, read_annotation
+from strategies.fields import AGREEMENT_FIELDS
+from strategies.mechanics import find_image, get_path, read_annotation
 from validator.report import Report
 
 __all__ = ["AGREEMENT_FIELDS", "IMAGE_FIELD", "MASK_FIELD", "Consensus", "consensus"]
-
-AGREEMENT_FIELDS: tuple[str, ...] = (
-    "record.dataset_name",
-    "context.sample.subject_id",
-    "context.sample.modality_primary",
-    "context.sample.age_years",
-    "context.sample.sex",
-    "context.sample.extra.source_file",
-    "media_geometry.media.task_type",
-    "media_geometry.media.dimension",
-    "media_geometry.spatial",
-    "tasks",
-)
-"""The high-risk fields compared across candidates (whole subtrees for the task and spatial branches)."""
 
 IMAGE_FIELD = "images"
 """The pseudo-field for the written image (compared on a coarse 16 × 16 grey thumbnail)."""

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from agents.base import Agent, Task
-from strategies._mechanics import adopt, generate_many, single_result
 from strategies.base import Strategy, StrategyResult, Validator, run_cpu, strategy
+from strategies.mechanics import adopt, generate_many, single_result
 
 
 @strategy("direct", aliases=("s0",))

@@ -9,17 +9,6 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from agents.base import Agent, Candidate, Task
-from strategies._mechanics import (
-    SampleSource,
-    budget_hit,
-    candidate_metas,
-    generate_many,
-    generation_notes,
-    read_annotation,
-    validate_all,
-    write_selected,
-)
-from strategies._paper_profile import vote_paper
 from strategies._vote import DIMENSION, TASK, donor_for, merge_sample, vote_field
 from strategies.base import (
     SampleDecision,
@@ -30,25 +19,26 @@ from strategies.base import (
     strategy,
     usage_of,
 )
+from strategies.fields import VOTED_FIELDS
+from strategies.mechanics import (
+    SampleSource,
+    budget_hit,
+    candidate_metas,
+    generate_many,
+    generation_notes,
+    read_annotation,
+    validate_all,
+    write_selected,
+)
 from strategies.selectors import Selector, choose, is_oracle, validator_max
 from validator.report import Report
 
-VOTED_FIELDS: tuple[str, ...] = (
-    TASK,
-    DIMENSION,
-    "media_geometry.media.annotation_type",
-    "context.sample.modality_primary",
-    "context.sample.extra.source_file",
-    "context.sample.extra.original_filename",
-)
 
-
-@strategy("fieldwise", aliases=("s4",))
+@strategy("fieldwise", aliases=("s4",), candidates=True, reselectable=True)
 def fieldwise(
     n: Annotated[int, Field(ge=2)] = 5,  # one candidate leaves nothing to select: that is S0
     fields: Sequence[str] = VOTED_FIELDS,
     margin: float = 0.05,
-    profile: str = "ours",
     selector: Selector = validator_max,
 ) -> Strategy:
     """Vote the high-risk fields across n candidates on top of S3's per-sample choice.
@@ -57,9 +47,9 @@ def fieldwise(
         n: Candidates per dataset.
         fields: Field paths voted (task type and dimension decide the branch donor).
         margin: Keep the base when the merged sample's validator total is lower by more than this.
-        profile: ``ours`` or ``paper`` (the reference S4 vote; use the mdsbench validator).
-        selector: Chooses the base candidate per sample (S3's selector; the ``paper`` profile keeps the
-            reference sort key).
+        selector: Chooses the base candidate per sample (S3's selector).
+
+    The paper's own vote is the strategy ``s4_paper``.
     """
 
     async def run(task: Task, agent: Agent, validator: Validator) -> StrategyResult:
@@ -69,25 +59,6 @@ def fieldwise(
         reports = await validate_all(validator, candidates, task)
         # Voting reads every candidate's files and writing the merged folder is disk work: both run in the
         # worker pool, so the event loop keeps serving the model calls of the other datasets.
-        if profile == "paper":
-            decisions = await run_cpu(
-                validator,
-                vote_paper,
-                task,
-                candidates,
-                reports,
-                margin,
-                getattr(validator, "profile", "mdsbench"),
-            )
-            return StrategyResult(
-                "s4",
-                task.output_dir,
-                candidates,
-                decisions,
-                usage_of(candidates),
-                incomplete=budget_hit(),
-                notes=generation_notes(candidates, n),
-            )
         decisions, base_sources, merged_sources, metas = await run_cpu(
             validator, _vote_and_write, task, candidates, reports, fields, selector
         )

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Candidate, Task
-from benchmark.score.dataset import e2e_pass
-from strategies._mechanics import get_path, no_output_reason, read_annotation
+from core.registry import Registry, call_with_options, load_object
 from strategies.base import SampleDecision
-from strategies.registry import Registry, call_with_options, load_object
+from strategies.fields import MAJORITY_FIELDS
+from strategies.mechanics import get_path, no_output_reason, read_annotation
 from validator.report import Report
 
 __all__ = [
@@ -33,7 +33,6 @@ __all__ = [
     "SelectorError",
     "build_selector",
     "choose",
-    "e2e_pass",
     "first",
     "majority",
     "on_error_of",
@@ -134,19 +133,11 @@ def validator_max(index: int, candidates: Sequence[Candidate], reports: Sequence
     return max(range(len(candidates)), key=key)
 
 
-_AGREEMENT_FIELDS = (
-    "media_geometry.media.task_type",
-    "media_geometry.media.dimension",
-    "context.sample.extra.source_file",
-    "tasks.classification.label",
-)
-
-
 def _signature(cand: Candidate, index: int) -> tuple[str, ...] | None:
     ann = read_annotation(cand.output_dir, index)
     if ann is None:
         return None
-    return tuple(str(get_path(ann, f)).strip().lower() for f in _AGREEMENT_FIELDS)
+    return tuple(str(get_path(ann, f)).strip().lower() for f in MAJORITY_FIELDS)
 
 
 @selector("majority")
@@ -177,6 +168,7 @@ def first(index: int, candidates: Sequence[Candidate], reports: Sequence[Report]
 @functools.lru_cache(maxsize=4096)
 def _oracle_scores(pred_dir: str, dataset_root: str, stamp: float) -> dict[str, tuple[float, ...]]:
     # Imported here: only the oracle reaches ground truth, and only through the scorer (DESIGN §2).
+    from benchmark.score.dataset import e2e_pass
     from benchmark.score.evaluate import score_candidate
 
     scored = score_candidate(pred_dir, dataset_root, profile="official", unreadable_as_missing=True)

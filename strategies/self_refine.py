@@ -16,10 +16,10 @@ from pydantic import Field
 
 from agents.base import Agent, Candidate, Feedback, Task
 from agents.instructions import instruction_text
-from strategies._context import call_agent
-from strategies._mechanics import adopt, generate_many, single_result
 from strategies._whitelist import folder_digest
 from strategies.base import Strategy, StrategyResult, Validator, run_cpu, strategy
+from strategies.context import call_agent
+from strategies.mechanics import adopt, generate_many, single_result
 
 EVERYTHING = ("*",)
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from benchmark.errors import BenchmarkError
 from benchmark.layout import OutputLayout
-from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir
+from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from validator.registry import ProfileError
 
 WIDTH = 120

@@ -21,8 +21,8 @@ from PIL import Image
 
 import medio
 from medio.errors import MedioError
-from validator._values import clear_token_cache
 from validator.sample import ImageFacts, content_digest, file_signature
+from validator.values import clear_token_cache
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from medio.errors import MedioError
 from validator._raw import LRU, cache_key
-from validator._values import norm_token
 from validator.sample import file_signature
+from validator.values import norm_token
 
 log = logging.getLogger(__name__)
 

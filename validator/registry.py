@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import yaml
 
+from core.registry import Registry, UnknownNameError
 from validator.report import CheckResult
 
 log = logging.getLogger(__name__)
@@ -65,7 +66,8 @@ class CheckSpec:
         return (self.fn.__doc__ or "").strip().splitlines()[0] if self.fn.__doc__ else ""
 
 
-_REGISTRY: dict[str, CheckSpec] = {}
+checks: Registry[CheckSpec] = Registry("check", entry_point_group="medstrat.checks")
+"""Every registered check by name (`check` fills it; profiles name its entries)."""
 
 
 def check(
@@ -93,10 +95,12 @@ def check(
     """
 
     def register(fn: CheckFn) -> CheckFn:
-        existing = _REGISTRY.get(name)
+        existing = checks.find(name)
         if existing is not None and existing.fn.__qualname__ != fn.__qualname__:
             raise ValueError(f"check {name!r} is already registered by {existing.fn.__module__}")
-        _REGISTRY[name] = CheckSpec(name, fn, float(weight), tuple(fields), high_risk, scope)
+        # The same function defined again (a reload) replaces its entry; the specs differ as objects.
+        spec = CheckSpec(name, fn, float(weight), tuple(fields), high_risk, scope)
+        checks.add(name, spec, replace=existing is not None, high_risk=high_risk, scope=scope)
         return fn
 
     return register
@@ -109,16 +113,16 @@ def get_check(name: str) -> CheckSpec:
         KeyError: Naming the valid checks when ``name`` is unknown.
     """
     try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise KeyError(f"unknown check {name!r}; registered: {', '.join(sorted(_REGISTRY))}") from None
+        return checks.get(name)
+    except UnknownNameError:
+        raise KeyError(f"unknown check {name!r}; registered: {', '.join(checks.names())}") from None
 
 
 def registered_checks() -> dict[str, CheckSpec]:
     """A copy of the registry (after importing the built-in check modules)."""
     for module in BUILTIN_MODULES:
         importlib.import_module(module)
-    return dict(_REGISTRY)
+    return {name: checks.get(name) for name in checks.names()}
 
 
 @dataclass(frozen=True)

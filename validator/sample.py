@@ -26,9 +26,9 @@ from PIL import Image
 
 from benchmark.layout import ANNOTATIONS_DIR, DATA_META_NAME, IMAGE_EXTENSIONS, IMAGES_DIR
 from benchmark.manifest import ManifestEntry
-from benchmark.paths import resolve_below
+from core.paths import resolve_below
 from validator._png import verified_png_size
-from validator._values import get_path
+from validator.values import get_path
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from agents.fakeserver.dispatch import OneDataset
 from agents.fakeserver.script import Reply, Script, TurnScript, script_from_json
 from agents.fakeserver.server import FakeServer
-from medio.cli_errors import CliError, OneLineParser, cli_main, existing_path, sigterm_as_sigint
+from core.cli_errors import CliError, OneLineParser, cli_main, existing_path, sigterm_as_sigint
 
 
 def _script(args: argparse.Namespace, cleanup: contextlib.ExitStack) -> Script:

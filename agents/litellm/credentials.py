@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from types import ModuleType
 
-from medio.cli_errors import CliError
+from core.cli_errors import CliError
 
 __all__ = ["KEY_VARIABLES", "MissingApiKeyError", "litellm_missing_key_message", "missing_key_message"]
 
@@ -42,7 +42,7 @@ _OTHER_CREDENTIALS = frozenset(
 class MissingApiKeyError(CliError, ValueError):
     """No key for the chosen provider: a configuration error, reported before any call (exit 2).
 
-    A `medio.cli_errors.CliError`: its message is the whole line the user sees (not wrapped as a refused
+    A `core.cli_errors.CliError`: its message is the whole line the user sees (not wrapped as a refused
     option of the agent).
 
     Args:

@@ -173,7 +173,7 @@ _ABSENT = object()
 
 
 def _edit_fields(sandbox: Sandbox, task: Task, args: EditFieldsArgs) -> str:
-    from benchmark.atomic import atomic_write_json
+    from core.atomic import atomic_write_json
 
     if not args.set and not args.remove:
         raise ValueError("nothing to change: give set and/or remove")

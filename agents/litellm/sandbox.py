@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from benchmark.paths import resolve_below
+from core.paths import resolve_below
 
 __all__ = ["Sandbox", "SandboxError", "SandboxLimits"]
 
@@ -189,7 +189,7 @@ class Sandbox:
 
 
 def _below(root: Path, parts: Sequence[str]) -> tuple[Path, bool]:
-    """``root/parts`` with links resolved, and whether one was followed (`benchmark.paths.resolve_below`)."""
+    """``root/parts`` with links resolved, and whether one was followed (`core.paths.resolve_below`)."""
     target, followed = resolve_below(str(root), parts)
     return Path(target), followed
 

@@ -462,12 +462,12 @@ class ToolBox:
         return ViewedImage(summary, url)
 
     def _write_annotation(self, args: WriteAnnotationArgs) -> ToolResult:
-        from benchmark.atomic import atomic_write_json
+        from core.atomic import atomic_write_json
 
         self._check_index(args.index)
         warnings = _annotation_warnings(args.annotation, args.index)
         dest = self.sandbox.write_path(f"standardized_annotations/{args.index}.json")
-        # Candidate files are not fsync'ed (see `benchmark.atomic`): the run trusts a candidate only once its
+        # Candidate files are not fsync'ed (see `core.atomic`): the run trusts a candidate only once its
         # done-marker is written, and a candidate interrupted before that is regenerated.
         atomic_write_json(dest, args.annotation, durable=False)
         return ToolResult(
@@ -475,7 +475,7 @@ class ToolBox:
         )
 
     def _write_data_meta(self, args: WriteDataMetaArgs) -> ToolResult:
-        from benchmark.atomic import atomic_write_json
+        from core.atomic import atomic_write_json
 
         dest = self.sandbox.write_path("data_meta.json")
         atomic_write_json(dest, args.data_meta, durable=False)

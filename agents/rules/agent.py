@@ -26,9 +26,9 @@ from agents.rules.pipeline import DatasetPlan, standardize_sample
 from agents.rules.revise import fields_to_rewrite, merge_fields, points_for_fields, self_check_points
 from agents.rules.source import container_shapes, mask_candidates, mask_key_hypotheses
 from agents.rules.writer import SampleResult, build_annotation, build_data_meta
-from benchmark.atomic import atomic_write_json
 from benchmark.errors import is_storage_failure
 from benchmark.layout import OutputLayout
+from core.atomic import atomic_write_json
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from benchmark.perturb.apply import AGENT_DIR, MixConfig, perturb_folder
 from benchmark.perturb.mistake import MISTAKES
-from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir
+from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 
 
 def _correct_dir(path: Path) -> Path:

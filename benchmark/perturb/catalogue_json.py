@@ -11,6 +11,8 @@ import json
 import posixpath
 from typing import Any
 
+from benchmark.fields import DIMENSION as DIMENSION_PATH
+from benchmark.fields import TASK_TYPE
 from benchmark.perturb.mistake import SampleState, get_path, mistake, set_path
 
 SOURCE = "context.sample.extra.source_file"
@@ -18,8 +20,7 @@ ORIGINAL = "context.sample.extra.original_filename"
 NOTES = "provenance.notes"
 SUBJECT = "context.sample.subject_id"
 MODALITY = "context.sample.modality_primary"
-TASK = "media_geometry.media.task_type"
-DIMENSION = "media_geometry.media.dimension"
+TASK, DIMENSION = TASK_TYPE, DIMENSION_PATH
 SPATIAL = "media_geometry.spatial"
 _BRANCH = {"2D": "common", "3D": "three_d", "video": "video"}
 _PAYLOADS = ("coco_2d", "mask_3d", "video_coco", "boxes2d", "boxes3d", "frame_boxes2d")

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmark.atomic import atomic_write_json
+from core.atomic import atomic_write_json
 
 __all__ = ["MISTAKES_FILE", "miss_rates", "read_mistake_meta", "read_mistakes", "write_mistakes"]
 

@@ -1,7 +1,7 @@
 """The eleven MDS-Bench metrics: the `official` profile (reference scorer) and the corrected `strict` one.
 
 Public API: :func:`score_dataset`, :func:`score_candidate`, :func:`score_prediction`, :func:`score_root`,
-:func:`macro`, :class:`Profile`.
+:func:`macro`, :class:`ScoringRules` (alias `Profile`) and the closed `RulesName`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from benchmark.score.aggregate import macro
     from benchmark.score.dataset import DatasetScore, score_prediction
     from benchmark.score.evaluate import score_candidate, score_dataset, score_root, write_results
-    from benchmark.score.profiles import OFFICIAL, STRICT, Profile
+    from benchmark.score.profiles import OFFICIAL, STRICT, Profile, RulesName, ScoringRules
 
 # Loaded on first use (PEP 562): `python -m benchmark.score --help` and a lookup of the profile names must not
 # pay for numpy, pydantic's ground-truth models and the metric modules (docs/performance.md, start-up).
@@ -28,6 +28,8 @@ _LAZY = {
     "OFFICIAL": "profiles",
     "STRICT": "profiles",
     "Profile": "profiles",
+    "RulesName": "profiles",
+    "ScoringRules": "profiles",
 }
 
 
@@ -46,6 +48,8 @@ __all__ = [
     "STRICT",
     "DatasetScore",
     "Profile",
+    "RulesName",
+    "ScoringRules",
     "macro",
     "score_candidate",
     "score_dataset",

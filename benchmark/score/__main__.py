@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from benchmark.errors import BenchmarkError
 from benchmark.layout import AGENT_DIR
 from benchmark.score.profiles import PROFILES
-from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir, existing_path
+from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir, existing_path
 
 # The metric modules are imported in `main`, after the arguments are parsed: `--help` and a usage error answer
 # at once. The per-dataset path loads neither pandas, nor numpy, nor pydantic (docs/performance.md, Scorer).
@@ -95,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.ground_truth:
             existing_path("--ground-truth", args.ground_truth)
         _check_models(args.models, set(default_models(root)), str(root))
-        # Atomic, not fsync'ed: a report that no rerun trusts (benchmark.atomic says when that is enough).
+        # Atomic, not fsync'ed: a report that no rerun trusts (core.atomic says when that is enough).
         results, path = score_dataset_to_file(
             root,
             args.output or None,

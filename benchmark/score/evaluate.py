@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from benchmark.atomic import atomic_write_json, atomic_write_text
 from benchmark.errors import BenchmarkError
 from benchmark.groundtruth import ground_truth_path, load_ground_truth_dict
 from benchmark.layout import AGENT_DIR
@@ -19,6 +18,7 @@ from benchmark.score.dataset import DatasetScore, make_context, score_prediction
 from benchmark.score.forked import map_forked, processes_for
 from benchmark.score.images import needs_pil
 from benchmark.score.profiles import Profile, resolve
+from core.atomic import atomic_write_json, atomic_write_text
 from medio.sniff import split_suffix
 
 log = logging.getLogger(__name__)
@@ -313,7 +313,7 @@ def write_results(results: dict[str, Any], path: str | Path, *, durable: bool = 
     Args:
         results: A :func:`score_dataset` result.
         path: Target file.
-        durable: Fsync the file and its folder (see `benchmark.atomic`); the CLI's report, which no rerun
+        durable: Fsync the file and its folder (see `core.atomic`); the CLI's report, which no rerun
             reads back and any rerun rewrites, skips it (~12 ms of wall time per dataset on this machine).
 
     Returns:

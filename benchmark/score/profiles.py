@@ -9,11 +9,18 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Literal, get_args
+
+RulesName = Literal["official", "strict"]
+"""The built-in scoring rules: the closed set a config (``scorer.profile``) or ``--profile`` may name."""
 
 
 @dataclass(frozen=True)
-class Profile:
-    """A set of corrections applied on top of the reference scorer's behaviour.
+class ScoringRules:
+    """The scoring rules: a set of corrections applied on top of the reference scorer's behaviour.
+
+    Not the validator's check profile (`validator.registry.Profile`) nor a strategy: the word "profile" in
+    ``scorer.profile`` / ``--profile`` names one of these (`RulesName`).
 
     Attributes:
         name: Label written into results.
@@ -39,7 +46,7 @@ class Profile:
     image_size_cap: bool = False
 
     @staticmethod
-    def named(name: str) -> Profile:
+    def named(name: str) -> ScoringRules:
         """Return a built-in profile by name.
 
         Args:
@@ -58,7 +65,7 @@ class Profile:
                 f"unknown scoring profile {name!r}; valid: {', '.join(sorted(PROFILES))}"
             ) from None
 
-    def replace(self, **flags: bool) -> Profile:
+    def replace(self, **flags: bool) -> ScoringRules:
         """Return a copy with some flags changed (the name gets a ``+custom`` suffix)."""
         return dataclasses.replace(self, name=f"{self.name}+custom", **flags)
 
@@ -68,8 +75,11 @@ class Profile:
         return tuple(f.name for f in dataclasses.fields(self) if f.name != "name" and getattr(self, f.name))
 
 
-OFFICIAL = Profile()
-STRICT = Profile(
+Profile = ScoringRules
+"""The former name of `ScoringRules`, kept for the modules of the scorer that still spell it."""
+
+OFFICIAL = ScoringRules()
+STRICT = ScoringRules(
     name="strict",
     missing_samples_zero=True,
     image_path_not_evidence=True,
@@ -78,9 +88,10 @@ STRICT = Profile(
     geometry=True,
     image_size_cap=True,
 )
-PROFILES: dict[str, Profile] = {"official": OFFICIAL, "strict": STRICT}
+PROFILES: dict[str, ScoringRules] = {"official": OFFICIAL, "strict": STRICT}
+assert set(PROFILES) == set(get_args(RulesName))  # the closed type and the table name the same rules
 
 
-def resolve(profile: str | Profile) -> Profile:
-    """Accept a profile or its name."""
-    return profile if isinstance(profile, Profile) else Profile.named(profile)
+def resolve(profile: str | ScoringRules) -> ScoringRules:
+    """Accept scoring rules or their name."""
+    return profile if isinstance(profile, ScoringRules) else ScoringRules.named(profile)

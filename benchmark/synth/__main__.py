@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from benchmark.synth.catalogue import catalogue_markdown, replace_catalogue
 from benchmark.synth.spec import select_names
 from benchmark.synth.suite import SIZES, dataset_names, generate_suite
-from medio.cli_errors import CliError, OneLineParser, cli_main, existing_path
+from core.cli_errors import CliError, OneLineParser, cli_main, existing_path
 
 
 @cli_main("python -m benchmark.synth")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import logging
 
+from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from experiments.report.build import build_report
-from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 
 
 @cli_main("python -m experiments.report")

@@ -7,7 +7,7 @@ import shutil
 import time
 from pathlib import Path
 
-from benchmark.atomic import atomic_write_text
+from core.atomic import atomic_write_text
 from experiments.report.assets import CSS, JS
 from experiments.report.collect import load_run
 from experiments.report.page import render_page

@@ -20,15 +20,16 @@ from typing import Any
 import pandas as pd
 
 from agents.base import OUTPUT_SUBDIR
-from benchmark.atomic import atomic_write_text
 from benchmark.score.constants import METRIC_NAMES
-from experiments.ablation import COST_COLUMNS, STAT_COLUMNS, RunData, groups, load_runs, write_ablation
-from experiments.mechanics import sweep_banner
+from core.atomic import atomic_write_text
+from experiments.ablation import COST_COLUMNS, STAT_COLUMNS, write_ablation
+from experiments.mechanics_check import sweep_banner
 from experiments.report.assets import CSS
 from experiments.report.build import REPORT_NAME
 from experiments.report.thumbs import Thumbnailer
 from experiments.stats import CI_METHOD, TEST_METHOD
-from strategies._mechanics import find_image, get_path, read_annotation
+from experiments.sweep_runs import RunData, groups, load_runs
+from strategies.mechanics import find_image, get_path, read_annotation
 
 __all__ = ["build_sweep_report", "is_sweep"]
 

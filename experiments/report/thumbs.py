@@ -10,7 +10,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from benchmark.atomic import atomic_write_bytes
+from core.atomic import atomic_write_bytes
 
 __all__ = ["MAX_SIDE", "Thumbnailer"]
 

@@ -13,7 +13,7 @@ from agent_scripts import FAKE_KEY, PRICE
 
 from agents.fakeserver import FakeServer, Reply, TurnScript
 from agents.litellm.client import ModelClient
-from benchmark.atomic import atomic_write_json
+from core.atomic import atomic_write_json
 
 
 @pytest.mark.heavy

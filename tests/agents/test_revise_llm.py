@@ -20,7 +20,7 @@ from agents.base import Limits, ManifestEntry, Task
 from agents.fakeserver import FakeServer, Reply, Step, TurnScript, assistant_turn, tool_call
 from agents.instructions import BUNDLED
 from strategies import ProfileValidator, strategies
-from strategies._mechanics import read_annotation
+from strategies.mechanics import read_annotation
 
 
 class PhaseScript:

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from benchmark.atomic import atomic_write_bytes, atomic_write_json, atomic_write_text
 from benchmark.errors import LayoutError
 from benchmark.layout import AGENT_DIR, OutputLayout
+from core.atomic import atomic_write_bytes, atomic_write_json, atomic_write_text
 
 
 def test_for_run_builds_the_reference_scorer_paths(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import benchmark.normalize as shared
 import benchmark.score.constants as score_constants
 import benchmark.score.normalize as score_normalize
 import benchmark.score.source as score_source
-import validator._values as validator_values
+import validator.values as validator_values
 from benchmark.synth.stems import check_generic
 from benchmark.synth.stems import normalize_source_stem as synth_stem
 
@@ -76,7 +76,7 @@ def test_synth_refuses_names_that_hit_a_dataset_specific_rule(name: str) -> None
 
 def test_importing_the_shared_module_stays_light_and_ground_truth_free() -> None:
     code = (
-        "import sys, benchmark.normalize, validator._values\n"
+        "import sys, benchmark.normalize, validator.values\n"
         "bad = [m for m in ('numpy', 'pandas', 'PIL', 'benchmark.groundtruth', 'benchmark.score') "
         "if m in sys.modules]\n"
         "print(','.join(bad))\n"

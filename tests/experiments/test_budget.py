@@ -11,7 +11,7 @@ import pytest
 from rules_runs import DATASETS, N, rules_cfg
 
 from experiments.ablation import load_runs
-from experiments.budget import budget_curve, budget_matched
+from experiments.budget_matched import budget_curve, budget_matched
 from experiments.run import run_experiment
 
 

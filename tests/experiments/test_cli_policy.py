@@ -89,7 +89,7 @@ def test_a_run_where_no_candidate_wrote_a_sample_exits_4(
     )
     assert done.returncode == 4
     (line,) = _lines(done.stderr)
-    # The candidates are failed by the framework with a reason (strategies._context), named in the line.
+    # The candidates are failed by the framework with a reason (strategies.context), named in the line.
     assert "no candidate produced a sample" in line and "no sample was written" in line
     assert "official" not in done.stdout  # no table of zeros
     assert not (tmp_path / "run" / "metrics.json").exists()

@@ -233,7 +233,7 @@ def test_a_candidate_that_wrote_no_sample_is_failed_whatever_the_agent_says(tmp_
     import asyncio
 
     from agents.base import Candidate, ManifestEntry, Task
-    from strategies._context import call_agent
+    from strategies.context import call_agent
 
     async def says_ok(task: Task) -> Candidate:
         task.output_dir.mkdir(parents=True)

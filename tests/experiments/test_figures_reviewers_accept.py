@@ -16,12 +16,13 @@ from matplotlib.container import BarContainer
 from rules_runs import N, rules_cfg
 
 from benchmark.score.constants import METRIC_NAMES
-from experiments.ablation import load_runs, summary_frame, write_ablation
-from experiments.budget import budget_curve, budget_matched
+from experiments.ablation import summary_frame, write_ablation
+from experiments.budget_matched import budget_curve, budget_matched
 from experiments.figure import draw_ablation, draw_cost
-from experiments.mechanics import banner, mechanics_agent, sweep_banner
+from experiments.mechanics_check import banner, mechanics_agent, sweep_banner
 from experiments.run import run_experiment
 from experiments.stats import CI_METHOD, TEST_METHOD
+from experiments.sweep_runs import load_runs
 
 
 @pytest.fixture(scope="module")

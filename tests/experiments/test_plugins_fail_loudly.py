@@ -117,7 +117,7 @@ def test_an_unknown_on_error_policy_is_refused_before_any_work(
 def _leaderboard(run: Path, out: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
     args = [str(run), "--selectors", "boom,validator_max", "--imports", "boom_selector", "--out", str(out)]
     return subprocess.run(
-        [sys.executable, "-m", "experiments.selectors", *args, "--workers", "1", *extra],
+        [sys.executable, "-m", "experiments.leaderboard", *args, "--workers", "1", *extra],
         env=env,
         capture_output=True,
         text=True,
@@ -132,7 +132,7 @@ def test_the_leaderboard_refuses_a_raising_selector_or_counts_its_fallbacks(
     refused = _leaderboard(run, tmp_path / "a", env)
     assert refused.returncode == 2, refused.stderr
     (line,) = [x for x in refused.stderr.splitlines() if x.strip()]
-    assert line.startswith("python -m experiments.selectors: error: selector boom failed on ")
+    assert line.startswith("python -m experiments.leaderboard: error: selector boom failed on ")
     assert not (tmp_path / "a").exists()
     counted = _leaderboard(run, tmp_path / "b", env, "--on-error", "fallback")
     assert counted.returncode == 0, counted.stderr

@@ -100,8 +100,8 @@ def test_auto_is_one_process_for_the_rules_agent_and_one_per_core_for_litellm(
     make_cfg, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
-    _, rules, _ = preflight(make_cfg("agent=rules"), Path("/nonexistent-run"))
-    _, llm, _ = preflight(make_cfg("agent=litellm", "agent._target_=null"), Path("/nonexistent-run"))
+    rules = preflight(make_cfg("agent=rules"), Path("/nonexistent-run")).agent
+    llm = preflight(make_cfg("agent=litellm", "agent._target_=null"), Path("/nonexistent-run")).agent
     assert resolve_processes("auto", rules) == 1
     assert resolve_processes("auto", llm) == os.cpu_count()
     assert resolve_processes(None, llm) == os.cpu_count()  # a run folder from before the key existed

@@ -40,7 +40,7 @@ def test_the_offline_recipe_of_the_readme_runs_and_scores(tmp_path: Path) -> Non
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     env["MEDSTRAT_CACHE"] = str(tmp_path / "cache")
     env.pop("OPENAI_API_KEY", None)  # the recipe passes its own
-    # The recipe says `python`: it must be the interpreter running the tests, not whichever one PATH finds first.
+    # The recipe says `python`: the interpreter running the tests, not whichever one PATH finds first.
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "python").symlink_to(sys.executable)

@@ -11,10 +11,10 @@ import pytest
 from omegaconf import DictConfig
 
 from benchmark.score.constants import METRIC_NAMES
+from core.registry import UnknownNameError
 from experiments.merge import merge_runs
 from experiments.run import run_experiment
 from experiments.suite import NoDatasetsError
-from strategies.registry import UnknownNameError
 
 Make = Callable[..., DictConfig]
 

@@ -16,7 +16,7 @@ import pytest
 from rules_runs import DATASETS, N
 
 from agents.base import Candidate, Task
-from experiments.selectors import leaderboard, write_leaderboard
+from experiments.leaderboard import leaderboard, write_leaderboard
 from strategies.selectors import selectors
 from validator.report import Report
 
@@ -119,7 +119,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(rules_s3_run, tmp_path: Path) -> N
     _, src = rules_s3_run
     for args in ([str(tmp_path / "missing")], [str(src), "--selectors", "nope"]):
         done = subprocess.run(
-            [sys.executable, "-m", "experiments.selectors", *args, "--out", str(tmp_path / "o")],
+            [sys.executable, "-m", "experiments.leaderboard", *args, "--out", str(tmp_path / "o")],
             cwd=REPO,
             capture_output=True,
             text=True,
@@ -127,7 +127,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(rules_s3_run, tmp_path: Path) -> N
         )
         assert done.returncode == 2, done.stderr
         assert (
-            done.stderr.startswith("python -m experiments.selectors: error: ")
+            done.stderr.startswith("python -m experiments.leaderboard: error: ")
             and done.stderr.count("\n") == 1
         )
     assert not (tmp_path / "o").exists()

@@ -20,7 +20,7 @@ DATASETS = ["synth-histology-png", "synth-polyp-coco-png"]
 
 WRITER = """
 import sys, numpy as np
-from benchmark.atomic import atomic_write_json
+from core.atomic import atomic_write_json
 import medio
 out = sys.argv[1]
 doc = {"rows": [{"i": i, "text": "x" * 200} for i in range(5000)]}

@@ -2,7 +2,7 @@
 
 Why a monkeypatch and not chmod: tests run as root in CI, and root ignores file modes, so ``chmod -w``
 changes nothing. Every file the run writes goes through an atomic rename (``os.replace`` in
-``benchmark.atomic`` and ``medio.write_png``), so making ``os.replace`` fail with ``EROFS`` for paths under
+``core.atomic`` and ``medio.write_png``), so making ``os.replace`` fail with ``EROFS`` for paths under
 the run folder after N successful writes is exactly what a filesystem remounted read-only looks like to
 the code, and it works for any user. Appends to trace logs (plain ``open``) are left alone: patching
 ``builtins.open`` would also break reads, and traces are diagnostics, not results.

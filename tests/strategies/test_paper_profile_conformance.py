@@ -1,12 +1,13 @@
-"""Issue 7: S3/S4 with ``profile=paper`` reproduce the reference selection and vote on conformance/s3.
+"""Issue 7: the paper's S3/S4 (``s3_paper``/``s4_paper``) reproduce the reference selection and vote
+on conformance/s3.
 
 Unlike tests/validator/test_paper_conformance.py (which calls `strategies.paper` directly), this goes through
-the strategies' public API: ``strategies.get("s3"/"s4")(n=5, profile="paper")`` run with the ``mdsbench``
+the strategies' public API: ``strategies.get("s3_paper"/"s4_paper")(n=5)`` run with the ``mdsbench``
 validator and a protocol agent whose candidate k is the k-th reference candidate (in the reference's
 discovery order), so everything the runner does between the agent and the written output is exercised.
 
 Candidate names. The reference sort key is ``(score, image valid, image_path score, -len(name))`` over
-the candidate *folder names*; the runner names candidates ``000``, ``001`` ... (`strategies._paper_profile`),
+the candidate *folder names*; the runner names candidates ``000``, ``001`` ... (`strategies.paper.procedure`),
 all of one length, so that last term never decides and full ties go to the lowest candidate index. The
 vectors' folders have names of different lengths (``oracle`` beats ``f01_wrong_source`` on a score tie
 because its name is shorter), so the agent hands the reference candidates out in the order the name term
@@ -56,7 +57,7 @@ class ReferenceCandidatesAgent:
 def _run(strategy: str, root: Path, out: Path, names: list[str]) -> StrategyResult:
     folders = [root / "prompt_experiment" / "candidates" / n / "agent1_data_organization" for n in names]
     task = Task.from_dataset(Dataset.from_root(root), out)
-    run = strategies.get(strategy)(n=len(names), profile="paper")
+    run = strategies.get(f"{strategy}_paper")(n=len(names))
     return asyncio.run(run(task, ReferenceCandidatesAgent(folders), ProfileValidator("mdsbench")))
 
 

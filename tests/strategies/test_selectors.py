@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from strategies.registry import Registry, UnknownNameError
+from core.registry import Registry, UnknownNameError
 from strategies.selectors import OracleNotAllowed, build_selector, selector, selectors, validator_max
 
 

@@ -10,7 +10,7 @@ from strategy_fakes import NoisyOracleAgent, oracle_dir
 
 from agents.base import Candidate, Feedback, Task, Usage
 from strategies import ProfileValidator, strategies
-from strategies._mechanics import read_annotation
+from strategies.mechanics import read_annotation
 from strategies.selectors import SelectorError, build_selector
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from strategy_fakes import NoisyOracleAgent
 
 from agents.base import Task
-from strategies._context import DONE_MARKER, BudgetGate, RunContext, call_agent, use
-from strategies._mechanics import generate_many
 from strategies._whitelist import merge_whitelisted
+from strategies.context import DONE_MARKER, BudgetGate, RunContext, call_agent, use
+from strategies.mechanics import generate_many
 
 
 def test_only_whitelisted_paths_change_and_each_revert_is_logged() -> None:

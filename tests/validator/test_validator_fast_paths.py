@@ -15,9 +15,9 @@ from PIL import Image
 
 from validator import _raw, _tables
 from validator._png import verified_png_size
-from validator._values import norm_token
 from validator.sample import _resolve_inside, safe_join
 from validator.validate import clear_cache, validate
+from validator.values import norm_token
 
 CLS = "synth-histology-png"
 

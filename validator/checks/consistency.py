@@ -27,12 +27,13 @@ from typing import Any
 import numpy as np
 
 import medio
+from benchmark.fields import TASK_TYPE
 from medio.sniff import split_suffix
 from validator import _raw
-from validator._values import nonmissing, norm_token
 from validator.registry import check
 from validator.report import CheckResult
 from validator.sample import SampleView, file_signature, stat_path
+from validator.values import nonmissing, norm_token
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ EXTRA_SUBJECT = "context.sample.extra.subject_id"
 CASE_ID = "context.sample.extra.case_id"
 SLICE = "media_geometry.spatial.three_d.slice_index"
 FRAME = "media_geometry.spatial.video.frame_index"
-TASK = "media_geometry.media.task_type"
+TASK = TASK_TYPE
 MODALITY = "context.sample.modality_primary"
 
 _MAX_TABLE_BYTES = 2_000_000

@@ -10,7 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from validator import _payload, _raw, _tables
-from validator._values import (
+from validator.checks.evidence_source import declared_source, read_options, read_target, source_value
+from validator.checks.mdsbench import active_task, class_table, table_has_id
+from validator.registry import check
+from validator.report import CheckResult
+from validator.sample import SampleView, image_facts
+from validator.values import (
     ALLOWED_TASKS,
     SPATIAL_BRANCH_BY_DIM,
     nonmissing,
@@ -19,11 +24,6 @@ from validator._values import (
     norm_text,
     norm_token,
 )
-from validator.checks.evidence_source import declared_source, read_options, read_target, source_value
-from validator.checks.mdsbench import active_task, class_table, table_has_id
-from validator.registry import check
-from validator.report import CheckResult
-from validator.sample import SampleView, image_facts
 
 _DICOM_MODALITY = {
     "CT": "ct",

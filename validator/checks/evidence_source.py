@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 
 from validator import _raw
-from validator._values import nonmissing, norm_dim, norm_text
 from validator.registry import check
 from validator.report import CheckResult
 from validator.sample import SampleView, stat_path
+from validator.values import nonmissing, norm_dim, norm_text
 
 SOURCE = "context.sample.extra.source_file"
 SIBLING_KEYS = ("label_file", "mask_file", "seg_file", "bbox_file", "image_file", "source_image")

@@ -10,7 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from validator._values import (
+from validator.registry import check
+from validator.report import CheckResult
+from validator.sample import SampleView
+from validator.values import (
     ALLOWED_DIMS,
     ALLOWED_TASKS,
     SPATIAL_BRANCH_BY_DIM,
@@ -22,9 +25,6 @@ from validator._values import (
     source_aliases,
     string_leaves,
 )
-from validator.registry import check
-from validator.report import CheckResult
-from validator.sample import SampleView
 
 TOP_BLOCKS = ("record", "context", "media_geometry", "tasks")
 EXTRA_TRACE_KEYS = ("source_file", "original_filename", "label_text", "class_name")

@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from validator._raw import source_facts
-from validator._values import ALLOWED_TASKS, nonmissing, norm_text
 from validator.registry import check
 from validator.report import CheckResult
 from validator.sample import MetaView
+from validator.values import ALLOWED_TASKS, nonmissing, norm_text
 
 
 def _number(value: Any) -> bool:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from validator._values import SPATIAL_BRANCH_BY_DIM, effectively_empty, norm_dim, norm_text
 from validator.registry import check
 from validator.report import CheckResult
 from validator.sample import SampleView
 from validator.schema import TASK_BRANCHES, Annotation
+from validator.values import SPATIAL_BRANCH_BY_DIM, effectively_empty, norm_dim, norm_text
 
 DEMOGRAPHICS = ("sex", "race_ethnicity", "site_id")
 

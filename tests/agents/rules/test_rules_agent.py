@@ -198,8 +198,8 @@ def test_s1_self_check_reverts_what_the_agent_sampled_below_its_own_best_and_say
 def test_a_skipped_sample_keeps_its_one_line_reason_on_the_candidate_and_in_the_decision(
     tmp_path: Path,
 ) -> None:
-    from strategies._context import candidate_from_marker
-    from strategies._mechanics import single_result
+    from strategies.context import candidate_from_marker
+    from strategies.mechanics import single_result
 
     task = _dataset(tmp_path / "chest-xray-demo", corrupt=2)
     candidate = asyncio.run(RulesAgent().generate(task))

@@ -3,10 +3,10 @@
 An expected failure (bad input, missing path, unknown option) ends with exactly one line on stderr that
 names the thing and what was expected, and a documented exit code; never a traceback. ``--debug`` on the
 command line or ``HYDRA_FULL_ERROR=1`` in the environment adds the traceback. Every CLI imports this module
-(``medio`` is the lowest layer: ``benchmark``, ``validator``, ``agents`` and ``experiments`` all use it).
+(``core`` is the lowest floor: every other package uses it).
 
 Example:
-    >>> from medio.cli_errors import CliError, cli_main
+    >>> from core.cli_errors import CliError, cli_main
     >>> @cli_main("python -m tool")
     ... def main(argv=None):
     ...     raise CliError("--dataset-dir nope: no such folder")
@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
-from medio.errors import MedioError
+from core.errors import InputError
 
 __all__ = [
     "EXIT_INCOMPLETE",
@@ -61,7 +61,7 @@ EXIT_INTERRUPTED = 130
 
 # Errors that mean "the user gave us something wrong", not "we have a bug": they get one line and exit 2.
 _INPUT_ERRORS: tuple[type[BaseException], ...] = (
-    MedioError,
+    InputError,
     FileNotFoundError,
     NotADirectoryError,
     IsADirectoryError,
@@ -152,9 +152,10 @@ def _os_error_text(exc: BaseException) -> str:
 def cli_main(prog: str, *, expected: tuple[type[BaseException], ...] = ()) -> Callable[[F], F]:
     """Decorate a ``main(argv) -> int`` so that every failure follows the policy.
 
-    `CliError`, ``expected`` and the input errors (missing path, `medio.MedioError`) give one line and their
-    exit code; Ctrl-C gives ``interrupted`` and 130; a closed stdout pipe (``| head``) ends quietly; anything
-    else is an internal error (one line, exit 1). ``--debug`` / ``HYDRA_FULL_ERROR=1`` adds the traceback.
+    `CliError`, ``expected`` and the input errors (a missing path, a `core.errors.InputError` such as
+    `medio.MedioError`) give one line and their exit code; Ctrl-C gives ``interrupted`` and 130; a closed
+    stdout pipe (``| head``) ends quietly; anything else is an internal error (one line, exit 1).
+    ``--debug`` / ``HYDRA_FULL_ERROR=1`` adds the traceback.
 
     Args:
         prog: The program name printed at the start of the line.

@@ -1,11 +1,11 @@
-"""`benchmark.paths.resolve_below` gives ``os.path.realpath``'s answer, and says when it followed a link."""
+"""`core.paths.resolve_below` gives ``os.path.realpath``'s answer, and says when it followed a link."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from benchmark.paths import resolve_below
+from core.paths import resolve_below
 
 
 def test_the_answer_is_realpaths_on_every_kind_of_path(tmp_path: Path) -> None:

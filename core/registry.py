@@ -1,8 +1,9 @@
 """Typed registries of plug-ins: names → objects, filled by decorators, lazy ``"module:object"`` entries and
 entry points of installed packages.
 
-One `Registry` per kind of plug-in (strategies, selectors). A typo gets an `UnknownNameError` that lists the
-valid names, so ``strategy.kind=best_of_m`` fails with something a user can act on.
+One `Registry` per kind of plug-in (strategies, selectors, agents, validator checks, metrics). A typo gets an
+`UnknownNameError` that lists the valid names, so ``strategy.kind=best_of_m`` fails with something a user
+can act on.
 
 Example:
     >>> selectors = Registry[Selector]("selector", entry_point_group="medstrat.selectors")
@@ -14,17 +15,21 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import logging
 import typing
 from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar, cast
 
-from medio.cli_errors import CliError
+from core.cli_errors import CliError
 
-__all__ = ["OptionError", "Registry", "UnknownNameError", "call_with_options", "load_object"]
-
-log = logging.getLogger(__name__)
+__all__ = [
+    "DuplicateNameError",
+    "OptionError",
+    "Registry",
+    "UnknownNameError",
+    "call_with_options",
+    "load_object",
+]
 
 T = TypeVar("T")
 
@@ -96,6 +101,12 @@ def call_with_options(factory: Callable[..., T], options: Mapping[str, Any], whe
         ) from exc
 
 
+def _origin(obj: object) -> str:
+    if isinstance(obj, str):
+        return repr(obj)
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
+
+
 def _name(factory: Callable[..., Any]) -> str:
     return getattr(factory, "__qualname__", None) or repr(factory)
 
@@ -147,32 +158,67 @@ def load_object(spec: str) -> Any:
     return obj
 
 
+class DuplicateNameError(ValueError):
+    """Two different plug-ins claim one name of a registry (a second ``@strategy("s3")`` elsewhere).
+
+    Re-registering the same object, or a reload of the module that defines it (same module and qualified
+    name), is not a duplicate.
+    """
+
+
+def _same_definition(a: object, b: object) -> bool:
+    # A module imported twice (a reload, `python -m pkg.mod` beside `import pkg.mod`) defines a new object
+    # with the same origin: that is one plug-in, not two.
+    if a is b:
+        return True
+    origin = ("__module__", "__qualname__")
+    return all(getattr(a, k, None) is not None for k in origin) and all(
+        getattr(a, k, None) == getattr(b, k, None) for k in origin
+    )
+
+
 class Registry(Generic[T]):
-    """Names → plug-ins of one kind.
+    """Names → plug-ins of one kind, each with free metadata (e.g. a strategy's ``candidates``).
 
     Args:
         kind: Human name of the kind, used in error messages.
         entry_point_group: The ``project.entry-points`` group scanned for outside plug-ins (on first miss).
         lazy: Built-in entries as ``name → "module:object"``, imported only when asked for.
+        nested: Factory parameters that are plug-ins of another kind: parameter name → a resolver turning
+            the config value (a name, a mapping) into the object; `create` applies them, the way Inspect
+            resolves a solver's ``registry_kwargs``.
     """
 
     def __init__(
-        self, kind: str, *, entry_point_group: str | None = None, lazy: Mapping[str, str] | None = None
+        self,
+        kind: str,
+        *,
+        entry_point_group: str | None = None,
+        lazy: Mapping[str, str] | None = None,
+        nested: Mapping[str, Callable[..., Any]] | None = None,
     ) -> None:
         self.kind = kind
         self.entry_point_group = entry_point_group
         self._entries: dict[str, T | str] = dict(lazy or {})
+        self._meta: dict[str, dict[str, Any]] = {}
+        self._nested: dict[str, Callable[..., Any]] = dict(nested or {})
         self._entry_points_loaded = False
 
-    def register(self, name: str | None = None, *, aliases: tuple[str, ...] = ()) -> Callable[[T], T]:
+    def register(
+        self, name: str | None = None, *, aliases: tuple[str, ...] = (), **meta: Any
+    ) -> Callable[[T], T]:
         """Decorator registering an object under ``name`` (default: its ``__name__``) and aliases.
 
         Args:
             name: The registry name.
             aliases: Further names for the same object.
+            **meta: Metadata of the entry, read back with `meta` (e.g. ``candidates=True``).
 
         Returns:
             The decorator; it returns the object unchanged.
+
+        Raises:
+            DuplicateNameError: Another plug-in already holds the name.
         """
 
         def decorate(obj: T) -> T:
@@ -180,17 +226,85 @@ class Registry(Generic[T]):
             if not key:
                 raise ValueError(f"cannot register {obj!r} as a {self.kind}: give it a name")
             for n in (key, *aliases):
-                self.add(n, obj)
+                self.add(n, obj, **meta)
             return obj
 
         return decorate
 
-    def add(self, name: str, obj: T | str) -> None:
-        """Register ``obj`` (or a lazy ``"module:object"`` string) under ``name``, replacing any entry."""
+    def add(self, name: str, obj: T | str, *, replace: bool = False, **meta: Any) -> None:
+        """Register ``obj`` (or a lazy ``"module:object"`` string) under ``name``.
+
+        A lazy string is replaced by the object its module registers on import; anything else already
+        registered under the name must be the same plug-in.
+
+        Args:
+            name: The registry name.
+            obj: The plug-in or a lazy ``"module:object"`` path.
+            replace: The caller has checked that the entry is the same plug-in redefined (e.g. a reload).
+            **meta: Metadata of the entry.
+
+        Raises:
+            DuplicateNameError: A different plug-in already holds the name.
+        """
         previous = self._entries.get(name)
-        if previous is not None and previous is not obj and not isinstance(previous, str):
-            log.info("%s %r re-registered (%r replaces %r)", self.kind, name, obj, previous)
+        same = replace or isinstance(previous, str) or _same_definition(previous, obj)
+        if previous is not None and not same:
+            raise DuplicateNameError(
+                f"{self.kind} {name!r} is already registered by {_origin(previous)}; "
+                f"{_origin(obj)} cannot take the name"
+            )
         self._entries[name] = obj
+        if meta or name not in self._meta:
+            self._meta[name] = dict(meta)
+
+    def find(self, name: str) -> T | None:
+        """The object already registered under ``name``, or None; imports nothing, scans no entry point."""
+        entry = self._entries.get(name)
+        return None if entry is None or isinstance(entry, str) else entry
+
+    def meta(self, name: str) -> dict[str, Any]:
+        """The metadata registered with ``name`` (empty when none), after loading the entry.
+
+        Raises:
+            UnknownNameError: No such name.
+        """
+        self.get(name)  # a lazy entry declares its metadata in its decorator: import it first
+        return dict(self._meta.get(name, {}))
+
+    def names_where(self, **meta: Any) -> list[str]:
+        """The names whose metadata has every given key at the given value (built-ins loaded first)."""
+        for name in self.names():
+            self.get(name)
+        return [n for n in self.names() if all(self._meta.get(n, {}).get(k) == v for k, v in meta.items())]
+
+    def create(self, name: str, options: Mapping[str, Any], where: str | None = None) -> T:
+        """Build the plug-in ``name`` from config options: nested plug-ins resolved, options checked.
+
+        Args:
+            name: The registered factory.
+            options: Keyword arguments from the config; the parameters named in ``nested`` are resolved
+                to objects first (only when the factory takes them).
+            where: The config node, for messages (default: the kind).
+
+        Returns:
+            What the factory returns.
+
+        Raises:
+            UnknownNameError: An unknown name.
+            OptionError: An option the factory does not take, or a value it refuses.
+        """
+        factory = cast(Callable[..., T], self.get(name))
+        kwargs = dict(options)
+        try:
+            params = inspect.signature(factory).parameters
+        except (TypeError, ValueError):
+            params = {}  # type: ignore[assignment]
+        for key, resolve in self._nested.items():
+            if key in params:
+                kwargs[key] = resolve(kwargs.get(key))
+            else:
+                kwargs.pop(key, None)
+        return call_with_options(factory, kwargs, where or self.kind)
 
     def get(self, name: str) -> T:
         """Return the entry named ``name``, importing it on first use.
@@ -211,7 +325,11 @@ class Registry(Generic[T]):
             raise UnknownNameError(self.kind, name, self.names())
         entry = self._entries[name]
         if isinstance(entry, str):
-            entry = cast(T, load_object(entry))
+            loaded = cast(T, load_object(entry))
+            # Importing the module may have registered the real entry under this name (a check's decorator
+            # registers its spec, while the entry point names the function): that registration wins.
+            current = self._entries.get(name)
+            entry = current if current is not None and not isinstance(current, str) else loaded
             self._entries[name] = entry
         return entry
 

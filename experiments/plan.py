@@ -1,6 +1,8 @@
-"""Config → objects: the agent, the strategy (with its selector), the validator and the per-task options.
+"""Config → the run plan: the strategy (with its selector), the agent, the validator profile and what the run
+expects, built once (`build_components`) and read by the run, its worker processes, resume and the reports.
 
 Everything is looked up in a registry or imported from ``_target_``; nothing here branches on a strategy name.
+Only this module reads the ``strategy`` config node.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import importlib
 import inspect
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,19 +19,22 @@ import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from agents.base import Agent, Limits
+from core.registry import Registry, call_with_options, load_object
 from experiments.request_cache import resolve_cache
 from strategies.base import Strategy, strategies
-from strategies.registry import Registry, call_with_options, load_object
-from strategies.selectors import build_selector, is_oracle
+from strategies.selectors import Selector, build_selector, is_oracle
 
 __all__ = [
     "AGENT_TASK_KEYS",
+    "RunPlan",
     "agents",
     "build_agent",
     "build_components",
     "build_strategy",
     "import_plugins",
     "is_simulation",
+    "required_validator",
+    "strategy_kind",
     "task_options",
     "validator_profile",
     "wants_oracle",
@@ -156,39 +162,93 @@ def build_strategy(
         OracleNotAllowed: The oracle selector without ``analysis.oracle=true``.
     """
     data = dict(_plain(cfg))
-    factory = strategies.get(str(data.get("kind") or data.get("name")))
+    factory = strategies.get(strategy_kind(data))
     kwargs = {k: v for k, v in data.items() if k not in ("name", "kind", "selector")}
     if "selector" in inspect.signature(factory).parameters:
-        # selector.on_error (top-level group) applies to a strategy.selector given by name or _target_ too.
-        on_error = (_plain(selector_cfg) or {}).get("on_error") if selector_cfg is not None else None
         spec = _selector_spec(data, selector_cfg)
-        kwargs["selector"] = build_selector(spec, allow_oracle=allow_oracle, on_error=on_error)
+        kwargs["selector"] = build_selector(spec, allow_oracle=allow_oracle, on_error=_on_error(selector_cfg))
     return call_with_options(factory, kwargs, "strategy")
 
 
+def _on_error(selector_cfg: Any) -> str | None:
+    # selector.on_error (the top-level group) applies to a strategy.selector given by name or _target_ too.
+    group = _plain(selector_cfg) if selector_cfg is not None else None
+    return group.get("on_error") if isinstance(group, Mapping) else None
+
+
+def strategy_kind(cfg: Mapping[str, Any] | DictConfig) -> str:
+    """The registry name of the configured strategy (``kind``, else ``name``)."""
+    data = dict(_plain(cfg))
+    return str(data.get("kind") or data.get("name"))
+
+
+def required_validator(strategy_cfg: Mapping[str, Any] | DictConfig) -> str | None:
+    """The validator profile the strategy's procedure requires (its registry metadata), if any."""
+    value = strategies.meta(strategy_kind(strategy_cfg)).get("validator")
+    return str(value) if value is not None else None
+
+
 def validator_profile(
-    cfg: Mapping[str, Any] | DictConfig, folder: Path, strategy_profile: str | None
+    cfg: Mapping[str, Any] | DictConfig, folder: Path, required: str | None = None
 ) -> str | Path:
     """The profile the run validates with: the composed ``validator`` node written to
-    ``folder/<profile>.yaml`` (so command-line weight overrides apply), or ``mdsbench`` for the
-    ``paper`` strategy profile."""
+    ``folder/<profile>.yaml`` (so command-line weight overrides apply), or the profile the strategy
+    requires (``mdsbench`` for the paper's procedure, `required_validator`) as it ships."""
     data = dict(_plain(cfg))
     name = str(data.get("profile", "evidence"))
-    if strategy_profile == "paper" and name != "mdsbench":
-        log.warning(
-            "strategy.profile=paper uses the reference procedure: validating with the mdsbench profile "
-            "instead of %s",
-            name,
-        )
-        return "mdsbench"
+    if required is not None:
+        if name != required:
+            log.warning(
+                "the strategy runs the reference procedure: validating with the %s profile instead of %s",
+                required,
+                name,
+            )
+        return required
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return path
 
 
-def build_components(cfg: DictConfig) -> tuple[Strategy, Agent, bool]:
-    """The run's plug-ins imported, then its strategy (with its selector) and agent built from the config.
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run does, resolved from the config once.
+
+    Attributes:
+        strategy: The strategy, built with its selector.
+        agent: The agent.
+        selector: The selector handed to the strategy (None: the strategy takes none).
+        name: The strategy's config name (``s3``, ``s3_paper``): the run's label.
+        kind: Its registry name (``best_of_n``).
+        validator: The validator profile the strategy's procedure requires (None: the configured one).
+        candidates: Candidates per dataset the strategy is configured for (``n``; None when it has no ``n``).
+        upper_bound: The oracle selector was asked for (``analysis.oracle``): results are an upper bound.
+        label: ``<strategy>/<selector>`` for strategies that select, else the strategy name (miss tables).
+    """
+
+    strategy: Strategy
+    agent: Agent
+    selector: Selector | None
+    name: str
+    kind: str
+    validator: str | None
+    candidates: int | None
+    upper_bound: bool
+    label: str
+
+
+def _label(name: str, takes_selector: bool, data: Mapping[str, Any], selector_cfg: Any) -> str:
+    if not takes_selector:
+        return name
+    sel = data.get("selector") or {}
+    target = sel.get("_target_") if isinstance(sel, Mapping) else sel
+    group = _plain(selector_cfg) or {}
+    chosen = target or group.get("name") or group.get("_target_")
+    return f"{name}/{str(chosen or 'validator_max').rsplit('.', 1)[-1]}"
+
+
+def build_components(cfg: DictConfig) -> RunPlan:
+    """The run's plug-ins imported, then its plan: the strategy (with its selector, built once), the agent.
 
     Also what each worker process of ``run.processes=N`` calls: the objects are rebuilt there from the
     config, never sent between processes.
@@ -197,11 +257,45 @@ def build_components(cfg: DictConfig) -> tuple[Strategy, Agent, bool]:
         cfg: The composed config.
 
     Returns:
-        The strategy, the agent, and whether the results are an upper bound (the oracle selector).
+        The plan.
+
+    Raises:
+        UnknownNameError: An unknown strategy, selector or agent name.
+        OptionError: An option a factory does not take or refuses.
+        OracleNotAllowed: The oracle selector without ``analysis.oracle=true``.
     """
     import_plugins(cfg.run.get("imports"))
     allow_oracle = bool(cfg.get("analysis", {}).get("oracle", False))
-    strategy = build_strategy(cfg.strategy, cfg.get("selector"), allow_oracle=allow_oracle)
-    upper_bound = allow_oracle and wants_oracle(cfg.strategy, cfg.get("selector"))
+    data = dict(_plain(cfg.strategy))
+    kind = strategy_kind(data)
+    factory = strategies.get(kind)
+    takes_selector = "selector" in inspect.signature(factory).parameters
+    spec = _selector_spec(data, cfg.get("selector"))
+    selector: Selector | None = None
+    if takes_selector:
+        selector = build_selector(spec, allow_oracle=allow_oracle, on_error=_on_error(cfg.get("selector")))
+        probe: Selector | None = selector
+    else:
+        # A strategy without a selector still records an oracle request as an upper bound, as before.
+        try:
+            probe = build_selector(spec, allow_oracle=True)
+        except Exception:
+            probe = None
+    kwargs = {k: v for k, v in data.items() if k not in ("name", "kind", "selector")}
+    if takes_selector:
+        kwargs["selector"] = selector
+    strategy = call_with_options(factory, kwargs, "strategy")
     agent = build_agent(cfg.agent, allow_simulated=bool(cfg.get("analysis", {}).get("simulated", False)))
-    return strategy, agent, upper_bound
+    n = data.get("n")
+    name = str(data.get("name") or kind)
+    return RunPlan(
+        strategy=strategy,
+        agent=agent,
+        selector=selector,
+        name=name,
+        kind=kind,
+        validator=required_validator(data),
+        candidates=int(n) if n is not None else None,
+        upper_bound=allow_oracle and probe is not None and is_oracle(probe),
+        label=_label(name, takes_selector, data, cfg.get("selector")),
+    )

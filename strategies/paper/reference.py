@@ -19,11 +19,11 @@ from typing import Any
 
 from benchmark.layout import AGENT_DIR, ANNOTATIONS_DIR, DATA_META_NAME, IMAGES_DIR
 from benchmark.manifest import ManifestEntry
-from strategies._paper_vote import VoteResult, vote_index
-from validator._values import ALLOWED_TASKS, get_path, nonmissing, norm_text
+from strategies.paper.vote import VoteResult, vote_index
 from validator.registry import Profile
 from validator.report import Report, SampleReport
 from validator.sample import MetaView, SampleView, image_facts
+from validator.values import ALLOWED_TASKS, get_path, nonmissing, norm_text
 
 __all__ = [
     "CandidateRef",

@@ -16,7 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from validator._values import (
+from validator.checks.mdsbench import EXTRA_TRACE_KEYS, class_table, collect_ids, table_has_id
+from validator.registry import Profile
+from validator.report import Report
+from validator.sample import SampleView
+from validator.validate import validate_sample
+from validator.values import (
     ALLOWED_DIMS,
     ALLOWED_TASKS,
     SPATIAL_BRANCH_BY_DIM,
@@ -26,11 +31,6 @@ from validator._values import (
     norm_text,
     set_path,
 )
-from validator.checks.mdsbench import EXTRA_TRACE_KEYS, class_table, collect_ids, table_has_id
-from validator.registry import Profile
-from validator.report import Report
-from validator.sample import SampleView
-from validator.validate import validate_sample
 
 VOTED_FIELDS: dict[str, Callable[[Any], str]] = {
     "media_geometry.media.task_type": norm_text,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import OUTPUT_SUBDIR, Candidate, Task, Usage
-from benchmark.atomic import atomic_write_json
+from core.atomic import atomic_write_json
 
 __all__ = ["DONE_MARKER", "BudgetGate", "RunContext", "call_agent", "candidate_from_marker", "current", "use"]
 

@@ -1,7 +1,7 @@
 """The selector leaderboard: every registered selector × validator profile on the candidates stored in
 finished S3 runs, with no agent call.
 
-    python -m experiments.selectors RUN... [--selectors a,b,c] [--validators evidence,mdsbench]
+    python -m experiments.leaderboard RUN... [--selectors a,b,c] [--validators evidence,mdsbench]
                                            [--imports my_pkg.selectors] [--out DIR]
 
 Per (selector, validator): official and strict E2E, SCJ and CF (macro over datasets), the gap to the
@@ -36,17 +36,17 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from agents.base import Candidate, Task
-from benchmark.atomic import atomic_write_text
 from benchmark.perturb import MISTAKES_FILE, miss_rates, read_mistakes
 from benchmark.score.analysis import to_latex, to_markdown
 from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_candidate
-from experiments.build import import_plugins, task_options
+from core.atomic import atomic_write_text
+from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
+from experiments.plan import import_plugins, task_options
 from experiments.reselect import ReselectError, load_source_config
 from experiments.stats import CI_METHOD, TEST_METHOD, bootstrap_ci, cluster_diffs, paired_cluster_test
-from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir
-from strategies._context import candidate_from_marker
 from strategies.best_of_n import _select_and_assemble
+from strategies.context import candidate_from_marker
 from strategies.selectors import ORACLE, Selector, build_selector, selectors
 from validator.report import Report
 from validator.validate import validate
@@ -524,13 +524,13 @@ def write_leaderboard(frame: pd.DataFrame, stats: Mapping[str, Any], out: Path) 
     return written
 
 
-@cli_main("python -m experiments.selectors")
+@cli_main("python -m experiments.leaderboard")
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI; returns the exit code (0 success, 2 bad input; ``docs/cli.md``)."""
-    from strategies.registry import UnknownNameError
+    from core.registry import UnknownNameError
     from strategies.selectors import SelectorError
 
-    parser = OneLineParser(prog="python -m experiments.selectors", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m experiments.leaderboard", description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="finished S3/S4 run folders (pooled)")
     parser.add_argument(
         "--selectors", default=None, help="comma-separated names (default: every registered one)"

@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Agent, Candidate, Task
-from benchmark.atomic import atomic_write_bytes, atomic_write_json
 from benchmark.layout import ANNOTATIONS_DIR, DATA_META_NAME, IMAGE_EXTENSIONS, IMAGES_DIR, MASKS_DIR
-from strategies._context import call_agent, current
+from core.atomic import atomic_write_bytes, atomic_write_json
 from strategies.base import SampleDecision, StrategyResult, Validator, run_cpu, usage_of
-from strategies.paper import patch_meta
-from validator._values import get_path, set_path
+from strategies.context import call_agent, current
+from strategies.paper.reference import patch_meta
 from validator.report import Report
 from validator.sample import image_facts
+from validator.values import get_path, set_path
 
 __all__ = [
     "SampleSource",
@@ -164,7 +164,7 @@ def write_selected(
             ext = src.image.suffix.lower() if src.image.suffix.lower() in IMAGE_EXTENSIONS else ".png"
             target = out / IMAGES_DIR / f"{index}{ext}"
             # The selected folder is rebuilt from the candidates on every run, so its bulk files skip fsync
-            # (see `benchmark.atomic`); only data_meta.json, written last, is made durable.
+            # (see `core.atomic`); only data_meta.json, written last, is made durable.
             atomic_write_bytes(target, src.image.read_bytes(), durable=False)
             if isinstance(ann.get("record"), dict):
                 ann["record"]["image_path"] = f"{IMAGES_DIR}/{index}{ext}"

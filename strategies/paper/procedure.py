@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from agents.base import Candidate, Task
 from benchmark.discover import Dataset
 from benchmark.layout import MASKS_DIR
-from strategies._mechanics import SampleSource, read_annotation, write_selected
 from strategies.base import SampleDecision
-from strategies.paper import CandidateRef, select_reference, vote_reference
+from strategies.mechanics import SampleSource, read_annotation, write_selected
+from strategies.paper.reference import CandidateRef, select_reference, vote_reference
 from validator.report import Report
 
 __all__ = ["candidate_name", "select_paper", "vote_paper"]

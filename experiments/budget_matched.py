@@ -10,7 +10,7 @@ that costs no more than it did.
 Cost is USD when any run spent money, else model calls, else agent invocations (candidates and revisions:
 the offline ``rules`` agent makes no model call).
 
-    python -m experiments.budget MULTIRUN_DIR
+    python -m experiments.budget_matched MULTIRUN_DIR
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from typing import Any
 import pandas as pd
 
 from agents.base import Usage
-from experiments.ablation import RunData, format_pm, groups, load_runs
-from experiments.selectors import ReportCache, ScoreCache, StoredDataset, load_stored
-from experiments.stats import mean_spread
-from medio.cli_errors import CliError, OneLineParser, cli_main, existing_dir
+from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
+from experiments.leaderboard import ReportCache, ScoreCache, StoredDataset, load_stored
+from experiments.stats import format_pm, mean_spread
+from experiments.sweep_runs import RunData, groups, load_runs
 from strategies.selectors import build_selector
 
 __all__ = ["COST_AXES", "budget_curve", "budget_matched", "main", "shown_table"]
@@ -220,10 +220,10 @@ def shown_table(budget: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
-@cli_main("python -m experiments.budget")
+@cli_main("python -m experiments.budget_matched")
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: print the budget-matched comparison of a sweep folder; 0, or 2 for bad input (``docs/cli.md``)."""
-    parser = OneLineParser(prog="python -m experiments.budget", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m experiments.budget_matched", description=__doc__.splitlines()[0])
     parser.add_argument("sweep_dir", type=Path)
     args = parser.parse_args(argv)
     sweep = existing_dir("SWEEP_DIR", args.sweep_dir)

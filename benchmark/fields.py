@@ -1,0 +1,14 @@
+"""Field paths of the per-image JSON (SPEC §2) that several packages name: spelled once, here.
+
+The task type decides the active task branch and the dimension the active spatial branch; both are read by the
+validator's checks, the strategies' votes and the perturbations.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ANNOTATION_TYPE", "DIMENSION", "SOURCE_FILE", "TASK_TYPE"]
+
+TASK_TYPE = "media_geometry.media.task_type"
+DIMENSION = "media_geometry.media.dimension"
+ANNOTATION_TYPE = "media_geometry.media.annotation_type"
+SOURCE_FILE = "context.sample.extra.source_file"

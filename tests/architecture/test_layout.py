@@ -1,0 +1,138 @@
+"""The layout rules of docs/architecture.md, checked on the source (read with `ast`, nothing imported)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from imports import PACKAGES, ROOT, Edge, edges, module_name, source_files
+
+# What each floor may import (besides itself and third-party packages): docs/architecture.md.
+ALLOWED = {
+    "core": set(),
+    "medio": {"core"},
+    "benchmark": {"core", "medio"},
+    "validator": {"core", "medio", "benchmark"},
+    "agents": {"core", "medio", "benchmark", "validator"},
+    "strategies": {"core", "medio", "benchmark", "validator", "agents"},
+    "experiments": {"core", "medio", "benchmark", "validator", "agents", "strategies"},
+}
+MAX_LINES = 600
+# Cycles closed only by an import inside a function, kept on purpose: each defers a heavy module to first use
+# (pydantic's ground-truth models; the validator's table cache). Nothing may join this list.
+DEFERRED_CYCLES = [
+    ["benchmark._gt_models", "benchmark.groundtruth"],
+    ["validator._raw", "validator._tables"],
+]
+
+
+def _top(module: str) -> str:
+    return module.split(".")[0]
+
+
+def _is_private(module: str) -> bool:
+    return any(part.startswith("_") and not part.startswith("__") for part in module.split("."))
+
+
+def test_no_module_imports_a_private_module_of_another_package() -> None:
+    offenders = [
+        f"{e.path.relative_to(ROOT)}:{e.line}: {e.imported}"
+        for e in edges()
+        if _top(e.importer) != _top(e.imported) and _is_private(e.imported)
+    ]
+    assert not offenders, "private modules imported across packages:\n" + "\n".join(offenders)
+
+
+def test_every_floor_imports_only_the_floors_below_it() -> None:
+    offenders = [
+        f"{e.path.relative_to(ROOT)}:{e.line}: {e.importer} -> {e.imported}"
+        for e in edges()
+        if _top(e.importer) != _top(e.imported) and _top(e.imported) not in ALLOWED[_top(e.importer)]
+    ]
+    assert not offenders, "imports against the floors:\n" + "\n".join(offenders)
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative-free for small graphs)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+@pytest.mark.parametrize("with_lazy", [False, True], ids=["module-level", "with-function-level"])
+def test_the_import_graph_has_no_cycle(with_lazy: bool) -> None:
+    modules = {module_name(p) for p in source_files()}
+    graph: dict[str, set[str]] = defaultdict(set)
+    chosen: list[Edge] = [e for e in edges() if with_lazy or not e.lazy]
+    for e in chosen:
+        if e.imported in modules and e.imported != e.importer:
+            graph[e.importer].add(e.imported)
+    for m in modules:
+        graph.setdefault(m, set())
+    assert sorted(_cycles(graph)) == (DEFERRED_CYCLES if with_lazy else [])
+
+
+def test_no_source_file_is_over_600_lines() -> None:
+    files = [*source_files(), *(ROOT / "tests").rglob("*.py"), *(ROOT / "perf").glob("*.py")]
+    long = {str(p.relative_to(ROOT)): n for p in files if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+def test_no_strategy_switches_on_a_profile_string() -> None:
+    # A different procedure is a different strategy (strategies/paper/), never a string switch in one.
+    pattern = re.compile(r"""profile\s*(==|!=|in)\s*[\("']|getattr\([^)]*["']profile["']""")
+    hits = [
+        f"{p.relative_to(ROOT)}:{i}"
+        for p in (ROOT / "strategies").rglob("*.py")
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert hits == []
+
+
+def test_the_packages_listed_here_are_the_projects() -> None:
+    assert all((ROOT / p / "__init__.py").is_file() for p in PACKAGES)
+
+
+def test_the_selectors_do_not_load_the_scorer_until_the_oracle_runs() -> None:
+    # Only the oracle reaches ground truth, through the scorer: importing the selectors must not load it.
+    import subprocess
+
+    code = "import sys, strategies.selectors; "
+    code += "print(any(m.startswith('benchmark.score') for m in sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"
