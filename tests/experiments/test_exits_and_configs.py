@@ -106,6 +106,7 @@ def test_a_run_folder_that_cannot_be_created_is_exit_2_with_the_path(
     [
         (("strategy=s4", "strategy.n=1"), "strategy.n=1: input should be greater than or equal to 2"),
         (("strategy=s3", "strategy.n=1"), "strategy.n=1: input should be greater than or equal to 2"),
+        (("strategy=s3_paper", "strategy.n=1"), "strategy.n=1: input should be greater than or equal to 2"),
         (("strategy=s0", "run.budget_usd=0"), "run.budget_usd=0: a budget must be positive"),
     ],
 )
