@@ -142,12 +142,15 @@ def preflight(cfg: DictConfig, run_dir: Path) -> RunPlan:
     return plan
 
 
-def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
+def run_experiment(cfg: DictConfig, run_dir: Path, *, preload: bool = True) -> RunOutcome:
     """Run the configured strategy over the configured benchmark and write the run folder.
 
     Args:
         cfg: The composed config (see ``conf/config.yaml``).
         run_dir: The run folder (Hydra's output dir).
+        preload: Import every format library before the work starts (`medio.preload`). A reselection, whose
+            candidates' validator reports are stored, reads no raw file and skips it (~1 s); a reader that
+            does run imports its libraries under medio's import lock, which is safe from any thread.
 
     Returns:
         The outcome.
@@ -171,17 +174,20 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     with run_folder_lock(run_dir) as dead:
         if dead is not None:
             log.warning(takeover_note(run_dir, dead))
-        return _run_locked(cfg, run_dir, start, resume, plan)
+        return _run_locked(cfg, run_dir, start, resume, plan, preload)
 
 
-def _run_locked(cfg: DictConfig, run_dir: Path, start: float, resume: bool, plan: RunPlan) -> RunOutcome:
+def _run_locked(
+    cfg: DictConfig, run_dir: Path, start: float, resume: bool, plan: RunPlan, preload: bool
+) -> RunOutcome:
     agent = plan.agent
     root = benchmark_root(cfg.benchmark)
     datasets = select_datasets(root, cfg.benchmark.get("datasets"), cfg.benchmark.get("shard"))
     # Format libraries are imported here, in the main thread, before any worker thread exists: threads that
     # import pydicom/nibabel for the first time concurrently get half-initialised modules (docs/medio.md).
     # Not earlier: a config error (unknown dataset, empty root) is reported without paying for the imports.
-    medio.preload()
+    if preload:
+        medio.preload()
     store_config(cfg, run_dir)
     profile = validator_profile(cfg.validator, run_dir / ".validator", plan.validator)
     options = task_options(cfg.agent, int(cfg.run.seed))
@@ -281,6 +287,10 @@ def _finish(
     calls, hits = sum(u.calls for u in usage.values()), sum(u.cache_hits for u in usage.values())
     if calls:  # an agent that calls a model: how many answers came from the request cache (no token spent)
         title += f" · {hits} of {calls} calls from the cache"
+    fitted = _plain_node(cfg.get("validator", {}).get("fitted"))
+    if fitted:
+        # Weights learned from ground truth (experiments.validator_eval --fit): never to be read as hand-set.
+        title += f" · validator {cfg.validator.get('profile')} (FITTED to ground truth)"
     title += f" · {wall:.1f}s"
     atomic_write_json(
         run_dir / "run.json",
@@ -291,6 +301,7 @@ def _finish(
             "strategy": plan.name,
             "instructions": {stage: i.record() for stage, i in (instructions or {}).items()},
             **({"simulation": True} if simulation else {}),
+            **({"validator_fitted": fitted} if fitted else {}),
             "config": OmegaConf.to_container(
                 OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k != "hydra"]), resolve=True
             ),
