@@ -21,6 +21,15 @@ def _positive(name: str, value: Any, kind: type[int] | type[float]) -> None:
         )
 
 
+def _at_least(name: str, value: Any, floor: int) -> None:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"run.{name}={value!r}: expected a whole number (or null for no limit)") from None
+    if number < floor:
+        raise ValueError(f"run.{name}={value}: a budget cannot be negative (null for no limit)")
+
+
 def check_budget(run: Mapping[str, Any], agent: Any) -> None:
     """Refuse budgets the run cannot enforce.
 
@@ -34,11 +43,13 @@ def check_budget(run: Mapping[str, Any], agent: Any) -> None:
             attribute make no priced calls).
 
     Raises:
-        ValueError: A budget that is not positive, or ``budget_usd`` with an unpriced model.
+        ValueError: A dollar budget that is not positive, a negative token budget, or ``budget_usd`` with
+            an unpriced model.
     """
     usd, tokens = run.get("budget_usd"), run.get("budget_tokens")
     if tokens is not None:
-        _positive("budget_tokens", tokens, int)
+        # 0 is allowed: a gate no call passes (a reselection uses it to make sure no agent is called).
+        _at_least("budget_tokens", tokens, 0)
     if usd is None:
         return
     _positive("budget_usd", usd, float)

@@ -82,8 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         served = _script(args, cleanup)
         server = FakeServer(served, latency_s=args.latency, port=args.port).start()
         cleanup.callback(server.stop)
-        print(server.url, flush=True)
         try:
+            # Inside the try: a SIGTERM sent the moment the URL is read must still end the server cleanly.
+            print(server.url, flush=True)
             while True:
                 time.sleep(3600)
         except KeyboardInterrupt:

@@ -94,16 +94,23 @@ def test_with_a_price_the_usd_budget_is_charged_and_stops_the_run(
     assert calls < 6  # two datasets × three calls would be the whole run
 
 
-@pytest.mark.parametrize("option", ["run.budget_usd=0", "run.budget_usd=-1", "run.budget_tokens=0"])
-def test_a_budget_that_is_not_positive_is_refused_with_no_folder(
-    suite: Path, script, env: dict[str, str], tmp_path: Path, option: str
+@pytest.mark.parametrize(
+    ("option", "why"),
+    [
+        ("run.budget_usd=0", "a budget must be positive"),
+        ("run.budget_usd=-1", "a budget must be positive"),
+        ("run.budget_tokens=-5", "a budget cannot be negative"),
+    ],
+)
+def test_a_budget_that_cannot_be_spent_is_refused_with_no_folder(
+    suite: Path, script, env: dict[str, str], tmp_path: Path, option: str, why: str
 ) -> None:
     run = tmp_path / "run"
     with FakeServer(script) as server:
         done = _cli(_llm(suite, server, run, option, model="openai/gpt-4o-mini"), env, tmp_path)
     assert done.returncode == 2, done.stderr
     (line,) = _lines(done.stderr)
-    assert line.startswith(f"{PROG}{option}: a budget must be positive (null for no limit)")
+    assert line.startswith(f"{PROG}{option}: {why} (null for no limit)")
     assert not run.exists()
 
 
