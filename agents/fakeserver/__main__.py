@@ -46,9 +46,10 @@ def _script(args: argparse.Namespace, cleanup: contextlib.ExitStack) -> Script:
         script = build(args.replay, work_dir=work)
     except (OSError, ValueError, RuntimeError) as exc:
         raise CliError(f"--replay {args.replay}: cannot replay this dataset ({exc})") from exc
+    samples = len(getattr(script, "sample_steps", ())) or len(script.steps)
     print(
-        f"replaying the rules agent on {script.dataset}: {len(script.steps)} turns; reference outputs in "
-        f"{script.reference_dir} (removed when the server stops)",
+        f"replaying the rules agent on {script.dataset}: {samples} samples, {len(script.steps)} turns; "
+        f"reference outputs in {script.reference_dir} (removed when the server stops)",
         file=sys.stderr,
     )
     for index, problem in sorted(getattr(script, "mismatches", {}).items()):
