@@ -130,8 +130,8 @@ def test_the_request_cache_is_on_by_default_and_its_hits_are_in_the_summary(
         )
         uncached = len(server.chat_requests) - bought - replayed
     assert first.returncode == again.returncode == off.returncode == 0, again.stderr
-    assert bought == 6 and replayed == 0 and uncached == 6
+    assert bought > 0 and replayed == 0 and uncached == bought
     assert (Path(env["MEDSTRAT_CACHE"]) / "requests.sqlite").is_file()  # the user's cache folder
-    assert " · 0 of 6 calls from the cache · " in first.stdout.splitlines()[0]
-    assert " · 6 of 6 calls from the cache · " in again.stdout.splitlines()[0]
-    assert " · 0 of 6 calls from the cache · " in off.stdout.splitlines()[0]
+    assert f" · 0 of {bought} calls from the cache · " in first.stdout.splitlines()[0]
+    assert f" · {bought} of {bought} calls from the cache · " in again.stdout.splitlines()[0]
+    assert f" · 0 of {bought} calls from the cache · " in off.stdout.splitlines()[0]
