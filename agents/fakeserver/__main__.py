@@ -46,10 +46,14 @@ def _script(args: argparse.Namespace, cleanup: contextlib.ExitStack) -> Script:
         script = build(args.replay, work_dir=work)
     except (OSError, ValueError, RuntimeError) as exc:
         raise CliError(f"--replay {args.replay}: cannot replay this dataset ({exc})") from exc
-    samples = len(getattr(script, "sample_steps", ())) or len(script.steps)
+    if args.mode == "script":
+        shape = "one conversion script (tree, inspect, run_python, finish)"
+    else:
+        samples = len(getattr(script, "sample_steps", ()))
+        shape = f"{samples} samples, {len(script.steps)} turns as one conversation (or by phase)"
     print(
-        f"replaying the rules agent on {script.dataset}: {samples} samples, {len(script.steps)} turns; "
-        f"reference outputs in {script.reference_dir} (removed when the server stops)",
+        f"replaying the rules agent on {script.dataset}: {shape}; reference outputs in "
+        f"{script.reference_dir} (removed when the server stops)",
         file=sys.stderr,
     )
     for index, problem in sorted(getattr(script, "mismatches", {}).items()):
