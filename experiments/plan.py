@@ -21,6 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 from agents.base import Agent, Limits
 from agents.judge import Judge
 from core.registry import OptionError, Registry, call_with_options, load_object
+from experiments.request_cache import resolve_cache
 from experiments.roles import build_judge, build_roles, judge_selector
 from strategies.base import Strategy, strategies
 from strategies.selectors import Selector, build_selector, is_oracle, selectors
@@ -96,6 +97,10 @@ def build_agent(cfg: Mapping[str, Any] | DictConfig, *, allow_simulated: bool = 
             "analysis.simulated=true (its results are marked simulation, never a model result)"
         )
     kwargs = {k: v for k, v in data.items() if k not in AGENT_TASK_KEYS}
+    if (
+        "cache" in kwargs
+    ):  # agent.cache=auto (the default): the user's cache folder (experiments.request_cache)
+        kwargs["cache"] = resolve_cache(kwargs["cache"])
     if "temperature" in inspect.signature(factory).parameters and "temperature" in data:
         kwargs["temperature"] = data["temperature"]
     agent = call_with_options(factory, kwargs, "agent")
@@ -162,8 +167,15 @@ def build_strategy(
     factory = strategies.get(strategy_kind(data))
     kwargs = {k: v for k, v in data.items() if k not in ("name", "kind", "selector")}
     if "selector" in inspect.signature(factory).parameters:
-        kwargs["selector"] = build_selector(_selector_spec(data, selector_cfg), allow_oracle=allow_oracle)
+        spec = _selector_spec(data, selector_cfg)
+        kwargs["selector"] = build_selector(spec, allow_oracle=allow_oracle, on_error=_on_error(selector_cfg))
     return call_with_options(factory, kwargs, "strategy")
+
+
+def _on_error(selector_cfg: Any) -> str | None:
+    # selector.on_error (the top-level group) applies to a strategy.selector given by name or _target_ too.
+    group = _plain(selector_cfg) if selector_cfg is not None else None
+    return group.get("on_error") if isinstance(group, Mapping) else None
 
 
 def strategy_kind(cfg: Mapping[str, Any] | DictConfig) -> str:
@@ -271,7 +283,7 @@ def build_components(cfg: DictConfig) -> RunPlan:
     selector: Selector | None = None
     judge: Judge | None = None
     if takes_selector:
-        selector, judge = _selector_with_roles(spec, cfg, allow_oracle)
+        selector, judge = _selector_with_roles(spec, cfg, allow_oracle, _on_error(cfg.get("selector")))
         probe: Selector | None = selector
     else:
         # A strategy without a selector still records an oracle request as an upper bound, as before.
@@ -317,8 +329,11 @@ def build_components(cfg: DictConfig) -> RunPlan:
     )
 
 
-def _selector_with_roles(spec: Any, cfg: DictConfig, allow_oracle: bool) -> tuple[Selector, Judge | None]:
-    """The selector; one whose factory is marked ``needs_judge`` gets the judge role built from the config."""
+def _selector_with_roles(
+    spec: Any, cfg: DictConfig, allow_oracle: bool, on_error: str | None
+) -> tuple[Selector, Judge | None]:
+    """The selector (with its ``on_error`` policy); one whose factory is marked ``needs_judge`` gets the judge
+    role built from the config."""
     if isinstance(spec, str):
         found: Any = selectors.get(spec)
         options: dict[str, Any] = {}
@@ -331,6 +346,6 @@ def _selector_with_roles(spec: Any, cfg: DictConfig, allow_oracle: bool) -> tupl
     else:
         found = None
     if not getattr(found, "needs_judge", False):
-        return build_selector(spec, allow_oracle=allow_oracle), None
+        return build_selector(spec, allow_oracle=allow_oracle, on_error=on_error), None
     judge = build_judge(cfg.get("judge"), cfg.agent)
     return judge_selector(found, options, judge), judge

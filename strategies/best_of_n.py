@@ -25,7 +25,7 @@ from validator.report import Report
 
 @strategy("best_of_n", aliases=("s3",), candidates=True, reselectable=True)
 def best_of_n(
-    n: Annotated[int, Field(ge=1)] = 5,
+    n: Annotated[int, Field(ge=2)] = 5,  # one candidate leaves nothing to select: that is S0
     selector: Selector = validator_max,
     early_stop_at: float | None = None,
 ) -> Strategy:

@@ -37,7 +37,7 @@ from validator.report import Report
 
 @strategy("fieldwise", aliases=("s4",), candidates=True, reselectable=True)
 def fieldwise(
-    n: Annotated[int, Field(ge=1)] = 5,
+    n: Annotated[int, Field(ge=2)] = 5,  # one candidate leaves nothing to select: that is S0
     fields: Sequence[str] = VOTED_FIELDS,
     margin: float = 0.05,
     selector: Selector = validator_max,
