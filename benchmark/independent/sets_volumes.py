@@ -1,4 +1,4 @@
-"""Independent datasets built from the MNI ICBM152 template: Decathlon, COCO, ImageFolder and TransUNet layouts.
+"""Independent datasets from the MNI ICBM152 template: Decathlon, COCO, ImageFolder and TransUNet layouts.
 
 Each layout follows the convention of the community that uses it (the files and key names their loaders
 expect), not a layout chosen for this project. Labels come from the template's own tissue maps: a voxel is
@@ -124,13 +124,17 @@ def coco_hemispheres(ctx: RealContext) -> list[IndependentSample]:
     """Six axial slices, anterior up; a box per hemisphere around its tissue."""
     t1, _ = mni_volume("t1")
     tissue = _tissue(mni_volume("gm")[0], mni_volume("wm")[0]) > 0
-    images, annotations, samples = [], [], []
+    images: list[dict[str, object]] = []
+    annotations: list[dict[str, object]] = []
+    samples: list[IndependentSample] = []
     for i, z in enumerate(range(55, 115, 10)):
         pixels, mask = np.flipud(t1[z]), np.flipud(tissue[z])
         image_id = 100 + 7 * i
         name = f"{image_id:012d}.png"
         write_pillow(ctx.path(f"data/train2017/{name}"), np.ascontiguousarray(pixels))
-        images.append({"id": image_id, "file_name": name, "width": pixels.shape[1], "height": pixels.shape[0]})
+        images.append(
+            {"id": image_id, "file_name": name, "width": pixels.shape[1], "height": pixels.shape[0]}
+        )
         boxes, labels = _boxes(mask)
         for box, label in zip(boxes, labels, strict=True):
             annotations.append(
@@ -208,7 +212,9 @@ def tissue_patches(ctx: RealContext) -> list[IndependentSample]:
     found: dict[int, list[tuple[int, int]]] = {0: [], 1: [], 2: []}
     for y in range(0, t1.shape[1] - 32, 12):
         for x in range(0, t1.shape[2] - 32, 12):
-            c = _patch_class(tissue[y : y + 32, x : x + 32], gm[y : y + 32, x : x + 32], wm[y : y + 32, x : x + 32])
+            c = _patch_class(
+                tissue[y : y + 32, x : x + 32], gm[y : y + 32, x : x + 32], wm[y : y + 32, x : x + 32]
+            )
             if c is not None and len(found[c]) < 3:
                 found[c].append((y, x))
     samples = []
@@ -243,7 +249,7 @@ def tissue_patches(ctx: RealContext) -> list[IndependentSample]:
     title="Brain tissue slices (TransUNet format)",
 )
 def synapse_npz(ctx: RealContext) -> list[IndependentSample]:
-    """Six axial slices as float32 images in [0, 1] with uint8 tissue labels, as TransUNet's loader expects."""
+    """Six axial slices: float32 images in [0, 1], uint8 tissue labels, as TransUNet's loader expects."""
     t1, _ = mni_volume("t1")
     tissue = _tissue(mni_volume("gm")[0], mni_volume("wm")[0])
     names, samples = [], []

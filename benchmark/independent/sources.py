@@ -56,8 +56,8 @@ def mni_volume(kind: str) -> tuple[np.ndarray, str]:
     import nibabel as nib
 
     rel = f"datasets/data/{_MNI_FILES[kind]}"
-    img = nib.load(_package_file("nilearn", rel))  # type: ignore[attr-defined]
-    xyz = np.asarray(img.dataobj)
+    img = nib.load(_package_file("nilearn", rel))
+    xyz = np.asarray(img.dataobj)  # type: ignore[attr-defined]
     # The template stores 0-255 as floats; rounding keeps every value and makes the bytes we write stable.
     zyx = np.ascontiguousarray(np.rint(xyz).astype(np.uint8).T)
     zyx.setflags(write=False)
@@ -68,7 +68,8 @@ def mni_volume(kind: str) -> tuple[np.ndarray, str]:
 def digits() -> tuple[np.ndarray, np.ndarray, str]:
     """scikit-learn's optical digits: ``(images uint8 (1797, 8, 8) with values 0-16, labels, origin)``."""
     rel = "datasets/data/digits.csv.gz"
-    raw = np.loadtxt(gzip.open(_package_file("sklearn", rel), "rt"), delimiter=",")
+    with gzip.open(_package_file("sklearn", rel), "rt") as fh:
+        raw = np.loadtxt(fh, delimiter=",")
     images = raw[:, :-1].astype(np.uint8).reshape(-1, 8, 8)
     labels = raw[:, -1].astype(np.int64)
     return images, labels, f"scikit-learn:{rel}"

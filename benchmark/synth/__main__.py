@@ -1,5 +1,5 @@
-"""CLI: ``python -m benchmark.synth OUT_DIR [--suite bundled|realfiles|foreign|independent] [--size small|full] [--seed N]
-[--oracle RUN] [--only ...]``."""
+"""CLI: ``python -m benchmark.synth OUT_DIR [--suite bundled|realfiles|foreign|independent]
+[--size small|full] [--seed N] [--oracle RUN] [--only ...]``."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         default="bundled",
         help="bundled: synthetic datasets with every trap; realfiles: pydicom's and nibabel's test files; "
         "foreign: scikit-image's and matplotlib's sample pixels in community layouts (nnU-Net, BIDS, DICOM); "
-        "independent: nilearn's and scikit-learn's shipped pixels in layouts built without reading the baseline",
+        "independent: nilearn's and scikit-learn's shipped pixels in layouts not tuned on",
     )
     parser.add_argument(
         "--size", choices=sorted(SIZES), default="small", help="10 (small) or 20 (full) samples"
@@ -122,8 +122,6 @@ def _foreign_suite(args: argparse.Namespace) -> _Suite:
         return [f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {ds.seconds:5.2f}s" for ds in built]
 
     return _Suite(foreign_names, foreign_catalogue, FOREIGN_MARKER, build)
-
-
 
 
 def _independent_suite(args: argparse.Namespace) -> _Suite:
