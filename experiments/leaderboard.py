@@ -227,6 +227,15 @@ def _selector_names(wanted: Sequence[str] | None) -> list[str]:
     seen: set[int] = set()
     for name in names:
         obj = selectors.get(name)  # raises UnknownNameError listing the valid names
+        if getattr(obj, "needs_judge", False):
+            # A judge selector calls a model per sample; the leaderboard makes no model call. Its cost belongs
+            # in a run (selector=llm_judge), where the ablation and the budget-matched table count it.
+            if wanted:
+                raise ReselectError(
+                    f"selector {name} calls a judge model, and the leaderboard calls none: compare it "
+                    f"in a run (python -m experiments -m selector=validator_max,{name} judge=litellm ...)"
+                )
+            continue
         if id(obj) in seen and not wanted:
             continue  # an alias of a selector already listed
         seen.add(id(obj))

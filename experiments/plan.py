@@ -19,9 +19,11 @@ import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from agents.base import Agent, Limits
-from core.registry import Registry, call_with_options, load_object
+from agents.judge import Judge
+from core.registry import OptionError, Registry, call_with_options, load_object
+from experiments.roles import build_judge, build_roles, judge_selector
 from strategies.base import Strategy, strategies
-from strategies.selectors import Selector, build_selector, is_oracle
+from strategies.selectors import Selector, build_selector, is_oracle, selectors
 
 __all__ = [
     "AGENT_TASK_KEYS",
@@ -204,7 +206,8 @@ class RunPlan:
 
     Attributes:
         strategy: The strategy, built with its selector.
-        agent: The agent.
+        agent: The agent the strategy is given: the ``agent`` config's, or a `agents.roles.RoleAgent` over the
+            candidate pool (``strategy.pool``) and the reviser (``reviser``).
         selector: The selector handed to the strategy (None: the strategy takes none).
         name: The strategy's config name (``s3``, ``s3_paper``): the run's label.
         kind: Its registry name (``best_of_n``).
@@ -212,6 +215,9 @@ class RunPlan:
         candidates: Candidates per dataset the strategy is configured for (``n``; None when it has no ``n``).
         upper_bound: The oracle selector was asked for (``analysis.oracle``): results are an upper bound.
         label: ``<strategy>/<selector>`` for strategies that select, else the strategy name (miss tables).
+        pool: ``(agent label, n)`` per candidate pool entry (empty: the agent makes every candidate).
+        reviser: The reviser's label (None: a candidate's maker revises it).
+        judge: The judge of a judge selector (None: the selector needs none).
     """
 
     strategy: Strategy
@@ -223,6 +229,9 @@ class RunPlan:
     candidates: int | None
     upper_bound: bool
     label: str
+    pool: tuple[tuple[str, int], ...] = ()
+    reviser: str | None = None
+    judge: Judge | None = None
 
 
 def _label(name: str, takes_selector: bool, data: Mapping[str, Any], selector_cfg: Any) -> str:
@@ -260,8 +269,9 @@ def build_components(cfg: DictConfig) -> RunPlan:
     takes_selector = "selector" in inspect.signature(factory).parameters
     spec = _selector_spec(data, cfg.get("selector"))
     selector: Selector | None = None
+    judge: Judge | None = None
     if takes_selector:
-        selector = build_selector(spec, allow_oracle=allow_oracle)
+        selector, judge = _selector_with_roles(spec, cfg, allow_oracle)
         probe: Selector | None = selector
     else:
         # A strategy without a selector still records an oracle request as an upper bound, as before.
@@ -269,11 +279,26 @@ def build_components(cfg: DictConfig) -> RunPlan:
             probe = build_selector(spec, allow_oracle=True)
         except Exception:
             probe = None
-    kwargs = {k: v for k, v in data.items() if k not in ("name", "kind", "selector")}
+    kwargs = {k: v for k, v in data.items() if k not in ("name", "kind", "selector", "pool")}
+    pool = data.get("pool") or None
+    if pool is not None:
+        if "n" not in inspect.signature(factory).parameters:
+            raise OptionError(
+                f"strategy.pool: {kind} makes no candidate pool (S3/S4 and strategies with n do)"
+            )
+        # The pool says how many candidates each agent makes; n is their sum.
+        data["n"] = kwargs["n"] = sum(int(e.get("n", 1)) for e in pool if isinstance(e, Mapping))
     if takes_selector:
         kwargs["selector"] = selector
     strategy = call_with_options(factory, kwargs, "strategy")
-    agent = build_agent(cfg.agent, allow_simulated=bool(cfg.get("analysis", {}).get("simulated", False)))
+    roles = build_roles(
+        cfg.agent,
+        pool,
+        cfg.get("reviser"),
+        build_agent=build_agent,
+        allow_simulated=bool(cfg.get("analysis", {}).get("simulated", False)),
+    )
+    agent = roles.agent
     n = data.get("n")
     name = str(data.get("name") or kind)
     return RunPlan(
@@ -286,4 +311,26 @@ def build_components(cfg: DictConfig) -> RunPlan:
         candidates=int(n) if n is not None else None,
         upper_bound=allow_oracle and probe is not None and is_oracle(probe),
         label=_label(name, takes_selector, data, cfg.get("selector")),
+        pool=roles.pool,
+        reviser=roles.reviser,
+        judge=judge,
     )
+
+
+def _selector_with_roles(spec: Any, cfg: DictConfig, allow_oracle: bool) -> tuple[Selector, Judge | None]:
+    """The selector; one whose factory is marked ``needs_judge`` gets the judge role built from the config."""
+    if isinstance(spec, str):
+        found: Any = selectors.get(spec)
+        options: dict[str, Any] = {}
+    elif isinstance(spec, Mapping):
+        options = {k: v for k, v in spec.items() if k not in ("_target_", "name")}
+        target = spec.get("_target_")
+        found = (
+            load_object(str(target)) if target else selectors.get(str(spec.get("name") or "validator_max"))
+        )
+    else:
+        found = None
+    if not getattr(found, "needs_judge", False):
+        return build_selector(spec, allow_oracle=allow_oracle), None
+    judge = build_judge(cfg.get("judge"), cfg.agent)
+    return judge_selector(found, options, judge), judge

@@ -272,6 +272,8 @@ def _finish(
     )
     wall = time.perf_counter() - start
     agent_name = cfg.agent.get("_target_") or cfg.agent.get("name", "?")
+    if plan.pool:
+        agent_name = "+".join(f"{label}×{n}" for label, n in plan.pool)
     tokens = sum(u.total_tokens for u in usage.values())
     usd = sum(u.cost_usd for u in usage.values())
     title = f"{plan.name} · {len(datasets)} datasets · agent {agent_name} · {tokens} tokens · ${usd:.4f}"
@@ -301,6 +303,12 @@ def _finish(
 
         write_report(run_dir)  # never raises into the run: a failure is logged and the run still succeeds
     table = format_table(docs, title, str(cfg.get("scorer", {}).get("profile", "official")))
+    if plan.pool or plan.judge is not None or plan.reviser is not None:
+        # Imported here: only runs with roles pay for the per-agent table (it scores every candidate).
+        from experiments.role_table import role_table, write_role_table
+
+        roots = {d.name: Path(d.root) for d in datasets}
+        table += "\n" + write_role_table(run_dir, role_table(records, roots))
     if mistakes is not None:
         table += "\n" + format_miss_table(mistakes.document)
     return RunOutcome(run_dir, docs, incomplete, wall, table, errors)

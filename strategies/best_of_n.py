@@ -17,6 +17,7 @@ from strategies.base import (
     strategy,
     usage_of,
 )
+from strategies.choice import bind_loop, selection_usage
 from strategies.mechanics import assemble, budget_hit, generate_many, generation_notes, validate_all
 from strategies.selectors import Selector, choose, is_oracle, validator_max
 from validator.report import Report
@@ -53,13 +54,15 @@ def best_of_n(
         reports = await validate_all(validator, candidates, task)
         # Selection reads candidate files and assembly writes the selected folder: both run in the worker
         # pool, so the event loop keeps serving the model calls of the other datasets.
+        bind_loop(selector)
         decisions = await run_cpu(validator, _select_and_assemble, selector, task, candidates, reports)
         return StrategyResult(
             "s3",
             task.output_dir,
             candidates,
             decisions,
-            usage_of(candidates),
+            # A judge's calls are part of the strategy's cost (the tables compare at equal spend).
+            usage_of(candidates) + selection_usage(decisions),
             upper_bound=is_oracle(selector),
             incomplete=budget_hit(),
             notes=generation_notes(candidates, n),

@@ -19,6 +19,7 @@ from strategies.base import (
     strategy,
     usage_of,
 )
+from strategies.choice import bind_loop, selection_usage
 from strategies.fields import VOTED_FIELDS
 from strategies.mechanics import (
     SampleSource,
@@ -59,6 +60,7 @@ def fieldwise(
         reports = await validate_all(validator, candidates, task)
         # Voting reads every candidate's files and writing the merged folder is disk work: both run in the
         # worker pool, so the event loop keeps serving the model calls of the other datasets.
+        bind_loop(selector)
         decisions, base_sources, merged_sources, metas = await run_cpu(
             validator, _vote_and_write, task, candidates, reports, fields, selector
         )
@@ -85,7 +87,8 @@ def fieldwise(
             task.output_dir,
             candidates,
             decisions,
-            usage_of(candidates),
+            # A judge's calls are part of the strategy's cost (the tables compare at equal spend).
+            usage_of(candidates) + selection_usage(decisions),
             upper_bound=is_oracle(selector),
             incomplete=budget_hit(),
             notes=generation_notes(candidates, n),

@@ -16,11 +16,12 @@ import random as _random
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from agents.base import Candidate, Task
 from core.registry import Registry, call_with_options, load_object
 from strategies.base import SampleDecision
+from strategies.choice import Choice
 from strategies.fields import MAJORITY_FIELDS
 from strategies.mechanics import get_path, no_output_reason, read_annotation
 from validator.report import Report
@@ -40,7 +41,7 @@ __all__ = [
     "validator_max",
 ]
 
-Selector = Callable[[int, Sequence[Candidate], Sequence[Report], Task], int]
+Selector = Callable[[int, Sequence[Candidate], Sequence[Report], Task], int | Choice]
 ORACLE = "oracle"
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,11 @@ log = logging.getLogger(__name__)
 selectors: Registry[Selector] = Registry(
     "selector",
     entry_point_group="medstrat.selectors",
-    lazy={"consensus": "strategies.consensus:consensus"},
+    lazy={
+        "consensus": "strategies.consensus:consensus",
+        "llm_judge": "strategies.judge:llm_judge",
+        "hybrid": "strategies.judge:hybrid",
+    },
 )
 """Selectors by name."""
 
@@ -57,9 +62,13 @@ class OracleNotAllowed(ValueError):
     """The ``oracle`` selector reads ground truth; it runs only with ``analysis.oracle=true``."""
 
 
-def selector(name: str | None = None) -> Callable[[Selector], Selector]:
+_F = TypeVar("_F", bound=Selector)
+
+
+def selector(name: str | None = None) -> Callable[[_F], _F]:
     """Decorator registering a selector under ``name`` (default: the function name)."""
-    return selectors.register(name)
+    # The decorated function keeps its own type (an ``int`` selector stays one for its callers).
+    return cast(Callable[[_F], _F], selectors.register(name))
 
 
 def _has_sample(cand: Candidate, index: int) -> bool:
@@ -214,20 +223,28 @@ def choose(
     out: dict[int, SampleDecision] = {}
     for index in task.indices:
         totals = {str(k): round(_total(r, index), 6) for k, r in enumerate(reports)}
+        extra: dict[str, Any] = {}
         try:
-            k = int(sel(index, candidates, reports, task))
+            answer = sel(index, candidates, reports, task)
+            k = int(answer.candidate if isinstance(answer, Choice) else answer)
             if not 0 <= k < len(candidates):
                 raise IndexError(f"returned position {k}, but there are {len(candidates)} candidates")
             reason, fallback = f"{name}: candidate {k}", False
+            if isinstance(answer, Choice):
+                # A selector that spent calls (a judge) says why, whether it fell back, and what it cost.
+                reason, fallback = f"{name}: {answer.reason}", answer.fallback
+                extra = {"judge": {**answer.details, "usage": answer.usage.to_dict()}}
         except Exception as exc:  # a plug-in bug on one sample must not lose the dataset
             log.warning("selector %s failed on %s/%s (%s); using validator_max", name, task.name, index, exc)
             k = validator_max(index, candidates, reports, task)
             reason, fallback = f"{name} raised {type(exc).__name__}: {exc}; validator_max chose {k}", True
         if not _has_sample(candidates[k], index):
             why = no_output_reason(candidates, index, "no candidate wrote this sample")
-            out[index] = SampleDecision(index, None, why, 0.0, fallback, {"totals": totals})
+            out[index] = SampleDecision(index, None, why, 0.0, fallback, {"totals": totals, **extra})
             continue
-        out[index] = SampleDecision(index, k, reason, _total(reports[k], index), fallback, {"totals": totals})
+        out[index] = SampleDecision(
+            index, k, reason, _total(reports[k], index), fallback, {"totals": totals, **extra}
+        )
     return out
 
 

@@ -1,11 +1,12 @@
-"""``python -m agents.fakeserver [--script FILE | --replay DATASET_ROOT [--mode tools|script]] [--port N]
-[--latency S]``: serve a scripted fake provider.
+"""``python -m agents.fakeserver [--script FILE | --replay DATASET_ROOT [--mode tools|script]] [--judge N]
+[--port N] [--latency S]``: serve a scripted fake provider.
 
 Prints the URL to give LiteLLM as ``api_base`` (with ``model="openai/<anything>"``) and serves until Ctrl-C.
 ``--replay`` serves `agents.fakeserver.replay.replay_script` of a dataset: the rules baseline's decisions as
 tool calls, so a LiteLLM agent pointed at the server standardizes that dataset offline; with ``--mode script``
 it serves `agents.fakeserver.script_replay.script_mode_replay` instead (the same decisions as one conversion
-script run by ``run_python``), for an agent run with ``agent.mode=script``.
+script run by ``run_python``), for an agent run with ``agent.mode=script``. ``--judge N`` answers the judge of
+``selector=llm_judge`` with candidate N (`agents.fakeserver.judge`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from agents.fakeserver.script import Reply, TurnScript, script_from_json
+from agents.fakeserver.script import Reply, Script, TurnScript, script_from_json
 from agents.fakeserver.server import FakeServer
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_path
 
@@ -46,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
         default="tools",
         help="with --replay: per-sample tool calls (agent.mode=tools) or one script (agent.mode=script)",
     )
+    parser.add_argument(
+        "--judge", type=int, metavar="N", help="answer judge requests (choose_candidate) with candidate N"
+    )
     parser.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0: any free port)")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer")
     args = parser.parse_args(argv)
@@ -63,19 +67,34 @@ def main(argv: list[str] | None = None) -> int:
 
         existing_path("--replay", args.replay)
         try:
-            script = script_mode_replay(args.replay) if args.mode == "script" else replay_script(args.replay)
+            if args.mode == "script":
+                scripted = script_mode_replay(args.replay)
+                shape = "one conversion script (tree, inspect, run_python, finish)"
+                script, dataset, reference = scripted, scripted.dataset, scripted.reference_dir
+            else:
+                replay = replay_script(args.replay)
+                shape = (
+                    f"{len(replay.sample_steps)} samples, {len(replay.steps)} turns as one conversation "
+                    "(or by phase: plan, batches, meta)"
+                )
+                script, dataset, reference = replay, replay.dataset, replay.reference_dir
         except (OSError, ValueError, RuntimeError) as exc:
             raise CliError(f"--replay {args.replay}: cannot replay this dataset ({exc})") from exc
         print(
-            f"replaying the rules agent on {script.dataset}: {len(script.steps)} turns; reference outputs in "
-            f"{script.reference_dir}",
+            f"replaying the rules agent on {dataset}: {shape}; reference outputs in {reference}",
             file=sys.stderr,
         )
         for index, problem in sorted(getattr(script, "mismatches", {}).items()):
             print(f"  sample {index} cannot be reproduced through the tools: {problem}", file=sys.stderr)
     else:
         script = TurnScript([], after_end=Reply(content="Hello from the fake server."))
-    server = FakeServer(script, latency_s=args.latency, port=args.port).start()
+    if args.judge is not None:
+        from agents.fakeserver.judge import with_judge
+
+        served: Script = with_judge(script, args.judge)
+    else:
+        served = script
+    server = FakeServer(served, latency_s=args.latency, port=args.port).start()
     print(server.url, flush=True)
     try:
         while True:

@@ -138,7 +138,7 @@ def test_crashing_escaping_and_slow_scripts_are_clear_tool_errors(
         assistant_turn(tool_call("finish", {}, "fin")),
     ]
     server = fake_server(TurnScript(turns))
-    agent = make_agent(server, mode="script", code_limits=CodeLimits(wall_s=30, cpu_s=20))
+    agent = make_agent(server, mode="script", code_limits=CodeLimits(wall_s=30, cpu_s=20), max_failed_turns=5)
     candidate = asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "c")))
 
     told = _tool_messages(server)
@@ -158,7 +158,7 @@ def test_crashing_escaping_and_slow_scripts_are_clear_tool_errors(
         "good": None,
         "fin": None,
     }
-    # Four failures in a row stay under max_bad_tool_calls (5): the good script ran, the candidate is ok.
+    # Four failed turns in a row stay under max_failed_turns (5): the good script ran, the candidate is ok.
     assert candidate.status == "ok", candidate.reason
     assert json.loads(told["good"])["run"] == "4 of at most 8"
 
@@ -172,9 +172,10 @@ def test_a_model_that_only_sends_crashing_scripts_is_stopped_after_a_bounded_num
         make_agent(server, mode="script").generate(make_task(seg_dataset, tmp_path / "c"))
     )
     assert candidate.status == "failed"
-    assert "5 failed tool calls in a row" in (candidate.reason or "")
+    # The default max_failed_turns (4): four turns whose every script crashed end the candidate.
+    assert "4 turns in a row with every tool call failed" in (candidate.reason or "")
     assert "script_failed" in (candidate.reason or "")
-    assert len(server.chat_requests) == 5
+    assert len(server.chat_requests) == 4
 
 
 def test_runs_past_max_runs_are_refused(
@@ -293,3 +294,30 @@ def test_a_misspelt_script_or_code_limit_option_in_the_config_is_refused_by_name
     with pytest.raises(OptionError, match=r"unknown code limit\(s\) \['cpu'\]"):
         build_agent({**base, "code_limits": {"cpu": 3}})
     assert build_agent({**base, "script": {"max_runs": 3}}).script.max_runs == 3  # type: ignore[attr-defined]
+
+
+def test_the_fake_server_cli_serves_a_script_mode_replay(
+    replayed: tuple[Path, Candidate, FakeServer],
+) -> None:
+    """`python -m agents.fakeserver --replay DIR --mode script` starts and says what it replays."""
+    import os
+    import subprocess
+    import sys
+
+    root = replayed[0]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agents.fakeserver", "--replay", str(root), "--mode", "script", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/v1"), url
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    assert "one conversion script" in err and "Traceback" not in err, err
