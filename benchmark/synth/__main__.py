@@ -1,5 +1,5 @@
-"""CLI: ``python -m benchmark.synth OUT_DIR [--suite bundled|realfiles|foreign] [--size small|full] [--seed N]
-[--samples N] [--oracle RUN] [--only ...]``."""
+"""CLI: ``python -m benchmark.synth OUT_DIR [--suite bundled|realfiles|foreign|independent]
+[--size small|full] [--seed N] [--samples N] [--oracle RUN] [--only ...]``."""
 
 from __future__ import annotations
 
@@ -29,10 +29,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", nargs="?", help="benchmark root to write")
     parser.add_argument(
         "--suite",
-        choices=("bundled", "realfiles", "foreign"),
+        choices=("bundled", "realfiles", "foreign", "independent"),
         default="bundled",
         help="bundled: synthetic datasets with every trap; realfiles: pydicom's and nibabel's test files; "
-        "foreign: scikit-image's and matplotlib's sample pixels in community layouts (nnU-Net, BIDS, DICOM)",
+        "foreign: scikit-image's and matplotlib's sample pixels in community layouts (nnU-Net, BIDS, DICOM); "
+        "independent: nilearn's and scikit-learn's shipped pixels in layouts not tuned on",
     )
     parser.add_argument(
         "--size", choices=sorted(SIZES), default="small", help="10 (small) or 20 (full) samples"
@@ -52,7 +53,12 @@ def main(argv: list[str] | None = None) -> int:
         "--update-doc", metavar="MD", help="rewrite the catalogue table embedded in MD and exit"
     )
     args = parser.parse_args(argv)
-    suites = {"realfiles": _realfiles_suite, "foreign": _foreign_suite, "bundled": _bundled_suite}
+    suites = {
+        "realfiles": _realfiles_suite,
+        "foreign": _foreign_suite,
+        "independent": _independent_suite,
+        "bundled": _bundled_suite,
+    }
     suite = suites[args.suite](args)
     if args.list:
         print("\n".join(suite.names()))
@@ -128,6 +134,22 @@ def _foreign_suite(args: argparse.Namespace) -> _Suite:
         return [f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {ds.seconds:5.2f}s" for ds in built]
 
     return _Suite(foreign_names, foreign_catalogue, FOREIGN_MARKER, build)
+
+
+def _independent_suite(args: argparse.Namespace) -> _Suite:
+    """``--suite independent`` (``--size``/``--seed`` do not apply)."""
+    from benchmark.independent import (
+        INDEPENDENT_MARKER,
+        build_independent,
+        independent_catalogue,
+        independent_names,
+    )
+
+    def build() -> list[str]:
+        built = build_independent(args.out, only=args.only, oracle=args.oracle)
+        return [f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {ds.seconds:5.2f}s" for ds in built]
+
+    return _Suite(independent_names, independent_catalogue, INDEPENDENT_MARKER, build)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,175 @@
+"""Write the independent suite: nilearn's and scikit-learn's shipped pixels in community layouts.
+
+It uses the realfiles ground-truth writers (geometry read back through ``medio``) and states the dataset
+name the documentation gives (``dataset.json``, COCO ``info``, README title), as the foreign suite does.
+Detection boxes are measured by the builder on the pixels it wrote; a label map stored as an ``.npz``
+member is read with its key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import medio
+from benchmark.independent import sets_tables, sets_volumes  # noqa: F401  # registers; catalogue order
+from benchmark.independent.sources import source_versions
+from benchmark.independent.spec import INDEPENDENT_REGISTRY, INDEPENDENT_TITLES, IndependentSample
+from benchmark.realfiles.spec import RealContext
+from benchmark.realfiles.suite import BuiltRealDataset, geometry_sample
+from benchmark.synth.groundtruth import ground_truth, sample_truth
+from benchmark.synth.spec import DatasetSpec, SynthSample, select_names
+from benchmark.synth.write_files import write_pillow, write_text
+
+__all__ = [
+    "INDEPENDENT_AUTHORS_ROOT",
+    "INDEPENDENT_MARKER",
+    "build_independent",
+    "independent_catalogue",
+    "independent_names",
+]
+
+#: The markers around the independent catalogue table in docs/benchmark.md.
+INDEPENDENT_MARKER = "independent-catalogue"
+#: The authors' root the manifests pretend the data came from (re-rooted at the ``/data/`` segment).
+INDEPENDENT_AUTHORS_ROOT = "/srv/lab-share/imaging/curated"
+
+
+def independent_names(only: list[str] | None = None) -> list[str]:
+    """Registered independent dataset names in catalogue order, optionally restricted to ``only``.
+
+    Raises:
+        KeyError: An unknown name (the message lists the valid ones).
+    """
+    return select_names(list(INDEPENDENT_REGISTRY), only, "independent dataset")
+
+
+def independent_catalogue() -> str:
+    """The independent catalogue as the Markdown table docs/benchmark.md embeds."""
+    from benchmark.synth.catalogue import catalogue_markdown
+
+    return catalogue_markdown([INDEPENDENT_REGISTRY[n].spec for n in independent_names()])
+
+
+def _geometry(root: Path, spec: DatasetSpec, sample: IndependentSample) -> SynthSample:
+    """The ground-truth view of one sample: image size, slice, label map or boxes."""
+    if sample.mask_read:  # the label map is a member of the image's own archive
+        plain = dataclasses.replace(sample, mask_path=None)
+        truth = geometry_sample(root, dataclasses.replace(spec, task="classification"), plain)
+        assert sample.mask_path is not None
+        labels = medio.read(root / sample.mask_path, **sample.mask_read)
+        mask = medio.render(labels, label=True).pixels
+        if mask.shape[:2] != (truth.image_size[1], truth.image_size[0]):
+            raise ValueError(f"{spec.name}: label map of {sample.manifest_path} is not on the image grid")
+        return dataclasses.replace(truth, mask=mask)
+    truth = geometry_sample(root, spec, sample)
+    if spec.task == "detection":
+        truth = dataclasses.replace(truth, boxes=list(sample.boxes), box_labels=list(sample.box_labels))
+    return truth
+
+
+def _rename(doc: dict[str, Any], title: str) -> dict[str, Any]:
+    """Put the documented name everywhere the ground truth states the dataset name."""
+    doc["dataset_name"] = title
+    doc["content"]["expected_dataset_name"] = title
+    doc["content"]["global_expected_blocks"]["record"]["dataset_name"] = title
+    for sample in doc["samples"].values():
+        sample["expected_record"]["dataset_name"] = title
+    return doc
+
+
+def _write_truth(root: Path, spec: DatasetSpec, truth: dict[int, SynthSample]) -> None:
+    order = sorted(truth)
+    doc = ground_truth(spec, [truth[i] for i in order])
+    doc["samples"] = {str(i): sample_truth(i, spec, truth[i]) for i in order}
+    for i in order:
+        mask = truth[i].mask
+        if mask is not None:
+            write_pillow(root / "VLM" / "gt_geometry" / f"{i}.png", mask.astype("uint8"))
+    write_text(
+        root / "VLM" / f"ground_truth_{spec.name}.json",
+        json.dumps(_rename(doc, INDEPENDENT_TITLES[spec.name]), indent=2, ensure_ascii=False),
+    )
+
+
+def build_dataset(out: Path, name: str) -> BuiltRealDataset:
+    """Write one independent dataset under ``out/<name>`` (every sample must decode).
+
+    Raises:
+        RuntimeError: A sample ``medio`` cannot read (a reader gap, never hidden).
+    """
+    entry = INDEPENDENT_REGISTRY[name]
+    root = out / name
+    if root.exists():
+        shutil.rmtree(root)  # stale files would break byte-for-byte reproducibility
+    start = time.perf_counter()
+    samples = entry.build(RealContext(root=root))
+    truth: dict[int, SynthSample] = {}
+    for i, s in enumerate(samples):
+        try:
+            truth[i] = _geometry(root, entry.spec, s)
+        except medio.MedioError as exc:
+            raise RuntimeError(f"{name}: medio cannot read sample {i} ({s.manifest_path}): {exc}") from exc
+    write_text(
+        root / "VLM" / "random.txt",
+        "".join(f"{i} {INDEPENDENT_AUTHORS_ROOT}/{name}/{s.manifest_path}\n" for i, s in enumerate(samples)),
+    )
+    _write_truth(root, entry.spec, truth)
+    write_text(
+        root / "VLM" / "provenance.json",
+        json.dumps(
+            {"packages": source_versions(), "files": {s.manifest_path: s.origin for s in samples}},
+            indent=2,
+            sort_keys=True,
+        ),
+    )
+    return BuiltRealDataset(entry.spec, root, list(samples), truth, {}, time.perf_counter() - start)
+
+
+def build_independent(
+    out: str | Path, *, only: list[str] | None = None, oracle: str | None = None
+) -> list[BuiltRealDataset]:
+    """Write the independent suite under ``out`` (one folder per dataset).
+
+    Args:
+        out: Benchmark root (created if needed).
+        only: Restrict to these dataset names.
+        oracle: Also write the perfect prediction as run ``VLM/<oracle>/``.
+
+    Returns:
+        The built datasets in catalogue order.
+
+    Raises:
+        KeyError: An unknown dataset name.
+        RuntimeError: A sample that does not decode.
+        benchmark.independent.sources.MissingSource: nilearn or scikit-learn lacks a file.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    built = []
+    for name in independent_names(only):
+        ds = build_dataset(out, name)
+        if oracle:
+            from benchmark.synth.oracle import write_oracle
+
+            write_oracle(ds.root, ds.spec, ds.truth, oracle)
+            _rename_oracle(ds.root / "VLM" / oracle, INDEPENDENT_TITLES[name])
+        built.append(ds)
+    return built
+
+
+def _rename_oracle(run: Path, title: str) -> None:
+    """The oracle writes the folder id as the name; a perfect answer uses the documented one."""
+    out = run / "agent1_data_organization"
+    meta = out / "data_meta.json"
+    doc = json.loads(meta.read_text(encoding="utf-8"))
+    doc["dataset_name"] = title
+    meta.write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
+    for path in sorted((out / "standardized_annotations").glob("*.json")):
+        ann = json.loads(path.read_text(encoding="utf-8"))
+        ann["record"]["dataset_name"] = title
+        path.write_text(json.dumps(ann, indent=2, ensure_ascii=False), encoding="utf-8")
