@@ -212,6 +212,7 @@ class RunPlan:
         candidates: Candidates per dataset the strategy is configured for (``n``; None when it has no ``n``).
         upper_bound: The oracle selector was asked for (``analysis.oracle``): results are an upper bound.
         label: ``<strategy>/<selector>`` for strategies that select, else the strategy name (miss tables).
+        metrics: Registered metrics scored after the eleven (``scorer.metrics``), checked to exist.
     """
 
     strategy: Strategy
@@ -223,6 +224,7 @@ class RunPlan:
     candidates: int | None
     upper_bound: bool
     label: str
+    metrics: tuple[str, ...] = ()
 
 
 def _label(name: str, takes_selector: bool, data: Mapping[str, Any], selector_cfg: Any) -> str:
@@ -233,6 +235,16 @@ def _label(name: str, takes_selector: bool, data: Mapping[str, Any], selector_cf
     group = _plain(selector_cfg) or {}
     chosen = target or group.get("name") or group.get("_target_")
     return f"{name}/{str(chosen or 'validator_max').rsplit('.', 1)[-1]}"
+
+
+def _extra_metrics(cfg: DictConfig) -> tuple[str, ...]:
+    """``scorer.metrics``, checked against the metric registry (after ``run.imports`` registered theirs)."""
+    names = [str(n) for n in (cfg.get("scorer", {}).get("metrics") or ())]
+    if not names:
+        return ()  # the scorer's modules are not imported for a plan that names no extra metric
+    from benchmark.score.metrics import check_names
+
+    return check_names(names)
 
 
 def build_components(cfg: DictConfig) -> RunPlan:
@@ -286,4 +298,5 @@ def build_components(cfg: DictConfig) -> RunPlan:
         candidates=int(n) if n is not None else None,
         upper_bound=allow_oracle and probe is not None and is_oracle(probe),
         label=_label(name, takes_selector, data, cfg.get("selector")),
+        metrics=_extra_metrics(cfg),
     )
