@@ -45,8 +45,8 @@ from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from experiments.plan import import_plugins, task_options
 from experiments.reselect import ReselectError, load_source_config
 from experiments.stats import cluster_diffs, paired_cluster_test
-from strategies.best_of_n import _select_and_assemble
 from strategies.context import candidate_from_marker
+from strategies.mechanics import assemble
 from strategies.selectors import ORACLE, Selector, build_selector, selectors
 from validator.report import Report
 from validator.validate import validate
@@ -169,7 +169,7 @@ class ScoreCache:
         if key not in self._scores:
             out = self.work / f"{len(self._scores)}"
             task = dataclasses.replace(stored.task, out_dir=out)
-            _select_and_assemble(sel, task, stored.candidates, reports)
+            assemble(task, stored.candidates, chosen, reports)  # S3's assembly of this choice
             self.assembled += 1
             metrics: dict[str, dict[str, float]] = {}
             e2e: dict[int, bool] = {}
