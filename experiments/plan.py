@@ -13,7 +13,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from omegaconf import DictConfig, OmegaConf
@@ -36,7 +36,6 @@ __all__ = [
     "strategy_kind",
     "task_options",
     "validator_profile",
-    "wants_oracle",
 ]
 
 log = logging.getLogger(__name__)
@@ -129,15 +128,6 @@ def _selector_spec(strategy_cfg: Mapping[str, Any], selector_cfg: Any) -> Any:
     return _plain(selector_cfg)
 
 
-def wants_oracle(strategy_cfg: Mapping[str, Any] | DictConfig, selector_cfg: Any) -> bool:
-    """Whether the configured selector is the ground-truth oracle (before building it)."""
-    spec = _selector_spec(_plain(strategy_cfg), selector_cfg)
-    try:
-        return is_oracle(build_selector(spec, allow_oracle=True))
-    except Exception:  # a broken selector is reported when the strategy is built
-        return False
-
-
 def build_strategy(
     cfg: Mapping[str, Any] | DictConfig, selector_cfg: Any = None, *, allow_oracle: bool = False
 ) -> Strategy:
@@ -157,11 +147,19 @@ def build_strategy(
         OracleNotAllowed: The oracle selector without ``analysis.oracle=true``.
     """
     data = dict(_plain(cfg))
-    factory = strategies.get(strategy_kind(data))
-    kwargs = {k: v for k, v in data.items() if k not in ("name", "kind", "selector")}
-    if "selector" in inspect.signature(factory).parameters:
-        kwargs["selector"] = build_selector(_selector_spec(data, selector_cfg), allow_oracle=allow_oracle)
-    return call_with_options(factory, kwargs, "strategy")
+    kind = strategy_kind(data)
+    selector = None
+    if "selector" in inspect.signature(strategies.get(kind)).parameters:
+        selector = build_selector(_selector_spec(data, selector_cfg), allow_oracle=allow_oracle)
+    return _create(kind, data, selector)
+
+
+def _create(kind: str, data: Mapping[str, Any], selector: Selector | None) -> Strategy:
+    # Through the registry: it checks the options against the factory and resolves the nested selector
+    # (already built here, under the oracle gate; dropped for a strategy that takes none).
+    options = {k: v for k, v in data.items() if k not in ("name", "kind", "selector")}
+    # The registry's entries are factories; `create` returns what the factory makes (a strategy).
+    return cast(Strategy, strategies.create(kind, {**options, "selector": selector}, "strategy"))
 
 
 def strategy_kind(cfg: Mapping[str, Any] | DictConfig) -> str:
@@ -281,10 +279,7 @@ def build_components(cfg: DictConfig) -> RunPlan:
             probe = build_selector(spec, allow_oracle=True)
         except Exception:
             probe = None
-    kwargs = {k: v for k, v in data.items() if k not in ("name", "kind", "selector")}
-    if takes_selector:
-        kwargs["selector"] = selector
-    strategy = call_with_options(factory, kwargs, "strategy")
+    strategy = _create(kind, data, selector)
     agent = build_agent(cfg.agent, allow_simulated=bool(cfg.get("analysis", {}).get("simulated", False)))
     n = data.get("n")
     name = str(data.get("name") or kind)
