@@ -166,6 +166,12 @@ def cli() -> int:
     # Hydra prints a multi-line report (and exits 1) unless HYDRA_FULL_ERROR is set, in which case it raises:
     # we set it so the exception reaches us and becomes one line (with the traceback only under --debug).
     os.environ["HYDRA_FULL_ERROR"] = "1"
+    from experiments.validator_file import ValidatorFileError, rewrite_validator_file
+
+    try:
+        sys.argv[1:] = rewrite_validator_file(sys.argv[1:])
+    except ValidatorFileError as exc:
+        return report_error(PROG, CliError(str(exc), EXIT_USAGE))
     help_text = fast_help(sys.argv[1:], config_dir())
     if help_text is not None:
         print(help_text)  # as Hydra prints it

@@ -52,5 +52,7 @@ def compose_config(overrides: Sequence[str] = ()) -> DictConfig:
     # Imported here so that `import experiments` stays cheap for callers that never compose.
     from hydra import compose, initialize_config_dir
 
+    from experiments.validator_file import rewrite_validator_file
+
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
-        return compose("config", overrides=list(overrides))
+        return compose("config", overrides=rewrite_validator_file(overrides))

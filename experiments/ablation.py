@@ -245,6 +245,8 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
             f"strategy (cost axis: {budget['axis'].iloc[0]}; from the stored candidates, no new call)",
             to_markdown(budget.drop(columns=["axis"])),
         ]
+    passk_md, passk_files = _passk(runs, sweep_dir)
+    written += passk_files
     md = "\n\n".join(
         [
             "# Ablation (official profile, macro over datasets; mean over seeds)",
@@ -258,6 +260,7 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
             "## E2E threshold sensitivity (g = schema, q = f = semantic and content thresholds)",
             to_markdown(slice_),
             *budget_md,
+            *passk_md,
             *notes,
         ]
     )
@@ -269,6 +272,17 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
         written.append(ablation_figure(summary, sweep_dir / "ablation.png"))
         written.append(cost_figure(summary, sweep_dir / "ablation_cost.png"))
     return written
+
+
+def _passk(runs: Sequence[RunData], sweep_dir: Path) -> tuple[list[str], list[Path]]:
+    """`experiments.passk.sweep_section` over the S3 rows that stored two or more candidates per dataset."""
+    from experiments.passk import is_best_of_n_run, sweep_section
+
+    rows: dict[str, list[Path]] = {}
+    for label, members in groups(runs).items():
+        if is_best_of_n_run(members[0].run_dir):
+            rows[label] = [m.run_dir for m in members if (m.run_dir / "candidates").is_dir()]
+    return sweep_section({k: v for k, v in rows.items() if v}, sweep_dir)
 
 
 def _budget(runs: Sequence[RunData]) -> pd.DataFrame:

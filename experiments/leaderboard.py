@@ -45,11 +45,13 @@ from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from experiments.plan import import_plugins, task_options
 from experiments.reselect import ReselectError, load_source_config
 from experiments.stats import cluster_diffs, paired_cluster_test
+from strategies.base import DONE_MARKER, REPORTS_DIR
 from strategies.context import candidate_from_marker
 from strategies.mechanics import assemble
 from strategies.selectors import ORACLE, Selector, build_selector, selectors
 from validator.report import Report
-from validator.validate import validate
+from validator.report_store import validate_stored
+from validator.validate import get_profile, validate
 
 __all__ = [
     "BASELINE",
@@ -122,10 +124,11 @@ def load_stored(run_dir: Path) -> list[StoredDataset]:
 
 
 class ReportCache:
-    """Validator reports per (candidate folder, profile): each candidate is validated once per profile.
+    """Validator reports per (candidate folder, profile): each candidate is validated once per profile, or
+    its report stored with it is read (`validator.report_store`).
 
     Attributes:
-        validations: Validations actually run (for the perf script and tests).
+        validations: Reports obtained, validated or read (for the perf script and tests).
     """
 
     def __init__(self) -> None:
@@ -136,7 +139,12 @@ class ReportCache:
         """The report of ``candidate`` under ``profile`` (validated on first use)."""
         key = (str(candidate.output_dir), profile)
         if key not in self._reports:
-            self._reports[key] = validate(candidate.output_dir, task.root, profile=profile)
+            folder = Path(candidate.output_dir)
+            if (folder.parent / DONE_MARKER).is_file():  # a stored candidate: its report, if still valid
+                store = folder.parent / REPORTS_DIR
+                self._reports[key] = validate_stored(folder, task.root, get_profile(profile), store)[0]
+            else:
+                self._reports[key] = validate(candidate.output_dir, task.root, profile=profile)
             self.validations += 1
         return self._reports[key]
 

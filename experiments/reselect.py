@@ -108,6 +108,10 @@ class ReselectOutcome:
 
 def _group_node(group: str, name: str) -> dict[str, Any]:
     path = config_dir() / group / f"{name}.yaml"
+    if group == "validator" and name.endswith((".yaml", ".yml")):
+        path = Path(name).expanduser()  # a profile file (e.g. a fitted one), as `validator=<file>` of a run
+        if not path.is_file():
+            raise ReselectError(f"validator={name}: no such profile file")
     if not path.is_file():
         valid = sorted(p.stem for p in (config_dir() / group).glob("*.yaml"))
         raise ReselectError(f"unknown {group} {name!r}; valid {group}s: {', '.join(valid)}")
@@ -244,7 +248,7 @@ def reselect(
     out.mkdir(parents=True, exist_ok=True)
     _link_candidates(source, out)
     ReplayAgent.attempts = 0
-    outcome = run_experiment(cfg, out)
+    outcome = run_experiment(cfg, out, preload=False)
     calls = ReplayAgent.attempts
     usage = json.loads((out / "usage.json").read_text(encoding="utf-8"))
     reused = int(usage.get("candidates", 0))

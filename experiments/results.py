@@ -54,12 +54,22 @@ def export_dataset(dataset: Dataset, selected: Path, export_root: Path, run_name
     if partial.exists():
         shutil.rmtree(partial)
     if selected.is_dir():
-        shutil.copytree(selected, partial)
+        # Hard links where possible: the export is the selected folder unchanged, and every write of a run
+        # replaces a file rather than rewriting it, so the two never see each other's later writes.
+        shutil.copytree(selected, partial, copy_function=_link_or_copy)
     if target.exists():
         shutil.rmtree(target)
     if partial.exists():
         os.replace(partial, target)
     return out
+
+
+def _link_or_copy(source: str, target: str) -> str:
+    try:
+        os.link(source, target)
+    except OSError:  # another file system, or one without hard links
+        shutil.copy2(source, target)
+    return target
 
 
 def score_exports(

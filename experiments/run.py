@@ -138,12 +138,15 @@ def preflight(cfg: DictConfig, run_dir: Path) -> RunPlan:
     return plan
 
 
-def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
+def run_experiment(cfg: DictConfig, run_dir: Path, *, preload: bool = True) -> RunOutcome:
     """Run the configured strategy over the configured benchmark and write the run folder.
 
     Args:
         cfg: The composed config (see ``conf/config.yaml``).
         run_dir: The run folder (Hydra's output dir).
+        preload: Import every format library before the work starts (`medio.preload`). A reselection, whose
+            candidates' validator reports are stored, reads no raw file and skips it (~1 s); a reader that
+            does run imports its libraries under medio's import lock, which is safe from any thread.
 
     Returns:
         The outcome.
@@ -167,7 +170,8 @@ def run_experiment(cfg: DictConfig, run_dir: Path) -> RunOutcome:
     # Format libraries are imported here, in the main thread, before any worker thread exists: threads that
     # import pydicom/nibabel for the first time concurrently get half-initialised modules (docs/medio.md).
     # Not earlier: a config error (unknown dataset, empty root) is reported without paying for the imports.
-    medio.preload()
+    if preload:
+        medio.preload()
     store_config(cfg, run_dir)
     profile = validator_profile(cfg.validator, run_dir / ".validator", plan.validator)
     options = task_options(cfg.agent, int(cfg.run.seed))
@@ -264,6 +268,10 @@ def _finish(
     tokens = sum(u.total_tokens for u in usage.values())
     usd = sum(u.cost_usd for u in usage.values())
     title = f"{plan.name} · {len(datasets)} datasets · agent {agent_name} · {tokens} tokens · ${usd:.4f}"
+    fitted = _plain_node(cfg.get("validator", {}).get("fitted"))
+    if fitted:
+        # Weights learned from ground truth (experiments.validator_eval --fit): never to be read as hand-set.
+        title += f" · validator {cfg.validator.get('profile')} (FITTED to ground truth)"
     title += f" · {wall:.1f}s"
     atomic_write_json(
         run_dir / "run.json",
@@ -274,6 +282,7 @@ def _finish(
             "strategy": plan.name,
             "instructions": {stage: i.record() for stage, i in (instructions or {}).items()},
             **({"simulation": True} if simulation else {}),
+            **({"validator_fitted": fitted} if fitted else {}),
             "config": OmegaConf.to_container(
                 OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k != "hydra"]), resolve=True
             ),

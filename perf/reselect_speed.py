@@ -5,8 +5,10 @@ call.
 Makes the S3 run first (rules agent) unless ``--run`` names one. Prints the leaderboard's wall time (target
 < 20 s on 2 cores), its validations (expected: candidates × profiles, each candidate once per profile) and
 distinct outputs scored, the reselect's wall time and its agent calls and spent tokens from ``usage.json``
-(expected 0), checks that no stored candidate changed (done-markers, with their usage counters, byte for
-byte), then one JSON line.
+(expected 0), one reselection per built-in selector in this process and through the CLI
+(``python -m experiments.reselect RUN selector=X``, a fresh interpreter, with its report; target < 2 s each),
+checks that no stored candidate changed (done-markers, with their usage counters, byte for byte), then one
+JSON line.
 
     python perf/reselect_speed.py [--run RUN] [--validators evidence,mdsbench]
 """
@@ -18,6 +20,9 @@ import hashlib
 import json
 import os
 import resource
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -30,6 +35,9 @@ from experiments.reselect import reselect
 from experiments.run import run_experiment
 from strategies.selectors import selectors
 from validator.report import Report
+
+CLI_SELECTORS = ("validator_max", "majority", "random", "first", "consensus")
+"""The selectors timed as separate reselections (the registered ones of these)."""
 
 
 def fewest_failures(
@@ -98,6 +106,26 @@ def main() -> None:
             f"reselect (selector=majority, no report): {reselect_s:.1f} s; "
             f"agent calls {usage['agent_calls']}, tokens spent {usage['spent_tokens']}"
         )
+        # Every selector again, in this process and as the CLI a user types (a fresh interpreter each).
+        in_process, cli, cli_cpu = [], [], []
+        for k, name in enumerate(sel for sel in CLI_SELECTORS if sel in selectors.names()):
+            start = time.perf_counter()
+            reselect(run, [f"selector={name}", "run.report=false"], tmp / f"in-{k}")
+            in_process.append(time.perf_counter() - start)
+            cmd = [sys.executable, "-m", "experiments.reselect", str(run), f"selector={name}"]
+            start, kids = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+            done = subprocess.run([*cmd, f"hydra.run.dir={tmp / f'cli-{k}'}"], capture_output=True, text=True)
+            cli.append(time.perf_counter() - start)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cli_cpu.append(after.ru_utime + after.ru_stime - kids.ru_utime - kids.ru_stime)
+            if done.returncode != 0:
+                raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.strip()[-300:]}")
+        print(
+            f"reselect x {len(cli)} selectors: in process median {statistics.median(in_process):.2f} s "
+            f"(max {max(in_process):.2f}); CLI with its report median {statistics.median(cli):.2f} s "
+            f"(max {max(cli):.2f}), CPU median {statistics.median(cli_cpu):.2f} s; "
+            f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+        )
         unchanged = _markers(run) == before
         print(f"stored candidates unchanged: {unchanged}")
         print(
@@ -111,6 +139,10 @@ def main() -> None:
                     "candidates": stats["candidates"],
                     "assembled": stats["assembled"],
                     "reselect_s": round(reselect_s, 2),
+                    "reselect_median_s": round(statistics.median(in_process), 2),
+                    "reselect_cli_median_s": round(statistics.median(cli), 2),
+                    "reselect_cli_max_s": round(max(cli), 2),
+                    "reselect_cli_cpu_median_s": round(statistics.median(cli_cpu), 2),
                     "agent_calls": usage["agent_calls"],
                     "spent_tokens": usage["spent_tokens"],
                     "candidates_unchanged": unchanged,

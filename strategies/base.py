@@ -17,10 +17,14 @@ from typing import Any, Protocol, TypeVar
 
 from agents.base import Agent, Candidate, Task, Usage
 from core.registry import Registry
+from strategies.context import DONE_MARKER
 from validator.report import Report
-from validator.validate import validate
+from validator.report_store import validate_stored
+from validator.validate import get_profile, validate
 
 __all__ = [
+    "DONE_MARKER",
+    "REPORTS_DIR",
     "ProfileValidator",
     "SampleDecision",
     "Strategy",
@@ -32,6 +36,9 @@ __all__ = [
 ]
 
 R = TypeVar("R")
+
+REPORTS_DIR = "reports"
+"""Beside a stored candidate's output: its validator reports, one file per check fingerprint."""
 
 
 class Validator(Protocol):
@@ -63,10 +70,14 @@ class ProfileValidator:
         profile: ``"evidence"``, ``"mdsbench"`` or a profile YAML path.
         executor: Where the CPU-bound steps of the strategies run (None: the loop's default thread pool;
             `run_cpu`); `experiments.pools.RunExecutor` sends the validations to worker processes.
+        store_reports: Keep each stored candidate's report beside it (``candidates/<dataset>/<k>/reports/``)
+            and reuse it while the candidate and the checks are unchanged (`validator.report_store`), so a
+            reselection or a resumed run does not validate the same candidate again.
     """
 
     profile: str | Path = "evidence"
     executor: Executor | None = None
+    store_reports: bool = True
 
     @property
     def name(self) -> str:
@@ -76,11 +87,17 @@ class ProfileValidator:
     def validate(self, candidate: Candidate | Path, task: Task) -> Report:
         """Validate ``candidate`` against the raw data and manifest of ``task.root`` (never ground truth)."""
         folder = candidate.output_dir if isinstance(candidate, Candidate) else Path(candidate)
+        marker = folder.parent / DONE_MARKER
+        if self.store_reports and isinstance(candidate, Candidate) and marker.is_file():
+            # Only a finished candidate (its done-marker written) has a stable folder worth a stored report.
+            store = folder.parent / REPORTS_DIR
+            report, _ = validate_stored(folder, task.root, get_profile(self.profile), store)
+            return report
         return validate(folder, task.root, profile=self.profile)
 
     def __getstate__(self) -> dict[str, Any]:
         # A validation sent to a worker process pickles this validator with it; the executor stays here.
-        return {"profile": self.profile, "executor": None}
+        return {"profile": self.profile, "executor": None, "store_reports": self.store_reports}
 
 
 async def run_cpu(validator: Validator, fn: Callable[..., R], *args: Any) -> R:

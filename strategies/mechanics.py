@@ -12,8 +12,10 @@ worker pool) so that the event loop keeps serving the model calls of the other d
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
+import os
 import shutil
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -38,6 +40,7 @@ __all__ = [
     "find_image",
     "generate_many",
     "get_path",
+    "link_or_copy",
     "read_annotation",
     "read_meta",
     "set_path",
@@ -122,10 +125,19 @@ class SampleSource:
         annotation: The JSON object to write (copied; ``record.image_path`` is rewritten).
         image: The image file to copy, or None.
         mask: The label-map PNG to copy to ``masks/<index>.png``, or None.
+        annotation_file: The candidate's file ``annotation`` was read from; when the annotation goes into
+            the selected folder unchanged, that file is linked instead of written again.
     """
 
-    def __init__(self, annotation: dict[str, Any], image: Path | None, mask: Path | None) -> None:
+    def __init__(
+        self,
+        annotation: dict[str, Any],
+        image: Path | None,
+        mask: Path | None,
+        annotation_file: Path | None = None,
+    ) -> None:
         self.annotation, self.image, self.mask = annotation, image, mask
+        self.annotation_file = annotation_file
 
     @classmethod
     def of(cls, root: Path, index: int) -> SampleSource | None:
@@ -134,7 +146,8 @@ class SampleSource:
         if ann is None:
             return None
         mask = root / MASKS_DIR / f"{index}.png"
-        return cls(ann, find_image(root, index, ann), mask if mask.is_file() else None)
+        file = root / ANNOTATIONS_DIR / f"{index}.json"
+        return cls(ann, find_image(root, index, ann), mask if mask.is_file() else None, file)
 
 
 def write_selected(
@@ -164,18 +177,19 @@ def write_selected(
         if src.image is not None:
             ext = src.image.suffix.lower() if src.image.suffix.lower() in IMAGE_EXTENSIONS else ".png"
             target = out / IMAGES_DIR / f"{index}{ext}"
-            # The selected folder is rebuilt from the candidates on every run, so its bulk files skip fsync
-            # (see `core.atomic`); only data_meta.json, written last, is made durable.
-            atomic_write_bytes(target, src.image.read_bytes(), durable=False)
+            link_or_copy(src.image, target)
             if isinstance(ann.get("record"), dict):
                 ann["record"]["image_path"] = f"{IMAGES_DIR}/{index}{ext}"
-            facts = image_facts(target)
+            facts = image_facts(src.image)  # the same bytes: the candidate's file may already be verified
             images_valid[index] = bool(facts and facts.valid)
         else:
             images_valid[index] = False
         if src.mask is not None:
-            atomic_write_bytes(out / MASKS_DIR / f"{index}.png", src.mask.read_bytes(), durable=False)
-        atomic_write_json(out / ANNOTATIONS_DIR / f"{index}.json", ann, durable=False)
+            link_or_copy(src.mask, out / MASKS_DIR / f"{index}.png")
+        if src.annotation_file is not None and ann == src.annotation:
+            link_or_copy(src.annotation_file, out / ANNOTATIONS_DIR / f"{index}.json")  # parses to ``ann``
+        else:
+            atomic_write_json(out / ANNOTATIONS_DIR / f"{index}.json", ann, durable=False)
         annotations[index] = ann
     if meta_override is not None:
         meta = meta_override
@@ -187,6 +201,28 @@ def write_selected(
         meta = patch_meta(base, annotations, images_valid)
     atomic_write_json(out / DATA_META_NAME, meta)
     return meta
+
+
+def link_or_copy(source: Path, target: Path) -> None:
+    """Put ``source``'s bytes at ``target``: a hard link when the file system allows one, else a copy.
+
+    A selected image or mask is a candidate's file unchanged, so a link costs no read and no write. Nothing
+    in a run rewrites a file in place (every write replaces the file, `core.atomic`), so the candidate
+    and the selected folder never see each other's later writes. The copy (another file system, a file
+    system without hard links) skips fsync like every bulk file of the selected folder, which is rebuilt
+    from the candidates on every run.
+
+    Args:
+        source: The candidate's file.
+        target: Where the selected folder holds it (its folder is created; an existing file is replaced).
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        target.unlink()
+    try:
+        os.link(source, target)
+    except OSError:
+        atomic_write_bytes(target, source.read_bytes(), durable=False)
 
 
 def candidate_metas(

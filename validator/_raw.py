@@ -61,6 +61,8 @@ _MASK_IDS: LRU = LRU(50_000)
 _STATS: LRU = LRU(20_000)
 _WRITTEN_STATS: LRU = LRU(50_000)
 _LABELS: LRU = LRU(2_000)
+_RANGES: LRU = LRU(20_000)
+_CASTS: LRU = LRU(20_000)
 _MASK_WORDS = ("label", "mask", "seg", "gt", "annot")
 
 
@@ -128,6 +130,14 @@ def source_render(
             rendered = medio.render(image, slice_index=slice_index if volume else None, axis=axis)
             result = shrink(rendered.pixels, size)
             _STATS.put(key, pixel_stats(rendered.pixels))
+            shares = _beyond_8bit(image, slice_index if volume else None, axis, volume)
+            _RANGES.put(key, shares)
+            if shares is not None:
+                # The same view cast to 8 bits by clipping at 0 and 255 (a converter without a window).
+                cast = medio.render(
+                    image, slice_index=slice_index if volume else None, axis=axis, window=(127.5, 255.0)
+                )
+                _CASTS.put(key, (shrink(cast.pixels, size), pixel_stats(cast.pixels).digest))
         except (MedioError, IndexError, ValueError) as exc:
             result = f"cannot render {path.name}: {exc}"
     _RENDERS.put(key, result)
@@ -142,12 +152,17 @@ class PixelStats:
         height: Rows of the rendering.
         width: Columns of the rendering.
         saturated: Share of pixels at the ends of the value range (0 or 255 for 8-bit images).
+        digest: The exact pixels, hashed.
+        white: Share of (grey) pixels at the top of the range.
+        black: Share of (grey) pixels at the bottom of the range.
     """
 
     height: int
     width: int
     saturated: float
     digest: bytes = b""
+    white: float = 0.0
+    black: float = 0.0
 
 
 def pixel_stats(pixels: np.ndarray) -> PixelStats:
@@ -161,7 +176,10 @@ def pixel_stats(pixels: np.ndarray) -> PixelStats:
     lo, hi = (0, 255) if arr.dtype == np.uint8 else (float(values.min()), float(values.max()))
     saturated = float(np.count_nonzero(values <= lo) + np.count_nonzero(values >= hi)) / max(values.size, 1)
     digest = content_digest(repr((arr.shape, arr.dtype.str)).encode() + arr.tobytes())
-    return PixelStats(int(arr.shape[0]), int(arr.shape[1]), min(saturated, 1.0), digest)
+    grey = values.mean(axis=-1) if values.ndim == 3 else values
+    white = float(np.count_nonzero(grey >= hi)) / max(grey.size, 1)
+    black = float(np.count_nonzero(grey <= lo)) / max(grey.size, 1)
+    return PixelStats(int(arr.shape[0]), int(arr.shape[1]), min(saturated, 1.0), digest, white, black)
 
 
 def render_stats(
@@ -176,6 +194,62 @@ def render_stats(
         source_render(path, options, slice_index, axis, size)
     stats: PixelStats | None = _STATS.get(key)
     return stats
+
+
+def _beyond_8bit(
+    image: medio.MedImage, slice_index: int | None, axis: int, volume: bool
+) -> tuple[float, float] | None:
+    """Shares of the rendered view's raw values at or above 255 and at or below 0, for a grey source whose
+    values leave the 8-bit range (None otherwise: colour, frames of a video, an 8-bit source)."""
+    axes = image.meta.axes or ""
+    arr = np.asarray(image.array)
+    if (
+        arr.dtype == np.uint8
+        or axes.endswith("C")
+        or arr.size == 0
+        or not np.issubdtype(arr.dtype, np.number)
+    ):
+        return None
+    if volume:
+        where = slice_index if slice_index is not None else arr.shape[axis] // 2
+        view = np.take(arr, where, axis=axis)
+    elif arr.ndim == 2:
+        view = arr
+    else:
+        return None
+    finite = view[np.isfinite(view)] if np.issubdtype(view.dtype, np.floating) else view.ravel()
+    if finite.size == 0 or (float(finite.max()) <= 255 and float(finite.min()) >= 0):
+        return None
+    return float(np.count_nonzero(finite >= 255)) / finite.size, float(
+        np.count_nonzero(finite <= 0)
+    ) / finite.size
+
+
+def range_shares(
+    path: Path, options: dict[str, Any], slice_index: int | None, axis: int, size: int
+) -> tuple[float, float] | None:
+    """For the view `source_render` renders with the same arguments: the shares of its raw values at or above
+    255 and at or below 0, when the source's values leave the 8-bit range (None otherwise)."""
+    key = cache_key(path, options, slice_index, axis, size)
+    if key is None:
+        return None
+    if key not in _RANGES:
+        _RENDERS.pop(key, None)  # re-render once to recover them (evicted separately)
+        source_render(path, options, slice_index, axis, size)
+    shares: tuple[float, float] | None = _RANGES.get(key)
+    return shares
+
+
+def cast_render(
+    path: Path, options: dict[str, Any], slice_index: int | None, axis: int, size: int
+) -> tuple[np.ndarray, bytes] | None:
+    """The view `source_render` renders, cast to 8 bits by clipping at 0 and 255 instead of windowed:
+    shrunk grey and the full-size pixel digest (None for a source whose values stay within 0..255)."""
+    if range_shares(path, options, slice_index, axis, size) is None:
+        return None
+    key = cache_key(path, options, slice_index, axis, size)
+    cast: tuple[np.ndarray, bytes] | None = _CASTS.get(key)
+    return cast
 
 
 @dataclass(frozen=True)
@@ -465,7 +539,7 @@ def clear_caches() -> None:
     """Forget every cached header, render, grey copy and label table (cold-start measurements)."""
     from validator import _tables  # it builds on this module's cache keys, so it is imported here, not above
 
-    caches = (_FACTS, _RENDERS, _WRITTEN, _WRITTEN_BY_CONTENT, _MASK_IDS, _LABELS)
+    caches = (_FACTS, _RENDERS, _WRITTEN, _WRITTEN_BY_CONTENT, _MASK_IDS, _LABELS, _RANGES, _CASTS)
     for cache in (*caches, _STATS, _WRITTEN_STATS):
         cache.clear()
     _tables.clear_caches()

@@ -29,6 +29,7 @@ BUILTIN_MODULES = (
     "validator.checks.mdsbench",
     "validator.checks.evidence_source",
     "validator.checks.evidence_payload",
+    "validator.checks.evidence_extra",
     "validator.checks.meta",
     "validator.checks.consistency",
 )
@@ -133,12 +134,16 @@ class Profile:
         checks: Per-sample checks with their weights, in order.
         meta_checks: ``data_meta.json`` checks with their weights, in order.
         options: Free options passed to the checks through the view.
+        fitted: For weights learned from ground truth (``python -m experiments.validator_eval --fit``),
+            how they were fitted (``fitted:`` in the YAML); None for a hand-set profile. Runs and tables
+            that use a fitted profile say so.
     """
 
     name: str
     checks: tuple[tuple[CheckSpec, float], ...]
     meta_checks: tuple[tuple[CheckSpec, float], ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
+    fitted: dict[str, Any] | None = None
 
     @property
     def weights(self) -> dict[str, float]:
@@ -191,7 +196,10 @@ def load_profile(name_or_path: str | Path) -> Profile:
         meta = _weighted(data.get("meta_checks") or {}, "meta")
     except KeyError as exc:
         raise ProfileError(f"{path}: {exc.args[0]}") from exc
-    return Profile(str(data["profile"]), checks, meta, dict(data.get("options") or {}))
+    fitted = data.get("fitted")
+    if fitted is not None and not isinstance(fitted, dict):
+        raise ProfileError(f"{path}: 'fitted:' must be a mapping (how the weights were learned)")
+    return Profile(str(data["profile"]), checks, meta, dict(data.get("options") or {}), fitted)
 
 
 def _find_profile(name_or_path: str | Path) -> Path:

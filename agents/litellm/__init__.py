@@ -1,14 +1,22 @@
 """The LiteLLM tool-calling agent (any LiteLLM model string) with sandboxed tools, cache, retries and budgets.
 
-Importing this package does not import litellm; constructing `LiteLLMAgent` does.
+Importing this package does not import litellm; constructing `LiteLLMAgent` does. The names below are
+loaded on first use: a program that needs one submodule (the budget counter a multi-process run shares)
+does not pay for the agent, its tools and pydantic models (~0.4 s).
 """
 
-from agents.litellm.agent import LiteLLMAgent
-from agents.litellm.budget import Budget, BudgetExceeded
-from agents.litellm.cache import RequestCache
-from agents.litellm.client import TokenPrice
-from agents.litellm.retry import RetryPolicy
-from agents.litellm.sandbox import Sandbox, SandboxError, SandboxLimits
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agents.litellm.agent import LiteLLMAgent
+    from agents.litellm.budget import Budget, BudgetExceeded
+    from agents.litellm.cache import RequestCache
+    from agents.litellm.client import TokenPrice
+    from agents.litellm.retry import RetryPolicy
+    from agents.litellm.sandbox import Sandbox, SandboxError, SandboxLimits
 
 __all__ = [
     "Budget",
@@ -21,3 +29,24 @@ __all__ = [
     "SandboxLimits",
     "TokenPrice",
 ]
+
+_HOMES = {
+    "LiteLLMAgent": "agent",
+    "Budget": "budget",
+    "BudgetExceeded": "budget",
+    "RequestCache": "cache",
+    "TokenPrice": "client",
+    "RetryPolicy": "retry",
+    "Sandbox": "sandbox",
+    "SandboxError": "sandbox",
+    "SandboxLimits": "sandbox",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # once loaded, an ordinary module attribute
+    return value

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmark.perturb import catalogue_image, catalogue_json  # noqa: F401  # registers the mistakes
+from benchmark.perturb import catalogue_image, catalogue_json, catalogue_render  # noqa: F401  # registers them
 from benchmark.perturb.mistake import CATEGORIES, MISTAKES, SampleState
 
 __all__ = [

@@ -119,7 +119,10 @@ def test_the_ablation_writes_tables_tests_and_a_figure(make_cfg, tmp_path: Path)
         "ablation.png",
         "ablation_cost.png",
         "ablation_budget.csv",
+        "passk.csv",  # the S3 row's pass@k / selected@k curves (experiments.passk), table and figure
+        "passk.png",
     }
+    assert "## pass@k, pass^k and selected@k: s3" in (sweep / "ablation.md").read_text()
     import pandas as pd
 
     table = pd.read_csv(sweep / "ablation.csv")

@@ -4,6 +4,7 @@ agent call, and writes a complete run folder that names its source."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -115,3 +116,37 @@ def test_cli_writes_a_run_folder_and_exit_codes(source: tuple[Path, Path], tmp_p
         reselect(src, ["selector=nope"], tmp_path / "x")
     with pytest.raises(ReselectError, match="cannot be reselected"):
         reselect(src, ["strategy=s0"], tmp_path / "y")
+
+
+def test_reselect_reuses_the_stored_reports_and_links_the_outputs(
+    source: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The source run stored every candidate's report; a reselection reads them (a hand-edited copy of the
+    source shows it: the edited score decides) and hard-links the selected files instead of copying them."""
+    import shutil
+
+    _, src = source
+    copy = tmp_path / "copy"
+    shutil.copytree(src, copy, symlinks=True)  # copy2 keeps mtimes: the stored reports stay valid
+    from validator.report_store import store_path
+    from validator.validate import get_profile
+
+    name = store_path(Path(), get_profile("evidence")).name  # the run's profile: the evidence checks
+    stores = sorted((copy / "candidates").glob(f"{DATASETS[0]}/*/reports/{name}"))
+    assert len(stores) == 4  # one per candidate of the dataset, written by the source run
+    kept = _chosen(src)
+    index = min(i for d, i in kept if d == DATASETS[0])
+    winner = kept[(DATASETS[0], index)]
+    for store in stores:
+        doc = json.loads(store.read_text())
+        k = int(store.parent.parent.name)
+        for name in doc["samples"][str(index)]:
+            doc["samples"][str(index)][name]["s"] = 0.0 if k == winner else 1.0
+        store.write_text(json.dumps(doc))
+    out = reselect(copy, [], tmp_path / "re")
+    assert _chosen(out.run_dir)[(DATASETS[0], index)] != winner  # the stored (edited) scores decided
+    chosen = _chosen(out.run_dir)[(DATASETS[0], index)]
+    selected = out.run_dir / "selected" / DATASETS[0] / "agent1_data_organization" / "images"
+    image = next(selected.glob(f"{index}.*"))
+    original = next((copy / "candidates" / DATASETS[0] / str(chosen)).glob(f"*/images/{index}.*"))
+    assert os.path.samefile(image, original)  # a hard link to the candidate's file, not a copy

@@ -21,6 +21,7 @@ import numpy as np
 
 from benchmark.fields import DIMENSION, IMAGE_PATH, SOURCE_FILE
 from validator import _raw
+from validator.checks.render_range import clipped_cast
 from validator.registry import check
 from validator.report import CheckResult
 from validator.sample import SampleView, stat_path
@@ -431,6 +432,11 @@ def source_renders_like_image(sample: SampleView) -> CheckResult:
                 fields,
                 {"ncc": round(r, 4)},
             )
+        shares = _raw.range_shares(best_path, options, slice_index, axis, size)
+        cast = _raw.cast_render(best_path, options, slice_index, axis, size)
+        versus = (_raw.ncc(cast[0], written) - r, cast[1]) if cast is not None else None
+        if (clipped := clipped_cast(shares, written_stats, mine, versus)) is not None:
+            return CheckResult(0.5, clipped, fields, {"ncc": round(r, 4), "clipped_cast": True})
     return CheckResult(1.0, "", fields, {"ncc": round(r, 4)})
 
 

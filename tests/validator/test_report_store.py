@@ -1,0 +1,98 @@
+"""Stored validator reports: read back equal to a fresh validation, reweighted by the profile that loads them,
+and ignored once the candidate or the checks' options change."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from validator.registry import Profile
+from validator.report_store import check_fingerprint, load_report, store_path, validate_stored
+from validator.validate import clear_cache, get_profile, validate
+
+DATASET = "synth-kidney-ct-nifti"
+
+
+def _reweighted(profile: Profile, factor: dict[str, float]) -> Profile:
+    checks = tuple((spec, w * factor.get(spec.name, 1.0)) for spec, w in profile.checks)
+    return Profile("reweighted", checks, profile.meta_checks, dict(profile.options))
+
+
+def test_stored_report_reads_back_equal_to_a_fresh_validation(oracle_copy: Any, tmp_path: Path) -> None:
+    cand = oracle_copy(DATASET)
+    ann = cand.load(0)
+    ann["context"]["sample"]["extra"]["source_file"] = "data/nowhere.nii.gz"  # some check must fail
+    cand.save(0, ann)
+    profile = get_profile("evidence")
+    store = tmp_path / "reports"
+    _, reused = validate_stored(cand.root, cand.dataset, profile, store)
+    assert not reused and store_path(store, profile).is_file()
+    clear_cache()
+    again, reused = validate_stored(cand.root, cand.dataset, profile, store)
+    assert reused
+    fresh = validate(cand.root, cand.dataset, profile=profile, use_cache=False)
+    assert again.samples == fresh.samples and again.data_meta == fresh.data_meta
+    assert again.samples[0].total < 1.0  # the failing check travelled through the file
+    assert again.samples[0].failed() == fresh.samples[0].failed()
+
+
+def test_other_weights_reuse_the_file_and_recompute_totals(oracle_copy: Any, tmp_path: Path) -> None:
+    cand = oracle_copy(DATASET)
+    ann = cand.load(1)
+    ann["context"]["sample"]["extra"]["source_file"] = "data/nowhere.nii.gz"
+    cand.save(1, ann)
+    evidence = get_profile("evidence")
+    store = tmp_path / "reports"
+    validate_stored(cand.root, cand.dataset, evidence, store)
+    heavy = _reweighted(evidence, {"source_in_dataset": 50.0})
+    assert check_fingerprint(heavy) == check_fingerprint(evidence)  # weights are not part of the key
+    loaded = load_report(store, cand.root.absolute(), cand.dataset, heavy)
+    assert loaded is not None
+    fresh = validate(cand.root, cand.dataset, profile=heavy, use_cache=False)
+    assert abs(loaded.samples[1].total - fresh.samples[1].total) < 1e-12
+    assert loaded.samples[1].total < validate(cand.root, cand.dataset, profile=evidence).samples[1].total
+
+
+def test_a_changed_candidate_is_validated_again(oracle_copy: Any, tmp_path: Path) -> None:
+    cand = oracle_copy(DATASET)
+    profile = get_profile("evidence")
+    store = tmp_path / "reports"
+    before, _ = validate_stored(cand.root, cand.dataset, profile, store)
+    ann = cand.load(2)
+    ann["context"]["sample"]["extra"]["source_file"] = "data/nowhere.nii.gz"
+    cand.save(2, ann)
+    path = cand.ann_path(2)
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))  # a new mtime even on coarse clocks
+    assert load_report(store, cand.root.absolute(), cand.dataset, profile) is None
+    after, reused = validate_stored(cand.root, cand.dataset, profile, store)
+    assert not reused
+    assert after.samples[2].total < before.samples[2].total
+
+
+def test_other_options_use_another_file(oracle_copy: Any, tmp_path: Path) -> None:
+    cand = oracle_copy(DATASET)
+    evidence = get_profile("evidence")
+    stricter = Profile(
+        "stricter", evidence.checks, evidence.meta_checks, {**evidence.options, "ncc_threshold": 0.99}
+    )
+    assert check_fingerprint(stricter) != check_fingerprint(evidence)
+    store = tmp_path / "reports"
+    validate_stored(cand.root, cand.dataset, evidence, store)
+    assert load_report(store, cand.root.absolute(), cand.dataset, stricter) is None
+
+
+def test_a_tampered_store_is_what_gets_reused(oracle_copy: Any, tmp_path: Path) -> None:
+    """Reuse is real: a stored score edited by hand comes back (while the candidate's files are unchanged)."""
+    cand = oracle_copy(DATASET)
+    profile = get_profile("evidence")
+    store = tmp_path / "reports"
+    validate_stored(cand.root, cand.dataset, profile, store)
+    path = store_path(store, profile)
+    doc = json.loads(path.read_text())
+    doc["samples"]["0"]["source_in_dataset"]["s"] = 0.0
+    path.write_text(json.dumps(doc))
+    loaded, reused = validate_stored(cand.root, cand.dataset, profile, store)
+    assert reused and loaded.samples[0].checks["source_in_dataset"].score == 0.0
