@@ -33,7 +33,12 @@ from experiments.processes import resolve_processes, run_in_processes, split_tas
 from experiments.progress import Progress
 from experiments.results import PROFILES, export_dataset, format_table, score_exports, write_outputs
 from experiments.resume import check_resume, resume_mode, store_config
-from experiments.suite import ensure_bundled_suite, ensure_realfiles_suite, select_datasets
+from experiments.suite import (
+    ensure_bundled_suite,
+    ensure_foreign_suite,
+    ensure_realfiles_suite,
+    select_datasets,
+)
 from strategies.context import BudgetGate
 
 __all__ = ["RESULT_MARKER", "NothingProduced", "RunOutcome", "benchmark_root", "preflight", "run_experiment"]
@@ -71,12 +76,14 @@ def _plain_node(node: Any) -> Any:
 
 
 def benchmark_root(cfg: DictConfig) -> Path:
-    """The benchmark root: ``benchmark.root`` when set, else the bundled or (``benchmark=realfiles``) the
-    realfiles suite, generated on first use."""
+    """The benchmark root: ``benchmark.root`` when set, else the bundled, the realfiles
+    (``benchmark=realfiles``) or the foreign (``benchmark=foreign``) suite, generated on first use."""
     if cfg.get("root"):
         return Path(str(cfg.root)).expanduser()
     if cfg.get("suite") == "realfiles":
         return ensure_realfiles_suite(cfg.get("cache_dir"))
+    if cfg.get("suite") == "foreign":
+        return ensure_foreign_suite(cfg.get("cache_dir"))
     return ensure_bundled_suite(str(cfg.get("size", "small")), int(cfg.get("seed", 0)), cfg.get("cache_dir"))
 
 

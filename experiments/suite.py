@@ -1,6 +1,6 @@
-"""Where the benchmark of a run comes from: the bundled or the realfiles suite (generated once into a cache
-folder, under a file lock so parallel jobs of a sweep do not race) or a folder on disk; plus the dataset
-filter and ``k/n`` sharding."""
+"""Where the benchmark of a run comes from: the bundled, the realfiles or the foreign suite (generated once
+into a cache folder, under a file lock so parallel jobs of a sweep do not race) or a folder on disk; plus the
+dataset filter and ``k/n`` sharding."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ __all__ = [
     "NoDatasetsError",
     "cache_root",
     "ensure_bundled_suite",
+    "ensure_foreign_suite",
     "ensure_realfiles_suite",
     "parse_shard",
     "select_datasets",
@@ -90,6 +91,32 @@ def ensure_realfiles_suite(cache_dir: str | Path | None = None) -> Path:
         lambda out: build_realfiles(out),
         "the realfiles suite",
         cache_dir,
+    )
+
+
+def ensure_foreign_suite(cache_dir: str | Path | None = None) -> Path:
+    """Return the foreign suite's root (``benchmark=foreign``), building it first if it is not cached.
+
+    The key covers the versions of the packages whose pixels and writers make the suite and the source of its
+    builder and of ``medio``.
+
+    Args:
+        cache_dir: Cache folder (default: `cache_root`).
+
+    Returns:
+        ``<cache>/foreign-<key>``.
+    """
+    import benchmark.foreign
+    import medio
+    from benchmark.foreign import build_foreign
+    from benchmark.foreign.sources import source_versions
+
+    digest = hashlib.sha256(json.dumps(source_versions(), sort_keys=True).encode())
+    for package in (benchmark.foreign, medio):
+        for path in sorted(Path(str(package.__file__)).parent.glob("*.py")):
+            digest.update(path.name.encode() + path.read_bytes())
+    return _cached_suite(
+        f"foreign-{digest.hexdigest()[:12]}", lambda out: build_foreign(out), "the foreign suite", cache_dir
     )
 
 

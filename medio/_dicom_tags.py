@@ -191,9 +191,13 @@ def direction_matrix(iop: tuple[float, ...] | None) -> tuple[float, ...] | None:
 
 
 def header_subset(ds: Dataset) -> dict[str, Any]:
-    """Return a small JSON-able subset of identifying tags (no pixel data, no private tags)."""
+    """Return a small JSON-able subset of identifying tags (no pixel data, no private tags).
+
+    PatientID and the instance UID are included because datasets key their label tables and subjects by them.
+    """
     keywords = (
-        "SOPClassUID", "StudyInstanceUID", "SeriesInstanceUID", "SeriesDescription", "StudyDescription",
+        "SOPClassUID", "SOPInstanceUID", "PatientID", "AccessionNumber", "StudyInstanceUID",
+        "SeriesInstanceUID", "SeriesDescription", "StudyDescription",
         "Manufacturer", "PatientSex", "PatientAge", "InstanceNumber", "Rows", "Columns", "BitsAllocated",
         "BitsStored", "PixelRepresentation", "SamplesPerPixel", "NumberOfFrames", "ImageType",
         "ProtocolName", "SliceThickness", "KVP", "ConvolutionKernel", "LossyImageCompression",

@@ -1,4 +1,7 @@
-"""MetaImage (``.mha``, ``.mhd`` + raw) and NRRD via SimpleITK, in SimpleITK's (Z, Y, X) array order."""
+"""MetaImage (``.mha``, ``.mhd`` + raw) and NRRD via SimpleITK, in SimpleITK's (Z, Y, X) array order.
+
+NRRD payloads SimpleITK cannot decode (bzip2) go to `medio.nrrd` (pynrrd).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ from typing import Any
 
 from medio._axes import check_size
 from medio.errors import CorruptFile, UnsupportedFormat
+from medio.nrrd import NRRD_SUFFIXES, needs_pynrrd, read_nrrd, summarize_nrrd
 from medio.types import MedImage, Meta
 
 # MetaImage "Modality = MET_MOD_CT" style tags map onto DICOM modality codes.
@@ -52,7 +56,15 @@ def read_itk(path: str | Path) -> MedImage:
     import SimpleITK as sitk
 
     path = Path(path)
-    reader = _reader(path)
+    if needs_pynrrd(path):
+        return read_nrrd(path)
+    try:
+        reader = _reader(path)
+    except CorruptFile:
+        if path.suffix.lower() not in NRRD_SUFFIXES:
+            raise
+        # A detached header SimpleITK rejects may still be valid NRRD: the format's own library decides.
+        return read_nrrd(path)
     size = tuple(int(s) for s in reader.GetSize())
     channels = int(reader.GetNumberOfComponents())
     check_size(path, (*size, channels), "float64" if channels > 1 else "int64")
@@ -99,6 +111,8 @@ def summarize_itk(path: str | Path) -> dict[str, Any]:
     """
     import SimpleITK as sitk
 
+    if needs_pynrrd(path):
+        return summarize_nrrd(path)
     reader = _reader(Path(path))
     size = [int(s) for s in reversed(reader.GetSize())]
     channels = int(reader.GetNumberOfComponents())

@@ -32,6 +32,8 @@ BUILTIN_MODULES = (
     "validator.checks.evidence_extra",
     "validator.checks.meta",
     "validator.checks.consistency",
+    "validator.checks.evidence_support",
+    "validator.checks.evidence_docs",
 )
 
 

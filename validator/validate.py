@@ -11,7 +11,7 @@ from benchmark.discover import Dataset
 from benchmark.errors import ManifestError
 from benchmark.layout import AGENT_DIR, ANNOTATIONS_DIR, IMAGES_DIR, MASKS_DIR
 from benchmark.manifest import ManifestEntry
-from validator import _raw
+from validator import _raw, dataset_facts
 from validator.registry import CheckSpec, Profile, load_profile
 from validator.report import CheckOutcome, CheckResult, Report, SampleReport, weighted_total
 from validator.sample import (
@@ -252,9 +252,10 @@ def clear_cache(*, evidence: bool = False) -> None:
 
     Args:
         evidence: Also forget what is cached about files: source headers and renders, written-image facts and
-            grey copies, label tables and resolved paths (a cold start, for measurements).
+            grey copies, label tables, dataset listings and documents, and resolved paths (a cold start).
     """
     _CACHE.clear()
     if evidence:
         _raw.clear_caches()
         clear_file_caches()
+        dataset_facts.clear()

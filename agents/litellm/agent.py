@@ -33,6 +33,13 @@ from agents.litellm.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPytho
 from agents.litellm.retry import RetryPolicy
 from agents.litellm.review_tools import EDITABLE_OPTION, feedback_with_values
 from agents.litellm.sandbox import Sandbox, SandboxLimits
+from agents.litellm.script_mode import (
+    MODES,
+    SCRIPT_SYSTEM_PROMPT,
+    ScriptOptions,
+    script_tool_definitions,
+    script_toolbox,
+)
 from agents.litellm.tool_pool import ToolPool
 from agents.litellm.tools import ToolBox, tool_definitions
 from agents.trace import TraceWriter
@@ -80,10 +87,14 @@ class LiteLLMAgent:
         tool_processes: Worker processes for the CPU-heavy tools (render, inspect, view_image, the write and
             review tools; `agents.litellm.tool_pool`), so they never hold the event loop's GIL; 0 runs every
             tool in the agent's threads. Started on first use, stopped by `close`.
+        mode: ``"tools"`` (per-sample tool calls) or ``"script"``: the coding-agent mode, where the model
+            explores and writes one conversion script run by ``run_python`` (`agents.litellm.script_mode`).
+        script: Bounds and feedback of the script mode (`ScriptOptions` or a mapping of its fields).
 
     Raises:
         MissingApiKeyError: No key for the provider (before any call; a `ValueError`).
-        ValueError: An unknown model string, tool set, code limit or a negative ``tool_processes``.
+        ValueError: An unknown model string, mode, tool set, code limit, script option or a negative
+            ``tool_processes``.
     """
 
     name = "litellm"
@@ -108,9 +119,16 @@ class LiteLLMAgent:
         max_bad_tool_calls: int = 5,
         extra_params: Mapping[str, Any] | None = None,
         tools: str | Sequence[str] | None = None,
-        code_limits: CodeLimits | Mapping[str, Any] | None = None,
+        code_limits: Mapping[str, Any] | CodeLimits | None = None,
         tool_processes: int = 0,
+        mode: str = "tools",
+        script: Mapping[str, Any] | ScriptOptions | None = None,
     ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"unknown agent.mode {mode!r}; valid: {list(MODES)}")
+        #: ``"tools"`` or ``"script"`` (the coding-agent mode).
+        self.mode = mode
+        self.script = ScriptOptions.of(script)
         if tool_processes < 0:
             raise ValueError(f"agent.tool_processes must be 0 or more, got {tool_processes}")
         tool_sets = {tools} if isinstance(tools, str) else set(tools or ())
@@ -141,7 +159,10 @@ class LiteLLMAgent:
         self.sandbox_limits = sandbox_limits or SandboxLimits()
         self.vision = self.client.supports_vision() if vision is None else vision
         self.max_bad_tool_calls = max_bad_tool_calls
-        self.tools = tool_definitions({CODE_TOOL: RunPythonArgs} if self.code else None)
+        if mode == "script":
+            self.tools = script_tool_definitions()
+        else:
+            self.tools = tool_definitions({CODE_TOOL: RunPythonArgs} if self.code else None)
         self.tool_processes = tool_processes
         self._tool_pool: ThreadPoolExecutor | None = None
         # Workers start on the first pooled call; the finalizer stops them if `close` is never called.
@@ -258,14 +279,18 @@ class LiteLLMAgent:
         trace_path = task.out_dir / f"trace_{mode}.jsonl"
         trace = TraceWriter(trace_path, secrets=[self._api_key])
         sandbox = Sandbox(task.root, out, self.sandbox_limits)
-        extra_tools = None
-        if self.code:
-            runner = CodeRunner(task.root, out, task.out_dir / "workspace", self.code_limits)
-            extra_tools = {CODE_TOOL: (RunPythonArgs, runner)}
-        toolbox = ToolBox(task, sandbox, self.vision, extra_tools)
+        if self.mode == "script":
+            toolbox = script_toolbox(task, sandbox, self.vision, self.code_limits, self.script)
+            system = SCRIPT_SYSTEM_PROMPT
+        else:
+            extra_tools = None
+            if self.code:
+                runner = CodeRunner(task.root, out, task.out_dir / "workspace", self.code_limits)
+                extra_tools = {CODE_TOOL: (RunPythonArgs, runner)}
+            toolbox = ToolBox(task, sandbox, self.vision, extra_tools)
+            system = prompts.with_code_tool(prompts.SYSTEM_PROMPT) if self.code else prompts.SYSTEM_PROMPT
         if self._process_pool is not None:
             self._process_pool.warm()  # the workers start while the first model call is in flight
-        system = prompts.with_code_tool(prompts.SYSTEM_PROMPT) if self.code else prompts.SYSTEM_PROMPT
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system},
             *({"role": "user", "content": text} for text in user_prompts),
@@ -274,6 +299,7 @@ class LiteLLMAgent:
         trace.write(
             "start",
             mode=mode,
+            agent_mode=self.mode,
             model=self.model,
             dataset=task.name,
             candidate=task.candidate_index,

@@ -37,8 +37,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from agents.litellm.tool_args import ToolArgs
 from agents.litellm.tools import ToolResult
 
 __all__ = ["CODE_TOOL", "CodeLimits", "CodeRunner", "RunPythonArgs"]
@@ -51,7 +52,7 @@ _CHILD = Path(__file__).with_name("_code_child.py")
 _PASSED_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "SYSTEMROOT")
 
 
-class RunPythonArgs(BaseModel):
+class RunPythonArgs(ToolArgs):
     """Run a Python 3 script in your workspace and return its exit code and (truncated) output.
 
     The working directory holds data/ (the dataset's raw files, read-only) and output/ (your output folder:
@@ -60,8 +61,6 @@ class RunPythonArgs(BaseModel):
     and SimpleITK are importable. No network, no subprocesses; CPU, wall-time and memory are limited. Print
     what you need to see; files written elsewhere than output/ and the working directory are refused.
     """
-
-    model_config = ConfigDict(extra="forbid")
 
     code: str = Field(description="The complete Python script to run.")
     timeout_s: float | None = Field(

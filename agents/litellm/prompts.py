@@ -28,9 +28,10 @@ tools you are given: you cannot run shell commands or code. Paths you read are r
 and start with data/; paths of outputs (images/, masks/) are relative to your output folder.
 
 How to use the tools (the task instruction in the first user message says what to produce):
-- Locate the evidence: list_dir, read_text and inspect show the raw files (format, shape, spacing, \
-modality, container keys, table columns) and the files around them (masks, label maps, label tables, \
-labels in file or folder names).
+- Locate the evidence: tree summarises the whole folder (files per extension, kinds of folders, every \
+text and table file); list_dir (text and table files first, paged), find and grep locate files; \
+read_text, table_head and inspect show the raw files (format, shape, spacing, modality, container keys, \
+table columns) and the files around them (masks, label maps, label tables, labels in file or folder names).
 - Convert: render writes images/<index>.png from a raw file (choose the slice or frame with slice_index / \
 frame; mask_source picks the slice where a mask has the most foreground). Render a segmentation mask to \
 masks/<index>.png with kind="mask" and the same slice or frame, so pixel value = class id and the mask has \

@@ -19,10 +19,12 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agents.base import Feedback, Task
+from agents.litellm.folder_tools import folder_page
 from agents.litellm.sandbox import Sandbox, SandboxError
+from agents.litellm.tool_args import ToolArgs
 
 __all__ = [
     "EDITABLE_OPTION",
@@ -32,7 +34,6 @@ __all__ = [
     "ReadOutputArgs",
     "current_value",
     "feedback_with_values",
-    "folder_listing",
     "text_head",
 ]
 
@@ -46,24 +47,22 @@ _VALUE_CHARS = 400
 _JSON_FILE = re.compile(r"^(standardized_annotations/\d+\.json|data_meta\.json)$")
 
 
-class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ListOutputArgs(_Args):
+class ListOutputArgs(ToolArgs):
     """List your own output folder (images/, masks/, standardized_annotations/, data_meta.json), read-only."""
 
     path: str = Field(".", description="Folder relative to your output folder, e.g. '.' or 'images'.")
+    offset: int = Field(0, ge=0, description="Skip this many entries (for the next page).")
+    limit: int = Field(100, ge=1, description="Entries to show (at most the sandbox's listing cap).")
 
 
-class ReadOutputArgs(_Args):
+class ReadOutputArgs(ToolArgs):
     """Read a file you wrote: an annotation ('standardized_annotations/3.json') or 'data_meta.json'."""
 
     path: str = Field(description="File relative to your output folder.")
     max_bytes: int = Field(16384, ge=1, description="How many bytes to return at most.")
 
 
-class EditFieldsArgs(_Args):
+class EditFieldsArgs(ToolArgs):
     """Change single fields of an annotation or of data_meta.json you wrote (the others stay as they are)."""
 
     path: str = Field(description="'standardized_annotations/<index>.json' or 'data_meta.json'.")
@@ -72,29 +71,6 @@ class EditFieldsArgs(_Args):
         description="Dotted field path -> new value, e.g. {'tasks.classification.label': 1}.",
     )
     remove: list[str] = Field(default_factory=list, description="Dotted field paths to delete.")
-
-
-def folder_listing(sandbox: Sandbox, folder: Path) -> str:
-    """A folder's entries as the model sees them: a header, then names and sizes (folders end with ``/``).
-
-    Args:
-        sandbox: Caps the number of entries shown and renders the header path.
-        folder: A resolved folder inside the sandbox.
-
-    Returns:
-        The listing text.
-    """
-    cap = sandbox.limits.max_dir_entries
-    children = sorted(folder.iterdir(), key=lambda p: p.name)
-    lines = [f"{sandbox.to_model(folder)}/ ({len(children)} entries)"]
-    for child in children[:cap]:
-        if child.is_dir():
-            lines.append(f"{child.name}/")
-        else:
-            lines.append(f"{child.name}\t{child.stat().st_size if child.exists() else 0}")
-    if len(children) > cap:
-        lines.append(f"... {len(children) - cap} more entries not shown")
-    return "\n".join(lines)
 
 
 def text_head(target: Path, max_bytes: int) -> str | None:
@@ -120,7 +96,7 @@ def _list_output(sandbox: Sandbox, task: Task, args: ListOutputArgs) -> str:
     folder = sandbox.output_path(args.path)
     if not folder.is_dir():
         raise SandboxError(args.path, "not a folder of your output")
-    return folder_listing(sandbox, folder)
+    return folder_page(sandbox, folder, args.offset, args.limit, f"list_output(path={args.path!r})")
 
 
 def _read_output(sandbox: Sandbox, task: Task, args: ReadOutputArgs) -> str:
@@ -212,7 +188,7 @@ def _editable(path: str, task: Task) -> bool:
     return any(w == "*" or path == w or path.startswith(w + ".") for w in fields)
 
 
-REVIEW_TOOLS: Mapping[str, tuple[type[_Args], Callable[[Sandbox, Task, Any], str]]] = {
+REVIEW_TOOLS: Mapping[str, tuple[type[ToolArgs], Callable[[Sandbox, Task, Any], str]]] = {
     "list_output": (ListOutputArgs, _list_output),
     "read_output": (ReadOutputArgs, _read_output),
     "edit_fields": (EditFieldsArgs, _edit_fields),

@@ -45,12 +45,18 @@ class SandboxLimits:
     Attributes:
         max_file_bytes: Largest raw file ``inspect``/``render``/``view_image`` may open.
         max_text_bytes: Largest head ``read_text`` may return.
-        max_dir_entries: Most entries ``list_dir`` returns.
+        max_dir_entries: Most entries ``list_dir`` and ``find`` return per call.
+        max_walk_entries: Most folder entries ``tree``, ``find`` and ``grep`` visit per call (a bounded walk:
+            past it they answer with what they saw and say so).
+        max_search_bytes: Most bytes ``grep`` reads per call, and the largest text table whose rows
+            ``table_head`` counts.
     """
 
     max_file_bytes: int = 2 * 1024**3
     max_text_bytes: int = 64 * 1024
     max_dir_entries: int = 200
+    max_walk_entries: int = 200_000
+    max_search_bytes: int = 64 * 1024**2
 
 
 class Sandbox:

@@ -173,7 +173,7 @@ class ToolPool:
             The result, equal to ``toolbox.run(name, raw_arguments)``; a worker that died during the call
             gives a ``worker_crash`` error instead.
         """
-        if name not in POOLED_TOOLS:
+        if name not in POOLED_TOOLS or not toolbox.offers(name):  # a tool outside the mode: refused there
             return toolbox.run(name, raw_arguments)
         payload = pickle.dumps((self._spec(toolbox), name, raw_arguments), pickle.HIGHEST_PROTOCOL)
         while True:

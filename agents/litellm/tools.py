@@ -13,18 +13,21 @@ import hashlib
 import io
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from agents.base import Task
+from agents.litellm.folder_tools import FOLDER_TOOLS
 from agents.litellm.render_cache import RENDERS, InspectedFile, RenderedFile, ViewedImage, file_identity
-from agents.litellm.review_tools import REVIEW_TOOLS, folder_listing, text_head
+from agents.litellm.review_tools import REVIEW_TOOLS
 from agents.litellm.sandbox import Sandbox, SandboxError
+from agents.litellm.table_tools import TABLE_TOOLS
+from agents.litellm.tool_args import ToolArgs
 
 __all__ = ["TOOL_MODELS", "ToolBox", "ToolResult", "tool_definitions"]
 
@@ -33,30 +36,13 @@ log = logging.getLogger(__name__)
 _VIEW_MAX_SIDE = 512
 
 
-class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ListDirArgs(_Args):
-    """List a folder of the dataset (names, sizes; folders end with /)."""
-
-    path: str = Field("data", description="Folder relative to the dataset root, e.g. 'data' or 'data/case1'.")
-
-
-class ReadTextArgs(_Args):
-    """Read the beginning of a text file of the dataset (CSV, TXT, JSON ...)."""
-
-    path: str = Field(description="File relative to the dataset root, e.g. 'data/labels.csv'.")
-    max_bytes: int = Field(4096, ge=1, description="How many bytes of the head to return.")
-
-
-class InspectArgs(_Args):
+class InspectArgs(ToolArgs):
     """Summarise a raw file: format, shape, dtype, spacing, modality, key headers, container keys, columns."""
 
     path: str = Field(description="File or DICOM folder relative to the dataset root.")
 
 
-class RenderArgs(_Args):
+class RenderArgs(ToolArgs):
     """Render a raw file to the output image (kind='image') or label-map mask (kind='mask') of a sample."""
 
     index: int = Field(
@@ -79,7 +65,7 @@ class RenderArgs(_Args):
     mask_source: str | None = Field(None, description="Mask file whose largest-foreground slice is chosen.")
 
 
-class ViewImageArgs(_Args):
+class ViewImageArgs(ToolArgs):
     """Look at an image: one you wrote (where='output') or any image file of the dataset (where='dataset',
     shown as `render` would show it with default options: DICOM, NIfTI, MINC ... included)."""
 
@@ -87,28 +73,31 @@ class ViewImageArgs(_Args):
     where: Literal["output", "dataset"] = Field("output", description="Which root the path is relative to.")
 
 
-class WriteAnnotationArgs(_Args):
+class WriteAnnotationArgs(ToolArgs):
     """Write standardized_annotations/<index>.json for one sample (replaces an earlier version)."""
 
     index: int = Field(description="Manifest index of the sample.")
     annotation: dict[str, Any] = Field(description="The complete per-image annotation object.")
 
 
-class WriteDataMetaArgs(_Args):
+class WriteDataMetaArgs(ToolArgs):
     """Write data_meta.json for the whole dataset (replaces an earlier version)."""
 
     data_meta: dict[str, Any] = Field(description="The complete dataset metadata object.")
 
 
-class FinishArgs(_Args):
+class FinishArgs(ToolArgs):
     """End the work on this dataset."""
 
     summary: str = Field("", description="One or two sentences on what was done and any doubt left.")
 
 
+# Handlers of the read-only tools living in their own modules: (sandbox, task, arguments) -> text.
+_TEXT_TOOLS = {**FOLDER_TOOLS, **TABLE_TOOLS}
+
 TOOL_MODELS: dict[str, type[BaseModel]] = {
-    "list_dir": ListDirArgs,
-    "read_text": ReadTextArgs,
+    # Finding one's way in the dataset folder (agents/litellm/folder_tools.py, table_tools.py).
+    **{name: model for name, (model, _handler) in _TEXT_TOOLS.items()},
     "inspect": InspectArgs,
     "render": RenderArgs,
     "view_image": ViewImageArgs,
@@ -129,17 +118,21 @@ def _strip_titles(schema: Any) -> Any:
     return schema
 
 
-def tool_definitions(extra: Mapping[str, type[BaseModel]] | None = None) -> list[dict[str, Any]]:
+def tool_definitions(
+    extra: Mapping[str, type[BaseModel]] | None = None, only: Collection[str] | None = None
+) -> list[dict[str, Any]]:
     """Return the OpenAI-style tool definitions, generated from the argument models.
 
     Args:
         extra: Opt-in tools (name → argument model) offered after the standard ones, e.g. ``run_python``.
+        only: Offer only these standard tools (a mode's tool set, e.g. the script mode's); None: all.
 
     Returns:
         One ``{"type": "function", "function": {"name", "description", "parameters"}}`` per tool.
     """
     out = []
-    for name, model in {**TOOL_MODELS, **(extra or {})}.items():
+    standard = {k: v for k, v in TOOL_MODELS.items() if only is None or k in only}
+    for name, model in {**standard, **(extra or {})}.items():
         params = _strip_titles(model.model_json_schema())
         params.pop("description", None)
         out.append(
@@ -185,6 +178,7 @@ class ToolBox:
         sandbox: Where reads and writes may go.
         vision: Whether ``view_image`` returns the image itself (else a text summary only).
         extra_tools: Opt-in tools: name → (argument model, handler returning a `ToolResult`).
+        only: The standard tools this toolbox runs (a mode's tool set); None: all. Any other is unknown.
     """
 
     def __init__(
@@ -193,26 +187,41 @@ class ToolBox:
         sandbox: Sandbox,
         vision: bool,
         extra_tools: Mapping[str, tuple[type[BaseModel], Callable[[Any], ToolResult]]] | None = None,
+        only: Collection[str] | None = None,
     ) -> None:
         self.task = task
         self.sandbox = sandbox
         self.vision = vision
         self._indices = set(task.indices)
         self._handlers: dict[str, Callable[[Any], ToolResult]] = {
-            "list_dir": self._list_dir,
-            "read_text": self._read_text,
+            **{name: self._text_tool(handler) for name, (_model, handler) in _TEXT_TOOLS.items()},
             "inspect": self._inspect,
             "render": self._render,
             "view_image": self._view_image,
             "write_annotation": self._write_annotation,
             "write_data_meta": self._write_data_meta,
-            **{name: self._review(handler) for name, (_model, handler) in REVIEW_TOOLS.items()},
+            **{name: self._text_tool(handler) for name, (_model, handler) in REVIEW_TOOLS.items()},
             "finish": self._finish,
         }
-        self._models: dict[str, type[BaseModel]] = dict(TOOL_MODELS)
+        if only is not None:
+            self._handlers = {k: v for k, v in self._handlers.items() if k in only}
+        self._models: dict[str, type[BaseModel]] = {
+            k: v for k, v in TOOL_MODELS.items() if k in self._handlers
+        }
         for name, (model, handler) in (extra_tools or {}).items():
             self._models[name] = model
             self._handlers[name] = handler
+
+    def offers(self, name: str) -> bool:
+        """Whether this toolbox runs the tool ``name`` (a mode may offer a subset of the tools).
+
+        Args:
+            name: A tool name.
+
+        Returns:
+            True when ``run(name, ...)`` dispatches it.
+        """
+        return name in self._models
 
     def run(self, name: str, raw_arguments: str | None) -> ToolResult:
         """Validate and run one tool call.
@@ -252,29 +261,10 @@ class ToolBox:
             log.debug("tool %s failed", name, exc_info=True)
             return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", "tool_error")
 
-    def _review(self, handler: Callable[[Sandbox, Any, Any], str]) -> Callable[[Any], ToolResult]:
+    def _text_tool(self, handler: Callable[[Sandbox, Any, Any], str]) -> Callable[[Any], ToolResult]:
         return lambda args: ToolResult(handler(self.sandbox, self.task, args))
 
     # -- read tools ------------------------------------------------------------------------------
-
-    def _list_dir(self, args: ListDirArgs) -> ToolResult:
-        folder = self.sandbox.read_path(args.path)
-        if not folder.is_dir():
-            raise SandboxError(args.path, "not a folder")
-        return ToolResult(folder_listing(self.sandbox, folder))
-
-    def _read_text(self, args: ReadTextArgs) -> ToolResult:
-        cap = self.sandbox.limits.max_text_bytes
-        if args.max_bytes > cap:
-            raise SandboxError(args.path, f"max_bytes {args.max_bytes} is above the {cap}-byte read cap")
-        target = self.sandbox.read_path(args.path)
-        if not target.is_file():
-            raise SandboxError(args.path, "not a file")
-        text = text_head(target, args.max_bytes)
-        if text is None:
-            size = target.stat().st_size
-            return ToolResult(f"{args.path} looks binary ({size} bytes); use inspect instead.", "tool_error")
-        return ToolResult(text)
 
     def _inspect(self, args: InspectArgs) -> ToolResult:
         import medio

@@ -24,7 +24,7 @@ from agents.rules.context import DatasetContext
 from agents.rules.decisions import Decider, DecisionRecord
 from agents.rules.pipeline import DatasetPlan, standardize_sample
 from agents.rules.revise import fields_to_rewrite, merge_fields, points_for_fields, self_check_points
-from agents.rules.source import container_shapes, mask_candidates, mask_key_hypotheses
+from agents.rules.source import EXACT_PAIR_SCORE, container_shapes, mask_candidates, mask_key_hypotheses
 from agents.rules.writer import SampleResult, build_annotation, build_data_meta
 from benchmark.errors import is_storage_failure
 from benchmark.fields import IMAGE_PATH
@@ -142,26 +142,47 @@ class RulesAgent:
         classes = next((r.classes for r in reversed(results) if r.classes), {})
         modality = _majority([r.modality for r in results]) or "NA"
         meta = build_data_meta(
-            task.name, results, modality=modality, task=plan.task, classes=classes, anatomy=plan.anatomy
+            plan.dataset_name or task.name,
+            results,
+            modality=modality,
+            task=plan.task,
+            classes=classes,
+            anatomy=plan.anatomy,
         )
         if only_write is None or None in only_write:
             self._write_meta(layout, meta, None if only_write is None else only_write[None])
         status, reason = ("ok", None) if results else ("failed", "no sample could be standardized")
+        if skipped:
+            # A dataset with nothing written drops out of the official macro: that is a visible WARNING.
+            # Samples skipped beside written ones (undecodable files, expected failures) are an INFO line.
+            first = next(iter(skipped.items()))
+            log.log(
+                logging.WARNING if not results else logging.INFO,
+                "rules: %s: %d of %d samples not written (%s task); first: sample %s: %s",
+                task.name,
+                len(skipped),
+                len(task.entries),
+                plan.task,
+                first[0],
+                first[1],
+            )
         trace.write("end", status=status, written=len(results), skipped=len(task.entries) - len(results))
         trace.close()
         return self._candidate(task, start, trace_path, status, reason, skipped)
 
     def _plan(self, ctx: DatasetContext, decider: Decider) -> DatasetPlan:
-        seg_signals = sum(
-            1 for s in ctx.sources[:3] if mask_candidates(ctx.files, s, exclude=set(ctx.sources) - {s})
-        )
+        masks = [mask_candidates(ctx.files, s, exclude=set(ctx.sources) - {s}) for s in ctx.sources[:3]]
+        seg_signals = sum(1 for m in masks if m)
+        exact_pairs = sum(1 for m in masks if m and m[0].score >= EXACT_PAIR_SCORE)
         container_mask = False
         first = ctx.sources[0]
         if first.lower().endswith(_CONTAINER_SUFFIXES):
             container_mask = bool(
                 mask_key_hypotheses(list(shapes := container_shapes(ctx.root / first)), shapes)
             )
-        plan = DatasetPlan(task=ctx.decide_task(decider, seg_signals, container_mask), anatomy=ctx.anatomy())
+        task_type = ctx.decide_task(decider, seg_signals, container_mask, exact_pairs)
+        plan = DatasetPlan(task=task_type, anatomy=ctx.anatomy())
+        plan.dataset_name = decider.choose("dataset_name", ctx.name_hypotheses())
         if plan.task == "classification":
             plan.labels = plan_labels(ctx, decider)
         return plan

@@ -24,7 +24,7 @@ from agents.rules.source import stem
 from agents.rules.tables import Join, join, load_table, sample_ids
 from agents.rules.vocab import tokens
 
-__all__ = ["LabelPlan", "plan_labels", "sample_label"]
+__all__ = ["LabelPlan", "plan_labels", "sample_label", "table_subject"]
 
 
 @dataclass
@@ -97,17 +97,21 @@ def plan_labels(ctx: DatasetContext, decider: Decider) -> LabelPlan:
     """
     first = ctx.sources[0]
     hyps: list[Hypothesis[LabelPlan]] = []
-    ids = sample_ids(first)
+    # The first samples that a table joins decide it (one row missing from a table must not hide it).
+    probes = [sample_ids(rel, header=ctx.header_ids(rel)) for rel in ctx.sources[:3]]
+    readme = ctx.readme.lower()
     for table in ctx.tables:
-        found = join(table, ids)
+        found = next((f for f in (join(table, ids) for ids in probes) if f is not None), None)
         if found is None:
             continue
+        # A table the README names ("labels in qa/outcomes.csv") is the documented label source.
+        named = 1.0 if table.relpath.rsplit("/", 1)[-1].lower() in readme else 0.0
         for col_h in label_column_hypotheses(table.frame, found.column, ctx.code_maps)[:3]:
             plan = LabelPlan("table", table, col_h.value)
             hyps.append(
                 Hypothesis(
                     plan,
-                    2.0 + col_h.score + 0.3 * found.strength,
+                    2.0 + col_h.score + 0.3 * found.strength + named,
                     f"{table.relpath}:{col_h.value}",
                     f"table:{table.relpath}:{col_h.value}",
                 )
@@ -216,8 +220,38 @@ def _is_int(text: str) -> bool:
     return True
 
 
+_SUBJECT_COLUMNS = (
+    "participant_id",
+    "participant",
+    "subject_id",
+    "subject",
+    "patient_id",
+    "patientid",
+    "patient",
+)
+
+
+def table_subject(found: Join | None, occurrence: int = 0) -> str | None:
+    """The participant/subject/patient column of a joined row (another column than the join key)."""
+    if found is None:
+        return None
+    lower = {str(c).strip().lower().replace(" ", "_"): str(c) for c in found.rows.columns}
+    for name in _SUBJECT_COLUMNS:
+        col = lower.get(name)
+        if col is not None:
+            value = str(found.rows.iloc[min(occurrence, len(found.rows) - 1)][col]).strip()
+            return value or None
+    return None
+
+
 def sample_label(
-    ctx: DatasetContext, plan: LabelPlan, rel: str, *, patient_id: str | None, occurrence: int
+    ctx: DatasetContext,
+    plan: LabelPlan,
+    rel: str,
+    *,
+    patient_id: str | None,
+    occurrence: int,
+    header: Mapping[str, object] | None = None,
 ) -> tuple[str | None, Join | None, str | None]:
     """Read one sample's class name.
 
@@ -227,6 +261,7 @@ def sample_label(
         rel: The sample's source path.
         patient_id: DICOM PatientID, if any.
         occurrence: How many earlier manifest lines name the same file (picks the row of a shared file).
+        header: Header facts of the sample (UIDs that may key the table).
 
     Returns:
         ``(class name or None, the table join or None, the file-name class word or None)``.
@@ -235,7 +270,7 @@ def sample_label(
     found: Join | None = None
     word: str | None = None
     if plan.kind == "table" and plan.table is not None:
-        found = join(plan.table, sample_ids(rel, patient_id))  # type: ignore[arg-type]
+        found = join(plan.table, sample_ids(rel, patient_id, header))  # type: ignore[arg-type]
         if found is not None and plan.column in found.rows.columns:
             rows = found.rows
             value = str(rows.iloc[min(occurrence, len(rows) - 1)][plan.column]).strip()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,14 +17,22 @@ from typing import Any
 from agents.rules.decisions import Decider, Hypothesis
 from agents.rules.labels import code_maps_from_text
 from agents.rules.source import DatasetFiles, stem
-from agents.rules.tables import Table, load_table
+from agents.rules.tables import Table, join, load_table, sample_ids
 from agents.rules.vocab import ANNOTATION_TOKENS, anatomy_from_words, modality_scores, tokens
+from medio.dataset_docs import DatasetDocs, bids_entities, read_dataset_docs, read_text_any
 
 log = logging.getLogger(__name__)
 
 __all__ = ["DatasetContext"]
 
 _MAX_README_CHARS = 20_000
+# Documents that describe the dataset, never label tables of its samples.
+_DOC_FILES = ("dataset.json", "dataset_description.json", "dseg.tsv")
+_LEGEND_LINE = re.compile(r"^(\d{1,3})\s*(?:[:=,\t;-]|\s)\s*(\S.*)$")
+_LEGEND_ID_COLUMNS = ("index", "id", "value", "label_id", "class_id", "label_value", "code")
+_LEGEND_NAME_COLUMNS = ("name", "label", "label_name", "class", "class_name", "description", "structure")
+# File formats that, alone, suggest a modality (a TIFF with no DICOM header is most often a microscope's).
+_FORMAT_MODALITY = {"tiff": ("Microscopy", 0.8)}
 _BOX_COLUMNS = (
     {"x_min", "x_max"},
     {"xmin", "xmax"},
@@ -88,6 +97,8 @@ class DatasetContext:
         code_maps: README ``code → name`` maps by context word.
         class_maps: ``{id: name}`` maps from JSON class files (``classes.json``) and ``classes.txt`` lists.
         coco: COCO documents (``images`` + ``annotations``).
+        docs: What the documentation states (title, legends) - `medio.dataset_docs`.
+        header_cache: Header id facts per source (UIDs, PatientID), read once.
     """
 
     root: Path
@@ -99,6 +110,8 @@ class DatasetContext:
     code_maps: dict[str, dict[int, str]] = field(default_factory=dict)
     class_maps: list[dict[int, str]] = field(default_factory=list)
     coco: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    docs: DatasetDocs = field(default_factory=DatasetDocs)
+    header_cache: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, root: Path, name: str, sources: Sequence[str]) -> DatasetContext:
@@ -121,11 +134,23 @@ class DatasetContext:
                 texts.append((root / rel).read_text(encoding="utf-8", errors="replace")[:_MAX_README_CHARS])
             except OSError as exc:
                 log.debug("cannot read %s: %s", rel, exc)
+        ctx.docs = read_dataset_docs(root, files.files)
+        # BIDS READMEs have no extension; documents' own words (dataset.json channel names) count too.
+        known = set(files.texts())
+        texts += [
+            read_text_any(root / rel, _MAX_README_CHARS) for rel in ctx.docs.readmes if rel not in known
+        ]
+        texts += [ctx.docs.text] if ctx.docs.text else []
         ctx.readme = "\n".join(texts)
         ctx.code_maps = code_maps_from_text(ctx.readme)
+        ctx.class_maps.extend(ctx.docs.class_maps)
+        image_stems = {stem(s.rsplit("/", 1)[-1]) for s in sources}
         for rel in files.tables():
-            if rel in source_set:
+            name = rel.rsplit("/", 1)[-1].lower()
+            if rel in source_set or name.endswith(_DOC_FILES):
                 continue
+            if name.endswith(".json") and stem(rel.rsplit("/", 1)[-1]) in image_stems:
+                continue  # a BIDS sidecar of an image (acquisition parameters), not a label table
             if rel.lower().endswith(".txt"):
                 ctx._maybe_class_list(rel)
                 continue
@@ -139,24 +164,89 @@ class DatasetContext:
                 ctx.class_maps.append({int(k): v for k, v in raw.items() if str(k).isdigit()})
             elif not table.frame.empty:
                 ctx.tables.append(table)
+                ctx._maybe_legend_table(table)
         return ctx
 
     def _maybe_class_list(self, rel: str) -> None:
         name = rel.rsplit("/", 1)[-1].lower()
-        if not any(w in name for w in ("class", "names", "categories", "labels")) or (
+        if not any(w in name for w in ("class", "names", "categories", "labels", "legend")) or (
             "/" in rel[5:] and self.files.is_annotation(rel.rsplit("/", 1)[0] + "/x")
         ):
             return
-        try:
-            lines = [
-                ln.strip() for ln in (self.root / rel).read_text(encoding="utf-8").splitlines() if ln.strip()
-            ]
-        except (OSError, UnicodeDecodeError):
+        lines = [ln.strip() for ln in read_text_any(self.root / rel, 200_000).splitlines() if ln.strip()]
+        if not lines or not all(len(ln) < 60 for ln in lines):
             return
-        if lines and all(len(ln) < 60 for ln in lines):
+        # "0 background" / "1: Läsion" / "2 = tumour" lines give their ids; bare names are numbered in order.
+        pairs = [_LEGEND_LINE.match(ln) for ln in lines]
+        if all(pairs):
+            self.class_maps.append({int(m.group(1)): m.group(2).strip() for m in pairs if m})
+        else:
             self.class_maps.append(dict(enumerate(lines)))
 
+    def _maybe_legend_table(self, table: Table) -> None:
+        """A small table of integer ids and names (``index,name``; ``value,label``) is a class legend too."""
+        frame = table.frame
+        if not 2 <= len(frame) <= 256 or frame.shape[1] > 4:
+            return
+        ids = next((c for c in frame.columns if str(c).lower() in _LEGEND_ID_COLUMNS), None)
+        names = next((c for c in frame.columns if str(c).lower() in _LEGEND_NAME_COLUMNS), None)
+        if ids is None or names is None:
+            return
+        values = [str(v).strip() for v in frame[ids]]
+        labels = [str(n).strip() for n in frame[names]]
+        # A legend names each id once; a per-sample label table ("id,label") repeats its class names.
+        if (
+            not all(v.isdigit() for v in values)
+            or len(set(values)) != len(values)
+            or len(set(labels)) != len(labels)
+        ):
+            return
+        self.class_maps.append({int(v): n for v, n in zip(values, labels, strict=True)})
+
     # ------------------------------------------------------------------ evidence
+    def name_hypotheses(self) -> list[Hypothesis[str]]:
+        """The dataset's name: the documented one (README title, dataset.json, dataset_description.json)
+        before the folder id."""
+        hyps = []
+        if self.docs.title and self.docs.title != self.name:
+            hyps.append(
+                Hypothesis(self.docs.title, 4.5, f"named by {self.docs.title_source}", self.docs.title)
+            )
+        hyps.append(Hypothesis(self.name, 2.0, "the dataset folder's name", self.name))
+        return hyps
+
+    def header_ids(self, rel: str) -> dict[str, Any]:
+        """Identifier fields of a DICOM source's header (PatientID, instance/series/study UIDs), read once."""
+        if rel not in self.header_cache:
+            import medio
+            from medio.sniff import sniff
+
+            facts: dict[str, Any] = {}
+            try:
+                if sniff(self.root / rel) == "dicom":
+                    facts = dict(medio.inspect(self.root / rel).get("header") or {})
+            except (OSError, medio.MedioError) as exc:
+                log.debug("no header ids for %s: %s", rel, exc)
+            self.header_cache[rel] = facts
+        return self.header_cache[rel]
+
+    def label_table_joins(self) -> int:
+        """How many of the first samples a label-like table joins (evidence for image-level labels)."""
+        from agents.rules.labels import label_column_hypotheses
+
+        hits = 0
+        for rel in self.sources[:3]:
+            ids = sample_ids(rel, header=self.header_ids(rel))
+            for table in self.tables:
+                found = join(table, ids)
+                if found is None or found.strength < 2.0:
+                    continue
+                cols = label_column_hypotheses(table.frame, found.column, self.code_maps)
+                if cols and cols[0].score > 0.5:
+                    hits += 1
+                    break
+        return hits
+
     def words(self) -> list[str]:
         """Tokens of the dataset name, folder and file names of the sources, and the README."""
         words = tokens(self.name)
@@ -164,20 +254,26 @@ class DatasetContext:
             words += tokens(src[5:])
         return words + tokens(self.readme[:2000])
 
-    def modality_hypotheses(self, dicom_modality: str | None, hu_like: bool) -> list[Hypothesis[str]]:
-        """Rank modalities from a DICOM tag, HU-like intensities and the words on disk.
+    def modality_hypotheses(
+        self, dicom_modality: str | None, hu_like: bool, file_format: str | None = None
+    ) -> list[Hypothesis[str]]:
+        """Rank modalities from a DICOM tag, HU-like intensities, the documentation and the words on disk.
 
         Args:
             dicom_modality: The mapped DICOM Modality, if any.
             hu_like: True when the intensities look like Hounsfield units (air near -1000).
+            file_format: medio's format family of the source (a weak prior: TIFF suggests microscopy).
 
         Returns:
             Hypotheses over modality names.
         """
         scores = modality_scores(tokens(self.name), 1.0)
+        if self.docs.title:
+            for key, val in modality_scores(tokens(self.docs.title), 1.0).items():
+                scores[key] = scores.get(key, 0.0) + val
         for word_source, weight in (
             (tokens(" ".join(s[5:] for s in self.sources[:5])), 0.5),
-            (tokens(self.readme[:2000]), 0.5),
+            (tokens(self.readme[:4000]), 0.5),
         ):
             for key, val in modality_scores(word_source, weight).items():
                 scores[key] = scores.get(key, 0.0) + val
@@ -185,6 +281,9 @@ class DatasetContext:
             scores[dicom_modality] = scores.get(dicom_modality, 0.0) + 4.0
         if hu_like:
             scores["CT"] = scores.get("CT", 0.0) + 2.0
+        prior = _FORMAT_MODALITY.get(file_format or "")
+        if prior is not None and not dicom_modality:
+            scores[prior[0]] = scores.get(prior[0], 0.0) + prior[1]
         hyps = [Hypothesis(m, s, "words/tags on disk") for m, s in scores.items()]
         if not hyps:
             hyps = [Hypothesis("NA", 0.0, "no modality evidence")]
@@ -200,9 +299,10 @@ class DatasetContext:
         """Words of the dataset name that are neither format, modality nor anatomy words (``nodule``)."""
         from agents.rules.vocab import MODALITY_WORDS, ORGAN_REGION
 
+        # The documented name says what the dataset is about; a folder id (ds042_x) often says nothing.
         return [
             w
-            for w in tokens(self.name)
+            for w in tokens(self.docs.title or self.name)
             if w not in _FORMAT_WORDS
             and w not in MODALITY_WORDS
             and w not in ORGAN_REGION
@@ -230,12 +330,24 @@ class DatasetContext:
                 return len(line.split()) == 5
         return False
 
-    def task_hypotheses(self, seg_signals: int, source_is_container_with_mask: bool) -> list[Hypothesis[str]]:
+    def task_hypotheses(
+        self,
+        seg_signals: int,
+        source_is_container_with_mask: bool,
+        table_joins: int = 0,
+        exact_pairs: int = 0,
+    ) -> list[Hypothesis[str]]:
         """Rank task types from the evidence on disk.
+
+        A task with no evidence at all is not offered (sampling at temperature > 0 must not turn a
+        classification dataset into a segmentation one that no mask supports); a label table that joins the
+        samples is evidence for image-level labels, as label maps on the image's grid are for segmentation.
 
         Args:
             seg_signals: How many samples have a mask-like sibling (checked on the first few samples).
             source_is_container_with_mask: A source container has a ``label``/``mask`` key.
+            table_joins: How many of the first samples a label table joins.
+            exact_pairs: How many of the first samples have a mask paired by the community naming rule.
 
         Returns:
             Hypotheses over ``segmentation`` / ``detection`` / ``classification``.
@@ -243,6 +355,8 @@ class DatasetContext:
         seg = 0.0
         if seg_signals:
             seg += 2.5 + 0.2 * seg_signals
+        if exact_pairs:
+            seg += 1.5  # a label map named exactly after the image: stronger than any table
         if source_is_container_with_mask:
             seg += 3.0
         if any("mask" in {str(c).lower() for c in t.frame.columns} for t in self.tables):
@@ -256,21 +370,33 @@ class DatasetContext:
             det += 3.5
         if self.yolo_dirs():
             det += 3.5
-        cls = 1.5 + (0.5 if self.tables else 0.0)
+        # A joined label table lifts classification only up to a tie with fuzzy mask-like siblings (ties go
+        # to segmentation, listed first); an exactly paired label map always wins.
+        cls = 1.5 + (0.5 if self.tables else 0.0) + (0.4 + 0.2 * table_joins if table_joins else 0.0)
         hyps = [
             Hypothesis("segmentation", seg, "masks on disk"),
             Hypothesis("detection", det, "box files"),
             Hypothesis("classification", cls, "the default: an image-level label"),
         ]
+        hyps = [h for h in hyps if h.score > 0.0 or h.value == "classification"]
         return sorted(hyps, key=lambda h: -h.score)
 
-    def decide_task(self, decider: Decider, seg_signals: int, container_mask: bool) -> str:
+    def decide_task(
+        self, decider: Decider, seg_signals: int, container_mask: bool, exact_pairs: int = 0
+    ) -> str:
         """Decide the dataset's task type (a dataset-level decision point)."""
-        return decider.choose("task_type", self.task_hypotheses(seg_signals, container_mask))
+        joins = self.label_table_joins() if self.tables else 0
+        hyps = self.task_hypotheses(seg_signals, container_mask, joins, exact_pairs)
+        return decider.choose("task_type", hyps)
 
     def mask_words(self, mask_rel: str, source_rel: str) -> list[str]:
         """Class words in a mask's file name that the image's name does not have
-        (``abd_003_spleen`` → spleen)."""
+        (``abd_003_spleen`` → spleen); for BIDS names the ``label-``/``desc-`` value
+        (``sub-01_desc-brain_mask`` → brain)."""
+        entities = bids_entities(mask_rel.rsplit("/", 1)[-1])
+        for key in ("label", "desc"):
+            if entities.get(key):
+                return [entities[key]]
         src = set(tokens(stem(source_rel.rsplit("/", 1)[-1])))
         words = [
             w

@@ -33,8 +33,9 @@ __all__ = [
 Box = tuple[list[float], str]  # ([x, y, w, h] in output pixels, class key as found in the source)
 
 # "0 = normal, 1 = dilated cardiomyopathy" / "Target 1 = Lung Opacity" / "label 2: tumor"
+# Names may hold any letters (a legend in French or German keeps "matière", "Läsion"): [^\W\d_] is a letter.
 _CODE_PAIR = re.compile(
-    r"(?<![\w.])(\d{1,3})\s*(?:=|:|->|→)\s*([A-Za-z][A-Za-z0-9 /'+()-]*?)\s*(?=[,;.\n]|\s\d{1,3}\s*[=:]|$)"
+    r"(?<![\w.])(\d{1,3})\s*(?:=|:|->|→)\s*([^\W\d_][\w /'+()-]*?)\s*(?=[,;.\n]|\s\d{1,3}\s*[=:]|$)"
 )
 _LABEL_WORDS = {
     "label": 2.0,
@@ -79,6 +80,16 @@ _NOT_LABEL_WORDS = {
     "index",
     "width",
     "spacing",
+    "participant",
+    "session",
+    "ses",
+    "sub",
+    "uid",
+    "sopinstanceuid",
+    "studyinstanceuid",
+    "seriesinstanceuid",
+    "relative",
+    "accession",
 }
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 import medio
 from agents.rules.boxes import detection_boxes
-from agents.rules.classify import LabelPlan, sample_label
+from agents.rules.classify import LabelPlan, sample_label, table_subject
 from agents.rules.context import DatasetContext
 from agents.rules.decisions import Decider, Hypothesis
 from agents.rules.source import (
@@ -46,9 +46,11 @@ class DatasetPlan:
         det_classes: Detection class names in id order (ids start at 1).
         seg_classes: Segmentation class names by id (0 = background), grown as samples reveal ids.
         anatomy: ``anatomical_structure`` entries.
+        dataset_name: ``record.dataset_name`` (the documented name, else the folder id).
     """
 
     task: str
+    dataset_name: str = ""
     labels: LabelPlan | None = None
     det_classes: list[str] = field(default_factory=list)
     seg_classes: dict[int, str] = field(default_factory=dict)
@@ -258,10 +260,13 @@ def _mask_plane(mask_img: medio.MedImage, k: int | None, frame: int | None) -> n
 
 
 def _modality(ctx: DatasetContext, image: medio.MedImage, index: int, decider: Decider) -> str:
-    dicom = DICOM_MODALITY.get((image.meta.modality or "").upper()) if image.meta.modality else None
+    code = (image.meta.modality or "").strip().upper()
+    # A code the benchmark has no name for (RTIMAGE, OT, SR ...) is still the header's statement: keep it.
+    dicom = DICOM_MODALITY.get(code, code) if code else None
     arr = image.array
     hu_like = bool(arr.dtype.kind in "if" and arr.size and float(arr.min()) < -500.0)
-    return decider.choose("modality", ctx.modality_hypotheses(dicom, hu_like), index)
+    hyps = ctx.modality_hypotheses(dicom, hu_like, image.meta.format)
+    return decider.choose("modality", hyps, index)
 
 
 def standardize_sample(
@@ -298,7 +303,7 @@ def standardize_sample(
     spacing = [float(s) for s in (meta.spacing or ())]
     result = SampleResult(
         index=index,
-        dataset_name=ctx.name,
+        dataset_name=plan.dataset_name or ctx.name,
         source_file=rel,
         subject_id="NA",
         modality=_modality(ctx, image, index, decider),
@@ -321,6 +326,7 @@ def standardize_sample(
         result.spacing = [spacing[-1], spacing[-2]]
     mask_plane = None
     label_word = None
+    row_subject: str | None = None
     join_value = record_id
     if plan.task == "segmentation":
         if mask_img is None:
@@ -353,7 +359,9 @@ def standardize_sample(
             rel,
             patient_id=meta.header.get("PatientID") or _patient(meta),
             occurrence=occurrence,
+            header=meta.header,
         )
+        row_subject = table_subject(found, occurrence)
         classes = list(plan.labels.classes)
         if value is not None and value not in classes:
             classes.append(value)
@@ -371,6 +379,7 @@ def standardize_sample(
             join_value=join_value,
             mask=mask_file if mask_file != rel else None,
             label_word=label_word,
+            table_subject=row_subject,
         ),
         index,
     )

@@ -38,6 +38,8 @@ FIELD_POINTS: dict[str, tuple[str, ...]] = {
     "tasks.segmentation": ("task_type", "mask_file", "mask_key", "slice", "frame"),
     "tasks.detection": ("task_type", "box_convention"),
     "tasks": ("task_type",),
+    "record.dataset_name": ("dataset_name",),
+    "data_meta.dataset_name": ("dataset_name",),
     "data_meta.modality_primary": ("modality",),
     "data_meta.task_type": ("task_type",),
     "data_meta.num_classes_per_task": ("task_type", "label_source", "class_order"),

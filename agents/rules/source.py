@@ -15,9 +15,11 @@ from pathlib import Path
 from agents.rules.decisions import Hypothesis
 from agents.rules.tables import TABLE_SUFFIXES
 from agents.rules.vocab import ANNOTATION_TOKENS, GENERIC_NAMES, tokens
+from medio.dataset_docs import bids_entities, pair_key
 from medio.sniff import split_suffix
 
 __all__ = [
+    "EXACT_PAIR_SCORE",
     "DatasetFiles",
     "container_shapes",
     "image_key_hypotheses",
@@ -29,6 +31,13 @@ __all__ = [
 ]
 
 _TEXT_SUFFIXES = (".md", ".txt", ".rst")
+#: The score of a mask that pairs with the image by the community naming rule (above any fuzzy match).
+EXACT_PAIR_SCORE = 6.0
+# Folder words of an acquisition (a study, a series named by its modality code "RTIMAGE_2", "CT_1").
+_VISIT_WORDS = frozenset(
+    {"study", "series", "sequence", "scan", "visit", "session", "ses", "run", "acq"}
+    | {"ct", "mr", "us", "cr", "dx", "mg", "pt", "nm", "xa", "rtimage", "rtdose", "rtstruct", "ot", "sr"}
+)
 _DIGITS = re.compile(r"\d+")
 _IMAGE_KEY_WORDS = {
     "image": 3.0,
@@ -129,9 +138,7 @@ def _is_generic(name: str) -> bool:
 def _is_visit_folder(name: str) -> bool:
     """A study/series/date folder, which names an acquisition rather than the subject."""
     words = set(tokens(name))
-    return bool(
-        words & {"study", "series", "sequence", "scan", "visit", "session", "ses", "run", "acq"}
-    ) or bool(re.search(r"(19|20)\d{6}", name))
+    return bool(words & _VISIT_WORDS) or bool(re.search(r"(19|20)\d{6}", name))
 
 
 def _digit_runs(text: str) -> set[str]:
@@ -152,8 +159,12 @@ def mask_candidates(
 ) -> list[Hypothesis[str]]:
     """Rank the annotation-like image files that may hold ``source``'s mask.
 
-    Scores add: shared name tokens, the same number in both names, closeness in the folder tree, the same file
-    type; a candidate that names another sample's number is penalised.
+    A candidate whose stem pairs exactly with the source's under community naming rules (the same stem in a
+    parallel tree, nnU-Net's ``<case>_0000`` → ``<case>``, BIDS entities without the suffix:
+    `medio.dataset_docs.pair_key`) ranks above every fuzzy match; one that pairs exactly with another
+    manifest sample is that sample's mask and is dropped. Otherwise scores add: shared name tokens, the same
+    number in both names, closeness in the folder tree, the same file type; a candidate that names another
+    sample's number is penalised.
 
     Args:
         files: The dataset listing.
@@ -172,6 +183,8 @@ def mask_candidates(
         src_digits = _digit_runs(" ".join(p for p in src_parts[1:-1] if not _is_visit_folder(p)))
     path_words = set(tokens("/".join(src_parts[1:-1])))
     ext = src_parts[-1].lower().rsplit(".", 1)[-1]
+    src_key = pair_key(src_stem)
+    other_keys = {pair_key(stem(p.rsplit("/", 1)[-1])) for p in exclude} - {src_key}
     out: list[Hypothesis[str]] = []
     for cand in files.files:
         if cand == source or cand in exclude or cand.lower().endswith(TABLE_SUFFIXES + _TEXT_SUFFIXES):
@@ -180,6 +193,13 @@ def mask_candidates(
             continue
         c_parts = cand.split("/")
         c_stem = stem(c_parts[-1])
+        c_key = pair_key(c_stem)
+        if c_key in other_keys and c_key != src_key:
+            continue  # another manifest image's own mask (tile_r1_c0 is not tile_r0_c1's)
+        if c_key == src_key and not _is_generic(src_stem):
+            score = EXACT_PAIR_SCORE + 0.4 * _shared_prefix(src_parts[:-1], c_parts[:-1])
+            out.append(Hypothesis(cand, score, "the same stem under the community's naming rule", cand))
+            continue
         c_words = set(tokens(c_stem)) - ANNOTATION_TOKENS
         c_digits = _digit_runs(c_stem)
         score = 0.0
@@ -333,7 +353,13 @@ def mask_key_hypotheses(
 
 
 def subject_hypotheses(
-    source: str, *, patient_id: str | None, join_value: str | None, mask: str | None, label_word: str | None
+    source: str,
+    *,
+    patient_id: str | None,
+    join_value: str | None,
+    mask: str | None,
+    label_word: str | None,
+    table_subject: str | None = None,
 ) -> list[Hypothesis[str]]:
     """Rank subject ids for a sample.
 
@@ -343,6 +369,7 @@ def subject_hypotheses(
         join_value: The value that joined the sample to a label table.
         mask: The mask file chosen, if any (the part its name shares with the source is the subject).
         label_word: A class word found in the file name (removed from the stem).
+        table_subject: The participant/subject/patient column of the sample's label-table row.
 
     Returns:
         Hypotheses over ids, best first.
@@ -354,7 +381,12 @@ def subject_hypotheses(
     base = stem(parts[-1])
     hyps: list[Hypothesis[str]] = []
     if patient_id:
-        hyps.append(Hypothesis(patient_id, 4.0, "DICOM PatientID"))
+        hyps.append(Hypothesis(patient_id, 4.5, "DICOM PatientID"))
+    if table_subject:
+        hyps.append(Hypothesis(table_subject, 3.6, "the participant column of the sample's table row"))
+    entities = bids_entities(parts[-1])
+    if entities.get("sub"):
+        hyps.append(Hypothesis(f"sub-{entities['sub']}", 3.5, "the BIDS participant (sub- entity)"))
     if join_value and stem(join_value) != base:
         hyps.append(Hypothesis(stem(join_value), 3.1, "the id that joined the label table"))
     generic = _is_generic(base)

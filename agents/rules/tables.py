@@ -1,25 +1,42 @@
 """Label tables found in a raw folder (CSV, TSV, JSON records, parquet) and joining them to a sample.
 
-A table is joined to a sample through any column whose value names the sample: its file name, its stem, a
-folder on its path or its patient id. Tables are read whole with pandas, so only files
-under `MAX_TABLE_BYTES` are used.
+A table is joined to a sample through any column whose value names the sample: its path relative to
+``data/`` (or to the table's folder), its file name, its stem, a folder on its path, or a header identifier
+(DICOM SOP/Series/Study Instance UID, PatientID). When several rows match, a second column naming the sample
+too (a session beside a participant) narrows them. Headers are matched tolerantly (a UTF-8 BOM and padding
+spaces are dropped), text is decoded whatever its encoding (`medio.dataset_docs.read_text_any`), and the
+separator is sniffed (comma, tab, semicolon, pipe). Tables are read whole with pandas, so only files under
+`MAX_TABLE_BYTES` are used.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from medio.dataset_docs import bids_entities, read_text_any
 from medio.sniff import split_suffix
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MAX_TABLE_BYTES", "TABLE_SUFFIXES", "Join", "Table", "load_table", "sample_ids"]
+__all__ = ["HEADER_ID_KEYS", "MAX_TABLE_BYTES", "TABLE_SUFFIXES", "Join", "Table", "load_table", "sample_ids"]
+
+#: Header fields whose value may key a label table, with how specific each is (an instance names one image).
+HEADER_ID_KEYS = {
+    "SOPInstanceUID": 3.0,
+    "SeriesInstanceUID": 2.6,
+    "StudyInstanceUID": 2.4,
+    "AccessionNumber": 2.2,
+    "PatientID": 2.0,
+}
+_SEPARATORS = (",", "\t", ";", "|")
 
 MAX_TABLE_BYTES = 20_000_000
 TABLE_SUFFIXES = (".csv", ".tsv", ".json", ".parquet", ".txt")
@@ -49,10 +66,28 @@ class Table:
                 exact: dict[str, list[int]] = {}
                 stems: dict[str, list[int]] = {}
                 for pos, value in enumerate(self.frame[column].astype(str).str.strip()):
-                    exact.setdefault(value, []).append(pos)
+                    for key in _key_forms(value):
+                        exact.setdefault(key, []).append(pos)
                     stems.setdefault(split_suffix(value)[0], []).append(pos)
                 self._lookup[str(column)] = (exact, stems)
         return self._lookup
+
+
+def _key_forms(value: str) -> list[str]:
+    """A cell as written, lower-cased, and (for paths) below its last ``data/`` segment, ``/``-separated.
+
+    Tables written on other machines key rows by ``IMG_001.PNG``, ``./images/a.png``, a Windows path
+    (``C:\\study\\data\\a.png``) or the authors' absolute path; the sample's ids are relative to ``data/``.
+    """
+    forms = [value, value.lower()]
+    if "/" in value or "\\" in value:
+        path = value.replace("\\", "/")
+        while path.startswith("./"):
+            path = path[2:]
+        tail = path.rsplit("/data/", 1)[-1] if "/data/" in path else path
+        tail = tail[len("data/") :] if tail.startswith("data/") else tail
+        forms += [tail, tail.lower()]
+    return list(dict.fromkeys(forms))
 
 
 @dataclass
@@ -96,21 +131,28 @@ def load_table(path: Path, relpath: str) -> Table | None:
             ]
             return Table(relpath, frame.drop(columns=binary))
         if suffix == ".json":
-            doc = json.loads(path.read_text(encoding="utf-8"))
-            return Table(relpath, _json_frame(doc), raw=doc)
+            doc = json.loads(read_text_any(path, MAX_TABLE_BYTES))
+            return Table(relpath, _tidy(_json_frame(doc)), raw=doc)
         if suffix in (".csv", ".tsv", ".txt"):
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = read_text_any(path, MAX_TABLE_BYTES)
             first = text.split("\n", 1)[0]
-            if suffix == ".txt" and not any(sep in first for sep in (",", "\t")):
+            counts = {sep: first.count(sep) for sep in _SEPARATORS}
+            sep = max(counts, key=lambda k: counts[k])
+            if counts[sep] == 0:
                 return None
-            sep = "\t" if "\t" in first else ","
-            frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
+            frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False)
             if frame.shape[1] < 2:
                 return None
-            return Table(relpath, frame)
+            return Table(relpath, _tidy(frame))
     except (OSError, ValueError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         log.debug("%s is not a readable table: %s", relpath, exc)
     return None
+
+
+def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
+    """Column names without BOM or padding; cells stripped (exports pad with spaces)."""
+    frame = frame.rename(columns={c: str(c).replace("\ufeff", "").strip() for c in frame.columns})
+    return frame.apply(lambda col: col.astype(str).str.strip()) if len(frame.columns) else frame
 
 
 def _json_frame(doc: Any) -> pd.DataFrame:
@@ -125,16 +167,19 @@ def _json_frame(doc: Any) -> pd.DataFrame:
     return pd.DataFrame()
 
 
-def sample_ids(relpath: str, patient_id: str | None = None) -> dict[str, float]:
+def sample_ids(
+    relpath: str, patient_id: str | None = None, header: Mapping[str, Any] | None = None
+) -> dict[str, float]:
     """Strings that may name a sample in a table, with how specific each is.
 
     Args:
         relpath: The sample's source path (``data/...``).
         patient_id: A patient id from the header (DICOM PatientID), if any.
+        header: Header facts (`HEADER_ID_KEYS` are used: instance, series, study UIDs, PatientID).
 
     Returns:
-        ``{identifier: strength}``: the file name 3, its stem 2.5, each folder on the path 1.5, the patient
-        id 2.
+        ``{identifier: strength}``: the path below ``data/`` and every shorter tail of it 3.2, the file name
+        3, its stem 2.5, header ids 2-3, each folder on the path 1.5.
     """
     parts = relpath.split("/")
     name = parts[-1]
@@ -143,9 +188,23 @@ def sample_ids(relpath: str, patient_id: str | None = None) -> dict[str, float]:
         ids[folder] = 1.5
     if patient_id:
         ids[patient_id] = 2.0
+    for key, strength in HEADER_ID_KEYS.items():
+        value = (header or {}).get(key)
+        if value:
+            ids[str(value)] = max(ids.get(str(value), 0.0), strength)
     stem = split_suffix(name)[0]
     ids[stem] = 2.5
     ids[name] = 3.0
+    # Tables keyed by a path relative to data/ or to their own folder (labels.json {"a/b.nrrd": ...}).
+    for k in range(1, len(parts) - 1):
+        ids["/".join(parts[k:])] = 3.2
+    # BIDS entities: "sub-01" names the participant (a bare "01" weakly); other bare values (a session "2")
+    # only narrow rows another id matched (strength 0: never a join on their own).
+    for key, value in bids_entities(name).items():
+        if key == "suffix":
+            continue
+        ids.setdefault(f"{key}-{value}", 1.5)
+        ids.setdefault(value, 1.0 if key == "sub" else 0.0)
     return ids
 
 
@@ -162,7 +221,11 @@ def join(table: Table, ids: dict[str, float]) -> Join | None:
     best: Join | None = None
     for column, (exact, stems) in table.lookup().items():
         for ident, strength in ids.items():
+            if strength <= 0.0:
+                continue  # narrowing-only ids (a bare session number)
             positions = exact.get(ident)
+            if positions is None:
+                positions = exact.get(ident.lower())
             if positions is None:
                 positions = stems.get(split_suffix(ident)[0])
                 strength -= 0.25
@@ -170,4 +233,20 @@ def join(table: Table, ids: dict[str, float]) -> Join | None:
                 continue
             if best is None or (strength, -len(positions)) > (best.strength, -len(best.rows)):
                 best = Join(table, column, ident, table.frame.iloc[positions], strength)
+    if best is not None and len(best.rows) > 1:
+        best = _narrow(best, ids)
     return best
+
+
+def _narrow(found: Join, ids: dict[str, float]) -> Join:
+    """Keep the matched rows that another column also ties to the sample (participant + session)."""
+    for column in found.rows.columns:
+        if column == found.column:
+            continue
+        values = found.rows[column].astype(str).str.strip()
+        keep = values.isin(list(ids))
+        if 0 < int(keep.sum()) < len(found.rows):
+            return Join(
+                found.table, found.column, found.value, found.rows[keep.to_numpy()], found.strength + 0.3
+            )
+    return found

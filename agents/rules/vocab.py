@@ -69,6 +69,14 @@ MODALITY_WORDS: dict[str, tuple[str, float]] = {
     "brats": ("MRI", 1.5),
     "recon": ("MRI", 0.5),
     "kspace": ("MRI", 1.5),
+    # BIDS suffixes and datatypes (the specification's names for MR contrasts and runs).
+    "bold": ("MRI", 1.5),
+    "fmri": ("MRI", 2.0),
+    "asl": ("MRI", 1.0),
+    "pdw": ("MRI", 1.0),
+    "mprage": ("MRI", 1.5),
+    "pet": ("PET", 2.0),
+    "portal": ("RTIMAGE", 0.8),
     "spine": ("MRI", 0.4),
     "meniscus": ("MRI", 0.8),
     "prostate": ("MRI", 0.6),
@@ -89,6 +97,9 @@ MODALITY_WORDS: dict[str, tuple[str, float]] = {
     "skin": ("Dermoscopy", 0.6),
     "histology": ("Histopathology", 2.0),
     "histopathology": ("Histopathology", 2.0),
+    "immunohistochemistry": ("Histopathology", 1.5),
+    "ihc": ("Histopathology", 1.0),
+    "slide": ("Histopathology", 0.5),
     "tcga": ("Histopathology", 0.8),
     "microscopy": ("Microscopy", 2.0),
     "nuclei": ("Microscopy", 1.5),
@@ -167,6 +178,12 @@ ANNOTATION_TOKENS = frozenset(
         "manual",
         "lesion",
         "roi",
+        # BIDS derivatives suffixes of label maps (discrete and probabilistic segmentations).
+        "dseg",
+        "probseg",
+        "ground_truth",
+        "ground-truth",
+        "truth",
     }
 )
 

@@ -1,4 +1,4 @@
-"""CLI: ``python -m benchmark.synth OUT_DIR [--suite bundled|realfiles] [--size small|full] [--seed N]
+"""CLI: ``python -m benchmark.synth OUT_DIR [--suite bundled|realfiles|foreign] [--size small|full] [--seed N]
 [--oracle RUN] [--only ...]``."""
 
 from __future__ import annotations
@@ -29,9 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", nargs="?", help="benchmark root to write")
     parser.add_argument(
         "--suite",
-        choices=("bundled", "realfiles"),
+        choices=("bundled", "realfiles", "foreign"),
         default="bundled",
-        help="bundled: synthetic datasets with every trap; realfiles: pydicom's and nibabel's own test files",
+        help="bundled: synthetic datasets with every trap; realfiles: pydicom's and nibabel's test files; "
+        "foreign: scikit-image's and matplotlib's sample pixels in community layouts (nnU-Net, BIDS, DICOM)",
     )
     parser.add_argument(
         "--size", choices=sorted(SIZES), default="small", help="10 (small) or 20 (full) samples"
@@ -45,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         "--update-doc", metavar="MD", help="rewrite the catalogue table embedded in MD and exit"
     )
     args = parser.parse_args(argv)
-    suite = _realfiles_suite(args) if args.suite == "realfiles" else _bundled_suite(args)
+    suites = {"realfiles": _realfiles_suite, "foreign": _foreign_suite, "bundled": _bundled_suite}
+    suite = suites[args.suite](args)
     if args.list:
         print("\n".join(suite.names()))
         return 0
@@ -103,6 +105,17 @@ def _realfiles_suite(args: argparse.Namespace) -> _Suite:
         ]
 
     return _Suite(realfiles_names, realfiles_catalogue, REALFILES_MARKER, build)
+
+
+def _foreign_suite(args: argparse.Namespace) -> _Suite:
+    """``--suite foreign`` (``--size``/``--seed`` do not apply)."""
+    from benchmark.foreign import FOREIGN_MARKER, build_foreign, foreign_catalogue, foreign_names
+
+    def build() -> list[str]:
+        built = build_foreign(args.out, only=args.only, oracle=args.oracle)
+        return [f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {ds.seconds:5.2f}s" for ds in built]
+
+    return _Suite(foreign_names, foreign_catalogue, FOREIGN_MARKER, build)
 
 
 if __name__ == "__main__":

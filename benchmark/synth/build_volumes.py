@@ -158,7 +158,9 @@ def cardiac_4d(ctx: BuildContext) -> list[SynthSample]:
     wf.write_text(ctx.path("data/training/Info.csv"), "\n".join(rows) + "\n")
     wf.write_text(
         ctx.path("data/README.md"),
-        "# Cine MR\n\ngroup_code: 0 = normal, 1 = dilated cardiomyopathy, "
+        # A README title names the dataset (the convention documented datasets follow: issue 24); the heading
+        # was "Cine MR", a description that disagreed with the ground truth's dataset name.
+        "# synth-cardiac-cine-4d\n\nCine MR.\ngroup_code: 0 = normal, 1 = dilated cardiomyopathy, "
         "2 = hypertrophic cardiomyopathy.\nVolumes are 4D (x, y, z, t); t = 0 is end-diastole.\n",
     )
     return samples

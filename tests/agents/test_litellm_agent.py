@@ -60,7 +60,11 @@ def test_messages_sent_carry_roles_tool_call_ids_and_image_parts(
     assert "data/case1/image.nii.gz" in first["messages"][2]["content"]
     assert {t["function"]["name"] for t in first["tools"]} == {
         "list_dir",
+        "tree",
+        "find",
+        "grep",
         "read_text",
+        "table_head",
         "inspect",
         "render",
         "view_image",
