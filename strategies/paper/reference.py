@@ -215,7 +215,7 @@ def patch_meta(
     labeled = sum(
         1
         for a in final
-        if nonmissing(get_path(a, f"tasks.{norm_text(get_path(a, 'media_geometry.media.task_type'))}"))
+        if nonmissing(get_path(a, f"tasks.{norm_text(get_path(a, TASK_TYPE))}"))
     )
     out = dict(meta)
     volume = dict(out["data_volume"]) if isinstance(out.get("data_volume"), dict) else {}
