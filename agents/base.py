@@ -29,7 +29,7 @@ __all__ = [
 # SPEC §2.1: the reference evaluator only finds outputs under `<run>/agent1_data_organization`.
 OUTPUT_SUBDIR = "agent1_data_organization"
 
-CandidateStatus = Literal["ok", "failed"]
+CandidateStatus = Literal["ok", "incomplete", "failed"]
 
 
 @dataclass(frozen=True)
@@ -189,12 +189,15 @@ class Candidate:
             data_meta.json).
         usage: What producing it cost.
         trace_path: The JSONL trace of every model call and tool call, or None when the agent keeps none.
-        status: ``"ok"`` or ``"failed"``; a failed candidate keeps whatever it wrote before failing.
+        status: ``"ok"``; ``"incomplete"`` when a limit or the budget stopped it with samples (or the dataset
+            JSON) unwritten (its outputs are usable, the run is marked incomplete and exits 3); ``"failed"``
+            (it keeps whatever it wrote before failing).
         reason: Why it failed or why it stopped early (a limit, the budget); None after a normal finish.
         candidate_index: Which candidate of the task this is.
         agent: The agent's name.
         skipped: Samples the agent deliberately wrote nothing for, and why, in one line each (e.g. the
             ``medio`` error of an undecodable source); strategies put the reason in the sample's decision.
+        missing: Manifest indices with no annotation when the candidate ended (an incomplete candidate's).
     """
 
     output_dir: Path
@@ -205,11 +208,12 @@ class Candidate:
     candidate_index: int = 0
     agent: str = ""
     skipped: dict[int, str] = field(default_factory=dict)
+    missing: tuple[int, ...] = ()
 
     @property
     def ok(self) -> bool:
-        """True when the candidate finished (possibly stopped early by a limit) without failing."""
-        return self.status == "ok"
+        """True unless the candidate failed (an ``incomplete`` one, stopped early by a limit, is usable)."""
+        return self.status != "failed"
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-able summary (paths as strings)."""
@@ -222,6 +226,7 @@ class Candidate:
             "candidate_index": self.candidate_index,
             "agent": self.agent,
             "skipped": {str(k): v for k, v in sorted(self.skipped.items())},
+            "missing": list(self.missing),
         }
 
 

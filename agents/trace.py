@@ -2,11 +2,14 @@
 
 Secrets never reach the file: every string is scrubbed of the values of credential-looking environment
 variables (``*_API_KEY``, ``*_TOKEN``, ``*SECRET*`` ...) and of any extra secret the caller registers, and
-inline images (``data:`` URLs) are replaced by their length so traces stay small.
+inline images (``data:`` URLs) are replaced by their length so traces stay small. Any other string longer
+than `LONG_STRING` characters (a model's 5 MB tool argument) is stored as its head, its tail, its length
+and the sha256 of the whole, so a trace stays readable and small whatever the model sends.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -16,9 +19,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["REDACTED", "TraceWriter", "redact", "secret_values"]
+__all__ = ["LONG_STRING", "REDACTED", "TraceWriter", "redact", "secret_values", "shorten"]
 
 REDACTED = "[redacted]"
+#: Strings longer than this are traced as head + tail + length + sha256.
+LONG_STRING = 8192
+_KEPT_CHARS = 1024
 
 _SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
 # Short values (e.g. "1", "true") would scrub harmless text everywhere; real keys are long.
@@ -40,6 +46,21 @@ def secret_values(extra: Iterable[str | None] = ()) -> tuple[str, ...]:
     return tuple(sorted(found, key=len, reverse=True))
 
 
+def shorten(text: str) -> str | dict[str, Any]:
+    """A long string as ``{"head", "tail", "length", "sha256"}``; a short one as it is.
+
+    Args:
+        text: Any string.
+
+    Returns:
+        ``text`` when it has at most `LONG_STRING` characters, else its summary.
+    """
+    if len(text) <= LONG_STRING:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return {"head": text[:_KEPT_CHARS], "tail": text[-_KEPT_CHARS:], "length": len(text), "sha256": digest}
+
+
 def redact(value: Any, secrets: tuple[str, ...]) -> Any:
     """Return ``value`` with every secret replaced and inline images summarised, recursively.
 
@@ -48,10 +69,13 @@ def redact(value: Any, secrets: tuple[str, ...]) -> Any:
         secrets: Strings to replace by ``[redacted]``.
 
     Returns:
-        A scrubbed copy.
+        A scrubbed copy (long strings shortened by `shorten`, secrets scrubbed from head and tail too).
     """
     if isinstance(value, str):
         out = _DATA_URL.sub(lambda m: f"<inline image, {len(m.group(0))} chars>", value)
+        short = shorten(out)
+        if isinstance(short, dict):
+            return {k: redact(v, secrets) for k, v in short.items()}
         for secret in secrets:
             if secret in out:
                 out = out.replace(secret, REDACTED)

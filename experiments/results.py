@@ -193,6 +193,14 @@ def write_outputs(
                 "validator_total": decision.get("score"),
                 "scores": {p: per[p].get(key) for p in PROFILES},
             }
+            stopped_short = [
+                k
+                for k, c in enumerate(rec.get("candidates", []))
+                if c.get("status") == "incomplete" and int(key) in (c.get("missing") or ())
+            ]
+            if stopped_short:
+                # Candidates (positions in the record) that a limit or the budget stopped before this sample.
+                row["missing_in_candidates"] = stopped_short
             if upper_bound:
                 row["upper_bound"] = True
             if simulation:
@@ -241,7 +249,7 @@ def format_table(docs: Mapping[str, Mapping[str, Any]], title: str, headline: st
             "NOTE: "
             + ", ".join(
                 {
-                    "incomplete": "INCOMPLETE (budget hit or failures: partial results)",
+                    "incomplete": "INCOMPLETE (budget or limit hit, or failures: partial results)",
                     "upper_bound": "UPPER BOUND (oracle selector used ground truth)",
                     "simulation": "SIMULATION (simulated agent: oracle output with sampled mistakes)",
                 }[f]

@@ -163,7 +163,8 @@ def _config(
         f"agent.model={MODEL}",
         f"agent.api_base={url}",
         f"+agent.api_key={API_KEY}",
-        "+agent.vision=true",
+        "agent.vision=true",
+        "agent.batch_size=1000",  # the scripted conversations are one per dataset (three turns)
         f"+agent.timeout_s={TIMEOUT_S}",
         "benchmark=dir",
         f"benchmark.root={root}",

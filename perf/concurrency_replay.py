@@ -41,14 +41,28 @@ def conversations(bodies: Sequence[Body]) -> list[list[Body]]:
         open_chains = [c for c in chains if len(c) == turn]
         for body in by_turn.get(turn, []):
             for k, chain in enumerate(open_chains):
-                head = chain[-1]["messages"]
-                if body["messages"][: len(head)] == head:
+                head = _skeleton(chain[-1]["messages"])
+                if _skeleton(body["messages"])[: len(head)] == head:
                     chain.append(body)
                     del open_chains[k]
                     break
             else:
                 raise ValueError(f"a turn-{turn} request continues no recorded conversation")
     return chains
+
+
+def _skeleton(messages: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """A conversation's shape: the opening messages whole, then each message's role and tool-call ids.
+
+    The agent stubs old tool results, long arguments and old images in later requests (its context window),
+    so a later request extends an earlier one in shape, not byte for byte.
+    """
+    first = next((k for k, m in enumerate(messages) if m.get("role") == "assistant"), len(messages))
+    shape = [
+        (m.get("role"), m.get("tool_call_id"), [c.get("id") for c in m.get("tool_calls") or ()])
+        for m in messages
+    ]
+    return [*messages[:first], *shape[first:]]
 
 
 def split(

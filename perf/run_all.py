@@ -171,6 +171,22 @@ def scripts(suite: Path) -> list[Figure]:
             ],
         ),
         (
+            "agent_tokens.py",
+            ["--sizes", "10", "20", "100"],
+            [
+                (
+                    "agent prompt tokens/sample, 20 vs 10 samples (<= 1.25)",
+                    r"20 vs 10 samples: ([\d.]+)x",
+                    "ratio",
+                ),
+                (
+                    "agent prompt tokens/sample, 100 vs 20 samples (<= 1.25)",
+                    r"100 vs 20 samples: ([\d.]+)x",
+                    "ratio",
+                ),
+            ],
+        ),
+        (
             "cache_rerun.py",
             [],
             [

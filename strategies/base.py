@@ -173,7 +173,8 @@ class StrategyResult:
             "decisions": {str(i): d.to_dict() for i, d in sorted(self.decisions.items())},
             "usage": self.usage.to_dict(),
             "upper_bound": self.upper_bound,
-            "incomplete": self.incomplete,
+            # A candidate a limit stopped short leaves the dataset incomplete too (the run exits 3).
+            "incomplete": self.incomplete or any(c.status == "incomplete" for c in self.candidates),
             "notes": list(self.notes),
         }
 

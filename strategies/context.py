@@ -116,6 +116,7 @@ def candidate_from_marker(folder: Path) -> Candidate | None:
             candidate_index=int(data.get("candidate_index", 0)),
             agent=str(data.get("agent", "")),
             skipped={int(k): str(v) for k, v in (data.get("skipped") or {}).items()},
+            missing=tuple(int(i) for i in data.get("missing") or ()),
         )
     except (OSError, ValueError, TypeError, KeyError):
         return None

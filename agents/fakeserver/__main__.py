@@ -67,8 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError, RuntimeError) as exc:
             raise CliError(f"--replay {args.replay}: cannot replay this dataset ({exc})") from exc
         print(
-            f"replaying the rules agent on {script.dataset}: {len(script.steps)} turns; reference outputs in "
-            f"{script.reference_dir}",
+            f"replaying the rules agent on {script.dataset}: {len(script.sample_steps)} samples, "
+            f"{len(script.steps)} turns as one conversation (or by phase: plan, batches, meta); reference "
+            f"outputs in {script.reference_dir}",
             file=sys.stderr,
         )
         for index, problem in sorted(getattr(script, "mismatches", {}).items()):

@@ -30,17 +30,20 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import tempfile
 from collections.abc import Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agents.fakeserver.script import Reply, TurnScript, assistant_turn, tool_call
+from agents.fakeserver.script import Reply, Step, TurnScript, _turn_of, assistant_turn, tool_call
 
 __all__ = ["ReplayScript", "replay_script"]
 
 log = logging.getLogger(__name__)
+
+_MANIFEST_LINE = re.compile(r"^(\d+)\t", re.MULTILINE)
 
 _T = TypeVar("_T")
 
@@ -67,6 +70,9 @@ class ReplayScript(TurnScript):
         render_args: dict[int, dict[str, Any]],
         skipped: list[int],
         mismatches: dict[int, str],
+        sample_steps: dict[int, list[Reply]] | None = None,
+        plan_steps: list[Reply] | None = None,
+        meta_steps: list[Reply] | None = None,
     ) -> None:
         super().__init__(steps, after_end=Reply(content="The dataset is done."))
         self.dataset = dataset
@@ -74,6 +80,47 @@ class ReplayScript(TurnScript):
         self.render_args = render_args
         self.skipped = skipped
         self.mismatches = mismatches
+        #: Per sample, its turns; the phase scripts are cut from these.
+        self.sample_steps = sample_steps or {}
+        self.plan_steps = plan_steps or []
+        self.meta_steps = meta_steps or []
+        self._finish = steps[-1] if steps else Reply(content="done")
+
+    def phase_steps(self, request: Mapping[str, Any]) -> list[Reply]:
+        """The turns of the conversation ``request`` belongs to, from the phase its task prompt names.
+
+        Args:
+            request: A chat-completion request body.
+
+        Returns:
+            All turns for a whole-dataset conversation; else the phase's turns.
+        """
+        prompt = next(
+            (
+                m["content"]
+                for m in request.get("messages", [])
+                if isinstance(m.get("content"), str) and m["content"].startswith("Dataset name:")
+            ),
+            "",
+        )
+        phase = next(
+            (line[len("Phase:") :].strip() for line in prompt.splitlines() if line.startswith("Phase:")), ""
+        )
+        if phase == "plan":
+            return self.plan_steps
+        if phase == "meta":
+            return self.meta_steps
+        if phase.startswith("batch"):
+            listed = prompt.split("\nSamples of this batch", 1)[-1].split("\nOutput schema", 1)[0]
+            indices = [int(m.group(1)) for m in _MANIFEST_LINE.finditer(listed)]
+            return [step for i in indices for step in self.sample_steps.get(i, [])] + [self._finish]
+        return [s for s in self.steps if isinstance(s, Reply)]
+
+    def __call__(self, request: Mapping[str, Any], serial: int) -> Step:
+        """Answer turn k of the request's conversation with turn k of its phase."""
+        steps = self.phase_steps(request)
+        turn = _turn_of(request)
+        return steps[turn] if turn < len(steps) else self.after_end
 
     def to_json(self) -> list[dict[str, Any]]:
         """Return the turns in the ``--script FILE`` format of ``python -m agents.fakeserver``.
@@ -235,6 +282,7 @@ def replay_script(
         scratch = out / "replay_check"
         toolbox = ToolBox(task, Sandbox(task.root, scratch), vision=False)
     steps: list[Reply] = []
+    sample_steps: dict[int, list[Reply]] = {}
     render_args: dict[int, dict[str, Any]] = {}
     skipped: list[int] = []
     mismatches: dict[int, str] = {}
@@ -255,7 +303,7 @@ def replay_script(
         renders = [tool_call("render", args["image"], f"s{i}_render_image")]
         if args["mask"] is not None:
             renders.append(tool_call("render", args["mask"], f"s{i}_render_mask"))
-        steps += [
+        sample_steps[i] = [
             assistant_turn(tool_call("inspect", {"path": args["image"]["source"]}, f"s{i}_inspect")),
             assistant_turn(*renders, content=f"Rendering sample {i}."),
             assistant_turn(tool_call("view_image", {"path": f"images/{i}.png"}, f"s{i}_view")),
@@ -263,18 +311,46 @@ def replay_script(
                 tool_call("write_annotation", {"index": i, "annotation": annotation}, f"s{i}_write")
             ),
         ]
+        steps += sample_steps[i]
     data_meta = json.loads((reference / "data_meta.json").read_text(encoding="utf-8"))
-    steps += [
+    finish = assistant_turn(tool_call("finish", {"summary": "replayed the rules baseline"}, "finish"))
+    meta_steps = [
         assistant_turn(tool_call("write_data_meta", {"data_meta": data_meta}, "write_meta")),
-        assistant_turn(tool_call("finish", {"summary": "replayed the rules baseline"}, "finish")),
+        finish,
     ]
-    if usage is not None:
-        steps = [Reply(content=s.content, tool_calls=s.tool_calls, usage=usage) for s in steps]
+    steps += meta_steps
+    plan_steps = [
+        assistant_turn(tool_call("list_dir", {"path": "data"}, "plan_list")),
+        assistant_turn(tool_call("write_plan", _plan_of(render_args, data_meta), "plan_write")),
+    ]
+
+    def fixed(replies: list[Reply]) -> list[Reply]:
+        if usage is None:
+            return replies
+        return [Reply(content=r.content, tool_calls=r.tool_calls, usage=usage) for r in replies]
+
     return ReplayScript(
-        steps,
+        fixed(steps),
         dataset=dataset.name,
         reference_dir=reference,
         render_args=render_args,
         skipped=skipped,
         mismatches=mismatches,
+        sample_steps={i: fixed(r) for i, r in sample_steps.items()},
+        plan_steps=fixed(plan_steps),
+        meta_steps=fixed(meta_steps),
     )
+
+
+def _plan_of(render_args: Mapping[int, Mapping[str, Any]], data_meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The rules agent's conventions as a ``write_plan`` call (what a model would have decided)."""
+    first: Mapping[str, Any] = next(iter(render_args.values()), {"image": {}, "mask": None})
+    image = {k: v for k, v in dict(first["image"] or {}).items() if k != "index"}
+    return {
+        "source_rule": f"as the rules baseline decides per sample; e.g. render {json.dumps(image)}",
+        "label_source": "as the rules baseline decides per sample"
+        + (", with a mask" if first["mask"] else ""),
+        "slice_rule": "the rules baseline's slice or frame per sample",
+        "class_table": {},
+        "conventions": f"data_meta: {json.dumps(dict(data_meta), sort_keys=True)[:1500]}",
+    }

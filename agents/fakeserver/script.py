@@ -52,10 +52,12 @@ class Fault:
     Attributes:
         status: The HTTP status code.
         message: The error message in the OpenAI error body.
+        retry_after: The ``Retry-After`` header in seconds sent with a 429 (None: no header).
     """
 
     status: int = 500
     message: str = "injected fault"
+    retry_after: float | None = 0.0
 
 
 @dataclass(frozen=True)
@@ -174,7 +176,12 @@ def with_faults(
 
 def _step_from_json(item: Mapping[str, Any]) -> Step:
     if "fault" in item:
-        return Fault(int(item["fault"]), str(item.get("message", "injected fault")))
+        after = item.get("retry_after", 0.0)
+        return Fault(
+            int(item["fault"]),
+            str(item.get("message", "injected fault")),
+            None if after is None else float(after),
+        )
     if "garbage" in item:
         return Garbage(str(item["garbage"]))
     if "delay" in item:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import socket
 import threading
 import time
@@ -42,9 +43,17 @@ class RecordedRequest:
     server_s: float
 
 
+#: Tokens an image part costs in the estimate (a <= 512 px image at OpenAI's high detail: 85 + 170 per tile).
+IMAGE_TOKENS = 255
+_DATA_URL = re.compile(r"data:image/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=]+")
+
+
 def _estimate_tokens(obj: Any) -> int:
     # About four characters per token, the usual rule of thumb; deterministic so replays compare equal.
-    return max(1, len(json.dumps(obj, sort_keys=True, default=str)) // 4)
+    # An inline image is priced as providers price one (a fixed count), not by the length of its base64.
+    text = json.dumps(obj, sort_keys=True, default=str)
+    images = len(_DATA_URL.findall(text))
+    return max(1, len(_DATA_URL.sub("", text)) // 4 + IMAGE_TOKENS * images)
 
 
 def completion_body(request: Mapping[str, Any], reply: Reply, serial: int) -> dict[str, Any]:
@@ -140,8 +149,10 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(step.seconds)
             waited += step.seconds
             step = step.then
+        retry_after: float | None = None
         if isinstance(step, Fault):
             status, data = step.status, _dump({"error": {"message": step.message, "type": "injected"}})
+            retry_after = step.retry_after
         elif isinstance(step, Garbage):
             status, data = 200, step.body.encode("utf-8")
         else:
@@ -150,17 +161,17 @@ class _Handler(BaseHTTPRequestHandler):
         owner._record(RecordedRequest(serial, self.path, body, headers, time.perf_counter() - start - waited))
         # A delay fault intends the client to time out and hang up before the answer.
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self._send_raw(status, data, "application/json")
+            self._send_raw(status, data, "application/json", retry_after)
 
     def _send(self, status: int, obj: Any) -> None:
         self._send_raw(status, _dump(obj), "application/json")
 
-    def _send_raw(self, status: int, data: bytes, ctype: str) -> None:
+    def _send_raw(self, status: int, data: bytes, ctype: str, retry_after: float | None = 0.0) -> None:
         self.send_response(status)
         self.send_header("content-type", ctype)
         self.send_header("content-length", str(len(data)))
-        if status == 429:
-            self.send_header("retry-after", "0")
+        if status == 429 and retry_after is not None:
+            self.send_header("retry-after", f"{retry_after:g}")
         self.end_headers()
         self.wfile.write(data)
         self.wfile.flush()

@@ -1,10 +1,18 @@
 """The LiteLLM tool-calling agent: a model standardizes one dataset by calling sandboxed tools.
 
-The loop: send the conversation and the tool definitions, run every tool call the model returns inside the
-sandbox, append the results (tool messages, then one user message with the images a vision model asked to
-see), and repeat until the model calls ``finish`` or a limit ends the candidate. Limits and the run budget end
-a candidate cleanly with what was written; a non-transient provider error or repeated bad tool calls fail it
-with a reason. Nothing raises out of `generate`/`revise`: the run goes on.
+What a request carries is bounded independently of the dataset's sample count:
+
+- a dataset of at most ``batch_size`` samples is one conversation (`agents.litellm.conversation`);
+- a larger one is done in phases (`agents.litellm.phases`): a plan conversation that explores and writes down
+  the conventions, one conversation per batch of samples given the plan and its own samples only (run
+  concurrently, ``concurrency`` at a time), and one that writes ``data_meta.json``;
+- within every conversation, old tool results, long arguments and all but the last few images are stubbed
+  (`agents.litellm.context`), and a context-window error shrinks that window instead of failing.
+
+Limits (`agents.base.Limits`) bound each conversation, so a candidate's totals scale with its manifest. A
+candidate that a limit or the budget stops with samples (or the dataset JSON) unwritten is ``incomplete``
+with the missing indices; one the model or the provider fails is ``failed`` with the reason. Nothing raises
+out of `generate`/`revise` but `FatalAgentError` (a failure every candidate would share).
 """
 
 from __future__ import annotations
@@ -21,17 +29,26 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from agents.base import Candidate, FatalAgentError, Feedback, Task, Usage
+from agents.base import Candidate, FatalAgentError, Feedback, ManifestEntry, Task, Usage
 from agents.instructions import instruction_text
-from agents.litellm import prompts
+from agents.litellm import phases, prompts
 from agents.litellm.budget import Budget, BudgetExceeded
 from agents.litellm.cache import RequestCache
 from agents.litellm.client import ModelClient, TokenPrice
 from agents.litellm.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
+from agents.litellm.context import ContextWindow
+from agents.litellm.conversation import (
+    ConversationLimits,
+    ConversationSetup,
+    ConversationState,
+    FinishCheck,
+    converse,
+)
+from agents.litellm.outcome import Revision, candidate_outcome, short_list
 from agents.litellm.retry import RetryPolicy
-from agents.litellm.review_tools import EDITABLE_OPTION, feedback_with_values
+from agents.litellm.review_tools import EDITABLE_OPTION
 from agents.litellm.sandbox import Sandbox, SandboxLimits
 from agents.litellm.script_mode import (
     MODES,
@@ -44,23 +61,55 @@ from agents.litellm.tool_pool import ToolPool
 from agents.litellm.tools import ToolBox, tool_definitions
 from agents.trace import TraceWriter
 
-__all__ = ["LiteLLMAgent"]
+__all__ = ["LiteLLMAgent", "resolve_vision"]
 
 log = logging.getLogger(__name__)
 
+# Models already warned about in this process: the warning is one line per model, not one per candidate.
+_WARNED_VISION: set[str] = set()
+
+
+def resolve_vision(setting: bool | str | None, model: str, known: bool | None) -> bool:
+    """Decide whether images are sent, from ``agent.vision`` and what LiteLLM knows of the model.
+
+    Args:
+        setting: ``True``/``"true"``, ``False``/``"false"``, or ``"auto"``/None (ask LiteLLM).
+        model: The model string (named in the warning).
+        known: LiteLLM's answer for the model: True/False, None when it does not know the model.
+
+    Returns:
+        Whether the agent sends images.
+
+    Raises:
+        ValueError: An unknown setting.
+    """
+    text = str(setting).lower() if setting is not None else "auto"
+    if text in ("true", "false"):
+        return text == "true"
+    if text != "auto":
+        raise ValueError(f"agent.vision must be auto, true or false, got {setting!r}")
+    if known is None:
+        if model not in _WARNED_VISION:
+            _WARNED_VISION.add(model)
+            log.warning(
+                "agent.vision=auto: LiteLLM does not know whether %s takes images; running it text-only "
+                "(set agent.vision=true if it sees images)",
+                model,
+            )
+        return False
+    return known
+
 
 @dataclass
-class _Run:
-    """Mutable state of one candidate's loop."""
+class _Candidate:
+    """What the conversations of one candidate share."""
 
-    usage: Usage
-    turns: int = 0
-    tool_calls: int = 0
-    bad_streak: int = 0
-    stop_reason: str | None = None
-    failed: str | None = None
-    fatal: str | None = None
-    finished: bool = False
+    task: Task
+    setup: ConversationSetup
+    sandbox: Sandbox
+    extra_tools: dict[str, Any] | None
+    states: dict[str, ConversationState]
+    stop: asyncio.Event
 
 
 class LiteLLMAgent:
@@ -78,9 +127,15 @@ class LiteLLMAgent:
         budget: A run-wide `Budget` shared by every candidate, or None.
         price: Fallback per-token price for models LiteLLM cannot price.
         sandbox_limits: Size caps of the tools.
-        vision: Whether to send images to the model; None asks ``litellm.supports_vision``.
-        max_bad_tool_calls: Consecutive failed tool calls (invalid JSON, unknown tool, refused path ...)
-            after which the candidate fails.
+        vision: ``"auto"`` (ask LiteLLM; a model it does not know runs text-only after one warning line),
+            True or False.
+        batch_size: Samples per conversation; a larger dataset is done as plan, batches, dataset JSON.
+        concurrency: Batch conversations of one candidate in flight at once.
+        keep_results: Tool results sent whole per request (older ones are stubbed).
+        max_images: Image parts sent per request (the most recent ones).
+        max_text_replies: Replies in a row without a tool call that end a conversation (failed).
+        max_failed_turns: Turns in a row whose every tool call failed that end a conversation (failed).
+        max_argument_chars: Longest tool-call argument string run; a longer one is refused unrun.
         extra_params: Further ``acompletion`` parameters (e.g. ``{"top_p": 0.9}``).
         tools: Opt-in tool sets: ``"code"`` adds ``run_python`` (`agents.litellm.code_tool`).
         code_limits: Bounds of each ``run_python`` call (`CodeLimits` or a mapping of its fields).
@@ -93,8 +148,8 @@ class LiteLLMAgent:
 
     Raises:
         MissingApiKeyError: No key for the provider (before any call; a `ValueError`).
-        ValueError: An unknown model string, mode, tool set, code limit, script option or a negative
-            ``tool_processes``.
+        ValueError: An unknown model string, mode, tool set, code limit, script option, vision setting, or a
+            bound below 1 (``tool_processes`` below 0).
     """
 
     name = "litellm"
@@ -115,8 +170,14 @@ class LiteLLMAgent:
         budget: Budget | None = None,
         price: TokenPrice | None = None,
         sandbox_limits: SandboxLimits | None = None,
-        vision: bool | None = None,
-        max_bad_tool_calls: int = 5,
+        vision: bool | str | None = "auto",
+        batch_size: int = 8,
+        concurrency: int = 4,
+        keep_results: int = 12,
+        max_images: int = 4,
+        max_text_replies: int = 3,
+        max_failed_turns: int = 4,
+        max_argument_chars: int = 1_000_000,
         extra_params: Mapping[str, Any] | None = None,
         tools: str | Sequence[str] | None = None,
         code_limits: Mapping[str, Any] | CodeLimits | None = None,
@@ -131,6 +192,16 @@ class LiteLLMAgent:
         self.script = ScriptOptions.of(script)
         if tool_processes < 0:
             raise ValueError(f"agent.tool_processes must be 0 or more, got {tool_processes}")
+        bounds = {
+            "batch_size": batch_size,
+            "concurrency": concurrency,
+            "max_text_replies": max_text_replies,
+            "max_failed_turns": max_failed_turns,
+            "max_argument_chars": max_argument_chars,
+        }
+        low = {k: v for k, v in bounds.items() if v < 1}
+        if low:
+            raise ValueError(f"agent.{next(iter(low))} must be 1 or more, got {next(iter(low.values()))}")
         tool_sets = {tools} if isinstance(tools, str) else set(tools or ())
         if tool_sets - {"code"}:
             raise ValueError(f"unknown agent.tools {sorted(tool_sets - {'code'})}; valid: ['code']")
@@ -157,12 +228,18 @@ class LiteLLMAgent:
         self.max_tokens_per_call = max_tokens_per_call
         self.budget = budget
         self.sandbox_limits = sandbox_limits or SandboxLimits()
-        self.vision = self.client.supports_vision() if vision is None else vision
-        self.max_bad_tool_calls = max_bad_tool_calls
-        if mode == "script":
-            self.tools = script_tool_definitions()
-        else:
-            self.tools = tool_definitions({CODE_TOOL: RunPythonArgs} if self.code else None)
+        known = self.client.vision_support() if str(vision).lower() in ("auto", "none") else None
+        self.vision = resolve_vision(vision, model, known)
+        self.batch_size = batch_size
+        self.concurrency = concurrency
+        self.window = ContextWindow(keep_results, max_images if self.vision else 0)
+        self.max_text_replies = max_text_replies
+        self.max_failed_turns = max_failed_turns
+        self.max_argument_chars = max_argument_chars
+        extra_models = {CODE_TOOL: RunPythonArgs} if self.code else {}
+        # Script mode offers its own tool set (explore, run_python, review, finish); no render/write tools.
+        self.tools = script_tool_definitions() if mode == "script" else tool_definitions(extra_models or None)
+        self._plan_tools = tool_definitions({**extra_models, phases.PLAN_TOOL: phases.WritePlanArgs})
         self.tool_processes = tool_processes
         self._tool_pool: ThreadPoolExecutor | None = None
         # Workers start on the first pooled call; the finalizer stops them if `close` is never called.
@@ -211,14 +288,19 @@ class LiteLLMAgent:
             task: The dataset and candidate options.
 
         Returns:
-            The candidate; ``status="failed"`` with a reason when the provider or the model failed.
+            The candidate: ``ok``; ``incomplete`` with the missing indices when a limit or the budget
+            stopped it; ``failed`` with a reason when the provider or the model failed.
         """
-        return await self._run(task, self._opening(task), "generate")
+        return await self._candidate(task, "generate", None, None)
 
     async def revise(
         self, task: Task, candidate: Candidate, feedback: Feedback | str, editable_fields: Sequence[str]
     ) -> Candidate:
         """Copy ``candidate`` into ``task.output_dir`` and let the model revise the editable fields.
+
+        A dataset larger than ``batch_size`` is revised batch by batch: each batch conversation gets the
+        general feedback, the items about its own samples and its samples only (with per-sample items, only
+        the samples they name are revisited); items about ``data_meta.json`` go to one last conversation.
 
         Args:
             task: The dataset; its ``output_dir`` receives the revised candidate.
@@ -235,33 +317,256 @@ class LiteLLMAgent:
             await asyncio.get_running_loop().run_in_executor(
                 self._tools_executor(), lambda: shutil.copytree(source, target, dirs_exist_ok=True)
             )
-        # The feedback carries the current value of every field it names, read from the copy being revised.
-        text = feedback_with_values(feedback, target)
-        revise = prompts.REVISE_PROMPT.format(editable=", ".join(editable_fields) or "(none)", feedback=text)
+        plan = _read_plan(source.parent / phases.PLAN_FILE)
         # edit_fields refuses, at once, a field outside the editable ones (the strategy enforces them anyway).
         editing = dataclasses.replace(task, options={**task.options, EDITABLE_OPTION: list(editable_fields)})
-        return await self._run(editing, [*self._opening(task), revise], "revise")
+        revising = Revision(feedback, list(editable_fields), target, plan)
+        return await self._candidate(editing, "revise", revising, plan)
 
-    # -- the loop --------------------------------------------------------------------------------
+    # -- one candidate ------------------------------------------------------------------------------
 
-    def _opening(self, task: Task) -> list[str]:
-        """The first user messages: the task instruction verbatim (the benchmark's S0 text when the run
-        found one, `agents.instructions`), then this dataset's name, manifest and schema."""
-        return [instruction_text(task.options, "s0"), self._task_prompt(task)]
+    async def _candidate(
+        self, task: Task, mode: str, revision: Revision | None, plan: dict[str, Any] | None
+    ) -> Candidate:
+        start = time.perf_counter()
+        out = task.output_dir
+        out.mkdir(parents=True, exist_ok=True)
+        trace_path = task.out_dir / f"trace_{mode}.jsonl"
+        trace = TraceWriter(trace_path, secrets=[self._api_key])
+        extra_tools = None
+        if self.code:
+            runner = CodeRunner(task.root, out, task.out_dir / "workspace", self.code_limits)
+            extra_tools = {CODE_TOOL: (RunPythonArgs, runner)}
+        if self._process_pool is not None:
+            self._process_pool.warm()  # the workers start while the first model call is in flight
+        setup = ConversationSetup(
+            client=self.client,
+            tools=self.tools,
+            params=self._params(task),
+            candidate_index=task.candidate_index,
+            budget=self.budget,
+            executor=self._tools_executor(),
+            pool=self._process_pool,
+            trace=trace,
+            window=self.window,
+        )
+        run = _Candidate(
+            task, setup, Sandbox(task.root, out, self.sandbox_limits), extra_tools, {}, asyncio.Event()
+        )
+        # Script mode is one conversation whatever the size: the script, not the context, covers the samples.
+        phased = self.mode != "script" and len(task.entries) > self.batch_size
+        trace.write(
+            "start",
+            mode=mode,
+            model=self.model,
+            dataset=task.name,
+            candidate=task.candidate_index,
+            samples=len(task.entries),
+            vision=self.vision,
+            batch_size=self.batch_size,
+            phased=phased,
+        )
+        try:
+            if self.mode == "script":
+                await self._script(run, revision)
+            elif not phased:
+                await self._single(run, revision)
+            else:
+                await self._phases(run, revision, plan)
+        except Exception as exc:  # the last line of defence: a candidate never takes the run down
+            log.exception("candidate %d of %s crashed", task.candidate_index, task.name)
+            run.states["internal"] = ConversationState(failed=f"internal error: {type(exc).__name__}: {exc}")
+        usage = Usage()
+        for state in run.states.values():
+            usage = usage + state.usage
+        usage = dataclasses.replace(usage, wall_s=time.perf_counter() - start)
+        folder = out / "standardized_annotations"
+        written = [i for i in task.indices if (folder / f"{i}.json").is_file()]
+        missing = [i for i in task.indices if i not in set(written)]
+        status, reason = candidate_outcome(run.states, written, missing, (out / "data_meta.json").is_file())
+        trace.write(
+            "end", status=status, reason=reason, written=written, missing=missing, usage=usage.to_dict()
+        )
+        trace.close()
+        fatal = next((s.fatal for s in run.states.values() if s.fatal is not None), None)
+        if fatal is not None:
+            raise FatalAgentError(fatal)
+        return Candidate(
+            output_dir=out,
+            usage=usage,
+            trace_path=trace_path,
+            status=status,
+            reason=reason,
+            candidate_index=task.candidate_index,
+            agent=self.name,
+            missing=tuple(missing) if status == "incomplete" else (),
+        )
+
+    def _limits(self, task: Task) -> ConversationLimits:
+        return ConversationLimits(
+            max_turns=task.limits.max_turns,
+            max_tool_calls=task.limits.max_tool_calls,
+            max_tokens=task.limits.max_tokens,
+            max_text_replies=self.max_text_replies,
+            max_failed_turns=self.max_failed_turns,
+            max_argument_chars=self.max_argument_chars,
+        )
+
+    async def _talk(
+        self,
+        run: _Candidate,
+        label: str,
+        opening: Sequence[str],
+        entries: Sequence[ManifestEntry],
+        finish_check: FinishCheck,
+        extra: Mapping[str, Any] | None = None,
+        plan_tools: bool = False,
+    ) -> ConversationState:
+        """One conversation over ``entries`` (its tools may write only those samples)."""
+        system = prompts.with_code_tool(prompts.SYSTEM_PROMPT) if self.code else prompts.SYSTEM_PROMPT
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": system},
+            *({"role": "user", "content": text} for text in opening),
+        ]
+        tools = {**(run.extra_tools or {}), **(extra or {})}
+        toolbox = ToolBox(phases.scoped(run.task, entries), run.sandbox, self.vision, tools or None)
+        setup = dataclasses.replace(run.setup, tools=self._plan_tools) if plan_tools else run.setup
+        state = await converse(setup, messages, toolbox, self._limits(run.task), label, finish_check)
+        run.states[label] = state
+        if state.failed is not None:
+            run.stop.set()  # the model or the provider failed: batches not yet started are not started
+        return state
+
+    async def _single(self, run: _Candidate, revision: Revision | None) -> None:
+        """A dataset of at most ``batch_size`` samples: one conversation does everything."""
+        task = run.task
+        out = task.output_dir
+        opening = [instruction_text(task.options, "s0"), self._task_prompt(task)]
+        if revision is not None:
+            opening.append(revision.prompt(None))
+        samples, meta = phases.samples_check(out, task.indices), phases.meta_check(out)
+        await self._talk(run, "dataset", opening, task.entries, lambda box: samples(box) + meta(box))
+
+    async def _script(self, run: _Candidate, revision: Revision | None) -> None:
+        """The coding-agent mode: one conversation in which the model explores, writes one conversion script
+        and runs it over every sample with ``run_python``, reads the validator's messages and fixes."""
+        task = run.task
+        out = task.output_dir
+        opening = [instruction_text(task.options, "s0"), self._task_prompt(task)]
+        if revision is not None:
+            opening.append(revision.prompt(None))
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": SCRIPT_SYSTEM_PROMPT},
+            *({"role": "user", "content": text} for text in opening),
+        ]
+        toolbox = script_toolbox(task, run.sandbox, self.vision, self.code_limits, self.script)
+        samples, meta = phases.samples_check(out, task.indices), phases.meta_check(out)
+        state = await converse(
+            run.setup, messages, toolbox, self._limits(task), "script", lambda box: samples(box) + meta(box)
+        )
+        run.states["script"] = state
+
+    async def _phases(self, run: _Candidate, revision: Revision | None, plan: dict[str, Any] | None) -> None:
+        """A larger dataset: plan (generate only), batches concurrently, then the dataset JSON."""
+        task = run.task
+        out = task.output_dir
+        instruction = instruction_text(task.options, "s0")
+        schema = self._schema(task)
+        kept: dict[str, Any] = dict(plan or {})
+        if revision is None:
+            excerpt, shown = phases.manifest_excerpt(task.entries)
+            prompt = prompts.PLAN_PROMPT.format(
+                name=task.name,
+                candidate_index=task.candidate_index,
+                count=len(task.entries),
+                shown=shown,
+                manifest=excerpt,
+                schema=schema,
+            )
+            handler = phases.plan_handler(task.out_dir, kept)
+            state = await self._talk(
+                run,
+                "plan",
+                [instruction, prompt],
+                task.entries,
+                lambda _box: [] if kept else ["no plan is written: call write_plan"],
+                extra={phases.PLAN_TOOL: (phases.WritePlanArgs, handler)},
+                plan_tools=True,
+            )
+            run.setup.trace.write("plan", plan=kept or None)
+            if state.failed is not None or (state.stop_reason is not None and self._budget_spent()):
+                return
+        entries = task.entries if revision is None else revision.entries(task.entries)
+        batches = phases.split_batches(entries, self.batch_size)
+        slots = asyncio.Semaphore(self.concurrency)
+
+        async def batch(k: int, members: tuple[ManifestEntry, ...]) -> None:
+            async with slots:
+                if run.stop.is_set():
+                    return
+                prompt = prompts.BATCH_PROMPT.format(
+                    name=task.name,
+                    candidate_index=task.candidate_index,
+                    batch=k,
+                    batches=len(batches),
+                    plan=phases.plan_text(kept),
+                    count=len(members),
+                    total=len(task.entries),
+                    manifest="\n".join(f"{e.index}\t{e.relpath}" for e in members),
+                    schema=schema,
+                )
+                opening = [instruction, prompt]
+                if revision is not None:
+                    opening.append(revision.prompt([e.index for e in members]))
+                indices = [e.index for e in members]
+                label = f"batch {k}/{len(batches)}"
+                await self._talk(run, label, opening, members, phases.samples_check(out, indices))
+
+        await asyncio.gather(*(batch(k, members) for k, members in enumerate(batches, start=1)))
+        if run.stop.is_set() or (revision is not None and not revision.touches_meta):
+            return
+        folder = out / "standardized_annotations"
+        written = [i for i in task.indices if (folder / f"{i}.json").is_file()]
+        missing = [i for i in task.indices if i not in set(written)]
+        prompt = prompts.META_PROMPT.format(
+            name=task.name,
+            candidate_index=task.candidate_index,
+            plan=phases.plan_text(kept),
+            written=len(written),
+            total=len(task.entries),
+            missing=f" Missing: {short_list(missing)}." if missing else "",
+            summary=phases.annotation_summary(out, task.indices),
+        )
+        opening = [instruction, prompt]
+        if revision is not None:
+            opening.append(revision.prompt(None, meta_only=True))
+        await self._talk(run, "meta", opening, task.entries, phases.meta_check(out))
+
+    def _budget_spent(self) -> bool:
+        """Whether the run budget is spent (later phases are then not started)."""
+        if self.budget is None:
+            return False
+        try:
+            self.budget.check()
+        except BudgetExceeded:
+            return True
+        return False
+
+    # -- prompts ---------------------------------------------------------------------------------
+
+    def _schema(self, task: Task) -> str:
+        if task.output_schema:
+            return json.dumps(task.output_schema, ensure_ascii=False, sort_keys=True)
+        return prompts.ANNOTATION_GUIDE
 
     def _task_prompt(self, task: Task) -> str:
         manifest = "\n".join(f"{e.index}\t{e.relpath}" for e in task.entries)
-        schema = (
-            json.dumps(task.output_schema, ensure_ascii=False, sort_keys=True)
-            if task.output_schema
-            else prompts.ANNOTATION_GUIDE
-        )
         return prompts.TASK_PROMPT.format(
             name=task.name,
             candidate_index=task.candidate_index,
             count=len(task.entries),
             manifest=manifest,
-            schema=schema,
+            schema=self._schema(task),
         )
 
     def _params(self, task: Task) -> dict[str, Any]:
@@ -272,229 +577,10 @@ class LiteLLMAgent:
             params["max_tokens"] = self.max_tokens_per_call
         return params
 
-    async def _run(self, task: Task, user_prompts: Sequence[str], mode: str) -> Candidate:
-        start = time.perf_counter()
-        out = task.output_dir
-        out.mkdir(parents=True, exist_ok=True)
-        trace_path = task.out_dir / f"trace_{mode}.jsonl"
-        trace = TraceWriter(trace_path, secrets=[self._api_key])
-        sandbox = Sandbox(task.root, out, self.sandbox_limits)
-        if self.mode == "script":
-            toolbox = script_toolbox(task, sandbox, self.vision, self.code_limits, self.script)
-            system = SCRIPT_SYSTEM_PROMPT
-        else:
-            extra_tools = None
-            if self.code:
-                runner = CodeRunner(task.root, out, task.out_dir / "workspace", self.code_limits)
-                extra_tools = {CODE_TOOL: (RunPythonArgs, runner)}
-            toolbox = ToolBox(task, sandbox, self.vision, extra_tools)
-            system = prompts.with_code_tool(prompts.SYSTEM_PROMPT) if self.code else prompts.SYSTEM_PROMPT
-        if self._process_pool is not None:
-            self._process_pool.warm()  # the workers start while the first model call is in flight
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": system},
-            *({"role": "user", "content": text} for text in user_prompts),
-        ]
-        state = _Run(usage=Usage())
-        trace.write(
-            "start",
-            mode=mode,
-            agent_mode=self.mode,
-            model=self.model,
-            dataset=task.name,
-            candidate=task.candidate_index,
-            samples=len(task.entries),
-            vision=self.vision,
-        )
-        try:
-            await self._loop(task, messages, toolbox, state, trace)
-        except Exception as exc:  # the last line of defence: a candidate never takes the run down
-            log.exception("candidate %d of %s crashed", task.candidate_index, task.name)
-            state.failed = f"internal error: {type(exc).__name__}: {exc}"
-        usage = Usage(
-            prompt_tokens=state.usage.prompt_tokens,
-            completion_tokens=state.usage.completion_tokens,
-            cost_usd=state.usage.cost_usd,
-            wall_s=time.perf_counter() - start,
-            calls=state.usage.calls,
-            retries=state.usage.retries,
-            cache_hits=state.usage.cache_hits,
-        )
-        written = sorted(toolbox.written_indices())
-        missing = sorted(set(task.indices) - set(written))
-        status, reason = _outcome(state, written, missing)
-        trace.write("end", status=status, reason=reason, written=written, usage=usage.to_dict())
-        trace.close()
-        if state.fatal is not None:
-            raise FatalAgentError(state.fatal)
-        return Candidate(
-            output_dir=out,
-            usage=usage,
-            trace_path=trace_path,
-            status=status,
-            reason=reason,
-            candidate_index=task.candidate_index,
-            agent=self.name,
-        )
 
-    def _limit_hit(self, task: Task, state: _Run) -> str | None:
-        limits = task.limits
-        if state.turns >= limits.max_turns:
-            return f"max_turns ({limits.max_turns}) reached"
-        if state.usage.total_tokens >= limits.max_tokens:
-            return f"max_tokens per candidate ({limits.max_tokens}) reached"
-        return None
-
-    async def _loop(
-        self,
-        task: Task,
-        messages: list[dict[str, Any]],
-        toolbox: ToolBox,
-        state: _Run,
-        trace: TraceWriter,
-    ) -> None:
-        params = self._params(task)
-        while not state.finished:
-            limit = self._limit_hit(task, state)
-            if limit is not None:
-                state.stop_reason = limit
-                trace.write("stop", reason=limit)
-                return
-            try:
-                if self.budget is not None:
-                    self.budget.check()
-                reply = await self.client.complete(messages, self.tools, params, task.candidate_index)
-            except BudgetExceeded as exc:
-                state.stop_reason = exc.reason
-                trace.write("stop", reason=exc.reason)
-                return
-            except FatalAgentError as exc:  # every candidate would fail alike: `_run` stops the run
-                state.failed = state.fatal = exc.reason
-                trace.write("provider_error", error=exc.reason, fatal=True)
-                return
-            except Exception as exc:  # non-transient, or transient with retries exhausted
-                state.failed = f"provider error: {type(exc).__name__}: {str(exc)[:500]}"
-                trace.write("provider_error", error=state.failed)
-                return
-            state.turns += 1
-            spent = reply.prompt_tokens + reply.completion_tokens
-            state.usage = state.usage + Usage(
-                prompt_tokens=reply.prompt_tokens,
-                completion_tokens=reply.completion_tokens,
-                cost_usd=reply.cost_usd,
-                calls=1,
-                retries=reply.retries,
-                cache_hits=int(reply.cached),
-            )
-            # Cache hits cost nothing in this run, so they do not draw on the run budget.
-            if self.budget is not None and not reply.cached:
-                self.budget.charge(spent, reply.cost_usd)
-            trace.write(
-                "model_call",
-                turn=state.turns,
-                message=reply.message,
-                prompt_tokens=reply.prompt_tokens,
-                completion_tokens=reply.completion_tokens,
-                cost_usd=reply.cost_usd,
-                cached=reply.cached,
-                retries=reply.retries,
-                latency_s=round(reply.latency_s, 4),
-            )
-            messages.append(reply.message)
-            calls = reply.message.get("tool_calls") or []
-            if not calls:
-                messages.append({"role": "user", "content": prompts.NO_TOOL_CALL_NUDGE})
-                continue
-            # One hop per assistant turn (not per tool call): the tools run in order in the agent's pool,
-            # and their results and trace lines are built there too, off the event loop.
-            await asyncio.get_running_loop().run_in_executor(
-                self._tools_executor(), self._run_tools, task, calls, messages, toolbox, state, trace
-            )
-            if state.failed is not None:
-                return
-            if state.stop_reason is not None and not state.finished:
-                trace.write("stop", reason=state.stop_reason)
-                return
-
-    def _run_tools(
-        self,
-        task: Task,
-        calls: list[dict[str, Any]],
-        messages: list[dict[str, Any]],
-        toolbox: ToolBox,
-        state: _Run,
-        trace: TraceWriter,
-    ) -> None:
-        """Run one assistant turn's tool calls in order; called in the agent's pool while the loop waits."""
-        images: list[dict[str, Any]] = []
-        for call in calls:
-            function = call.get("function") or {}
-            name = str(function.get("name", ""))
-            call_id = str(call.get("id", ""))
-            if state.tool_calls >= task.limits.max_tool_calls:
-                # Every tool call of the assistant turn needs an answer, or providers reject the next request.
-                messages.append(
-                    {"role": "tool", "tool_call_id": call_id, "content": "Not run: tool-call limit."}
-                )
-                state.stop_reason = f"max_tool_calls ({task.limits.max_tool_calls}) reached"
-                continue
-            state.tool_calls += 1
-            arguments = function.get("arguments")
-            pool = self._process_pool
-            result = toolbox.run(name, arguments) if pool is None else pool.run(toolbox, name, arguments)
-            trace.write(
-                "tool",
-                name=name,
-                call_id=call_id,
-                arguments=function.get("arguments"),
-                error=result.error,
-                result=result.text[:2000],
-                image=result.image_url is not None,
-            )
-            text = result.text + ("\nThe image follows in the next message." if result.image_url else "")
-            messages.append({"role": "tool", "tool_call_id": call_id, "content": text})
-            if result.image_url is not None:
-                caption = prompts.VIEW_IMAGE_CAPTION.format(path=_path_arg(function), call_id=call_id)
-                images.append({"type": "text", "text": caption})
-                images.append({"type": "image_url", "image_url": {"url": result.image_url}})
-            if result.error is None:
-                state.bad_streak = 0
-            else:
-                state.bad_streak += 1
-                if state.bad_streak >= self.max_bad_tool_calls:
-                    state.failed = (
-                        f"{state.bad_streak} failed tool calls in a row "
-                        f"(last: {result.error} in {name or '?'}: "
-                        f"{result.text[:200]})"
-                    )
-            if result.finished:
-                state.finished = True
-        if images:
-            messages.append({"role": "user", "content": images})
-
-
-def _path_arg(function: Mapping[str, Any]) -> str:
+def _read_plan(path: Path) -> dict[str, Any] | None:
     try:
-        args = json.loads(function.get("arguments") or "{}")
-    except ValueError:
-        return "?"
-    return str(args.get("path", "?")) if isinstance(args, dict) else "?"
-
-
-def _outcome(
-    state: _Run, written: list[int], missing: list[int]
-) -> tuple[Literal["ok", "failed"], str | None]:
-    """Status and reason of a finished loop: a candidate with no annotation at all is a failure."""
-    if state.failed is not None:
-        return "failed", state.failed
-    stopped = state.stop_reason or "finished"
-    if not written:
-        return "failed", f"{stopped}; no annotation was written"
-    if state.finished and not missing:
-        return "ok", None
-    notes = [
-        r
-        for r in (state.stop_reason, prompts.FINISH_MISSING.format(missing=missing) if missing else None)
-        if r
-    ]
-    return "ok", "; ".join(notes)
+        plan = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return plan if isinstance(plan, dict) else None

@@ -190,6 +190,16 @@ class ModelClient:
     def __repr__(self) -> str:
         return f"ModelClient(model={self.model!r}, api_base={self.api_base!r})"
 
+    def vision_support(self) -> bool | None:
+        """What LiteLLM's model map says of the model's image input: True, False, or None when it has no entry
+        (or no ``supports_vision`` field) for it."""
+        try:
+            info = self._litellm.get_model_info(model=self.model)
+        except Exception:  # LiteLLM raises a bare Exception for models it does not know
+            return None
+        value = info.get("supports_vision")
+        return None if value is None else bool(value)
+
     def supports_vision(self) -> bool:
         """Ask LiteLLM whether the model takes images (False when it does not know the model)."""
         try:

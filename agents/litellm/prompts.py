@@ -10,11 +10,16 @@ from __future__ import annotations
 
 __all__ = [
     "ANNOTATION_GUIDE",
+    "BATCH_PROMPT",
     "CODE_TOOL_GUIDE",
     "FINISH_MISSING",
+    "FINISH_NOT_YET",
     "LIMIT_NOTICE",
+    "META_PROMPT",
     "NO_CODE_SENTENCE",
     "NO_TOOL_CALL_NUDGE",
+    "PLAN_PROMPT",
+    "REVISE_BATCH_NOTE",
     "REVISE_PROMPT",
     "SYSTEM_PROMPT",
     "TASK_PROMPT",
@@ -79,6 +84,65 @@ NO_TOOL_CALL_NUDGE = (
 )
 
 FINISH_MISSING = "Finished with missing outputs for indices {missing}."
+
+FINISH_NOT_YET = """\
+Not finished yet: these outputs of your samples are missing or invalid:
+{problems}
+Write or fix them, then call finish again. (A second finish is accepted as it is.)"""
+
+# A dataset larger than one batch is done in phases, each its own conversation. Every task prompt starts
+# with "Dataset name:" (one fake server serves a whole run by that line) and names its phase.
+PLAN_PROMPT = """\
+Dataset name: {name}
+Candidate: {candidate_index}
+Phase: plan
+
+Manifest ({count} samples; {shown} shown, index -> source file):
+{manifest}
+
+Output schema of one annotation:
+{schema}
+
+This dataset is standardized in phases. Now, explore it with the read tools (list_dir, read_text, inspect, \
+view_image with where="dataset") and decide the conventions every sample will follow, then call write_plan \
+once: which file is a sample's source, where its label comes from (a table, a folder or file name, a mask), \
+which slice or frame to render, the class table, and any other convention (modality, ids, dimension). Do not \
+convert samples now: each batch of samples is converted afterwards in its own conversation, which gets your \
+plan and its own samples only."""
+
+BATCH_PROMPT = """\
+Dataset name: {name}
+Candidate: {candidate_index}
+Phase: batch {batch} of {batches}
+
+The plan for this dataset (written after exploring it; follow it):
+{plan}
+
+Samples of this batch ({count} of the dataset's {total}; index -> source file):
+{manifest}
+
+Output schema of one annotation:
+{schema}
+
+Standardize exactly these samples (render the image and any mask, write_annotation), then call finish. \
+data_meta.json is written later, once for the whole dataset."""
+
+META_PROMPT = """\
+Dataset name: {name}
+Candidate: {candidate_index}
+Phase: meta
+
+The plan for this dataset:
+{plan}
+
+Annotations written: {written} of {total} samples.{missing}
+What they say (counted from the files):
+{summary}
+
+Write data_meta.json for the whole dataset with write_data_meta (read_output shows any annotation), then \
+call finish."""
+
+REVISE_BATCH_NOTE = "Revise only the samples of this batch: {indices}."
 
 LIMIT_NOTICE = "Stopped: {reason}. The outputs written so far are kept."
 

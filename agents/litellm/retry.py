@@ -2,18 +2,22 @@
 
 Transient means the same request may succeed later: rate limits (429), timeouts, connection failures and
 server errors (5xx). Everything else (bad request, authentication, context window, content policy) is final
-and fails the candidate, not the run.
+and fails the candidate, not the run. A ``Retry-After`` (or ``retry-after-ms``) header the provider sent with
+the error is honoured: the next attempt waits that long, not less; when it asks for more than
+``max_wait_s``, the call gives up at once with the provider's error instead of retrying too early.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import email.utils
+import time
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import tenacity
 
-__all__ = ["RetryPolicy", "fatal_reason", "is_transient"]
+__all__ = ["RetryPolicy", "fatal_reason", "is_transient", "retry_after_s"]
 
 T = TypeVar("T")
 
@@ -49,6 +53,49 @@ def is_transient(exc: BaseException) -> bool:
         return False
     status = getattr(exc, "status_code", None)
     return isinstance(status, int) and (status >= 500 or status in _TRANSIENT_STATUS)
+
+
+def _headers(exc: BaseException) -> Mapping[str, Any] | None:
+    for source in (
+        getattr(exc, "litellm_response_headers", None),
+        getattr(getattr(exc, "response", None), "headers", None),
+        getattr(exc, "headers", None),
+    ):
+        if source is not None and hasattr(source, "get"):
+            return source  # type: ignore[no-any-return]
+    return None
+
+
+def retry_after_s(exc: BaseException) -> float | None:
+    """The wait a provider asked for with its error (``retry-after-ms``, ``retry-after`` seconds or date).
+
+    Args:
+        exc: The provider error.
+
+    Returns:
+        Seconds (0 or more), or None when the error carries no such header.
+    """
+    headers = _headers(exc)
+    if headers is None:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except (TypeError, ValueError):
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except (TypeError, ValueError):
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(str(value))
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 def fatal_reason(exc: BaseException, model: str, answered: int, attempts: int) -> str | None:
@@ -144,11 +191,27 @@ class RetryPolicy:
                 if error is not None:
                     on_retry(error, state.attempt_number)
 
+        backoff = tenacity.wait_exponential_jitter(
+            multiplier=self.initial_s, max=self.max_wait_s, exp_base=self.exp_base, jitter=self.jitter_s
+        )
+        attempts = tenacity.stop_after_attempt(max(1, self.max_attempts))
+
+        def asked(state: tenacity.RetryCallState) -> float | None:
+            error = state.outcome.exception() if state.outcome is not None else None
+            return retry_after_s(error) if error is not None else None
+
+        def wait(state: tenacity.RetryCallState) -> float:
+            # The provider's Retry-After, not less: an earlier retry would only be refused again.
+            wanted = asked(state)
+            return float(backoff(state)) if wanted is None else wanted
+
+        def stop(state: tenacity.RetryCallState) -> bool:
+            wanted = asked(state)
+            return bool(attempts(state)) or (wanted is not None and wanted > self.max_wait_s)
+
         retrying = tenacity.AsyncRetrying(
-            stop=tenacity.stop_after_attempt(max(1, self.max_attempts)),
-            wait=tenacity.wait_exponential_jitter(
-                multiplier=self.initial_s, max=self.max_wait_s, exp_base=self.exp_base, jitter=self.jitter_s
-            ),
+            stop=stop,
+            wait=wait,
             retry=tenacity.retry_if_exception(is_transient),
             before_sleep=before_sleep,
             reraise=True,

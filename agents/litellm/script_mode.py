@@ -13,7 +13,7 @@ Every ``run_python`` result carries a ``validation`` block: the ground-truth-fre
 the output folder as it is after the script (`validator.validate`, the run's default ``evidence`` profile;
 the validator reads the raw data and the manifest, never the ground truth), grouped by message so that one
 mistake repeated over 300 samples is one line with its sample count, and bounded. A script that crashes or
-is stopped by a limit is a failed tool call (``script_failed``), so `max_bad_tool_calls` failures in a row
+is stopped by a limit is a failed tool call (``script_failed``), so `max_failed_turns` failed turns in a row
 end the candidate, and at most `ScriptOptions.max_runs` scripts run per candidate.
 """
 

@@ -508,7 +508,8 @@ def _data_url(img: Any) -> str:
     from PIL import Image
 
     view = img.convert("RGB") if img.mode not in ("L", "RGB") else img.copy()
-    view.thumbnail((_VIEW_MAX_SIDE, _VIEW_MAX_SIDE), Image.Resampling.NEAREST)
+    # Lanczos (area-weighted) downscaling: nearest-neighbour drops thin structures a model must see.
+    view.thumbnail((_VIEW_MAX_SIDE, _VIEW_MAX_SIDE), Image.Resampling.LANCZOS)
     buffer = io.BytesIO()
     view.save(buffer, format="PNG")
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")

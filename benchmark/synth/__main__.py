@@ -1,5 +1,5 @@
 """CLI: ``python -m benchmark.synth OUT_DIR [--suite bundled|realfiles|foreign] [--size small|full] [--seed N]
-[--oracle RUN] [--only ...]``."""
+[--samples N] [--oracle RUN] [--only ...]``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from benchmark.synth.catalogue import catalogue_markdown, replace_catalogue
 from benchmark.synth.spec import select_names
-from benchmark.synth.suite import SIZES, dataset_names, generate_suite
+from benchmark.synth.suite import MAX_SAMPLES, SIZES, dataset_names, generate_suite
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_path
 
 
@@ -37,6 +37,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--size", choices=sorted(SIZES), default="small", help="10 (small) or 20 (full) samples"
     )
+    parser.add_argument(
+        "--samples",
+        type=int,
+        metavar="N",
+        help=f"samples per dataset, 1 to {MAX_SAMPLES} (overrides --size; bundled suite only)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="suite seed (same seed => byte-identical files)")
     parser.add_argument("--oracle", metavar="RUN", help="also write the perfect prediction as VLM/RUN/")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="restrict to these datasets")
@@ -61,6 +67,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.out:
         parser.error("OUT_DIR is required")
+    if args.samples is not None and not 1 <= args.samples <= MAX_SAMPLES:
+        raise CliError(f"--samples must be between 1 and {MAX_SAMPLES}, got {args.samples}")
+    if args.samples is not None and args.suite != "bundled":
+        raise CliError("--samples applies to the bundled suite only (realfiles has fixed files)")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     start = time.perf_counter()
     try:  # before anything is written: an unknown --only name must not leave an empty OUT behind
@@ -86,7 +96,9 @@ class _Suite:
 
 def _bundled_suite(args: argparse.Namespace) -> _Suite:
     def build() -> list[str]:
-        built = generate_suite(args.out, size=args.size, seed=args.seed, oracle=args.oracle, only=args.only)
+        built = generate_suite(
+            args.out, size=args.size, seed=args.seed, oracle=args.oracle, only=args.only, samples=args.samples
+        )
         return [f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {ds.seconds:5.2f}s" for ds in built]
 
     return _Suite(dataset_names, catalogue_markdown, "catalogue", build)

@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 #: The authors' root the manifests pretend the data came from; loaders re-root it at the "/data/" segment.
 FAKE_AUTHORS_ROOT = "/data3/synth/Agent_test/bundled"
 SIZES: dict[str, int] = {"small": 10, "full": 20}
+#: The largest ``samples`` override: enough to show how costs grow, small enough to build in seconds.
+MAX_SAMPLES = 500
 Size = Literal["small", "full"]
 
 
@@ -97,6 +99,7 @@ def generate_suite(
     seed: int = 0,
     oracle: str | None = None,
     only: list[str] | None = None,
+    samples: int | None = None,
 ) -> list[BuiltDataset]:
     """Write the bundled suite under ``out``.
 
@@ -106,20 +109,26 @@ def generate_suite(
         seed: Suite seed; the same seed writes byte-identical files.
         oracle: When set, also write the perfect prediction as run ``VLM/<oracle>/``.
         only: Restrict to these dataset names.
+        samples: Manifest samples per dataset, overriding ``size`` (1 to `MAX_SAMPLES`): datasets of any
+            size, to measure what grows with the sample count (``perf/agent_tokens.py``).
 
     Returns:
         The built datasets in catalogue order.
 
     Raises:
         KeyError: For an unknown size or dataset name.
+        ValueError: ``samples`` is outside 1 to `MAX_SAMPLES`.
     """
     if size not in SIZES:
         raise KeyError(f"unknown size {size!r}; valid sizes: {', '.join(SIZES)}")
+    if samples is not None and not 1 <= samples <= MAX_SAMPLES:
+        raise ValueError(f"samples must be between 1 and {MAX_SAMPLES}, got {samples}")
+    n = SIZES[size] if samples is None else samples
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     built = []
     for name in dataset_names(only):
-        ds = build_dataset(out, name, SIZES[size], seed)
+        ds = build_dataset(out, name, n, seed)
         if oracle:
             from benchmark.synth.oracle import write_oracle
 

@@ -46,13 +46,14 @@ def test_rejected_keys_and_unknown_models_stop_the_run_after_one_request(
     assert any(e["event"] == "provider_error" and e.get("fatal") for e in events)
 
 
-def test_a_context_window_error_fails_only_its_candidate_without_retrying(
+def test_a_context_window_error_that_trimming_cannot_cure_fails_only_its_candidate(
     seg_dataset: Path, tmp_path: Path, fake_server
 ) -> None:
+    # Issue 21: the window is shrunk and the request retried (3 times), then the candidate fails, not the run.
     server = fake_server(TurnScript([Fault(400, "This model's maximum context length is 8192 tokens")]))
     candidate = asyncio.run(make_agent(server, retry=QUICK).generate(make_task(seg_dataset, tmp_path / "c0")))
     assert candidate.status == "failed" and "ContextWindowExceededError" in candidate.reason
-    assert len(server.chat_requests) == 1
+    assert len(server.chat_requests) == 4
 
 
 def test_a_rate_limit_is_retried_and_never_stops_the_run(

@@ -52,13 +52,13 @@ def test_repeated_invalid_json_fails_that_candidate_only(seg_dataset: Path, tmp_
         return Reply(tool_calls=bad.tool_calls) if _candidate_of(request) == 1 else good(request, serial)
 
     server = fake_server(script)
-    agent = make_agent(server, max_bad_tool_calls=3)
+    agent = make_agent(server, max_failed_turns=3)
     base = make_task(seg_dataset, tmp_path / "c0")
     ok, failed = asyncio.run(_generate_many(agent, [base, base.for_candidate(1, tmp_path / "c1")]))
 
     assert ok.status == "ok" and ok.usage.calls == 8
     assert failed.status == "failed"
-    assert "3 failed tool calls in a row" in failed.reason and "invalid_json" in failed.reason
+    assert "3 turns in a row with every tool call failed" in failed.reason and "invalid_json" in failed.reason
     assert failed.usage.calls == 3
     told = [
         m["content"]
@@ -91,11 +91,12 @@ def test_wrongly_typed_arguments_are_explained_to_the_model(seg_dataset: Path, t
 def test_a_model_that_never_calls_finish_is_bounded_by_max_turns(
     seg_dataset: Path, tmp_path: Path, fake_server
 ):
+    # A text-only model is nudged, then stopped after max_text_replies (3) replies, before max_turns (4).
     server = fake_server(TurnScript([], after_end=Reply(content="Let me think about it.", usage=USAGE)))
     task = make_task(seg_dataset, tmp_path / "c0", limits=Limits(max_turns=4))
     candidate = asyncio.run(make_agent(server).generate(task))
-    assert len(server.chat_requests) == 4 and candidate.usage.calls == 4
-    assert candidate.status == "failed" and "max_turns (4) reached" in candidate.reason
+    assert len(server.chat_requests) == 3 and candidate.usage.calls == 3
+    assert candidate.status == "failed" and "3 replies in a row without a tool call" in candidate.reason
     assert server.chat_requests[-1]["messages"][-1]["content"].startswith("Please continue by calling")
 
 
@@ -105,7 +106,8 @@ def test_tool_call_limit_stops_cleanly_and_keeps_what_was_written(
     server = fake_server(standard_script())
     task = make_task(seg_dataset, tmp_path / "c0", limits=Limits(max_tool_calls=6))
     candidate = asyncio.run(make_agent(server).generate(task))
-    assert candidate.status == "ok" and "max_tool_calls (6) reached" in candidate.reason
+    assert candidate.status == "incomplete" and "max_tool_calls (6) reached" in candidate.reason
+    assert candidate.missing == (1,) and "1 of 2 samples missing: [1]" in candidate.reason
     assert (candidate.output_dir / "standardized_annotations" / "0.json").is_file()
     assert not (candidate.output_dir / "data_meta.json").exists()
 
@@ -121,7 +123,7 @@ def test_run_budget_stops_candidates_cleanly(seg_dataset: Path, tmp_path: Path, 
     first = asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "c0")))
     second = asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "c1", candidate_index=1)))
 
-    assert first.status == "ok" and "run budget of 300 tokens spent" in first.reason
+    assert first.status == "incomplete" and "run budget of 300 tokens spent" in first.reason
     assert first.usage.calls == 3 and budget.spent.tokens == 360
     assert (first.output_dir / "standardized_annotations" / "0.json").is_file()
     assert second.usage.calls == 0 and second.status == "failed" and "budget" in second.reason

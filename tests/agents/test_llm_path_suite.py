@@ -97,11 +97,17 @@ def test_llm_path_writes_the_rules_outputs_pixel_for_pixel(replayed: dict[str, R
             assert json.loads((got / rel).read_text()) == json.loads((want / rel).read_text()), rel
 
 
+def _conversation_turns(script: ReplayScript) -> int:
+    """Model calls of the phased replay: plan, 4 per sample + finish per batch of 8, the dataset JSON."""
+    batches = [sorted(script.sample_steps)[k : k + 8] for k in range(0, len(script.sample_steps), 8)]
+    return len(script.plan_steps) + sum(4 * len(b) + 1 for b in batches) + len(script.meta_steps)
+
+
 @pytest.mark.parametrize("name", DATASETS)
 def test_usage_is_the_servers_tokens_at_the_configured_price(replayed: dict[str, Replayed], name: str):
     run = replayed[name]
-    turns = len(run.script.steps)
-    assert turns == 4 * 10 + 2
+    turns = _conversation_turns(run.script)
+    assert turns == 2 + (4 * 8 + 1) + (4 * 2 + 1) + 2
     usage = run.candidate.usage
     assert usage.calls == turns == len(run.requests)
     assert (usage.prompt_tokens, usage.completion_tokens) == (turns * USAGE[0], turns * USAGE[1])
@@ -109,36 +115,47 @@ def test_usage_is_the_servers_tokens_at_the_configured_price(replayed: dict[str,
     assert usage.retries == 0 and usage.cache_hits == 0
 
 
+def _phase(request: dict[str, Any]) -> str:
+    prompts = [str(m.get("content")) for m in request["messages"]]
+    prompt = next(p for p in prompts if p.startswith("Dataset name:"))
+    return next(line for line in prompt.splitlines() if line.startswith("Phase:"))
+
+
 @pytest.mark.parametrize("name", DATASETS)
 def test_messages_answer_every_tool_call_and_show_each_image(replayed: dict[str, Replayed], name: str):
     run = replayed[name]
-    first, last = run.requests[0]["messages"], run.requests[-1]["messages"]
-    assert [m["role"] for m in first] == ["system", "user", "user"]  # tool guide, instruction, manifest
+    first = run.requests[0]["messages"]
+    assert [m["role"] for m in first] == ["system", "user", "user"]  # tool guide, instruction, task
     assert name in first[2]["content"]
-    # Each request extends the previous one by the assistant turn and what answered it.
-    for before, after in zip(run.requests, run.requests[1:], strict=False):
-        assert after["messages"][: len(before["messages"])] == before["messages"]
-    sent_ids = []
-    for k, message in enumerate(last):
-        if message["role"] != "assistant":
-            continue
-        ids = [c["id"] for c in message["tool_calls"]]
-        sent_ids += ids
-        answers = last[k + 1 : k + 1 + len(ids)]
-        assert [(a["role"], a["tool_call_id"]) for a in answers] == [("tool", i) for i in ids]
-    expected_ids = [c["id"] for step in run.script.steps[:-1] for c in step.tool_calls]  # type: ignore[union-attr]
-    assert sent_ids == expected_ids
-    image_parts = [
-        part
-        for m in last
-        if m["role"] == "user" and isinstance(m["content"], list)
-        for part in m["content"]
-        if part.get("type") == "image_url"
-    ]
-    assert len(image_parts) == 10  # one view_image per sample
-    assert all(p["image_url"]["url"].startswith("data:image/png;base64,") for p in image_parts)
-    # The model never sees an absolute path of this machine.
-    assert str(run.root) not in json.dumps(last)
+    # Issue 21: a plan conversation, one per batch of 8 samples, one for data_meta.json.
+    phases = [_phase(r) for r in run.requests]
+    assert sorted(set(phases)) == ["Phase: batch 1 of 2", "Phase: batch 2 of 2", "Phase: meta", "Phase: plan"]
+    sent_ids: set[str] = set()
+    shown_images: set[str] = set()
+    for request in run.requests:
+        messages = request["messages"]
+        for k, message in enumerate(messages):
+            if message["role"] != "assistant":
+                continue
+            ids = [c["id"] for c in message["tool_calls"]]
+            sent_ids.update(ids)
+            answers = messages[k + 1 : k + 1 + len(ids)]
+            assert [(a["role"], a["tool_call_id"]) for a in answers] == [("tool", i) for i in ids]
+        parts = [
+            part
+            for m in messages
+            if m["role"] == "user" and isinstance(m["content"], list)
+            for part in m["content"]
+            if part.get("type") == "image_url"
+        ]
+        assert len(parts) <= 4  # the default per-request image budget
+        shown_images.update(p["image_url"]["url"] for p in parts)
+        # The model never sees an absolute path of this machine.
+        assert str(run.root) not in json.dumps(messages)
+    # Every scripted call but the last finish of each conversation was answered in a later request.
+    expected = {c["id"] for step in run.script.steps for c in step.tool_calls if c["id"] != "finish"}  # type: ignore[union-attr]
+    assert expected | {"plan_list"} <= sent_ids
+    assert len(shown_images) >= len(set(run.script.sample_steps)) - 1  # one view_image per sample
 
 
 @pytest.mark.parametrize("name", DATASETS)

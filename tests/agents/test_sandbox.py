@@ -52,7 +52,7 @@ def test_escape_attempts_are_refused_and_reported_and_nothing_outside_changes(
     script = TurnScript([assistant_turn(*calls), assistant_turn(tool_call("finish", {}))], Reply(content="?"))
     server = fake_server(script)
     limits = SandboxLimits(max_file_bytes=1024 * 1024, max_text_bytes=64 * 1024)
-    candidate = asyncio.run(make_agent(server, sandbox_limits=limits, max_bad_tool_calls=100).generate(task))
+    candidate = asyncio.run(make_agent(server, sandbox_limits=limits, max_failed_turns=100).generate(task))
 
     answers = {
         m["tool_call_id"]: m["content"] for m in server.chat_requests[1]["messages"] if m["role"] == "tool"

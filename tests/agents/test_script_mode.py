@@ -138,7 +138,7 @@ def test_crashing_escaping_and_slow_scripts_are_clear_tool_errors(
         assistant_turn(tool_call("finish", {}, "fin")),
     ]
     server = fake_server(TurnScript(turns))
-    agent = make_agent(server, mode="script", code_limits=CodeLimits(wall_s=30, cpu_s=20))
+    agent = make_agent(server, mode="script", code_limits=CodeLimits(wall_s=30, cpu_s=20), max_failed_turns=5)
     candidate = asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "c")))
 
     told = _tool_messages(server)
@@ -158,7 +158,7 @@ def test_crashing_escaping_and_slow_scripts_are_clear_tool_errors(
         "good": None,
         "fin": None,
     }
-    # Four failures in a row stay under max_bad_tool_calls (5): the good script ran, the candidate is ok.
+    # Four failed turns in a row stay under max_failed_turns (5): the good script ran, the candidate is ok.
     assert candidate.status == "ok", candidate.reason
     assert json.loads(told["good"])["run"] == "4 of at most 8"
 
@@ -172,9 +172,10 @@ def test_a_model_that_only_sends_crashing_scripts_is_stopped_after_a_bounded_num
         make_agent(server, mode="script").generate(make_task(seg_dataset, tmp_path / "c"))
     )
     assert candidate.status == "failed"
-    assert "5 failed tool calls in a row" in (candidate.reason or "")
+    # The default max_failed_turns (4): four turns whose every script crashed end the candidate.
+    assert "4 turns in a row with every tool call failed" in (candidate.reason or "")
     assert "script_failed" in (candidate.reason or "")
-    assert len(server.chat_requests) == 5
+    assert len(server.chat_requests) == 4
 
 
 def test_runs_past_max_runs_are_refused(

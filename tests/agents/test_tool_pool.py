@@ -196,6 +196,7 @@ def test_the_model_sees_the_crash_as_a_tool_error_and_the_candidate_goes_on(
         _kill_during_render(holder),
         assistant_turn(again, tool_call("write_annotation", {"index": 0, "annotation": annotation(0)}, "w0")),
         assistant_turn(tool_call("finish", {}, "end")),
+        assistant_turn(tool_call("finish", {}, "end2")),  # the first finish is answered with what is missing
     ]
     server = fake_server(
         TurnScript([s if callable(s) else Reply(s.content, s.tool_calls, USAGE) for s in steps])
@@ -207,7 +208,8 @@ def test_the_model_sees_the_crash_as_a_tool_error_and_the_candidate_goes_on(
     finally:
         agent.close()
 
-    assert candidate.status == "ok", candidate.reason
+    # Sample 1 and data_meta.json were never written: the candidate went on and ended incomplete, not failed.
+    assert candidate.status == "incomplete" and candidate.missing == (1,), candidate.reason
     third = server.chat_requests[2]["messages"]
     crash = next(m for m in third if m.get("tool_call_id") == "r1")
     assert "render crashed its tool process (killed by signal SIGKILL)" in crash["content"]
@@ -217,4 +219,5 @@ def test_the_model_sees_the_crash_as_a_tool_error_and_the_candidate_goes_on(
     )
     assert (candidate.output_dir / "images" / "0.png").is_file()
     trace = [json.loads(line) for line in candidate.trace_path.read_text().splitlines()]  # type: ignore[union-attr]
-    assert [t["error"] for t in trace if t.get("event") == "tool"] == [None, "worker_crash", None, None, None]
+    errors = [t["error"] for t in trace if t.get("event") == "tool"]
+    assert errors == [None, "worker_crash", None, None, None, None]

@@ -54,6 +54,7 @@ def _litellm_args(suite: Path, run_dir: Path, *extra: str) -> list[str]:
         "benchmark=dir",
         f"benchmark.root={suite}",
         "agent=litellm",
+        "agent.vision=false",  # decided: no "LiteLLM does not know whether ... takes images" line on stdout
         f"hydra.run.dir={run_dir}",
         "run.progress=false",
         "run.report=false",

@@ -106,7 +106,7 @@ def _overrides(suite: Path, server: FakeServer, pools: int) -> list[str]:
         "agent.model=openai/fake-model",
         f"agent.api_base={server.url}",
         "+agent.api_key=sk-fake",
-        "+agent.vision=true",
+        "agent.vision=true",
         f"agent.tool_processes={pools}",
         f"run.validation_processes={pools}",
         "run.concurrency=4",

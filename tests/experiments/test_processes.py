@@ -59,6 +59,7 @@ def _litellm(server: FakeServer, *extra: str) -> list[str]:
         "agent.model=openai/gpt-4o-mini",
         f"agent.api_base={server.url}",
         "agent.temperature=0",
+        "agent.batch_size=10",  # the scripts below are one conversation per dataset (10 samples)
         "agent.retry.max_attempts=2",
         "agent.retry.initial_s=0.01",
         "run.progress=false",

@@ -52,7 +52,7 @@ def test_escape_attempts_through_every_tool_are_refused_and_nothing_outside_is_t
     turns.append(assistant_turn(tool_call("finish", {"summary": "tried"}, "fin")))
     server = FakeServer(TurnScript(turns)).start()
     try:
-        agent = make_agent(server, max_bad_tool_calls=100)
+        agent = make_agent(server, max_failed_turns=100)
         task = png_task(root, out_dir, limits=Limits(max_turns=40, max_tool_calls=60, max_tokens=10**9))
         cand = asyncio.run(agent.generate(task))
         tool_messages = [m for r in server.chat_requests for m in r["messages"] if m["role"] == "tool"]
