@@ -212,11 +212,7 @@ def patch_meta(
     """Set data_volume.total/label, valid_image_n.total and task_type from the final outputs (counts)."""
     final = [a for a in annotations.values() if isinstance(a, dict)]
     tasks = sorted({norm_text(get_path(a, TASK_TYPE)) for a in final} & set(ALLOWED_TASKS))
-    labeled = sum(
-        1
-        for a in final
-        if nonmissing(get_path(a, f"tasks.{norm_text(get_path(a, TASK_TYPE))}"))
-    )
+    labeled = sum(1 for a in final if nonmissing(get_path(a, f"tasks.{norm_text(get_path(a, TASK_TYPE))}")))
     out = dict(meta)
     volume = dict(out["data_volume"]) if isinstance(out.get("data_volume"), dict) else {}
     volume["total"], volume["label"] = len(final), labeled
