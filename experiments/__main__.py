@@ -52,10 +52,19 @@ def _config_errors() -> tuple[type[Exception], ...]:
     """
     from benchmark.errors import BenchmarkError
     from core.registry import UnknownNameError
+    from experiments.run_lock import RunFolderBusy
     from experiments.suite import NoDatasetsError
     from strategies.selectors import OracleNotAllowed
 
-    return (UnknownNameError, OracleNotAllowed, NoDatasetsError, BenchmarkError, ValueError, ImportError)
+    return (
+        UnknownNameError,
+        OracleNotAllowed,
+        NoDatasetsError,
+        BenchmarkError,
+        RunFolderBusy,
+        ValueError,
+        ImportError,
+    )
 
 
 def _resume_hint(run_dir: Path) -> str:
@@ -79,7 +88,9 @@ def main(cfg: DictConfig) -> None:
     from agents.base import FatalAgentError
     from benchmark.errors import is_storage_failure
     from experiments.processes import WorkerLost
+    from experiments.results import METRIC_LEGEND
     from experiments.run import NothingProduced, run_experiment
+    from strategies.selectors import SelectorError
 
     config_errors = _config_errors()
 
@@ -105,6 +116,11 @@ def main(cfg: DictConfig) -> None:
         sys.exit(EXIT_NOTHING)
     except config_errors as exc:
         sys.exit(report_error(PROG, CliError(str(exc), EXIT_USAGE), debug=debug))
+    except SelectorError as exc:
+        # A plug-in raised: one line naming it, the sample and the exception; the traceback with --debug.
+        if debug and exc.__cause__ is not None:
+            traceback.print_exception(exc.__cause__)
+        sys.exit(report_error(PROG, CliError(str(exc), EXIT_USAGE)))
     except FatalAgentError as exc:
         # Every candidate would fail alike (rejected key, unknown model, dead endpoint): the run stopped.
         print(f"{PROG}: error: the run stopped: {one_line(exc.reason)}", file=sys.stderr)
@@ -121,6 +137,7 @@ def main(cfg: DictConfig) -> None:
     except Exception as exc:
         sys.exit(report_error(PROG, exc, debug=debug))
     print(outcome.table)
+    print(METRIC_LEGEND, file=sys.stderr)
     for name, error in outcome.errors.items():
         print(f"{name}: failed: {error}", file=sys.stderr)
     headline = str(cfg.get("scorer", {}).get("profile", "official"))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +23,17 @@ import pandas as pd
 from benchmark.score.analysis import to_markdown
 from benchmark.score.constants import METRIC_NAMES
 from core.cli_errors import OneLineParser, cli_main, existing_dir
+from experiments.mechanics_check import sweep_banner
 from experiments.oracle_bound import oracle_upper_bound
-from experiments.stats import bootstrap_ci, cluster_diffs, mean_spread, paired_cluster_test
+from experiments.stats import (
+    CI_METHOD,
+    TEST_METHOD,
+    bootstrap_ci,
+    cluster_diffs,
+    format_pm,
+    mean_spread,
+    paired_cluster_test,
+)
 from experiments.sweep_runs import RunData, groups, load_runs
 from experiments.tables import write_csv, write_tables
 
@@ -105,7 +114,8 @@ def summary_frame(runs: Sequence[RunData], baseline: str = "s0") -> pd.DataFrame
 
     Returns:
         The frame (columns ``strategy``, METRIC_NAMES, ``E2E_sd``, ``seeds``, COST_COLUMNS, ``tokens``,
-        ``E2E/USD``, ``E2E_lo``, ``E2E_hi``, ``dE2E_vs_<b>``, ``dE2E_lo``, ``dE2E_hi``, ``p_vs_<b>``,
+        ``E2E/USD``, ``<metric>_lo`` and ``<metric>_hi`` for every metric (dataset-bootstrap 95 % CI),
+        ``avg11`` with ``avg11_lo``/``avg11_hi``, ``dE2E_vs_<b>``, ``dE2E_lo``, ``dE2E_hi``, ``p_vs_<b>``,
         ``n_datasets``, ``incomplete``).
     """
     by_label = groups(runs)
@@ -128,6 +138,7 @@ def summary_frame(runs: Sequence[RunData], baseline: str = "s0") -> pd.DataFrame
         row["E2E/USD"] = (e2e / row["USD"]) if (e2e is not None and row["USD"] > 0) else None
         mine = _seed_mean(members)
         row["E2E_lo"], row["E2E_hi"] = bootstrap_ci(mine)
+        row.update(_metric_cis(members, row))
         diffs = cluster_diffs(mine, base_e2e) if base and members is not base else {}
         d, lo, hi, p = paired_cluster_test(diffs) if diffs else (None, None, None, None)
         row["dE2E_vs_" + baseline], row["dE2E_lo"], row["dE2E_hi"] = d, lo, hi
@@ -136,6 +147,28 @@ def summary_frame(runs: Sequence[RunData], baseline: str = "s0") -> pd.DataFrame
         row["incomplete"] = any(r.incomplete for r in members)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+AVG = "avg11"
+"""The column of the average of the eleven metrics (the first panel of ``ablation.png``)."""
+
+
+def _metric_cis(members: Sequence[RunData], row: Mapping[str, Any]) -> dict[str, Any]:
+    """Every metric's dataset-bootstrap CI (``<metric>_lo``/``_hi``; E2E's is set by the caller), and the
+    average of the eleven metrics (``avg11``) with its CI: the error bars of every bar of ``ablation.png``."""
+    out: dict[str, Any] = {}
+    per_metric = {m: _seed_mean(members, m) for m in METRIC_NAMES}
+    for m in METRIC_NAMES:
+        if m != "E2E":
+            out[f"{m}_lo"], out[f"{m}_hi"] = bootstrap_ci(per_metric[m])
+    # Per dataset the mean of its eleven metrics: the bar is the macro mean of these, the CI resamples them.
+    shared = set.intersection(*(set(v) for v in per_metric.values())) if per_metric else set()
+    avg = {d: sum(per_metric[m][d] for m in METRIC_NAMES) / len(METRIC_NAMES) for d in sorted(shared)}
+    values = [row.get(m) for m in METRIC_NAMES]
+    known = [float(v) for v in values if v is not None]
+    out[AVG] = sum(known) / len(known) if known and len(known) == len(values) else None
+    out[f"{AVG}_lo"], out[f"{AVG}_hi"] = bootstrap_ci(avg)
+    return out
 
 
 def threshold_frame(runs: Sequence[RunData]) -> pd.DataFrame:
@@ -201,7 +234,7 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
     grid = threshold_frame(runs)
     written = [write_csv(sweep_dir / "ablation_thresholds.csv", grid)]
     shown = summary.copy()
-    shown["E2E ± sd"] = [_pm(m, sd) for m, sd in zip(shown["E2E"], shown["E2E_sd"], strict=True)]
+    shown["E2E ± sd"] = [format_pm(m, sd) for m, sd in zip(shown["E2E"], shown["E2E_sd"], strict=True)]
     main_cols = ["strategy", "seeds", *METRIC_NAMES, "E2E ± sd"]
     cost_cols = ["strategy", *COST_COLUMNS, "E2E/USD"]
     stat_cols = list(STAT_COLUMNS)
@@ -212,12 +245,22 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
     )
     slice_.columns = [str(c) if not isinstance(c, float) else f"q=f={c}" for c in slice_.columns]
     notes = []
+    mechanics = sweep_banner(r.agent for r in runs)  # shown under the title, not among the notes
     if any(r.metrics.get("simulation") for r in runs):
         notes.append(
             "**Simulation**: "
             + ", ".join(sorted({r.label for r in runs if r.metrics.get("simulation")}))
             + " ran on simulated candidates (the oracle output with sampled mistakes, `agent=simulated`), "
             "not a model's work; see `miss_rates` in their metrics.json."
+        )
+    fell_back = sorted({r.label for r in runs if r.metrics.get("selector_fallbacks")})
+    if fell_back:
+        notes.append(
+            "**Selector fallback**: in "
+            + ", ".join(fell_back)
+            + " the selector raised on some samples and validator_max chose there (selector.on_error="
+            "fallback; counts per dataset in their metrics.json `selector_fallbacks`): not the selector's "
+            "own result."
         )
     if any(r.incomplete for r in runs):
         notes.append(
@@ -228,26 +271,31 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
     for agent, meaning in REVISION_MEANING.items():
         if any(r.agent == agent and r.strategy in ("s1", "s2") for r in runs):
             notes.append(meaning)
+    from experiments.budget_matched import shown_table
+
     budget = _budget(runs)
     budget_md: list[str] = []
     if not budget.empty:
         written.append(write_csv(sweep_dir / "ablation_budget.csv", budget))
         budget_md = [
             "## Budget-matched: S3 (best-of-n') with n' chosen so that it spends no more than each other "
-            f"strategy (cost axis: {budget['axis'].iloc[0]}; from the stored candidates, no new call)",
-            to_markdown(budget.drop(columns=["axis"])),
+            f"strategy (cost axis: {budget['axis'].iloc[0]}; from the stored candidates, no new call); "
+            "E2E as mean ± sd over seeds (the seeds column), costs as the mean over seeds",
+            to_markdown(shown_table(budget)),
         ]
     passk_md, passk_files = _passk(runs, sweep_dir)
     written += passk_files
     md = "\n\n".join(
         [
             "# Ablation (official profile, macro over datasets; mean over seeds)",
+            *([f"**{mechanics}**"] if mechanics is not None else []),
+            "E2E ± sd: the spread over seeds (sample sd); a single seed shows ± 0.0000.",
             to_markdown(shown[main_cols]),
             "## Cost per run (mean over seeds): model calls, tokens, USD, wall-clock seconds",
             to_markdown(shown[cost_cols]),
-            "## E2E: 95 % CI by bootstrap over datasets; paired test vs S0 with datasets as the unit "
-            "(difference of per-dataset E2E, its bootstrap CI, sign-flip p); oracle best-of-n upper bound "
-            "(ground truth; not a strategy result)",
+            f"## E2E with datasets as the unit: {CI_METHOD} (E2E_lo, E2E_hi); paired comparison vs S0: the "
+            f"mean difference of per-dataset E2E (dE2E_vs_s0) with its {CI_METHOD} (dE2E_lo, dE2E_hi); "
+            f"{TEST_METHOD}; oracle best-of-n upper bound (ground truth; not a strategy result)",
             to_markdown(shown[stat_cols]),
             "## E2E threshold sensitivity (g = schema, q = f = semantic and content thresholds)",
             to_markdown(slice_),
@@ -261,8 +309,8 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
     if figure:
         from experiments.figure import ablation_figure, cost_figure
 
-        written.append(ablation_figure(summary, sweep_dir / "ablation.png"))
-        written.append(cost_figure(summary, sweep_dir / "ablation_cost.png"))
+        written.append(ablation_figure(summary, sweep_dir / "ablation.png", banner=mechanics))
+        written.append(cost_figure(summary, sweep_dir / "ablation_cost.png", banner=mechanics))
     return written
 
 
@@ -286,12 +334,6 @@ def _budget(runs: Sequence[RunData]) -> pd.DataFrame:
     except Exception:  # a missing suite or unreadable candidates must not cost the rest of the ablation
         log.exception("budget-matched comparison skipped")
         return pd.DataFrame()
-
-
-def _pm(mean: Any, sd: Any) -> str:
-    if mean is None or pd.isna(mean):
-        return "n/a"
-    return f"{mean:.4f} ± {sd:.4f}" if sd is not None and not pd.isna(sd) else f"{mean:.4f}"
 
 
 @cli_main("python -m experiments.ablation")

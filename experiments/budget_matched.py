@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +26,11 @@ import pandas as pd
 from agents.base import Usage
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from experiments.leaderboard import ReportCache, ScoreCache, StoredDataset, load_stored
+from experiments.stats import format_pm, mean_spread
 from experiments.sweep_runs import RunData, groups, load_runs
 from strategies.selectors import build_selector
 
-__all__ = ["COST_AXES", "budget_curve", "budget_matched", "main"]
+__all__ = ["COST_AXES", "budget_curve", "budget_matched", "main", "shown_table"]
 
 COST_AXES = ("USD", "calls", "candidates")
 """Cost columns in order of preference (the first one any run spent is used)."""
@@ -87,49 +88,103 @@ def _is_best_of_n(run: RunData) -> bool:
     return kind == "best_of_n" or (not kind and info.get("strategy") == "s3")
 
 
+def _mean_curve(curves: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """The seeds' budget curves as one: per n' (present in every seed) the mean cost and E2E's mean and sd."""
+    shared = sorted(set.intersection(*(set(c["n"]) for c in curves)))
+    rows = []
+    for n in shared:
+        at = [c[c["n"] == n].iloc[0] for c in curves]
+        e2e, sd = mean_spread([None if pd.isna(r["E2E"]) else float(r["E2E"]) for r in at])
+        rows.append(
+            {
+                "n": n,
+                **{a: sum(float(r[a]) for r in at) / len(at) for a in COST_AXES},
+                "E2E": e2e,
+                "E2E_sd": sd,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def budget_matched(runs: Sequence[RunData]) -> pd.DataFrame:
     """For every S3 row × every other row: the best-of-n' that spends no more than the other strategy.
 
-    Per label the first run (lowest seed) is used; its cost is read from ``usage.json`` (whole run).
+    Every seed of a row counts: the S3 curve is the mean over its seeds' curves (each from that seed's
+    stored candidates), the other row's cost is its mean over seeds, and E2E is reported as mean and sample
+    sd over seeds; ``dE2E`` pairs the seeds both rows ran (its sd over those pairs), else it is the
+    difference of the means (sd None).
 
     Args:
         runs: `experiments.ablation.load_runs` output.
 
     Returns:
-        Rows ``s3``, ``strategy``, ``axis``, ``budget`` (the other strategy's cost), ``E2E`` (its E2E),
-        ``s3_n`` (largest n' within the budget; None when even one candidate costs more), ``s3_cost``,
-        ``s3_E2E``, ``dE2E`` (S3 at that n' minus the other).
+        Rows ``s3``, ``strategy``, ``axis``, ``seeds``, ``s3_seeds``, ``budget`` (the other strategy's mean
+        cost), ``E2E``/``E2E_sd`` (its E2E over seeds), ``s3_n`` (largest n' whose mean cost is within the
+        budget; None when even one candidate costs more), ``s3_cost``, ``s3_E2E``/``s3_E2E_sd``,
+        ``dE2E``/``dE2E_sd`` (S3 at that n' minus the other).
     """
     by_label = groups(runs)
-    firsts = {label: members[0] for label, members in by_label.items()}
-    s3s = {label: run for label, run in firsts.items() if _is_best_of_n(run)}
+    s3s = {label: members for label, members in by_label.items() if _is_best_of_n(members[0])}
     if not s3s:
         return pd.DataFrame()
-    others = {label: run for label, run in firsts.items() if label not in s3s}
-    spent = {label: _run_cost(run) for label, run in firsts.items()}
-    axis = next((a for a in COST_AXES if any(c[a] > 0 for c in spent.values())), "candidates")
+    others = {label: members for label, members in by_label.items() if label not in s3s}
+    spent = {label: [_run_cost(r) for r in members] for label, members in by_label.items()}
+    axis = next(
+        (a for a in COST_AXES if any(c[a] > 0 for costs in spent.values() for c in costs)), "candidates"
+    )
     rows = []
-    for s3_label, s3_run in s3s.items():
-        curve = budget_curve(s3_run.run_dir, **_selector_of(s3_run))
-        for label, run in others.items():
-            budget = spent[label][axis]
+    for s3_label, s3_runs in s3s.items():
+        curves = {r.seed: budget_curve(r.run_dir, **_selector_of(r)) for r in s3_runs}
+        curve = _mean_curve(list(curves.values()))
+        for label, members in others.items():
+            budget = sum(c[axis] for c in spent[label]) / len(spent[label])
+            e2e = {r.seed: r.metrics.get("macro", {}).get("E2E") for r in members}
+            e2e_mean, e2e_sd = mean_spread(list(e2e.values()))
             within = curve[curve[axis] <= budget + 1e-12]
             best = within.iloc[-1] if len(within) else None
-            e2e = run.metrics.get("macro", {}).get("E2E")
-            rows.append(
-                {
-                    "s3": s3_label,
-                    "strategy": label,
-                    "axis": axis,
-                    "budget": budget,
-                    "E2E": e2e,
-                    "s3_n": int(best["n"]) if best is not None else None,
-                    "s3_cost": float(best[axis]) if best is not None else None,
-                    "s3_E2E": float(best["E2E"]) if best is not None else None,
-                    "dE2E": float(best["E2E"]) - float(e2e) if best is not None and e2e is not None else None,
-                }
-            )
+            row: dict[str, Any] = {
+                "s3": s3_label,
+                "strategy": label,
+                "axis": axis,
+                "seeds": len(members),
+                "s3_seeds": len(s3_runs),
+                "budget": budget,
+                "E2E": e2e_mean,
+                "E2E_sd": e2e_sd,
+                "s3_n": None,
+                "s3_cost": None,
+                "s3_E2E": None,
+                "s3_E2E_sd": None,
+                "dE2E": None,
+                "dE2E_sd": None,
+            }
+            if best is not None:
+                n = int(best["n"])
+                row.update(s3_n=n, s3_cost=float(best[axis]), s3_E2E=best["E2E"], s3_E2E_sd=best["E2E_sd"])
+                row["dE2E"], row["dE2E_sd"] = _paired_difference(curves, n, e2e, best["E2E"], e2e_mean)
+            rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _paired_difference(
+    curves: Mapping[int | None, pd.DataFrame],
+    n: int,
+    other: Mapping[int | None, float | None],
+    s3_mean: float | None,
+    other_mean: float | None,
+) -> tuple[float | None, float | None]:
+    """S3 at n' minus the other row: over the seeds both ran (mean, sd), else the difference of the means."""
+    pairs = []
+    for seed in sorted(set(curves) & set(other), key=lambda s: -1 if s is None else s):
+        mine = curves[seed][curves[seed]["n"] == n]["E2E"]
+        theirs = other[seed]
+        if len(mine) and not pd.isna(mine.iloc[0]) and theirs is not None:
+            pairs.append(float(mine.iloc[0]) - float(theirs))
+    if pairs:
+        return mean_spread(pairs)
+    if s3_mean is None or other_mean is None:
+        return None, None
+    return float(s3_mean) - float(other_mean), None
 
 
 def _run_cost(run: RunData) -> dict[str, float]:
@@ -148,6 +203,23 @@ def _selector_of(run: RunData) -> dict[str, str]:
     return {"selector": str(selector), "validator": str(validator)}
 
 
+def shown_table(budget: pd.DataFrame) -> pd.DataFrame:
+    """The budget-matched table as printed: E2E columns as mean ± sd over seeds, the sd columns folded in.
+
+    Args:
+        budget: `budget_matched` output.
+
+    Returns:
+        The table without the ``axis`` column, ``E2E``, ``s3_E2E`` and ``dE2E`` as ``mean ± sd`` strings.
+    """
+    shown = budget.drop(columns=["axis"]).copy()
+    for col in ("E2E", "s3_E2E", "dE2E"):
+        if f"{col}_sd" in shown:
+            shown[col] = [format_pm(m, sd) for m, sd in zip(shown[col], shown[f"{col}_sd"], strict=True)]
+            shown = shown.drop(columns=[f"{col}_sd"])
+    return shown
+
+
 @cli_main("python -m experiments.budget_matched")
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: print the budget-matched comparison of a sweep folder; 0, or 2 for bad input (``docs/cli.md``)."""
@@ -161,7 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     frame = budget_matched(runs)
     if frame.empty:
         raise CliError(f"{sweep}: needs an S3 (best_of_n) run and a run of another strategy to compare with")
-    print(frame.to_string(index=False))
+    print(f"cost axis: {frame['axis'].iloc[0]}; E2E as mean ± sd over seeds")
+    print(shown_table(frame).to_string(index=False))
     return 0
 
 

@@ -4,6 +4,7 @@ sweep (``-m strategy=s0,s1,s2,s3,s4``) write the ablation and the sweep's report
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,18 @@ class AblationCallback(Callback):
             log.exception("could not write the ablation tables for %s", sweep_dir)
             return
         print(f"ablation: {', '.join(str(p) for p in written)}")
+        self._banner(sweep_dir)
         self._reports(sweep_dir)
+
+    @staticmethod
+    def _banner(sweep_dir: Path) -> None:
+        """The mechanics-check banner on the console when a run of the sweep used `rules` or `simulated`."""
+        from experiments.ablation import load_runs
+        from experiments.mechanics_check import sweep_banner
+
+        line = sweep_banner(r.agent for r in load_runs(sweep_dir))
+        if line is not None:
+            print(line, file=sys.stderr)
 
     @staticmethod
     def _reports(sweep_dir: Path) -> None:
@@ -69,10 +81,12 @@ class PreflightFailed(BaseException):
 
 
 class Preflight(Callback):
-    """Checks a single run's config (resume, names, options) before Hydra creates or rewrites its folder.
+    """Checks a single run's config (resume, names, options) before Hydra creates or rewrites its folder, then
+    takes the folder's lock (`experiments.run_lock`).
 
-    A bad option then leaves no run folder behind, and a refused resume does not overwrite the old run's
-    ``.hydra/config.yaml``. The jobs of a sweep are checked by the run itself (each has its own overrides).
+    A bad option then leaves no run folder behind, a refused resume does not overwrite the old run's
+    ``.hydra/config.yaml``, and a second run into a busy folder is refused before it writes anything. The
+    jobs of a sweep are checked by the run itself (each has its own overrides).
     """
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
@@ -82,9 +96,25 @@ class Preflight(Callback):
             config: The composed config, ``hydra`` node included.
             **kwargs: Unused (Hydra's signature).
         """
+        from experiments.run_lock import abandon_run_folder, hold_run_folder, takeover_note
+
+        run_dir = Path(str(config.hydra.run.dir))
+        try:
+            # First, before the preflight's imports: a second run into a busy folder is refused at once,
+            # before Hydra writes `.hydra/` into it, leaving the first run's files untouched.
+            dead = hold_run_folder(run_dir)
+        except OSError as exc:  # read-only or missing parent, a file in the way: the user's path, exit 2
+            error = OSError(f"hydra.run.dir={run_dir}: cannot create or lock the run folder ({exc})")
+            raise PreflightFailed(error) from exc
+        except Exception as exc:
+            raise PreflightFailed(exc) from exc
+        if dead is not None:
+            # Printed, not logged: Hydra has not set up the job's logging yet, so a warning would be lost.
+            print(takeover_note(run_dir, dead), file=sys.stderr)
         from experiments.run import preflight
 
         try:
-            preflight(config, Path(str(config.hydra.run.dir)))
+            preflight(config, run_dir)
         except Exception as exc:
+            abandon_run_folder(run_dir)  # a refused config leaves no folder (nor a lock file) behind
             raise PreflightFailed(exc) from exc

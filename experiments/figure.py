@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -13,11 +14,13 @@ matplotlib.use("Agg")  # headless: sweeps run on servers and in CI
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.figure import Figure
 
 from benchmark.score.analysis import CAPABILITY_GROUPS
 from benchmark.score.constants import METRIC_NAMES
+from experiments.stats import CI_METHOD
 
-__all__ = ["ablation_figure", "cost_figure", "zoomed_floor"]
+__all__ = ["ablation_figure", "cost_figure", "draw_ablation", "draw_cost", "zoomed_floor"]
 
 WIDTH_IN = 11.0
 """Figure width in inches; at 110 dpi it is 1210 px, so it fits a 1400 px page without scrolling."""
@@ -33,8 +36,8 @@ COST_AXES = (
 def zoomed_floor(values: Sequence[float], *, span: float = 0.25) -> float:
     """The y-axis floor: 0 when values spread widely, else just below the smallest one (in 0.05 steps).
 
-    Bars of 0.95 vs 0.97 on a 0-1 axis look identical; a floor lets the difference show. The axis label says
-    where it starts, so a cut axis is never mistaken for a full one.
+    Only for point plots (a line or a dot has no length to misread); every bar plot here starts at 0. The
+    axis label of a zoomed plot says where it starts.
 
     Args:
         values: The plotted values (NaNs ignored).
@@ -49,92 +52,193 @@ def zoomed_floor(values: Sequence[float], *, span: float = 0.25) -> float:
     return max(0.0, math.floor((min(finite) - 0.02) * 20) / 20)
 
 
-def ablation_figure(summary: pd.DataFrame, path: Path) -> Path:
-    """Draw the ablation bars and save them as PNG.
+def _yerr(summary: pd.DataFrame, column: str) -> list[list[float]] | None:
+    """Matplotlib's asymmetric error bars from ``<column>_lo``/``_hi`` (None when the CI is missing)."""
+    lo, hi = f"{column}_lo", f"{column}_hi"
+    if lo not in summary or hi not in summary:
+        return None
+    below, above = [], []
+    for value, low, high in zip(summary[column], summary[lo], summary[hi], strict=True):
+        bad = any(x is None or pd.isna(x) for x in (value, low, high))
+        below.append(0.0 if bad else max(0.0, float(value) - float(low)))
+        above.append(0.0 if bad else max(0.0, float(high) - float(value)))
+    return [below, above]
 
-    One colour per strategy throughout; the legend sits under the panels (never on the bars); every panel has
-    a y-axis label that says where a zoomed axis starts.
+
+def _caption(fig: Figure, text: str, banner: str | None) -> None:
+    """The caption under a figure (methods), with the mechanics-check banner above it when there is one."""
+    lines = [text] if banner is None else [banner, text]
+    fig.text(0.5, 0.01, "\n".join(lines), ha="center", va="bottom", fontsize="x-small", wrap=True)
+
+
+CAPTION = f"Bars: macro mean over datasets (mean over seeds); error bars: {CI_METHOD}; y-axis from 0."
+
+
+def ablation_figure(summary: pd.DataFrame, path: Path, *, banner: str | None = None) -> Path:
+    """Draw the ablation bars (`draw_ablation`) and save them as PNG.
 
     Args:
-        summary: `experiments.ablation.summary_frame` output (``strategy`` + the eleven metric columns).
+        summary: `experiments.ablation.summary_frame` output.
         path: Target PNG.
+        banner: A line shown above the caption (the mechanics-check banner), or None.
 
     Returns:
         ``path``.
+    """
+    return _save(draw_ablation(summary, banner=banner), path)
+
+
+def cost_figure(summary: pd.DataFrame, path: Path, *, banner: str | None = None) -> Path:
+    """Draw E2E against cost (`draw_cost`) and save it as PNG.
+
+    Args:
+        summary: `experiments.ablation.summary_frame` output.
+        path: Target PNG.
+        banner: A line shown above the caption (the mechanics-check banner), or None.
+
+    Returns:
+        ``path``.
+    """
+    return _save(draw_cost(summary, banner=banner), path)
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def draw_ablation(summary: pd.DataFrame, *, banner: str | None = None) -> Figure:
+    """The ablation bars.
+
+    One colour per strategy throughout; the legend sits under the panels (never on the bars); every bar
+    carries its dataset-bootstrap 95 % CI (``<metric>_lo``/``_hi``, ``avg11_lo``/``_hi`` of
+    `experiments.ablation.summary_frame`); every axis starts at 0; the caption names the CI method.
+
+    Args:
+        summary: `experiments.ablation.summary_frame` output (``strategy``, the eleven metric columns, their
+            CIs and ``avg11``).
+        banner: A line shown above the caption (the mechanics-check banner), or None.
+
+    Returns:
+        The figure (the caller saves and closes it).
     """
     groups = list(CAPABILITY_GROUPS.items())
     strategies = list(summary["strategy"])
     colours = [plt.get_cmap("tab10")(i % 10) for i in range(len(strategies))]
-    fig, axes = plt.subplots(1, 1 + len(groups), figsize=(WIDTH_IN, 3.6), squeeze=False)
-    avg = summary[list(METRIC_NAMES)].astype(float).mean(axis=1)
-    all_values = [*avg, *summary[list(METRIC_NAMES)].astype(float).to_numpy().ravel()]
-    floor = zoomed_floor(all_values)
-    ylabel = "score (macro over datasets)" + (f"; axis from {floor:.2f}" if floor > 0 else "")
+    fig, axes = plt.subplots(1, 1 + len(groups), figsize=(WIDTH_IN, 4.2), squeeze=False)
+    if "avg11" in summary:
+        avg = summary["avg11"].astype(float)
+    else:
+        avg = summary[list(METRIC_NAMES)].astype(float).mean(axis=1)
     ax0 = axes[0][0]
-    ax0.bar(range(len(strategies)), avg, color=colours)
+    bar_style: dict[str, Any] = {"capsize": 2, "error_kw": {"elinewidth": 0.8, "ecolor": "black"}}
+    ax0.bar(range(len(strategies)), avg, color=colours, yerr=_yerr(summary, "avg11"), **bar_style)
     ax0.set_xticks(range(len(strategies)), strategies, rotation=30, ha="right", fontsize="small")
     ax0.set_title("Avg of 11 metrics", fontsize="medium")
-    ax0.set_ylabel(ylabel, fontsize="small")
+    ax0.set_ylabel("score (macro over datasets)", fontsize="small")
     width = 0.8 / max(1, len(strategies))
     for ax, (group, metrics) in zip(axes[0][1:], groups, strict=True):
         for i, strategy in enumerate(strategies):
-            values = [float(summary.iloc[i][m]) for m in metrics]
+            row = summary.iloc[[i]]
+            values = [float(row.iloc[0][m]) for m in metrics]
+            errs = [_yerr(row, m) for m in metrics]
+            yerr = None if any(e is None for e in errs) else [[e[k][0] for e in errs if e] for k in (0, 1)]
             ax.bar(
-                [j + i * width for j in range(len(metrics))], values, width, label=strategy, color=colours[i]
+                [j + i * width for j in range(len(metrics))],
+                values,
+                width,
+                label=strategy,
+                color=colours[i],
+                yerr=yerr,
+                **bar_style,
             )
         ax.set_xticks([j + width * (len(strategies) - 1) / 2 for j in range(len(metrics))], list(metrics))
         ax.set_title(group, fontsize="medium")
     for ax in axes[0]:
-        ax.set_ylim(floor, 1.0)
+        ax.set_ylim(0.0, 1.05)  # bars from 0: a bar's length is its value
         ax.grid(axis="y", alpha=0.3)
     handles, labels = axes[0][1].get_legend_handles_labels()
     fig.legend(
-        handles, labels, loc="lower center", ncol=min(len(strategies), 6), fontsize="small", frameon=False
+        handles,
+        labels,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 0.07 if banner is None else 0.1),
+        ncol=min(len(strategies), 6),
+        fontsize="small",
+        frameon=False,
     )
-    fig.tight_layout(rect=(0, 0.1, 1, 1))  # the bottom strip holds the legend
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    _caption(fig, CAPTION, banner)
+    fig.tight_layout(rect=(0, 0.17 if banner is None else 0.2, 1, 1))  # the bottom strip: legend, caption
+    return fig
 
 
-def cost_figure(summary: pd.DataFrame, path: Path) -> Path:
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+"""One marker per strategy in `cost_figure`, so strategies differ by shape as well as colour."""
+
+
+def _dodge(points: Sequence[tuple[float, float]]) -> list[float]:
+    """Horizontal offsets in points: strategies drawn at the same (rounded) spot are spread side by side, so
+    none hides another (S3 and S4 often cost and score the same)."""
+    seen: dict[tuple[float, float], list[int]] = {}
+    for i, (x, y) in enumerate(points):
+        seen.setdefault((round(x, 6), round(y, 3)), []).append(i)
+    offsets = [0.0] * len(points)
+    for members in seen.values():
+        for k, i in enumerate(members):
+            offsets[i] = (k - (len(members) - 1) / 2) * 9.0
+    return offsets
+
+
+def draw_cost(summary: pd.DataFrame, *, banner: str | None = None) -> Figure:
     """E2E against cost per strategy: USD when any run spent money, else model calls, else agent invocations
     (an offline agent makes no model call but still one invocation per candidate).
 
-    Error bars are the dataset-bootstrap 95 % CI of E2E (``E2E_lo``/``E2E_hi``) when present.
+    Error bars are the dataset-bootstrap 95 % CI of E2E (``E2E_lo``/``E2E_hi``) when present. Strategies are
+    named in a legend (colour and marker), never by labels beside the points, and points at the same spot are
+    set side by side: no label or point hides another. The y-axis starts at 0.
 
     Args:
         summary: `experiments.ablation.summary_frame` output (``strategy``, ``E2E``, ``USD``, ``calls``).
-        path: Target PNG.
+        banner: A line shown above the caption (the mechanics-check banner), or None.
 
     Returns:
-        ``path``.
+        The figure (the caller saves and closes it).
     """
+    from matplotlib.transforms import offset_copy
+
     xcol, xlabel = next(
         ((c, label) for c, label in COST_AXES if c in summary and bool((summary[c].astype(float) > 0).any())),
         COST_AXES[-1],
     )
-    fig, ax = plt.subplots(figsize=(WIDTH_IN * 0.55, 3.6))
-    e2e = summary["E2E"].astype(float)
-    for i, row in enumerate(summary.itertuples(index=False)):
+    fig, ax = plt.subplots(figsize=(WIDTH_IN * 0.62, 4.2))
+    rows = list(summary.itertuples(index=False))
+    offsets = _dodge([(float(getattr(r, xcol)), float(r.E2E)) for r in rows])
+    for i, row in enumerate(rows):
         x, y = float(getattr(row, xcol)), float(row.E2E)
         lo = getattr(row, "E2E_lo", None)
         hi = getattr(row, "E2E_hi", None)
-        colour = plt.get_cmap("tab10")(i % 10)
+        style: dict[str, Any] = {
+            "color": plt.get_cmap("tab10")(i % 10),
+            "marker": MARKERS[i % len(MARKERS)],
+            "linestyle": "none",
+            "label": str(row.strategy),
+            "transform": offset_copy(ax.transData, fig=fig, x=offsets[i], y=0, units="points"),
+        }
         if lo is not None and hi is not None and not (pd.isna(lo) or pd.isna(hi)):
-            ax.errorbar(x, y, yerr=[[max(0.0, y - lo)], [max(0.0, hi - y)]], fmt="o", color=colour, capsize=3)
+            ax.errorbar(x, y, yerr=[[max(0.0, y - lo)], [max(0.0, hi - y)]], capsize=3, **style)
         else:
-            ax.plot(x, y, "o", color=colour)
-        ax.annotate(str(row.strategy), (x, y), textcoords="offset points", xytext=(6, 4), fontsize="small")
-    floor = zoomed_floor(list(e2e) + list(summary.get("E2E_lo", pd.Series(dtype=float)).astype(float)))
-    ax.set_ylim(floor, 1.02)  # a point at 1.0 stays whole
+            ax.plot(x, y, **style)
+    ax.set_ylim(0.0, 1.05)
+    # Set by hand: artists drawn through an offset transform do not take part in autoscaling.
+    right = max([float(getattr(r, xcol)) for r in rows] + [0.0])
+    ax.set_xlim(0.0, right * 1.12 if right > 0 else 1.0)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("E2E (macro)" + (f"; axis from {floor:.2f}" if floor > 0 else ""))
-    ax.set_title("E2E against cost (bars: 95 % CI over datasets)", fontsize="medium")
+    ax.set_ylabel("E2E (macro over datasets)")
+    ax.set_title("E2E against cost", fontsize="medium")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    _caption(fig, f"Points: macro E2E (mean over seeds); error bars: {CI_METHOD}.", banner)
+    fig.tight_layout(rect=(0, 0.08 if banner is None else 0.12, 1, 1))
+    return fig

@@ -44,7 +44,7 @@ from core.atomic import atomic_write_text
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from experiments.plan import import_plugins, task_options
 from experiments.reselect import ReselectError, load_source_config
-from experiments.stats import cluster_diffs, paired_cluster_test
+from experiments.stats import CI_METHOD, TEST_METHOD, bootstrap_ci, cluster_diffs, paired_cluster_test
 from experiments.tables import write_tables
 from strategies.base import DONE_MARKER, REPORTS_DIR
 from strategies.context import candidate_from_marker
@@ -170,9 +170,17 @@ class ScoreCache:
         self, stored: StoredDataset, sel: Selector, profile: str, reports: Sequence[Report]
     ) -> tuple[dict[int, int | None], _Scored]:
         """Choose with ``sel``, assemble (unless this choice was scored before) and score."""
+        chosen, scored, _ = self.score_counting(stored, sel, profile, reports)
+        return chosen, scored
+
+    def score_counting(
+        self, stored: StoredDataset, sel: Selector, profile: str, reports: Sequence[Report]
+    ) -> tuple[dict[int, int | None], _Scored, int]:
+        """`score`, plus the samples where the selector raised and ``validator_max`` chose (``fallback``)."""
         from strategies.selectors import choose
 
         decisions = choose(sel, stored.task, stored.candidates, reports)
+        fallbacks = sum(1 for d in decisions.values() if d.fallback)
         chosen = {i: d.candidate for i, d in decisions.items()}
         key = (stored.key, tuple(sorted(chosen.items())), profile)
         if key not in self._scores:
@@ -189,7 +197,7 @@ class ScoreCache:
                     e2e = {int(s.index): e2e_pass(s.to_dict()) for s in scored.per_sample}
             self._scores[key] = _Scored(metrics, e2e)
             shutil.rmtree(out, ignore_errors=True)
-        return chosen, self._scores[key]
+        return chosen, self._scores[key], fallbacks
 
     def oracle(self, stored: StoredDataset) -> float | None:
         """The share of samples where some stored candidate passes E2E (ground truth, through the scorer)."""
@@ -228,6 +236,15 @@ def _selector_names(wanted: Sequence[str] | None) -> list[str]:
     seen: set[int] = set()
     for name in names:
         obj = selectors.get(name)  # raises UnknownNameError listing the valid names
+        if getattr(obj, "needs_judge", False):
+            # A judge selector calls a model per sample; the leaderboard makes no model call. Its cost belongs
+            # in a run (selector=llm_judge), where the ablation and the budget-matched table count it.
+            if wanted:
+                raise ReselectError(
+                    f"selector {name} calls a judge model, and the leaderboard calls none: compare it "
+                    f"in a run (python -m experiments -m selector=validator_max,{name} judge=litellm ...)"
+                )
+            continue
         if id(obj) in seen and not wanted:
             continue  # an alias of a selector already listed
         seen.add(id(obj))
@@ -241,13 +258,13 @@ class _DatasetResult:
 
     key: str
     oracle: float | None
-    cells: dict[tuple[str, str], tuple[dict[str, dict[str, float]], dict[int, int | None]]]
+    cells: dict[tuple[str, str], tuple[dict[str, dict[str, float]], dict[int, int | None], int]]
     validations: int
     assembled: int
 
 
 def _evaluate(
-    stored: StoredDataset, names: Sequence[str], validators: Sequence[str], work: str
+    stored: StoredDataset, names: Sequence[str], validators: Sequence[str], work: str, on_error: str = "raise"
 ) -> _DatasetResult:
     """Every (validator, selector) on one dataset: each candidate validated once per profile, each distinct
     choice assembled and scored once. Runs in a worker process (datasets are independent)."""
@@ -255,27 +272,35 @@ def _evaluate(
     with tempfile.TemporaryDirectory(dir=work) as scratch:
         scores = ScoreCache(Path(scratch))
         oracle = scores.oracle(stored)
-        cells: dict[tuple[str, str], tuple[dict[str, dict[str, float]], dict[int, int | None]]] = {}
+        cells: dict[tuple[str, str], tuple[dict[str, dict[str, float]], dict[int, int | None], int]] = {}
         for profile in validators:
             reps = [reports.get(c, stored.task, profile) for c in stored.candidates]
             for name in names:
-                chosen, scored = scores.score(stored, build_selector(name), profile, reps)
-                cells[(profile, name)] = (scored.metrics, chosen)
+                sel = build_selector(name, on_error=on_error)
+                chosen, scored, fallbacks = scores.score_counting(stored, sel, profile, reps)
+                cells[(profile, name)] = (scored.metrics, chosen, fallbacks)
         return _DatasetResult(stored.key, oracle, cells, reports.validations, scores.assembled)
 
 
 def _evaluate_all(
-    stored: Sequence[StoredDataset], names: Sequence[str], validators: Sequence[str], work: str, workers: int
+    stored: Sequence[StoredDataset],
+    names: Sequence[str],
+    validators: Sequence[str],
+    work: str,
+    workers: int,
+    on_error: str = "raise",
 ) -> list[_DatasetResult]:
     if workers <= 1 or len(stored) <= 1:
-        return [_evaluate(s, names, validators, work) for s in stored]
+        return [_evaluate(s, names, validators, work, on_error) for s in stored]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     # fork: workers inherit the selectors registered in this process (plug-ins, run.imports, tests).
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=min(workers, len(stored)), mp_context=context) as pool:
-        job = functools.partial(_evaluate, names=list(names), validators=list(validators), work=work)
+        job = functools.partial(
+            _evaluate, names=list(names), validators=list(validators), work=work, on_error=on_error
+        )
         return list(pool.map(job, stored))
 
 
@@ -286,6 +311,7 @@ def leaderboard(
     *,
     work: Path | None = None,
     workers: int | None = None,
+    on_error: str = "raise",
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Evaluate selectors × validator profiles on the stored candidates of ``runs``.
 
@@ -295,6 +321,8 @@ def leaderboard(
         validators: Validator profiles (names or YAML paths).
         work: Scratch folder for assembled outputs (default: a temporary folder).
         workers: Processes (datasets are evaluated in parallel); default the CPU count, 1 in-process.
+        on_error: ``raise`` (a selector that raises stops the leaderboard) or ``fallback`` (validator_max
+            chooses there; the ``fallbacks`` column counts those samples per row).
 
     Returns:
         ``(frame, stats)``: one row per (validator, selector); stats count validations, assemblies, seconds,
@@ -303,6 +331,7 @@ def leaderboard(
     Raises:
         ReselectError: A run is not a finished run with candidates.
         UnknownNameError: An unknown selector name.
+        SelectorError: A selector raised on a sample under ``on_error="raise"``.
     """
     import os
 
@@ -310,12 +339,12 @@ def leaderboard(
     stored = [s for run in runs for s in load_stored(Path(run))]
     names = _selector_names(selector_names)
     for name in names:
-        build_selector(name)  # an oracle or a broken entry fails here, once, not in every worker
+        build_selector(name, on_error=on_error)  # an oracle or a broken entry fails here, once
     profiles = [str(v) for v in validators]
     labels = {s.key: [_read_mistakes(c) for c in s.candidates] for s in stored}
     labelled = any(any(m) for ms in labels.values() for m in ms)
     with tempfile.TemporaryDirectory(dir=work) as scratch:
-        results = _evaluate_all(stored, names, profiles, scratch, workers or os.cpu_count() or 1)
+        results = _evaluate_all(stored, names, profiles, scratch, workers or os.cpu_count() or 1, on_error)
     oracle = {r.key: r.oracle for r in results}
     rows: list[dict[str, Any]] = []
     by_dataset: dict[str, dict[str, float]] = {}
@@ -326,8 +355,10 @@ def leaderboard(
             e2e: dict[str, float] = {}
             macro: dict[str, dict[str, list[float]]] = {p: {} for p in PROFILES}
             misses: dict[str, list[int]] = {}
+            row["fallbacks"] = 0
             for res in results:
-                metrics, chosen = res.cells[(profile, name)]
+                metrics, chosen, fallbacks = res.cells[(profile, name)]
+                row["fallbacks"] += fallbacks
                 for p in PROFILES:
                     for k, v in metrics[p].items():
                         macro[p].setdefault(k, []).append(float(v))
@@ -345,6 +376,7 @@ def leaderboard(
                 for metric in ("E2E", "SCJ", "CF"):
                     vals = macro[p].get(metric, [])
                     row[f"{tag}{metric}"] = sum(vals) / len(vals) if vals else None
+            row["E2E_lo"], row["E2E_hi"] = bootstrap_ci(e2e)  # the error bar of its bar in selectors.png
             bound = [b for k in e2e if (b := oracle[k]) is not None]
             row["oracle_E2E"] = sum(bound) / len(bound) if bound else None
             row["gap_to_oracle"] = (
@@ -380,33 +412,53 @@ def leaderboard(
 
 
 def leaderboard_figure(frame: pd.DataFrame, path: Path) -> Path:
-    """E2E per selector, one group of bars per validator profile, with the oracle bound as a line."""
+    """E2E per selector, one group of bars per validator profile, each bar with its dataset-bootstrap
+    95 % CI (``E2E_lo``/``E2E_hi``), the oracle bound as a line, the y-axis from 0, the CI method in the
+    caption."""
     import matplotlib.pyplot as plt
 
-    from experiments.figure import DPI, WIDTH_IN, zoomed_floor
+    from experiments.figure import DPI, WIDTH_IN
 
     validators = list(dict.fromkeys(frame["validator"]))
     names = list(dict.fromkeys(frame["selector"]))
-    fig, ax = plt.subplots(figsize=(WIDTH_IN * 0.7, 3.6))
+    fig, ax = plt.subplots(figsize=(WIDTH_IN * 0.7, 4.0))
     width = 0.8 / max(1, len(validators))
-    values = frame["E2E"].astype(float)
     for j, v in enumerate(validators):
         part = frame[frame["validator"] == v].set_index("selector")
-        ys = [float(part.loc[n, "E2E"]) if n in part.index else float("nan") for n in names]
-        ax.bar([i + j * width for i in range(len(names))], ys, width, label=f"validator {v}")
+        ys, below, above = [], [], []
+        for n in names:
+            if n not in part.index:
+                ys.append(float("nan"))
+                below.append(0.0)
+                above.append(0.0)
+                continue
+            y, lo, hi = (part.loc[n, c] for c in ("E2E", "E2E_lo", "E2E_hi"))
+            ys.append(float(y))
+            known = not any(pd.isna(x) for x in (y, lo, hi))
+            below.append(max(0.0, float(y) - float(lo)) if known else 0.0)
+            above.append(max(0.0, float(hi) - float(y)) if known else 0.0)
+        ax.bar(
+            [i + j * width for i in range(len(names))],
+            ys,
+            width,
+            label=f"validator {v}",
+            yerr=[below, above],
+            capsize=2,
+            error_kw={"elinewidth": 0.8, "ecolor": "black"},
+        )
     bound = frame["oracle_E2E"].dropna()
     if len(bound):
         ax.axhline(float(bound.iloc[0]), color="black", linestyle="--", linewidth=1, label="oracle best-of-n")
-    floor = zoomed_floor([*values, *bound])
-    ax.set_ylim(floor, 1.02)
+    ax.set_ylim(0.0, 1.05)  # bars from 0: a bar's length is its value
     ax.set_xticks(
         [i + width * (len(validators) - 1) / 2 for i in range(len(names))], names, rotation=20, ha="right"
     )
-    ax.set_ylabel("E2E (macro)" + (f"; axis from {floor:.2f}" if floor > 0 else ""))
+    ax.set_ylabel("E2E (macro over datasets)")
     ax.set_title("Selectors on stored candidates", fontsize="medium")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
+    fig.text(0.5, 0.01, f"Error bars: {CI_METHOD}.", ha="center", va="bottom", fontsize="x-small")
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
@@ -429,7 +481,11 @@ def _miss_table(frame: pd.DataFrame) -> pd.DataFrame:
 def write_leaderboard(frame: pd.DataFrame, stats: Mapping[str, Any], out: Path) -> list[Path]:
     """Write ``selectors.{csv,md,tex,png}`` (and ``selectors_stats.json``) into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
-    head = ["validator", "selector", "E2E", "strict_E2E", "SCJ", "CF", "oracle_E2E", "gap_to_oracle"]
+    head = ["validator", "selector", "E2E", "E2E_lo", "E2E_hi", "strict_E2E", "SCJ", "CF", "oracle_E2E"]
+    head.append("gap_to_oracle")
+    fell_back = "fallbacks" in frame and bool((frame["fallbacks"] > 0).any())
+    if fell_back:
+        head.append("fallbacks")
     test = [
         "validator",
         "selector",
@@ -446,9 +502,19 @@ def write_leaderboard(frame: pd.DataFrame, stats: Mapping[str, Any], out: Path) 
     ]
     parts = [
         "# Selectors on stored candidates (macro over datasets; official profile unless marked strict)",
+        f"E2E_lo, E2E_hi: {CI_METHOD}.",
+        *(
+            [
+                "**Selector fallback**: `fallbacks` counts the samples where the selector raised and "
+                "validator_max chose instead (--on-error fallback); those rows are not the selector's own "
+                "result."
+            ]
+            if fell_back
+            else []
+        ),
         to_markdown(frame[head]),
-        f"## Paired test vs {BASELINE} (same validator; datasets as the unit: mean difference of "
-        "per-dataset E2E, bootstrap 95 % CI, sign-flip p)",
+        f"## Paired test vs {BASELINE} (same validator; datasets as the unit): the mean difference of "
+        f"per-dataset E2E with its {CI_METHOD}; {TEST_METHOD}",
         to_markdown(frame[test]),
     ]
     if len(miss) > 2:
@@ -472,6 +538,7 @@ def write_leaderboard(frame: pd.DataFrame, stats: Mapping[str, Any], out: Path) 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI; returns the exit code (0 success, 2 bad input; ``docs/cli.md``)."""
     from core.registry import UnknownNameError
+    from strategies.selectors import SelectorError
 
     parser = OneLineParser(prog="python -m experiments.leaderboard", description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="finished S3/S4 run folders (pooled)")
@@ -486,6 +553,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--out", type=Path, default=None, help="output folder (default: <first RUN>/selectors)"
     )
     parser.add_argument("--workers", type=int, default=None, help="processes (default: the CPU count)")
+    parser.add_argument(
+        "--on-error",
+        choices=("raise", "fallback"),
+        default="raise",
+        help="a selector that raises: stop (raise), or validator_max chooses there, counted (fallback)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     runs = [existing_dir("RUN", r) for r in args.runs]
@@ -493,8 +566,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         import_plugins([m for m in args.imports.split(",") if m])
         wanted = [s for s in (args.selectors or "").split(",") if s] or None
         validators = [v for v in args.validators.split(",") if v]
-        frame, stats = leaderboard(runs, wanted, validators, workers=args.workers)
-    except (ReselectError, UnknownNameError, ImportError, ValueError) as exc:
+        frame, stats = leaderboard(runs, wanted, validators, workers=args.workers, on_error=args.on_error)
+    except (ReselectError, UnknownNameError, ImportError, ValueError, SelectorError) as exc:
         raise CliError(str(exc)) from exc
     out = args.out or runs[0] / "selectors"
     written = write_leaderboard(frame, stats, out)

@@ -23,6 +23,7 @@ from core.atomic import atomic_write_json
 from experiments.pools import close_agent, validation_executor
 from strategies.base import ProfileValidator, Strategy, Validator
 from strategies.context import BudgetGate, RunContext, use
+from strategies.selectors import SelectorError
 
 if TYPE_CHECKING:
     from agents.litellm.budget import Budget
@@ -138,8 +139,10 @@ async def _one_dataset(
         result = await strategy(task, agent, validator)
         record = result.to_dict()
     except Exception as exc:  # one dataset's failure must not lose the others
-        if is_storage_failure(exc) or isinstance(exc, FatalAgentError):
-            raise  # the disk refuses writes / the provider refuses us: every later dataset would fail too
+        if is_storage_failure(exc) or isinstance(exc, FatalAgentError | SelectorError):
+            # The disk refuses writes / the provider refuses us / a plug-in is broken: every later dataset
+            # would fail too, and a broken selector must never be reported as a working one.
+            raise
         log.exception("strategy failed on %s", task.name)
         record = {
             "error": f"{type(exc).__name__}: {exc}",

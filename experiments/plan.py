@@ -19,9 +19,12 @@ import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from agents.base import Agent, Limits
-from core.registry import Registry, call_with_options, load_object
+from agents.judge import Judge
+from core.registry import OptionError, Registry, call_with_options, load_object
+from experiments.request_cache import resolve_cache
+from experiments.roles import build_judge, build_roles, judge_selector
 from strategies.base import Strategy, strategies
-from strategies.selectors import Selector, build_selector, is_oracle
+from strategies.selectors import Selector, build_selector, is_oracle, selectors
 
 __all__ = [
     "AGENT_TASK_KEYS",
@@ -93,6 +96,10 @@ def build_agent(cfg: Mapping[str, Any] | DictConfig, *, allow_simulated: bool = 
             "analysis.simulated=true (its results are marked simulation, never a model result)"
         )
     kwargs = {k: v for k, v in data.items() if k not in AGENT_TASK_KEYS}
+    if (
+        "cache" in kwargs
+    ):  # agent.cache=auto (the default): the user's cache folder (experiments.request_cache)
+        kwargs["cache"] = resolve_cache(kwargs["cache"])
     if "temperature" in inspect.signature(factory).parameters and "temperature" in data:
         kwargs["temperature"] = data["temperature"]
     agent = call_with_options(factory, kwargs, "agent")
@@ -150,16 +157,23 @@ def build_strategy(
     kind = strategy_kind(data)
     selector = None
     if "selector" in inspect.signature(strategies.get(kind)).parameters:
-        selector = build_selector(_selector_spec(data, selector_cfg), allow_oracle=allow_oracle)
+        spec = _selector_spec(data, selector_cfg)
+        selector = build_selector(spec, allow_oracle=allow_oracle, on_error=_on_error(selector_cfg))
     return _create(kind, data, selector)
 
 
 def _create(kind: str, data: Mapping[str, Any], selector: Selector | None) -> Strategy:
     # Through the registry: it checks the options against the factory and resolves the nested selector
     # (already built here, under the oracle gate; dropped for a strategy that takes none).
-    options = {k: v for k, v in data.items() if k not in ("name", "kind", "selector")}
+    options = {k: v for k, v in data.items() if k not in ("name", "kind", "selector", "pool")}
     # The registry's entries are factories; `create` returns what the factory makes (a strategy).
     return cast(Strategy, strategies.create(kind, {**options, "selector": selector}, "strategy"))
+
+
+def _on_error(selector_cfg: Any) -> str | None:
+    # selector.on_error (the top-level group) applies to a strategy.selector given by name or _target_ too.
+    group = _plain(selector_cfg) if selector_cfg is not None else None
+    return group.get("on_error") if isinstance(group, Mapping) else None
 
 
 def strategy_kind(cfg: Mapping[str, Any] | DictConfig) -> str:
@@ -202,7 +216,8 @@ class RunPlan:
 
     Attributes:
         strategy: The strategy, built with its selector.
-        agent: The agent.
+        agent: The agent the strategy is given: the ``agent`` config's, or a `agents.roles.RoleAgent` over the
+            candidate pool (``strategy.pool``) and the reviser (``reviser``).
         selector: The selector handed to the strategy (None: the strategy takes none).
         name: The strategy's config name (``s3``, ``s3_paper``): the run's label.
         kind: Its registry name (``best_of_n``).
@@ -211,6 +226,9 @@ class RunPlan:
         upper_bound: The oracle selector was asked for (``analysis.oracle``): results are an upper bound.
         label: ``<strategy>/<selector>`` for strategies that select, else the strategy name (miss tables).
         metrics: Registered metrics scored after the eleven (``scorer.metrics``), checked to exist.
+        pool: ``(agent label, n)`` per candidate pool entry (empty: the agent makes every candidate).
+        reviser: The reviser's label (None: a candidate's maker revises it).
+        judge: The judge of a judge selector (None: the selector needs none).
     """
 
     strategy: Strategy
@@ -222,6 +240,9 @@ class RunPlan:
     candidates: int | None
     upper_bound: bool
     label: str
+    pool: tuple[tuple[str, int], ...] = ()
+    reviser: str | None = None
+    judge: Judge | None = None
     metrics: tuple[str, ...] = ()
 
 
@@ -270,8 +291,9 @@ def build_components(cfg: DictConfig) -> RunPlan:
     takes_selector = "selector" in inspect.signature(factory).parameters
     spec = _selector_spec(data, cfg.get("selector"))
     selector: Selector | None = None
+    judge: Judge | None = None
     if takes_selector:
-        selector = build_selector(spec, allow_oracle=allow_oracle)
+        selector, judge = _selector_with_roles(spec, cfg, allow_oracle, _on_error(cfg.get("selector")))
         probe: Selector | None = selector
     else:
         # A strategy without a selector still records an oracle request as an upper bound, as before.
@@ -279,8 +301,23 @@ def build_components(cfg: DictConfig) -> RunPlan:
             probe = build_selector(spec, allow_oracle=True)
         except Exception:
             probe = None
+    pool = data.get("pool") or None
+    if pool is not None:
+        if "n" not in inspect.signature(factory).parameters:
+            raise OptionError(
+                f"strategy.pool: {kind} makes no candidate pool (S3/S4 and strategies with n do)"
+            )
+        # The pool says how many candidates each agent makes; n is their sum.
+        data["n"] = sum(int(e.get("n", 1)) for e in pool if isinstance(e, Mapping))
     strategy = _create(kind, data, selector)
-    agent = build_agent(cfg.agent, allow_simulated=bool(cfg.get("analysis", {}).get("simulated", False)))
+    roles = build_roles(
+        cfg.agent,
+        pool,
+        cfg.get("reviser"),
+        build_agent=build_agent,
+        allow_simulated=bool(cfg.get("analysis", {}).get("simulated", False)),
+    )
+    agent = roles.agent
     n = data.get("n")
     name = str(data.get("name") or kind)
     return RunPlan(
@@ -293,5 +330,30 @@ def build_components(cfg: DictConfig) -> RunPlan:
         candidates=int(n) if n is not None else None,
         upper_bound=allow_oracle and probe is not None and is_oracle(probe),
         label=_label(name, takes_selector, data, cfg.get("selector")),
+        pool=roles.pool,
+        reviser=roles.reviser,
+        judge=judge,
         metrics=_extra_metrics(cfg),
     )
+
+
+def _selector_with_roles(
+    spec: Any, cfg: DictConfig, allow_oracle: bool, on_error: str | None
+) -> tuple[Selector, Judge | None]:
+    """The selector (with its ``on_error`` policy); one whose factory is marked ``needs_judge`` gets the judge
+    role built from the config."""
+    if isinstance(spec, str):
+        found: Any = selectors.get(spec)
+        options: dict[str, Any] = {}
+    elif isinstance(spec, Mapping):
+        options = {k: v for k, v in spec.items() if k not in ("_target_", "name")}
+        target = spec.get("_target_")
+        found = (
+            load_object(str(target)) if target else selectors.get(str(spec.get("name") or "validator_max"))
+        )
+    else:
+        found = None
+    if not getattr(found, "needs_judge", False):
+        return build_selector(spec, allow_oracle=allow_oracle, on_error=on_error), None
+    judge = build_judge(cfg.get("judge"), cfg.agent)
+    return judge_selector(found, options, judge), judge

@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,11 +25,22 @@ from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_dataset
 from benchmark.score.profiles import ScoringRules
 from core.atomic import atomic_write_json, atomic_write_text
+from core.cli_errors import one_line
 
 if TYPE_CHECKING:
     from experiments.mistakes import RunMistakes
 
-__all__ = ["PROFILES", "export_dataset", "format_table", "metrics_document", "score_exports", "write_outputs"]
+__all__ = [
+    "METRIC_LEGEND",
+    "PROFILES",
+    "coverage_line",
+    "export_dataset",
+    "format_table",
+    "metrics_document",
+    "score_exports",
+    "selector_fallbacks",
+    "write_outputs",
+]
 
 log = logging.getLogger(__name__)
 
@@ -179,6 +190,10 @@ def write_outputs(
     if mistakes is not None:
         for doc in docs.values():
             doc["miss_rates"] = mistakes.document
+    fallbacks = selector_fallbacks(records)
+    if fallbacks is not None:
+        for doc in docs.values():
+            doc["selector_fallbacks"] = fallbacks
     atomic_write_json(run_dir / "metrics.json", docs["official"])
     atomic_write_json(run_dir / "metrics_strict.json", docs["strict"])
     lines = []
@@ -193,6 +208,8 @@ def write_outputs(
                 "validator_total": decision.get("score"),
                 "scores": {p: per[p].get(key) for p in PROFILES},
             }
+            if decision.get("fallback"):
+                row["selector_fallback"] = True  # the configured selector raised; validator_max chose
             stopped_short = [
                 k
                 for k, c in enumerate(rec.get("candidates", []))
@@ -219,13 +236,72 @@ def write_outputs(
     return docs
 
 
-def format_table(docs: Mapping[str, Mapping[str, Any]], title: str, headline: str = "official") -> str:
+def selector_fallbacks(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Samples where the configured selector raised and ``validator_max`` chose (``on_error=fallback``).
+
+    Args:
+        records: Per dataset, its strategy result dict.
+
+    Returns:
+        ``{"total": n, "datasets": {name: n}}`` over every dataset (zeros included), or None when no sample
+        fell back.
+    """
+    counts = {
+        name: sum(1 for d in (rec.get("decisions") or {}).values() if d.get("fallback"))
+        for name, rec in records.items()
+    }
+    total = sum(counts.values())
+    return {"total": total, "datasets": counts} if total else None
+
+
+METRIC_LEGEND = (
+    "SV schema validity · SSC schema × semantic · SC semantic correctness · IC information completeness · "
+    "IV information validity · INR information non-redundancy · CF content fidelity · MSC dataset-meta "
+    "semantic correctness · MSJ dataset-meta joint × CF · SCJ source × content · E2E end-to-end success "
+    "(docs/scoring.md)"
+)
+"""The one line under every metric table that says what its columns are."""
+
+
+def coverage_line(doc: Mapping[str, Any], datasets: Sequence[str], failed: Mapping[str, str]) -> str | None:
+    """``macro over k of N datasets; failed: ...`` when the macro mean does not cover every dataset.
+
+    Args:
+        doc: A metrics document (its ``datasets`` are the ones the macro mean covers).
+        datasets: Every dataset of the run.
+        failed: Dataset -> why it failed (the ones absent from ``doc`` without a reason say "no output").
+
+    Returns:
+        The line, or None when every dataset is covered.
+    """
+    covered = set(doc.get("datasets") or {})
+    missing = [d for d in datasets if d not in covered]
+    if not missing:
+        return None
+    reasons = ", ".join(
+        f"{d} ({one_line(failed[d])[:120]})" if d in failed else f"{d} (no output)" for d in missing
+    )
+    k, n = len(datasets) - len(missing), len(datasets)
+    return f"INCOMPLETE: macro over {k} of {n} datasets; failed: {reasons}"
+
+
+def format_table(
+    docs: Mapping[str, Mapping[str, Any]],
+    title: str,
+    headline: str = "official",
+    *,
+    datasets: Sequence[str] | None = None,
+    failed: Mapping[str, str] | None = None,
+) -> str:
     """The eleven macro metrics, one row per scoring profile, as a fixed-width text table.
 
     Args:
         docs: ``{profile: metrics document}``.
         title: First line of the table.
         headline: The profile shown first and marked with ``*`` (``scorer.profile``).
+        datasets: Every dataset of the run: when the headline's macro mean covers fewer, a line says
+            ``macro over k of N datasets; failed: ...``.
+        failed: Dataset -> why its strategy failed (for that line).
 
     Raises:
         ValueError: If ``headline`` is not one of the profiles in ``docs`` (the message lists them).
@@ -244,6 +320,7 @@ def format_table(docs: Mapping[str, Mapping[str, Any]], title: str, headline: st
         label = f"{profile}*" if profile == headline else profile
         rows.append(f"{label:10s}{cells}")
     flags = [f for f in ("incomplete", "upper_bound", "simulation") if any(d.get(f) for d in docs.values())]
+    fallbacks = docs[headline].get("selector_fallbacks")
     if flags:
         rows.append(
             "NOTE: "
@@ -256,4 +333,13 @@ def format_table(docs: Mapping[str, Mapping[str, Any]], title: str, headline: st
                 for f in flags
             )
         )
+    if fallbacks:
+        per = ", ".join(f"{d} {n}" for d, n in fallbacks["datasets"].items() if n)
+        rows.append(
+            f"SELECTOR FALLBACK: the selector raised on {fallbacks['total']} samples ({per}); validator_max "
+            "chose there (selector.on_error=fallback)"
+        )
+    coverage = coverage_line(docs[headline], datasets, failed or {}) if datasets is not None else None
+    if coverage is not None:
+        rows.append(coverage)
     return "\n".join(rows)

@@ -26,6 +26,7 @@ from benchmark.discover import Dataset
 from benchmark.layout import ANNOTATIONS_DIR
 from core.atomic import atomic_write_json
 from experiments.loop import RESULT_MARKER, TasksJob, run_tasks
+from experiments.mechanics_check import banner, mechanics_agent
 from experiments.mistakes import format_miss_table, run_mistakes
 from experiments.plan import RunPlan, build_components, is_simulation, task_options, validator_profile
 from experiments.pools import close_agent
@@ -33,6 +34,8 @@ from experiments.processes import resolve_processes, run_in_processes, split_tas
 from experiments.progress import Progress
 from experiments.results import PROFILES, export_dataset, format_table, score_exports, write_outputs
 from experiments.resume import check_resume, resume_mode, store_config
+from experiments.run_lock import run_folder_lock, takeover_note
+from experiments.run_options import check_budget
 from experiments.suite import (
     ensure_bundled_suite,
     ensure_foreign_suite,
@@ -136,6 +139,7 @@ def preflight(cfg: DictConfig, run_dir: Path) -> RunPlan:
         raise ValueError(f"unknown scorer.profile {headline!r}; valid: {', '.join(PROFILES)}")
     # Options are checked against the factories' signatures before the suite is generated or a call is made.
     plan = build_components(cfg)
+    check_budget(cfg.run, plan.agent)  # before any call: a budget it could not hold is refused, not ignored
     resolve_processes(cfg.run.get("processes"), plan.agent)
     root = cfg.benchmark.get("root")
     if root and not Path(str(root)).expanduser().is_dir():
@@ -167,10 +171,22 @@ def run_experiment(cfg: DictConfig, run_dir: Path, *, preload: bool = True) -> R
         FatalAgentError: The agent hit a failure every candidate would hit (rejected key, unknown model,
             dead endpoint); the run stopped.
         WorkerLost: A worker process of ``run.processes=N`` died; the others finished their datasets.
+        RunFolderBusy: Another live process is writing into ``run_dir``.
     """
     start = time.perf_counter()
     resume, _ = resume_mode(cfg)
     plan = preflight(cfg, run_dir)
+    # A single run of the CLI holds the lock already (the Preflight callback) and keeps it until it exits; a
+    # sweep's job, or a caller in Python (a notebook, a test), takes it here and gives it back at the end.
+    with run_folder_lock(run_dir) as dead:
+        if dead is not None:
+            log.warning(takeover_note(run_dir, dead))
+        return _run_locked(cfg, run_dir, start, resume, plan, preload)
+
+
+def _run_locked(
+    cfg: DictConfig, run_dir: Path, start: float, resume: bool, plan: RunPlan, preload: bool
+) -> RunOutcome:
     agent = plan.agent
     root = benchmark_root(cfg.benchmark)
     datasets = select_datasets(root, cfg.benchmark.get("datasets"), cfg.benchmark.get("shard"))
@@ -272,9 +288,14 @@ def _finish(
     )
     wall = time.perf_counter() - start
     agent_name = cfg.agent.get("_target_") or cfg.agent.get("name", "?")
+    if plan.pool:
+        agent_name = "+".join(f"{label}×{n}" for label, n in plan.pool)
     tokens = sum(u.total_tokens for u in usage.values())
     usd = sum(u.cost_usd for u in usage.values())
     title = f"{plan.name} · {len(datasets)} datasets · agent {agent_name} · {tokens} tokens · ${usd:.4f}"
+    calls, hits = sum(u.calls for u in usage.values()), sum(u.cache_hits for u in usage.values())
+    if calls:  # an agent that calls a model: how many answers came from the request cache (no token spent)
+        title += f" · {hits} of {calls} calls from the cache"
     fitted = _plain_node(cfg.get("validator", {}).get("fitted"))
     if fitted:
         # Weights learned from ground truth (experiments.validator_eval --fit): never to be read as hand-set.
@@ -300,7 +321,17 @@ def _finish(
         from experiments.report import write_report
 
         write_report(run_dir)  # never raises into the run: a failure is logged and the run still succeeds
-    table = format_table(docs, title, str(cfg.get("scorer", {}).get("profile", "official")))
+    headline = str(cfg.get("scorer", {}).get("profile", "official"))
+    table = format_table(docs, title, headline, datasets=[d.name for d in datasets], failed=errors)
+    if plan.pool or plan.judge is not None or plan.reviser is not None:
+        # Imported here: only runs with roles pay for the per-agent table (it scores every candidate).
+        from experiments.role_table import role_table, write_role_table
+
+        roots = {d.name: Path(d.root) for d in datasets}
+        table += "\n" + write_role_table(run_dir, role_table(records, roots))
     if mistakes is not None:
         table += "\n" + format_miss_table(mistakes.document)
+    mechanics = mechanics_agent(cfg.agent)
+    if mechanics is not None:
+        table += "\n" + banner(mechanics)
     return RunOutcome(run_dir, docs, incomplete, wall, table, errors)

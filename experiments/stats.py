@@ -4,15 +4,41 @@ differences), and repeated seeds are summarised as mean ± spread."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-__all__ = ["bootstrap_ci", "cluster_diffs", "mean_spread", "paired_cluster_test", "sign_flip_test"]
+__all__ = [
+    "CI_METHOD",
+    "N_BOOT",
+    "N_PERM",
+    "TEST_METHOD",
+    "bootstrap_ci",
+    "cluster_diffs",
+    "format_pm",
+    "mean_spread",
+    "paired_cluster_test",
+    "sign_flip_test",
+]
+
+N_BOOT = 2000
+"""Bootstrap resamples of every CI in the tables and figures."""
+N_PERM = 10000
+"""Random sign assignments of every paired test."""
+CI_METHOD = f"95 % CI: percentile bootstrap over datasets ({N_BOOT} resamples)"
+"""How every CI is computed: the words each caption carries."""
+TEST_METHOD = (
+    f"p: two-sided paired sign-flip permutation test on per-dataset differences ({N_PERM} flips); the CI of "
+    "the difference is a bootstrap of its mean, a different method, so near the 0.05 boundary a CI that "
+    "excludes 0 can sit beside p > 0.05"
+)
+"""How every p-value is computed, and why it may disagree with the CI beside it."""
 
 
 def bootstrap_ci(
-    per_dataset: Mapping[str, float], *, n_boot: int = 2000, level: float = 0.95, seed: int = 0
+    per_dataset: Mapping[str, float], *, n_boot: int = N_BOOT, level: float = 0.95, seed: int = 0
 ) -> tuple[float, float]:
     """Percentile bootstrap CI of the macro mean, resampling datasets with replacement.
 
@@ -34,7 +60,7 @@ def bootstrap_ci(
     return float(np.quantile(means, alpha)), float(np.quantile(means, 1.0 - alpha))
 
 
-def sign_flip_test(diffs: Sequence[float], *, n_perm: int = 10000, seed: int = 0) -> float:
+def sign_flip_test(diffs: Sequence[float], *, n_perm: int = N_PERM, seed: int = 0) -> float:
     """Two-sided p-value of a paired sign-flip permutation test that the mean difference is 0.
 
     Under the null each paired difference is equally likely to have either sign; the p-value is the share of
@@ -72,7 +98,7 @@ def cluster_diffs(mine: Mapping[str, float], baseline: Mapping[str, float]) -> d
 
 
 def paired_cluster_test(
-    diffs: Mapping[str, float], *, n_perm: int = 10000, seed: int = 0
+    diffs: Mapping[str, float], *, n_perm: int = N_PERM, seed: int = 0
 ) -> tuple[float, float, float, float]:
     """Paired comparison with datasets as the unit: mean difference, its bootstrap CI, and a sign-flip p.
 
@@ -109,3 +135,15 @@ def mean_spread(values: Sequence[float | None]) -> tuple[float | None, float | N
     if len(kept) == 1:
         return kept[0], 0.0
     return float(np.mean(kept)), float(np.std(kept, ddof=1))
+
+
+def format_pm(mean: Any, sd: Any) -> str:
+    """``mean ± sd`` to 4 decimals (``mean`` alone without an sd, ``n/a`` without a mean)."""
+    if _missing(mean):
+        return "n/a"
+    return f"{mean:.4f} ± {sd:.4f}" if not _missing(sd) else f"{mean:.4f}"
+
+
+def _missing(value: Any) -> bool:
+    # None, or a float NaN (pandas writes a missing number as NaN, numpy floats are floats)
+    return value is None or (isinstance(value, float) and math.isnan(value))

@@ -22,6 +22,7 @@ from strategies.base import (
     strategy,
     usage_of,
 )
+from strategies.choice import bind_loop, selection_usage
 from strategies.mechanics import (
     StopRule,
     assemble,
@@ -81,7 +82,8 @@ class CandidatePool:
             self.task.output_dir,
             self.candidates,
             decisions,
-            usage_of(self.candidates),
+            # A judge's calls are part of the strategy's cost (the tables compare at equal spend).
+            usage_of(self.candidates) + selection_usage(decisions),
             upper_bound=selector is not None and is_oracle(selector),
             incomplete=budget_hit(),
             notes=generation_notes(self.candidates, self.n),
@@ -131,7 +133,7 @@ def select_and_assemble(selector: Selector, pool: CandidatePool) -> dict[int, Sa
 
 @strategy("best_of_n", aliases=("s3",), candidates=True, reselectable=True)
 def best_of_n(
-    n: Annotated[int, Field(ge=1)] = 5,
+    n: Annotated[int, Field(ge=2)] = 5,  # one candidate leaves nothing to select: that is S0
     selector: Selector = validator_max,
     early_stop_at: float | None = None,
 ) -> Strategy:
@@ -159,6 +161,7 @@ def best_of_n(
             return no_candidates("s3", task)
         # Selection reads candidate files and assembly writes the selected folder: both run in the worker
         # pool, so the event loop keeps serving the model calls of the other datasets.
+        bind_loop(selector)
         decisions = await run_cpu(validator, select_and_assemble, selector, pool)
         return pool.result("s3", decisions, selector)
 

@@ -16,6 +16,7 @@ from agents.base import Agent, Task
 from strategies._vote import DIMENSION, TASK, donor_for, merge_sample, vote_field
 from strategies.base import SampleDecision, Strategy, StrategyResult, Validator, run_cpu, strategy
 from strategies.best_of_n import CandidatePool, candidate_pool, no_candidates
+from strategies.choice import bind_loop
 from strategies.fields import VOTED_FIELDS
 from strategies.mechanics import SampleSource, candidate_metas, read_annotation, write_selected
 from strategies.selectors import Selector, validator_max
@@ -23,7 +24,7 @@ from strategies.selectors import Selector, validator_max
 
 @strategy("fieldwise", aliases=("s4",), candidates=True, reselectable=True)
 def fieldwise(
-    n: Annotated[int, Field(ge=1)] = 5,
+    n: Annotated[int, Field(ge=2)] = 5,  # one candidate leaves nothing to select: that is S0
     fields: Sequence[str] = VOTED_FIELDS,
     margin: float = 0.05,
     selector: Selector = validator_max,
@@ -45,6 +46,7 @@ def fieldwise(
             return no_candidates("s4", task)
         # Voting reads every candidate's files and writing the merged folder is disk work: both run in the
         # worker pool, so the event loop keeps serving the model calls of the other datasets.
+        bind_loop(selector)
         decisions, base_sources, merged_sources, metas = await run_cpu(
             validator, _vote_and_write, pool, fields, selector
         )

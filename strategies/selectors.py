@@ -16,23 +16,27 @@ import random as _random
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from agents.base import Candidate, Task
 from core.registry import Registry, call_with_options, load_object
 from strategies.base import SampleDecision, strategies
+from strategies.choice import Choice
 from strategies.fields import MAJORITY_FIELDS
 from strategies.mechanics import get_path, no_output_reason, read_annotation
 from validator.report import Report
 
 __all__ = [
+    "ON_ERROR",
     "ORACLE",
     "OracleNotAllowed",
     "Selector",
+    "SelectorError",
     "build_selector",
     "choose",
     "first",
     "majority",
+    "on_error_of",
     "oracle",
     "random",
     "selector",
@@ -40,7 +44,7 @@ __all__ = [
     "validator_max",
 ]
 
-Selector = Callable[[int, Sequence[Candidate], Sequence[Report], Task], int]
+Selector = Callable[[int, Sequence[Candidate], Sequence[Report], Task], int | Choice]
 ORACLE = "oracle"
 
 log = logging.getLogger(__name__)
@@ -48,7 +52,11 @@ log = logging.getLogger(__name__)
 selectors: Registry[Selector] = Registry(
     "selector",
     entry_point_group="medstrat.selectors",
-    lazy={"consensus": "strategies.consensus:consensus"},
+    lazy={
+        "consensus": "strategies.consensus:consensus",
+        "llm_judge": "strategies.judge:llm_judge",
+        "hybrid": "strategies.judge:hybrid",
+    },
 )
 """Selectors by name."""
 
@@ -57,9 +65,51 @@ class OracleNotAllowed(ValueError):
     """The ``oracle`` selector reads ground truth; it runs only with ``analysis.oracle=true``."""
 
 
-def selector(name: str | None = None) -> Callable[[Selector], Selector]:
+_F = TypeVar("_F", bound=Selector)
+
+
+ON_ERROR = ("raise", "fallback")
+"""``selector.on_error``: a selector that raises stops the run (``raise``, the default), or ``validator_max``
+decides that sample and the fallback is counted (``fallback``)."""
+
+
+class SelectorError(RuntimeError):
+    """A selector raised (or returned no valid position) on a sample, under ``selector.on_error=raise``.
+
+    The message is the one line the user sees: the selector, the dataset and sample, the exception, and the
+    way to opt into the fallback. Built from strings only, so it crosses process borders (``run.processes``).
+
+    Args:
+        message: That line.
+    """
+
+
+class _Guarded:
+    """A selector with its ``on_error`` policy (what `choose` does when it raises); calls pass through."""
+
+    def __init__(self, inner: Selector, on_error: str) -> None:
+        self.inner = inner
+        self.on_error = on_error
+
+    def __call__(
+        self, index: int, candidates: Sequence[Candidate], reports: Sequence[Report], task: Task
+    ) -> int | Choice:
+        return self.inner(index, candidates, reports, task)
+
+
+def _unguarded(sel: Selector) -> Selector:
+    return sel.inner if isinstance(sel, _Guarded) else sel
+
+
+def on_error_of(sel: Selector) -> str:
+    """The selector's ``on_error`` policy (``raise`` unless it was built with ``fallback``)."""
+    return sel.on_error if isinstance(sel, _Guarded) else "raise"
+
+
+def selector(name: str | None = None) -> Callable[[_F], _F]:
     """Decorator registering a selector under ``name`` (default: the function name)."""
-    return selectors.register(name)
+    # The decorated function keeps its own type (an ``int`` selector stays one for its callers).
+    return cast(Callable[[_F], _F], selectors.register(name))
 
 
 def _has_sample(cand: Candidate, index: int) -> bool:
@@ -154,24 +204,40 @@ def oracle(index: int, candidates: Sequence[Candidate], reports: Sequence[Report
 
 
 def build_selector(
-    spec: str | Mapping[str, Any] | Selector | None, *, allow_oracle: bool = False
+    spec: str | Mapping[str, Any] | Selector | None,
+    *,
+    allow_oracle: bool = False,
+    on_error: str | None = None,
 ) -> Selector:
     """Turn a config value into a selector.
 
     Args:
         spec: A registered name; a mapping with ``_target_`` (an importable callable: a function is the
             selector itself, or a factory when further keys are given; a class is instantiated with them) or
-            ``name``; a callable; None for ``validator_max``.
+            ``name``, and optionally ``on_error``; a callable; None for ``validator_max``.
         allow_oracle: Whether the ground-truth ``oracle`` may be used (``analysis.oracle=true``).
+        on_error: `ON_ERROR` policy; overrides the mapping's ``on_error`` (default ``raise``).
 
     Returns:
-        The selector.
+        The selector (carrying its ``on_error`` policy when it is ``fallback``).
 
     Raises:
         UnknownNameError: An unknown name (the message lists the valid ones).
         OracleNotAllowed: ``oracle`` without ``allow_oracle``.
         ImportError: A ``_target_`` that cannot be imported.
+        ValueError: An ``on_error`` that is not one of `ON_ERROR`.
     """
+    if isinstance(spec, Mapping):
+        on_error = on_error or spec.get("on_error")
+        spec = {k: v for k, v in spec.items() if k != "on_error"}
+    policy = str(on_error or "raise")
+    if policy not in ON_ERROR:
+        raise ValueError(f"selector.on_error={policy!r}: expected one of {', '.join(ON_ERROR)}")
+    chosen = _build(spec, allow_oracle)
+    return _Guarded(chosen, policy) if policy != "raise" else chosen
+
+
+def _build(spec: str | Mapping[str, Any] | Selector | None, allow_oracle: bool) -> Selector:
     if spec is None:
         return validator_max
     if callable(spec):
@@ -207,8 +273,11 @@ strategies.nest("selector", _nested_selector)
 def choose(
     sel: Selector, task: Task, candidates: Sequence[Candidate], reports: Sequence[Report]
 ) -> dict[int, SampleDecision]:
-    """Run ``sel`` on every manifest index; a selector that raises on an index falls back to
-    ``validator_max``.
+    """Run ``sel`` on every manifest index.
+
+    A selector that raises on an index (or returns no valid position) stops the run with `SelectorError`,
+    unless it was built with ``on_error="fallback"``: then ``validator_max`` decides that index and the
+    decision is marked ``fallback`` (counted in metrics.json, samples.jsonl, the table, the leaderboard).
 
     Args:
         sel: The selector.
@@ -218,34 +287,53 @@ def choose(
 
     Returns:
         Per index, the decision (position, reason, score, fallback flag, every candidate's total).
+
+    Raises:
+        SelectorError: The selector failed on an index under ``on_error="raise"``.
     """
     name = selector_name(sel)
+    policy = on_error_of(sel)
     out: dict[int, SampleDecision] = {}
     for index in task.indices:
         totals = {str(k): round(_total(r, index), 6) for k, r in enumerate(reports)}
+        extra: dict[str, Any] = {}
         try:
-            k = int(sel(index, candidates, reports, task))
+            answer = sel(index, candidates, reports, task)
+            k = int(answer.candidate if isinstance(answer, Choice) else answer)
             if not 0 <= k < len(candidates):
                 raise IndexError(f"returned position {k}, but there are {len(candidates)} candidates")
             reason, fallback = f"{name}: candidate {k}", False
-        except Exception as exc:  # a plug-in bug on one sample must not lose the dataset
-            log.warning("selector %s failed on %s/%s (%s); using validator_max", name, task.name, index, exc)
+            if isinstance(answer, Choice):
+                # A selector that spent calls (a judge) says why, whether it fell back, and what it cost.
+                reason, fallback = f"{name}: {answer.reason}", answer.fallback
+                extra = {"judge": {**answer.details, "usage": answer.usage.to_dict()}}
+        except Exception as exc:
+            if policy == "raise":  # a broken plug-in must not be reported as a working one
+                raise SelectorError(
+                    f"selector {name} failed on {task.name} sample {index}: {type(exc).__name__}: {exc}; fix "
+                    "it, or let validator_max decide such samples (counted) with selector.on_error=fallback"
+                ) from exc
+            # Counted, not shouted: the table and metrics.json carry the count (one line, not one per sample).
+            log.info("selector %s failed on %s/%s (%s); using validator_max", name, task.name, index, exc)
             k = validator_max(index, candidates, reports, task)
             reason, fallback = f"{name} raised {type(exc).__name__}: {exc}; validator_max chose {k}", True
         if not _has_sample(candidates[k], index):
             why = no_output_reason(candidates, index, "no candidate wrote this sample")
-            out[index] = SampleDecision(index, None, why, 0.0, fallback, {"totals": totals})
+            out[index] = SampleDecision(index, None, why, 0.0, fallback, {"totals": totals, **extra})
             continue
-        out[index] = SampleDecision(index, k, reason, _total(reports[k], index), fallback, {"totals": totals})
+        out[index] = SampleDecision(
+            index, k, reason, _total(reports[k], index), fallback, {"totals": totals, **extra}
+        )
     return out
 
 
 def is_oracle(sel: Selector) -> bool:
     """Whether ``sel`` is the ground-truth oracle."""
-    return sel is oracle
+    return _unguarded(sel) is oracle
 
 
 def selector_name(sel: Selector) -> str:
     """A display name for reports."""
+    sel = _unguarded(sel)
     inner = sel.func if isinstance(sel, functools.partial) else sel
     return str(getattr(inner, "__name__", type(inner).__name__))

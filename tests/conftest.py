@@ -39,6 +39,13 @@ def conformance_dir(mdsbench_dir: Path) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def _no_shared_request_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``agent.cache=auto`` off: tests must not answer each other's model calls from a user-wide cache
+    (a test of the default sets ``MEDSTRAT_REQUEST_CACHE`` itself)."""
+    monkeypatch.setenv("MEDSTRAT_REQUEST_CACHE", "off")
+
+
 # Session fixtures of a conftest that cost seconds and are used by several modules: under pytest-xdist, the
 # tests that use one form one group, run by one worker, so the fixture is built once.
 SHARED_GROUPS = ("rules_s3_run",)

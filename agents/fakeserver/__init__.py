@@ -3,7 +3,7 @@
 Run ``python -m agents.fakeserver --script FILE`` for a demo server, or use `FakeServer` in tests.
 """
 
-from agents.fakeserver.dispatch import ByDataset, dataset_of
+from agents.fakeserver.dispatch import ByDataset, OneDataset, dataset_of, unscripted
 from agents.fakeserver.script import (
     Delay,
     Fault,
@@ -25,6 +25,7 @@ __all__ = [
     "FakeServer",
     "Fault",
     "Garbage",
+    "OneDataset",
     "RecordedRequest",
     "Reply",
     "Script",
@@ -34,5 +35,6 @@ __all__ = [
     "dataset_of",
     "script_from_json",
     "tool_call",
+    "unscripted",
     "with_faults",
 ]

@@ -125,7 +125,8 @@ class LiteLLMAgent:
         retry: Retry policy for transient provider errors.
         cache: A `RequestCache`, or a path to its SQLite file, or None for no cache.
         budget: A run-wide `Budget` shared by every candidate, or None.
-        price: Fallback per-token price for models LiteLLM cannot price.
+        price: Fallback per-token price for models LiteLLM cannot price (a `TokenPrice`, or the config's
+            ``{"input_per_mtok": ..., "output_per_mtok": ...}`` in dollars per million tokens).
         sandbox_limits: Size caps of the tools.
         vision: ``"auto"`` (ask LiteLLM; a model it does not know runs text-only after one warning line),
             True or False.
@@ -168,7 +169,7 @@ class LiteLLMAgent:
         retry: RetryPolicy | Mapping[str, Any] | None = None,
         cache: RequestCache | Path | str | None = None,
         budget: Budget | None = None,
-        price: TokenPrice | None = None,
+        price: Mapping[str, Any] | TokenPrice | None = None,
         sandbox_limits: SandboxLimits | None = None,
         vision: bool | str | None = "auto",
         batch_size: int = 8,
@@ -219,10 +220,12 @@ class LiteLLMAgent:
             timeout_s=timeout_s,
             retry=retry,
             cache=cache,
-            price=price,
+            price=TokenPrice.of(price),
             extra_params=extra_params,
         )
         self._api_key = api_key
+        #: Whether a call's cost is known (LiteLLM's price map or ``price``): ``run.budget_usd`` needs it.
+        self.priced = self.client.priced
         self.model = model
         self.temperature = temperature
         self.max_tokens_per_call = max_tokens_per_call

@@ -63,6 +63,38 @@ class TokenPrice:
     prompt_usd_per_mtok: float = 0.0
     completion_usd_per_mtok: float = 0.0
 
+    @classmethod
+    def of(cls, value: TokenPrice | Mapping[str, Any] | None) -> TokenPrice | None:
+        """A price from the config (``agent.price.input_per_mtok=... output_per_mtok=...``).
+
+        Args:
+            value: A `TokenPrice`, a mapping with ``input_per_mtok`` / ``output_per_mtok`` (dollars per
+                million tokens; None entries count as unset), or None.
+
+        Returns:
+            The price, or None when no entry is set.
+
+        Raises:
+            ValueError: An unknown key, or a negative or non-numeric price.
+        """
+        if value is None or isinstance(value, TokenPrice):
+            return value
+        unknown = sorted(set(value) - {"input_per_mtok", "output_per_mtok"})
+        if unknown:
+            raise ValueError(f"agent.price: unknown keys {unknown}; valid: input_per_mtok, output_per_mtok")
+        given = {k: v for k, v in value.items() if v is not None}
+        if not given:
+            return None
+        prices = {}
+        for key, v in given.items():
+            try:
+                prices[key] = float(v)
+            except (TypeError, ValueError):
+                raise ValueError(f"agent.price.{key}={v!r}: expected dollars per million tokens") from None
+            if prices[key] < 0:
+                raise ValueError(f"agent.price.{key}={v!r}: a price cannot be negative")
+        return cls(prices.get("input_per_mtok", 0.0), prices.get("output_per_mtok", 0.0))
+
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         """Price a call.
 
@@ -172,11 +204,14 @@ class ModelClient:
         self.timeout_s = timeout_s
         self.retry = retry or RetryPolicy()
         self.cache = cache
+        #: Whether calls are priced: by LiteLLM's map or by an explicit price (a USD budget needs one).
+        self.priced = price is not None
         self.price = price or TokenPrice()
         self.extra_params = dict(extra_params or {})
         # Decided once: whether LiteLLM's price map covers the model. When it does not, every call gets our
         # price as custom pricing; it is not part of the request sent, nor of the cache key.
         self.litellm_prices_model = _litellm_prices(self._litellm, model)
+        self.priced = self.priced or self.litellm_prices_model
         #: The pricing arguments added to every ``acompletion`` (empty when LiteLLM prices the model).
         self.pricing_params: dict[str, float] = (
             {}

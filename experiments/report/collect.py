@@ -19,6 +19,7 @@ from typing import Any
 
 from agents.base import OUTPUT_SUBDIR
 from benchmark.layout import ANNOTATIONS_DIR
+from experiments.mechanics_check import banner, mechanics_agent
 
 __all__ = ["CandidateView", "DatasetView", "RunView", "SampleRow", "load_run"]
 
@@ -301,5 +302,8 @@ def load_run(run_dir: Path) -> RunView:
             "SIMULATION: the candidates are the oracle output with sampled mistakes (agent=simulated), "
             "not a model's work; see miss_rates in metrics.json."
         )
+    mechanics = mechanics_agent((run_info.get("config") or {}).get("agent"))
+    if mechanics is not None:
+        notes.insert(0, banner(mechanics))
     title = f"{run_info.get('strategy', '?')} · {run_info.get('run_name', run_dir.name)} · {run_dir.name}"
     return RunView(run_dir, title, metrics, usage, datasets, ablation, notes)

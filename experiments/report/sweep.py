@@ -24,9 +24,11 @@ from benchmark.fields import TASK_TYPE
 from benchmark.score.constants import METRIC_NAMES
 from core.atomic import atomic_write_text
 from experiments.ablation import COST_COLUMNS, STAT_COLUMNS, write_ablation
+from experiments.mechanics_check import sweep_banner
 from experiments.report.assets import CSS
 from experiments.report.build import REPORT_NAME
 from experiments.report.thumbs import Thumbnailer
+from experiments.stats import CI_METHOD, TEST_METHOD
 from experiments.sweep_runs import RunData, groups, load_runs
 from strategies.mechanics import find_image, get_path, read_annotation
 
@@ -202,6 +204,8 @@ def build_sweep_report(sweep_dir: str | Path) -> Path:
     thumb = Thumbnailer(assets)
     side, n = _side_by_side(sweep, runs, thumb)
     n_seeds = max(len(m) for m in groups(runs).values())
+    mechanics = sweep_banner(r.agent for r in runs)
+    notes = f'<p class="note">{e(mechanics)}</p>' if mechanics is not None else ""
     page = (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>sweep · {e(sweep.name)}</title>"
@@ -209,14 +213,18 @@ def build_sweep_report(sweep_dir: str | Path) -> Path:
         '<link rel="stylesheet" href="assets/report.css"></head>'
         f'<body data-shown="{n}"><header><h1>Sweep · {e(sweep.name)}</h1>'
         f'<p class="muted">{e(str(sweep))} · {len(runs)} runs · up to {n_seeds} seeds per strategy</p>'
-        "</header>"
+        f"{notes}</header>"
         "<main><h2>Ablation (official profile, macro over datasets; mean over seeds)</h2>"
         + _table(summary, ["strategy", "seeds", *METRIC_NAMES, "E2E_sd"], "ablation")
         + "<h2>Cost per run (mean over seeds)</h2>"
         + _table(summary, ["strategy", *COST_COLUMNS, "E2E/USD"], "cost")
         + "<h2>E2E with datasets as the unit (bootstrap CI, paired sign-flip test vs S0)</h2>"
+        + f'<p class="muted">{e(CI_METHOD)} (E2E_lo, E2E_hi; dE2E_lo, dE2E_hi for the difference vs S0); '
+        f"{e(TEST_METHOD)}.</p>"
         + _table(summary, list(STAT_COLUMNS), "stats")
         + "<h2>Figures</h2>"
+        + f'<p class="muted">Bars and points: macro mean over datasets (mean over seeds); error bars: '
+        f"{e(CI_METHOD)}; every y-axis from 0.</p>"
         + "".join(figures)
         + "<h2>Runs</h2>"
         + _jobs(sweep, runs)

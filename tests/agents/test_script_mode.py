@@ -294,3 +294,30 @@ def test_a_misspelt_script_or_code_limit_option_in_the_config_is_refused_by_name
     with pytest.raises(OptionError, match=r"unknown code limit\(s\) \['cpu'\]"):
         build_agent({**base, "code_limits": {"cpu": 3}})
     assert build_agent({**base, "script": {"max_runs": 3}}).script.max_runs == 3  # type: ignore[attr-defined]
+
+
+def test_the_fake_server_cli_serves_a_script_mode_replay(
+    replayed: tuple[Path, Candidate, FakeServer],
+) -> None:
+    """`python -m agents.fakeserver --replay DIR --mode script` starts and says what it replays."""
+    import os
+    import subprocess
+    import sys
+
+    root = replayed[0]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agents.fakeserver", "--replay", str(root), "--mode", "script", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/v1"), url
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    assert "one conversion script" in err and "Traceback" not in err, err

@@ -139,3 +139,16 @@ class SilentAgent(NoisyOracleAgent):
         return Candidate(
             task.output_dir, Usage(calls=1), candidate_index=task.candidate_index, agent=self.name
         )
+
+
+class FailOnAgent(NoisyOracleAgent):
+    """A noisy oracle that raises on one dataset (a dataset whose strategy fails: INCOMPLETE tables)."""
+
+    def __init__(self, fail: str = "synth-fundus-npy", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.fail = fail
+
+    async def generate(self, task: Task) -> Candidate:
+        if task.name == self.fail:
+            raise RuntimeError(f"cannot read {task.name}")
+        return await super().generate(task)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
 from strategy_fakes import NoisyOracleAgent, oracle_dir
 
 from agents.base import Candidate, Feedback, Task, Usage
 from strategies import ProfileValidator, strategies
 from strategies.mechanics import read_annotation
+from strategies.selectors import SelectorError, build_selector
 
 
 def run(strategy_name: str, task: Task, agent: object, **options: object):
@@ -49,12 +51,23 @@ def test_s3_early_stop_ends_generation_once_every_sample_clears_the_threshold(ta
     assert len(result.candidates) == 1 and len(agent.calls) == 1
 
 
-def test_a_selector_that_raises_on_one_sample_falls_back_to_validator_max_there(task: Task) -> None:
-    def fragile(index, candidates, reports, t):
-        if index == 3:
-            raise RuntimeError("boom")
-        return 0
+def _fragile(index, candidates, reports, t):  # type: ignore[no-untyped-def]
+    if index == 3:
+        raise RuntimeError("boom")
+    return 0
 
+
+def test_a_selector_that_raises_stops_the_strategy_naming_it_the_sample_and_the_error(task: Task) -> None:
+    with pytest.raises(SelectorError) as caught:
+        run("s3", task, NoisyOracleAgent(p=0.5), n=3, selector=_fragile)
+    assert str(caught.value).startswith(
+        f"selector _fragile failed on {task.name} sample 3: RuntimeError: boom"
+    )
+    assert "selector.on_error=fallback" in str(caught.value)
+
+
+def test_with_on_error_fallback_a_selector_that_raises_falls_back_to_validator_max_there(task: Task) -> None:
+    fragile = build_selector(_fragile, on_error="fallback")
     result = run("s3", task, NoisyOracleAgent(p=0.5), n=3, selector=fragile)
     assert result.decisions[3].fallback and "boom" in result.decisions[3].reason
     assert not any(d.fallback for i, d in result.decisions.items() if i != 3)

@@ -1,0 +1,175 @@
+"""The LiteLLM judge: one model call per sample, answered through the ``choose_candidate`` tool.
+
+The call goes through the same `ModelClient` as the agent (LiteLLM, retries on transient errors, the SQLite
+request cache, LiteLLM's price or ours), so a judged run rerun spends nothing and a judge's tokens and dollars
+are priced like the candidates'. An answer that is not one valid tool call naming a candidate number is
+returned as ``choice=None`` with the reason; the selector then falls back and counts it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from agents.base import Usage
+from agents.judge import CHOOSE_TOOL, JudgeAnswer, JudgeRequest
+from agents.litellm.cache import RequestCache
+from agents.litellm.client import ModelClient, TokenPrice
+from agents.litellm.retry import RetryPolicy
+
+__all__ = ["JUDGE_SYSTEM", "LiteLLMJudge", "choose_tool"]
+
+JUDGE_SYSTEM = (
+    "You compare candidate standardizations of one raw medical sample (an image plus a JSON annotation in "
+    "the MDS-Bench format). Judge which candidate is most likely correct: the right source file and slice, "
+    "the right task type, dimension and labels, an image that shows the sample. Answer only by calling "
+    f"{CHOOSE_TOOL} once with the candidate's number."
+)
+
+
+def choose_tool(choices: int) -> dict[str, Any]:
+    """The tool definition the judge answers with (``candidate`` in ``1..choices``)."""
+    return {
+        "type": "function",
+        "function": {
+            "name": CHOOSE_TOOL,
+            "description": "Pick the best candidate for this sample.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "candidate": {"type": "integer", "minimum": 1, "maximum": choices},
+                    "reason": {"type": "string", "description": "One sentence."},
+                },
+                "required": ["candidate"],
+            },
+        },
+    }
+
+
+class LiteLLMJudge:
+    """A judge over any LiteLLM model string.
+
+    Args:
+        model: The LiteLLM model string (``openai/gpt-4o``, ``gemini/...``).
+        api_base: Endpoint override (a local server); None for the provider default.
+        api_key: Explicit key; None lets LiteLLM read the provider's environment variable.
+        temperature: Sampling temperature (0: the same request gives the same verdict).
+        max_tokens_per_call: Completion token cap of a verdict.
+        timeout_s: Per-attempt timeout.
+        retry: Retry policy for transient errors (a mapping from the config, or a policy).
+        cache: Path of the SQLite request cache (shared with the agent's is fine), or None.
+        price: Fallback dollars per million prompt / completion tokens when LiteLLM does not price the model.
+        vision: Send the composite image (False: text only, for a text model).
+        name: The label of the judge's usage in the tables (default ``litellm:<model>``).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        temperature: float = 0.0,
+        max_tokens_per_call: int = 256,
+        timeout_s: float = 120.0,
+        retry: RetryPolicy | Mapping[str, Any] | None = None,
+        cache: str | Path | None = None,
+        price: Mapping[str, float] | None = None,
+        vision: bool = True,
+        name: str | None = None,
+    ) -> None:
+        if isinstance(retry, Mapping):
+            retry = RetryPolicy(**retry)
+        self.client = ModelClient(
+            model,
+            api_base=api_base,
+            api_key=api_key,
+            timeout_s=timeout_s,
+            retry=retry,
+            cache=RequestCache(Path(cache)) if cache else None,
+            price=TokenPrice(**price) if price else None,
+        )
+        self.model = model
+        self.temperature = float(temperature)
+        self.max_tokens_per_call = int(max_tokens_per_call)
+        self.vision = bool(vision)
+        self.name = name or f"litellm:{model}"
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Make verdicts asked from worker threads run on ``loop`` (the run's event loop)."""
+        self._loop = loop
+
+    def messages(self, request: JudgeRequest) -> list[dict[str, Any]]:
+        """The chat messages of one verdict (text, then the composite image for a vision model)."""
+        content: list[dict[str, Any]] = [{"type": "text", "text": request.text}]
+        if self.vision and request.image_png is not None:
+            url = "data:image/png;base64," + base64.b64encode(request.image_png).decode("ascii")
+            content.append({"type": "image_url", "image_url": {"url": url}})
+        return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": content}]
+
+    def judge(self, request: JudgeRequest) -> JudgeAnswer:
+        """Ask the model (or the cache) for a verdict; never raises for a bad answer or a failed call."""
+        start = time.perf_counter()
+        params = {"temperature": self.temperature, "max_tokens": self.max_tokens_per_call}
+        call = self.client.complete(self.messages(request), [choose_tool(request.choices)], params, 0)
+        try:
+            loop = self._loop
+            if loop is not None and loop.is_running() and not _in_loop(loop):
+                # Selectors run in worker threads while the run's loop awaits them; the call runs on that
+                # loop, where LiteLLM's own workers (logging, HTTP clients) already live.
+                reply = asyncio.run_coroutine_threadsafe(call, loop).result()
+            else:
+                reply = asyncio.run(call)
+        except Exception as exc:  # a provider failure on one sample falls back; it must not lose the dataset
+            wall = time.perf_counter() - start
+            return JudgeAnswer(None, f"judge call failed: {type(exc).__name__}: {exc}", Usage(wall_s=wall))
+        usage = Usage(
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            cost_usd=reply.cost_usd,
+            wall_s=reply.latency_s,
+            calls=1,
+            retries=reply.retries,
+            cache_hits=int(reply.cached),
+        )
+        choice, reason = parse_choice(reply.message, request.choices)
+        return JudgeAnswer(choice, reason, usage)
+
+
+def parse_choice(message: Mapping[str, Any], choices: int) -> tuple[int | None, str]:
+    """The 1-based candidate a reply names through ``choose_candidate``, or None and why not.
+
+    Args:
+        message: The assistant message (``content``, ``tool_calls``).
+        choices: How many candidates there were.
+
+    Returns:
+        ``(choice, reason)``.
+    """
+    calls = [c for c in message.get("tool_calls") or [] if c.get("function", {}).get("name") == CHOOSE_TOOL]
+    if len(calls) != 1:
+        return None, f"expected one {CHOOSE_TOOL} call, got {len(calls)}"
+    try:
+        args = json.loads(calls[0]["function"].get("arguments") or "{}")
+        value = args["candidate"]
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise TypeError(type(value).__name__)
+        choice = int(value)
+    except (ValueError, TypeError, KeyError) as exc:
+        return None, f"unreadable {CHOOSE_TOOL} arguments ({type(exc).__name__}: {exc})"
+    if not 1 <= choice <= choices:
+        return None, f"candidate {choice} is not one of 1..{choices}"
+    return choice, str(args.get("reason") or "")[:300]
+
+
+def _in_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:  # no loop in this thread
+        return False

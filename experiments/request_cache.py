@@ -1,0 +1,43 @@
+"""Where the LiteLLM agent's request cache lives: on by default, in the user's cache folder.
+
+``agent.cache`` is ``auto`` (the default: ``$MEDSTRAT_REQUEST_CACHE`` when set, else
+``<cache root>/requests.sqlite`` under `experiments.suite.cache_root`, i.e. ``$MEDSTRAT_CACHE``,
+``$XDG_CACHE_HOME/medstrat`` or ``~/.cache/medstrat``), ``false`` (no cache) or a file path. A request is
+answered from the cache only when everything that shapes the answer is equal (model, messages, tools,
+sampling parameters, candidate index: `agents.litellm.cache.request_key`), so rerunning a run spends nothing.
+``MEDSTRAT_REQUEST_CACHE=off`` turns the default off (the test suite does, so tests never share answers).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from experiments.suite import cache_root
+
+__all__ = ["CACHE_ENV", "resolve_cache"]
+
+CACHE_ENV = "MEDSTRAT_REQUEST_CACHE"
+"""Environment override of ``agent.cache=auto``: a file path, or ``off``."""
+
+_OFF = ("off", "false", "no", "0", "none", "null", "")
+
+
+def resolve_cache(value: Any) -> str | None:
+    """The cache file ``agent.cache`` names, or None for no cache.
+
+    Args:
+        value: ``auto``/True, ``false``/None/``off``, or a path.
+
+    Returns:
+        The SQLite file's path, or None.
+    """
+    if value is None or value is False or (isinstance(value, str) and value.strip().lower() in _OFF):
+        return None
+    if value is True or (isinstance(value, str) and value.strip().lower() == "auto"):
+        env = os.environ.get(CACHE_ENV)
+        if env is not None:
+            return None if env.strip().lower() in _OFF else str(Path(env).expanduser())
+        return str(cache_root() / "requests.sqlite")
+    return str(Path(str(value)).expanduser())

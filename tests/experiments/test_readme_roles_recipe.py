@@ -1,0 +1,75 @@
+"""The README's offline model-roles recipe, run line by line as printed (only the port is swapped for a free
+one): a pool of a model and the rules baseline, judged by a scripted judge through the fake server."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+MARKER = "<!-- roles-recipe:"
+
+
+def _lines() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text[text.index(MARKER) :].split("```bash\n", 1)[1].split("```", 1)[0]
+    return [line for line in re.sub(r"\\\n\s*", "", block).splitlines() if line.strip()]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.heavy
+def test_the_readme_roles_recipe_runs_a_judged_pool_offline(tmp_path: Path) -> None:
+    synth, serve, run, stop = _lines()
+    assert serve.rstrip().endswith("&") and stop.startswith("kill %1")
+    port = str(_free_port())
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    env["MEDSTRAT_CACHE"] = str(tmp_path / "cache")
+    env.pop("OPENAI_API_KEY", None)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    env["PATH"] = os.pathsep.join([str(bin_dir), env.get("PATH", "")])
+
+    def bash(line: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", "-c", line.replace("8766", port)],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
+    assert bash(synth).returncode == 0
+    command = serve.rstrip().removesuffix("&").replace("8766", port).split()
+    server = subprocess.Popen(
+        [sys.executable, *command[1:]],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert server.stdout is not None
+        assert server.stdout.readline().decode().strip() == f"http://127.0.0.1:{port}/v1"
+        done = bash(run)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert "win rate" in done.stdout and "litellm:openai/fake-a" in done.stdout
+    roles = json.loads(next(tmp_path.glob("outputs/*/*/roles.json")).read_text(encoding="utf-8"))
+    assert roles["judge"]["chosen"] == roles["judge"]["calls"] > 0 and roles["judge"]["invalid"] == 0

@@ -1,0 +1,205 @@
+"""Model roles through the real LiteLLM path (fake provider): a candidate pool over several agents, per-agent
+win rates, and an LLM judge as S3's selector (scripted: always candidate 1, or an invalid answer)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.fakeserver import ByDataset, FakeServer, Reply, Step, tool_call
+from agents.fakeserver.replay import replay_script
+from agents.judge import CHOOSE_TOOL
+from experiments import compose_config
+from experiments.ablation import summary_frame
+from experiments.leaderboard import _selector_names
+from experiments.reselect import ReselectError
+from experiments.run import run_experiment
+from experiments.sweep_runs import load_runs
+
+DATASET = "synth-chest-xray-dicom"
+JUDGE_USAGE = (500, 7)
+
+
+class Dispatch:
+    """Judge requests (they offer ``choose_candidate``) get ``verdict``; agent requests replay the rules."""
+
+    def __init__(self, agents: ByDataset) -> None:
+        self.agents = agents
+        self.verdict: Step = Reply(tool_calls=(tool_call(CHOOSE_TOOL, {"candidate": 1}),), usage=JUDGE_USAGE)
+        self.judged = 0
+
+    def __call__(self, request: Mapping[str, Any], serial: int) -> Step:
+        names = {t.get("function", {}).get("name") for t in request.get("tools") or []}
+        if CHOOSE_TOOL in names:
+            self.judged += 1
+            return self.verdict
+        return self.agents(request, serial)
+
+
+@pytest.fixture(scope="module")
+def suite_and_script(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ByDataset]:
+    from benchmark.synth.suite import generate_suite
+
+    base = tmp_path_factory.mktemp("roles")
+    generate_suite(base / "suite", size="small", only=[DATASET])
+    script = replay_script(base / "suite" / DATASET, work_dir=base / "rules", usage=(300, 40), check=False)
+    return base / "suite", ByDataset({DATASET: script})
+
+
+@pytest.fixture
+def server(suite_and_script: tuple[Path, ByDataset]) -> Iterator[tuple[FakeServer, Dispatch]]:
+    dispatch = Dispatch(suite_and_script[1])
+    with FakeServer(dispatch) as fake:
+        yield fake, dispatch
+
+
+def _model(url: str, model: str) -> str:
+    return f"{{name: litellm, model: '{model}', api_base: '{url}', api_key: sk-fake, vision: true}}"
+
+
+def _overrides(suite: Path, url: str, *extra: str) -> list[str]:
+    # Two models (each replays the rules agent) and the rules baseline sampling at temperature 0.9: the
+    # rules candidates differ from the models' on some samples, so the judge has something to decide.
+    pool = (
+        f"+strategy.pool=[{{agent: {_model(url, 'openai/fake-a')}, n: 1}}, "
+        f"{{agent: {_model(url, 'openai/fake-b')}, n: 1}}, "
+        "{agent: {name: rules, temperature: 0.9}, n: 3, label: rules-hot}]"
+    )
+    return [
+        "strategy=s3",
+        "benchmark=dir",
+        f"benchmark.root={suite}",
+        pool,
+        "run.progress=false",
+        "run.report=false",
+        "run.processes=1",
+        *extra,
+    ]
+
+
+def _judge(url: str) -> list[str]:
+    return [
+        "selector=llm_judge",
+        "judge=litellm",
+        "judge.model=openai/fake-judge",
+        f"judge.api_base={url}",
+        "+judge.api_key=sk-fake",
+        "+judge.price={prompt_usd_per_mtok: 1.0, completion_usd_per_mtok: 2.0}",
+    ]
+
+
+def _record(run: Path) -> dict[str, Any]:
+    return json.loads((run / "selected" / DATASET / "result.json").read_text(encoding="utf-8"))
+
+
+def test_a_pool_records_each_candidates_agent_and_per_agent_win_rates(
+    suite_and_script: tuple[Path, ByDataset], server: tuple[FakeServer, Dispatch], tmp_path: Path
+) -> None:
+    suite, _ = suite_and_script
+    fake, _dispatch = server
+    outcome = run_experiment(compose_config(_overrides(suite, fake.url)), tmp_path / "run")
+    record = _record(tmp_path / "run")
+
+    agents = [c["agent"] for c in record["candidates"]]
+    assert agents == ["litellm:openai/fake-a", "litellm:openai/fake-b", "rules-hot", "rules-hot", "rules-hot"]
+    models = {r.body.get("model") for r in fake.requests if isinstance(r.body, dict)}
+    assert {"fake-a", "fake-b"} <= models  # both models were really called through LiteLLM
+    roles = json.loads((tmp_path / "run" / "roles.json").read_text(encoding="utf-8"))
+    decided = [d for d in record["decisions"].values() if d["candidate"] is not None]
+    wins = {a: sum(1 for d in decided if agents[d["candidate"]] == a) for a in set(agents)}
+    assert {a: roles["agents"][a]["selected"] for a in wins} == wins
+    assert sum(roles["agents"][a]["win_rate"] for a in wins) == pytest.approx(1.0, abs=1e-3)
+    assert sum(roles["agents"][a]["oracle_rate"] for a in wins) == pytest.approx(1.0, abs=1e-3)
+    assert (
+        roles["agents"]["litellm:openai/fake-a"]["tokens"] > 0 and roles["agents"]["rules-hot"]["tokens"] == 0
+    )
+    assert "win rate" in outcome.table and "litellm:openai/fake-b" in outcome.table
+
+
+def test_a_judge_that_always_prefers_candidate_1_decides_every_sample_it_answers(
+    suite_and_script: tuple[Path, ByDataset], server: tuple[FakeServer, Dispatch], tmp_path: Path
+) -> None:
+    suite, _ = suite_and_script
+    fake, dispatch = server
+    run_experiment(compose_config(_overrides(suite, fake.url, *_judge(fake.url))), tmp_path / "run")
+    record = _record(tmp_path / "run")
+
+    verdicts = [(d, d["details"]["judge"]) for d in record["decisions"].values()]
+    answered = [(d, j) for d, j in verdicts if j["status"] == "chosen"]
+    assert answered and len(answered) == dispatch.judged
+    # Candidate 1 of what the judge was shown, on every sample it answered.
+    assert all(d["candidate"] == j["shown"][0] for d, j in answered)
+    assert not any(d["fallback"] for d, _ in answered)
+    # The judge's calls and tokens are part of the strategy's cost and of the cost columns.
+    candidates_tokens = sum(c["usage"]["total_tokens"] for c in record["candidates"])
+    judge_tokens = len(answered) * sum(JUDGE_USAGE)
+    assert record["usage"]["total_tokens"] == candidates_tokens + judge_tokens
+    usage = json.loads((tmp_path / "run" / "usage.json").read_text(encoding="utf-8"))
+    assert usage["total"]["total_tokens"] == candidates_tokens + judge_tokens
+    # ... and of the ablation's cost columns (validator vs judge compared at what each spent).
+    frame = summary_frame(load_runs(tmp_path / "run"), baseline="s3")
+    assert float(frame["tokens"].iloc[0]) == candidates_tokens + judge_tokens
+    assert float(frame["calls"].iloc[0]) == record["usage"]["calls"]
+    roles = json.loads((tmp_path / "run" / "roles.json").read_text(encoding="utf-8"))
+    assert roles["judge"]["calls"] == len(answered) and roles["judge"]["tokens"] == judge_tokens
+    assert roles["judge"]["cost_usd"] == pytest.approx(len(answered) * (500 * 1.0 + 7 * 2.0) / 1e6)
+
+
+def test_an_invalid_judge_answer_falls_back_to_validator_max_and_is_counted(
+    suite_and_script: tuple[Path, ByDataset], server: tuple[FakeServer, Dispatch], tmp_path: Path
+) -> None:
+    suite, _ = suite_and_script
+    fake, dispatch = server
+    dispatch.verdict = Reply(tool_calls=(tool_call(CHOOSE_TOOL, {"candidate": 99}),), usage=JUDGE_USAGE)
+    run_experiment(compose_config(_overrides(suite, fake.url, *_judge(fake.url))), tmp_path / "judged")
+    judged = _record(tmp_path / "judged")
+    run_experiment(compose_config(_overrides(suite, fake.url)), tmp_path / "plain")
+    plain = _record(tmp_path / "plain")
+
+    invalid = [d for d in judged["decisions"].values() if d["details"]["judge"]["status"] == "invalid"]
+    assert invalid and len(invalid) == dispatch.judged
+    assert all(d["fallback"] for d in invalid)
+    # The fallback is validator_max's own choice (the run without a judge).
+    assert all(d["candidate"] == plain["decisions"][str(d["index"])]["candidate"] for d in invalid)
+    roles = json.loads((tmp_path / "judged" / "roles.json").read_text(encoding="utf-8"))
+    assert roles["judge"]["invalid"] == len(invalid) and roles["judge"]["chosen"] == 0
+
+
+def test_a_separate_reviser_makes_the_s1_revision_of_the_agents_candidate(
+    suite_and_script: tuple[Path, ByDataset], tmp_path: Path
+) -> None:
+    suite, _ = suite_and_script
+    finish = Reply(
+        tool_calls=(tool_call("finish", {"summary": "checked; nothing to change"}),), usage=(200, 9)
+    )
+    with FakeServer(lambda request, serial: finish) as fake:
+        overrides = [
+            "strategy=s1",
+            "benchmark=dir",
+            f"benchmark.root={suite}",
+            "reviser=litellm",
+            "reviser.model=openai/fake-reviser",
+            f"+reviser.api_base={fake.url}",
+            "+reviser.api_key=sk-fake",
+            "run.progress=false",
+            "run.report=false",
+        ]
+        run_experiment(compose_config(overrides), tmp_path / "run")
+        models = {r.body.get("model") for r in fake.requests if isinstance(r.body, dict)}
+    record = _record(tmp_path / "run")
+    assert [c["agent"] for c in record["candidates"]] == ["rules", "litellm:openai/fake-reviser"]
+    assert models == {
+        "fake-reviser"
+    }  # the candidate came from rules (no call); only the revision asked a model
+    assert record["usage"]["total_tokens"] == record["candidates"][1]["usage"]["total_tokens"] > 0
+
+
+def test_the_leaderboard_skips_judge_selectors_and_refuses_one_named() -> None:
+    # It makes no model call; a judge's cost is compared in runs instead.
+    assert "llm_judge" not in _selector_names(None) and "hybrid" not in _selector_names(None)
+    with pytest.raises(ReselectError, match="calls a judge model"):
+        _selector_names(["validator_max", "llm_judge"])
