@@ -6,9 +6,20 @@ validator's checks, the strategies' votes and the perturbations.
 
 from __future__ import annotations
 
-__all__ = ["ANNOTATION_TYPE", "DIMENSION", "SOURCE_FILE", "TASK_TYPE"]
+__all__ = [
+    "ANNOTATION_TYPE",
+    "DIMENSION",
+    "IMAGE_PATH",
+    "MODALITY_PRIMARY",
+    "SOURCE_FILE",
+    "SUBJECT_ID",
+    "TASK_TYPE",
+]
 
 TASK_TYPE = "media_geometry.media.task_type"
 DIMENSION = "media_geometry.media.dimension"
 ANNOTATION_TYPE = "media_geometry.media.annotation_type"
 SOURCE_FILE = "context.sample.extra.source_file"
+IMAGE_PATH = "record.image_path"
+MODALITY_PRIMARY = "context.sample.modality_primary"
+SUBJECT_ID = "context.sample.subject_id"

@@ -257,6 +257,18 @@ class Registry(Generic[T]):
         if meta or name not in self._meta:
             self._meta[name] = dict(meta)
 
+    def nest(self, key: str, resolve: Callable[..., Any]) -> None:
+        """Declare the factory parameter ``key`` a plug-in of another kind, resolved by `create`.
+
+        For registries whose modules cannot import each other (the strategies' registry is defined before
+        the selectors'): the module defining the inner kind declares it once, on import.
+
+        Args:
+            key: The factory parameter (``selector``).
+            resolve: Turns its config value (a name, a mapping, an object already built) into the object.
+        """
+        self._nested[key] = resolve
+
     def find(self, name: str) -> T | None:
         """The object already registered under ``name``, or None; imports nothing, scans no entry point."""
         entry = self._entries.get(name)

@@ -20,9 +20,8 @@ from typing import Any
 
 import pandas as pd
 
-from benchmark.score.analysis import to_latex, to_markdown
+from benchmark.score.analysis import to_markdown
 from benchmark.score.constants import METRIC_NAMES
-from core.atomic import atomic_write_text
 from core.cli_errors import OneLineParser, cli_main, existing_dir
 from experiments.mechanics_check import sweep_banner
 from experiments.oracle_bound import oracle_upper_bound
@@ -36,6 +35,7 @@ from experiments.stats import (
     paired_cluster_test,
 )
 from experiments.sweep_runs import RunData, groups, load_runs
+from experiments.tables import write_csv, write_tables
 
 __all__ = [
     "COST_COLUMNS",
@@ -232,14 +232,7 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
     }
     summary["oracle_bestofn_E2E"] = [bounds[s] for s in summary["strategy"]]
     grid = threshold_frame(runs)
-    written = [
-        sweep_dir / "ablation.csv",
-        sweep_dir / "ablation_thresholds.csv",
-        sweep_dir / "ablation.md",
-        sweep_dir / "ablation.tex",
-    ]
-    atomic_write_text(written[0], summary.to_csv(index=False))
-    atomic_write_text(written[1], grid.to_csv(index=False))
+    written = [write_csv(sweep_dir / "ablation_thresholds.csv", grid)]
     shown = summary.copy()
     shown["E2E ± sd"] = [format_pm(m, sd) for m, sd in zip(shown["E2E"], shown["E2E_sd"], strict=True)]
     main_cols = ["strategy", "seeds", *METRIC_NAMES, "E2E ± sd"]
@@ -283,8 +276,7 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
     budget = _budget(runs)
     budget_md: list[str] = []
     if not budget.empty:
-        written.append(sweep_dir / "ablation_budget.csv")
-        atomic_write_text(written[-1], budget.to_csv(index=False))
+        written.append(write_csv(sweep_dir / "ablation_budget.csv", budget))
         budget_md = [
             "## Budget-matched: S3 (best-of-n') with n' chosen so that it spends no more than each other "
             f"strategy (cost axis: {budget['axis'].iloc[0]}; from the stored candidates, no new call); "
@@ -312,8 +304,8 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
             *notes,
         ]
     )
-    atomic_write_text(written[2], md + "\n")
-    atomic_write_text(written[3], to_latex(shown[[*main_cols, *cost_cols[1:]]]) + "\n")
+    tables = write_tables(sweep_dir / "ablation", summary, [md], shown[[*main_cols, *cost_cols[1:]]])
+    written = [tables[0], written[0], *tables[1:], *written[1:]]  # .csv, _thresholds.csv, .md, .tex, ...
     if figure:
         from experiments.figure import ablation_figure, cost_figure
 

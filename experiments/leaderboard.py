@@ -37,7 +37,7 @@ from omegaconf import OmegaConf
 
 from agents.base import Candidate, Task
 from benchmark.perturb import MISTAKES_FILE, miss_rates, read_mistakes
-from benchmark.score.analysis import to_latex, to_markdown
+from benchmark.score.analysis import to_markdown
 from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_candidate
 from core.atomic import atomic_write_text
@@ -45,9 +45,10 @@ from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from experiments.plan import import_plugins, task_options
 from experiments.reselect import ReselectError, load_source_config
 from experiments.stats import CI_METHOD, TEST_METHOD, bootstrap_ci, cluster_diffs, paired_cluster_test
+from experiments.tables import write_tables
 from strategies.base import DONE_MARKER, REPORTS_DIR
-from strategies.best_of_n import _select_and_assemble
 from strategies.context import candidate_from_marker
+from strategies.mechanics import assemble
 from strategies.selectors import ORACLE, Selector, build_selector, selectors
 from validator.report import Report
 from validator.report_store import validate_stored
@@ -185,7 +186,7 @@ class ScoreCache:
         if key not in self._scores:
             out = self.work / f"{len(self._scores)}"
             task = dataclasses.replace(stored.task, out_dir=out)
-            _select_and_assemble(sel, task, stored.candidates, reports)
+            assemble(task, stored.candidates, chosen, reports)  # S3's assembly of this choice
             self.assembled += 1
             metrics: dict[str, dict[str, float]] = {}
             e2e: dict[int, bool] = {}
@@ -527,15 +528,7 @@ def write_leaderboard(frame: pd.DataFrame, stats: Mapping[str, Any], out: Path) 
         f"{stats['validations']} validations, {stats['assembled']} distinct outputs scored, "
         f"{stats['seconds']:.1f} s (no agent: the candidates are read from the run folders)"
     )
-    written = [
-        out / "selectors.csv",
-        out / "selectors.md",
-        out / "selectors.tex",
-        out / "selectors_stats.json",
-    ]
-    atomic_write_text(written[0], frame.to_csv(index=False))
-    atomic_write_text(written[1], "\n\n".join(parts) + "\n")
-    atomic_write_text(written[2], to_latex(frame[head]) + "\n")
+    written = [*write_tables(out / "selectors", frame, parts, frame[head]), out / "selectors_stats.json"]
     atomic_write_text(written[3], json.dumps(dict(stats), indent=2) + "\n")
     written.append(leaderboard_figure(frame, out / "selectors.png"))
     return written

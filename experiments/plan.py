@@ -13,7 +13,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from omegaconf import DictConfig, OmegaConf
@@ -39,7 +39,6 @@ __all__ = [
     "strategy_kind",
     "task_options",
     "validator_profile",
-    "wants_oracle",
 ]
 
 log = logging.getLogger(__name__)
@@ -136,15 +135,6 @@ def _selector_spec(strategy_cfg: Mapping[str, Any], selector_cfg: Any) -> Any:
     return _plain(selector_cfg)
 
 
-def wants_oracle(strategy_cfg: Mapping[str, Any] | DictConfig, selector_cfg: Any) -> bool:
-    """Whether the configured selector is the ground-truth oracle (before building it)."""
-    spec = _selector_spec(_plain(strategy_cfg), selector_cfg)
-    try:
-        return is_oracle(build_selector(spec, allow_oracle=True))
-    except Exception:  # a broken selector is reported when the strategy is built
-        return False
-
-
 def build_strategy(
     cfg: Mapping[str, Any] | DictConfig, selector_cfg: Any = None, *, allow_oracle: bool = False
 ) -> Strategy:
@@ -164,12 +154,20 @@ def build_strategy(
         OracleNotAllowed: The oracle selector without ``analysis.oracle=true``.
     """
     data = dict(_plain(cfg))
-    factory = strategies.get(strategy_kind(data))
-    kwargs = {k: v for k, v in data.items() if k not in ("name", "kind", "selector")}
-    if "selector" in inspect.signature(factory).parameters:
+    kind = strategy_kind(data)
+    selector = None
+    if "selector" in inspect.signature(strategies.get(kind)).parameters:
         spec = _selector_spec(data, selector_cfg)
-        kwargs["selector"] = build_selector(spec, allow_oracle=allow_oracle, on_error=_on_error(selector_cfg))
-    return call_with_options(factory, kwargs, "strategy")
+        selector = build_selector(spec, allow_oracle=allow_oracle, on_error=_on_error(selector_cfg))
+    return _create(kind, data, selector)
+
+
+def _create(kind: str, data: Mapping[str, Any], selector: Selector | None) -> Strategy:
+    # Through the registry: it checks the options against the factory and resolves the nested selector
+    # (already built here, under the oracle gate; dropped for a strategy that takes none).
+    options = {k: v for k, v in data.items() if k not in ("name", "kind", "selector", "pool")}
+    # The registry's entries are factories; `create` returns what the factory makes (a strategy).
+    return cast(Strategy, strategies.create(kind, {**options, "selector": selector}, "strategy"))
 
 
 def _on_error(selector_cfg: Any) -> str | None:
@@ -227,6 +225,7 @@ class RunPlan:
         candidates: Candidates per dataset the strategy is configured for (``n``; None when it has no ``n``).
         upper_bound: The oracle selector was asked for (``analysis.oracle``): results are an upper bound.
         label: ``<strategy>/<selector>`` for strategies that select, else the strategy name (miss tables).
+        metrics: Registered metrics scored after the eleven (``scorer.metrics``), checked to exist.
         pool: ``(agent label, n)`` per candidate pool entry (empty: the agent makes every candidate).
         reviser: The reviser's label (None: a candidate's maker revises it).
         judge: The judge of a judge selector (None: the selector needs none).
@@ -244,6 +243,7 @@ class RunPlan:
     pool: tuple[tuple[str, int], ...] = ()
     reviser: str | None = None
     judge: Judge | None = None
+    metrics: tuple[str, ...] = ()
 
 
 def _label(name: str, takes_selector: bool, data: Mapping[str, Any], selector_cfg: Any) -> str:
@@ -254,6 +254,16 @@ def _label(name: str, takes_selector: bool, data: Mapping[str, Any], selector_cf
     group = _plain(selector_cfg) or {}
     chosen = target or group.get("name") or group.get("_target_")
     return f"{name}/{str(chosen or 'validator_max').rsplit('.', 1)[-1]}"
+
+
+def _extra_metrics(cfg: DictConfig) -> tuple[str, ...]:
+    """``scorer.metrics``, checked against the metric registry (after ``run.imports`` registered theirs)."""
+    names = [str(n) for n in (cfg.get("scorer", {}).get("metrics") or ())]
+    if not names:
+        return ()  # the scorer's modules are not imported for a plan that names no extra metric
+    from benchmark.score.metrics import check_names
+
+    return check_names(names)
 
 
 def build_components(cfg: DictConfig) -> RunPlan:
@@ -291,7 +301,6 @@ def build_components(cfg: DictConfig) -> RunPlan:
             probe = build_selector(spec, allow_oracle=True)
         except Exception:
             probe = None
-    kwargs = {k: v for k, v in data.items() if k not in ("name", "kind", "selector", "pool")}
     pool = data.get("pool") or None
     if pool is not None:
         if "n" not in inspect.signature(factory).parameters:
@@ -299,10 +308,8 @@ def build_components(cfg: DictConfig) -> RunPlan:
                 f"strategy.pool: {kind} makes no candidate pool (S3/S4 and strategies with n do)"
             )
         # The pool says how many candidates each agent makes; n is their sum.
-        data["n"] = kwargs["n"] = sum(int(e.get("n", 1)) for e in pool if isinstance(e, Mapping))
-    if takes_selector:
-        kwargs["selector"] = selector
-    strategy = call_with_options(factory, kwargs, "strategy")
+        data["n"] = sum(int(e.get("n", 1)) for e in pool if isinstance(e, Mapping))
+    strategy = _create(kind, data, selector)
     roles = build_roles(
         cfg.agent,
         pool,
@@ -326,6 +333,7 @@ def build_components(cfg: DictConfig) -> RunPlan:
         pool=roles.pool,
         reviser=roles.reviser,
         judge=judge,
+        metrics=_extra_metrics(cfg),
     )
 
 

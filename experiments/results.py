@@ -23,6 +23,7 @@ from benchmark.score.aggregate import macro
 from benchmark.score.constants import METRIC_NAMES
 from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_dataset
+from benchmark.score.profiles import ScoringRules
 from core.atomic import atomic_write_json, atomic_write_text
 from core.cli_errors import one_line
 
@@ -82,10 +83,19 @@ def _link_or_copy(source: str, target: str) -> str:
     return target
 
 
-def score_exports(exports: Mapping[str, Path], run_name: str) -> dict[str, dict[str, Any]]:
-    """Score every exported dataset under both profiles: ``{profile: {dataset: score_dataset(...)}}``."""
+def score_exports(
+    exports: Mapping[str, Path], run_name: str, metrics: tuple[str, ...] = ()
+) -> dict[str, dict[str, Any]]:
+    """Score every exported dataset under both profiles: ``{profile: {dataset: score_dataset(...)}}``.
+
+    Args:
+        exports: Dataset name → its export folder.
+        run_name: The model folder name in the export.
+        metrics: Registered metrics scored after the eleven (``scorer.metrics``).
+    """
+    rules = {p: ScoringRules.named(p).with_metrics(metrics) for p in PROFILES}
     return {
-        p: {name: score_dataset(root, models=[run_name], profile=p) for name, root in exports.items()}
+        p: {name: score_dataset(root, models=[run_name], profile=rules[p]) for name, root in exports.items()}
         for p in PROFILES
     }
 
@@ -101,17 +111,19 @@ def metrics_document(
 ) -> dict[str, Any]:
     """``{"profile", "macro": {the eleven}, "datasets": {name: {the eleven}}}`` (+ flags when set).
 
-    Datasets the scorer could not score (no output) are left out, as the reference main table does.
+    Datasets the scorer could not score (no output) are left out, as the reference main table does. Extra
+    metrics (``scorer.metrics``) follow the eleven.
     """
     agg = macro(results, [run_name])["models"][run_name]
+    names = [*METRIC_NAMES, *(k for k in agg["metrics"] if k not in METRIC_NAMES)]
     datasets = {}
     for name, res in results.items():
         model = res.get("models", {}).get(run_name) or {}
         if model.get("metrics") and not model.get("error"):
-            datasets[name] = {k: float(model["metrics"][k]) for k in METRIC_NAMES}
+            datasets[name] = {k: float(model["metrics"][k]) for k in names}
     doc: dict[str, Any] = {
         "profile": profile,
-        "macro": {k: (float(agg["metrics"][k]) if agg["metrics"] else None) for k in METRIC_NAMES},
+        "macro": {k: (float(agg["metrics"][k]) if agg["metrics"] else None) for k in names},
         "datasets": datasets,
     }
     if incomplete:

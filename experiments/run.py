@@ -256,7 +256,7 @@ def _finish(
         for d in datasets
         if "error" not in records[d.name] and records[d.name].get("decisions")
     }
-    scores = score_exports(exports, run_name)
+    scores = score_exports(exports, run_name, plan.metrics)
     errors = {name: str(r["error"]) for name, r in records.items() if "error" in r}
     incomplete = budget.hit or bool(errors) or any(r.get("incomplete") for r in records.values())
     usage = {name: _usage(r) for name, r in records.items()}

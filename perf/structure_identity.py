@@ -11,6 +11,10 @@ digests:
     python perf/structure_identity.py /work/wt/s5-structure --out /tmp/id-branch
 
 It prints one line per output group and a final ``digest <sha256>``; ``--list`` prints the per-file hashes.
+
+A candidate's stored validator reports (``candidates/*/reports/<code fingerprint>.json``) are compared by
+their check results: their name, ``fingerprint`` and ``candidate`` (file sizes and mtimes) are stamps that
+change with every edit of the validator's code and every rerun.
 """
 
 from __future__ import annotations
@@ -53,6 +57,13 @@ SKIPPED = re.compile(
 )
 
 
+# A candidate's stored validator report (validator/report_store.py) is named by a hash of the check code and
+# records the candidate folder's signature (file sizes and modification times): both change with any edit of
+# the validator's source or any rerun, whatever the results. Its checks' results are compared, not those keys.
+REPORT_STORE = re.compile(r"/reports/[0-9a-f]+\.json$")
+REPORT_STAMPS = ("fingerprint", "candidate")
+
+
 def _scrub(value: Any, roots: list[str]) -> Any:
     if isinstance(value, dict):
         return {
@@ -90,9 +101,13 @@ def _normalised(path: Path, roots: list[str]) -> bytes:
     data = path.read_bytes()
     if path.suffix == ".json":
         try:
-            return json.dumps(_scrub(json.loads(data), roots), sort_keys=True).encode()
+            doc = json.loads(data)
         except ValueError:
-            pass
+            doc = None
+        if doc is not None:
+            if REPORT_STORE.search(path.as_posix()) and isinstance(doc, dict):
+                doc = {k: ("<stamp>" if k in REPORT_STAMPS else v) for k, v in doc.items()}
+            return json.dumps(_scrub(doc, roots), sort_keys=True).encode()
     if path.suffix == ".jsonl":
         lines = [
             json.dumps(_scrub(json.loads(x), roots), sort_keys=True) for x in data.decode().splitlines() if x
@@ -117,7 +132,9 @@ def _digest_tree(tree: Path, roots: list[str]) -> dict[str, str]:
             continue
         if path.suffix == ".png":
             continue
-        out[rel] = hashlib.sha256(_normalised(path, roots)).hexdigest()
+        out[REPORT_STORE.sub("/reports/<fingerprint>.json", rel)] = hashlib.sha256(
+            _normalised(path, roots)
+        ).hexdigest()
     return out
 
 

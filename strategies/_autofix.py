@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchmark.fields import DIMENSION, TASK_TYPE
 from benchmark.layout import ANNOTATIONS_DIR
 from core.atomic import atomic_write_json
 from strategies.mechanics import find_image, get_path, read_annotation, read_meta
@@ -23,8 +24,8 @@ _SPATIAL = {"2d": "common", "3d": "three_d", "video": "video"}
 
 
 def _fix_annotation(ann: dict[str, object], log: list[str], index: int) -> None:
-    task = str(get_path(ann, "media_geometry.media.task_type") or "").strip().lower()
-    dim = str(get_path(ann, "media_geometry.media.dimension") or "").strip().lower()
+    task = str(get_path(ann, TASK_TYPE) or "").strip().lower()
+    dim = str(get_path(ann, DIMENSION) or "").strip().lower()
     tasks = ann.get("tasks")
     if task in _TASKS and isinstance(tasks, dict):
         for other in _TASKS:

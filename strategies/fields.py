@@ -4,7 +4,15 @@ and majority selectors compare.
 
 from __future__ import annotations
 
-from benchmark.fields import ANNOTATION_TYPE, DIMENSION, TASK_TYPE
+from benchmark.fields import (
+    ANNOTATION_TYPE,
+    DIMENSION,
+    IMAGE_PATH,
+    MODALITY_PRIMARY,
+    SOURCE_FILE,
+    SUBJECT_ID,
+    TASK_TYPE,
+)
 
 __all__ = ["AGREEMENT_FIELDS", "HIGH_RISK_FIELDS", "MAJORITY_FIELDS", "VOTED_FIELDS"]
 
@@ -14,10 +22,10 @@ HIGH_RISK_FIELDS: tuple[str, ...] = (
     ANNOTATION_TYPE,
     "media_geometry.spatial",
     "tasks",
-    "record.image_path",
+    IMAGE_PATH,
     "context.sample.extra",
-    "context.sample.subject_id",
-    "context.sample.modality_primary",
+    SUBJECT_ID,
+    MODALITY_PRIMARY,
     "data_meta.task_type",
     "data_meta.data_volume",
     "data_meta.valid_image_n",
@@ -32,19 +40,19 @@ VOTED_FIELDS: tuple[str, ...] = (
     TASK_TYPE,
     DIMENSION,
     ANNOTATION_TYPE,
-    "context.sample.modality_primary",
-    "context.sample.extra.source_file",
+    MODALITY_PRIMARY,
+    SOURCE_FILE,
     "context.sample.extra.original_filename",
 )
 """The high-risk fields S4 votes (task type and dimension decide the branch donor)."""
 
 AGREEMENT_FIELDS: tuple[str, ...] = (
     "record.dataset_name",
-    "context.sample.subject_id",
-    "context.sample.modality_primary",
+    SUBJECT_ID,
+    MODALITY_PRIMARY,
     "context.sample.age_years",
     "context.sample.sex",
-    "context.sample.extra.source_file",
+    SOURCE_FILE,
     TASK_TYPE,
     DIMENSION,
     "media_geometry.spatial",
@@ -55,7 +63,7 @@ AGREEMENT_FIELDS: tuple[str, ...] = (
 MAJORITY_FIELDS: tuple[str, ...] = (
     TASK_TYPE,
     DIMENSION,
-    "context.sample.extra.source_file",
+    SOURCE_FILE,
     "tasks.classification.label",
 )
 """The signature the ``majority`` selector counts: one value per field, lower-cased."""

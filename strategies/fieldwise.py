@@ -1,5 +1,9 @@
 """S4, field-wise selection (paper Appendix E): S3's choice as base, a weighted vote over high-risk fields,
-and the base kept wherever the merged sample validates worse by more than a margin."""
+and the base kept wherever the merged sample validates worse by more than a margin.
+
+Built on S3's own steps (`strategies.best_of_n`): the same candidate pool and the same per-sample selection,
+then the vote.
+"""
 
 from __future__ import annotations
 
@@ -8,31 +12,14 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from agents.base import Agent, Candidate, Task
+from agents.base import Agent, Task
 from strategies._vote import DIMENSION, TASK, donor_for, merge_sample, vote_field
-from strategies.base import (
-    SampleDecision,
-    Strategy,
-    StrategyResult,
-    Validator,
-    run_cpu,
-    strategy,
-    usage_of,
-)
-from strategies.choice import bind_loop, selection_usage
+from strategies.base import SampleDecision, Strategy, StrategyResult, Validator, run_cpu, strategy
+from strategies.best_of_n import CandidatePool, candidate_pool, no_candidates
+from strategies.choice import bind_loop
 from strategies.fields import VOTED_FIELDS
-from strategies.mechanics import (
-    SampleSource,
-    budget_hit,
-    candidate_metas,
-    generate_many,
-    generation_notes,
-    read_annotation,
-    validate_all,
-    write_selected,
-)
-from strategies.selectors import Selector, choose, is_oracle, validator_max
-from validator.report import Report
+from strategies.mechanics import SampleSource, candidate_metas, read_annotation, write_selected
+from strategies.selectors import Selector, validator_max
 
 
 @strategy("fieldwise", aliases=("s4",), candidates=True, reselectable=True)
@@ -54,15 +41,14 @@ def fieldwise(
     """
 
     async def run(task: Task, agent: Agent, validator: Validator) -> StrategyResult:
-        candidates = await generate_many(agent, task, n)
-        if not candidates:
-            return StrategyResult("s4", task.output_dir, [], {}, usage_of([]), incomplete=True)
-        reports = await validate_all(validator, candidates, task)
+        pool = await candidate_pool(agent, task, validator, n)
+        if pool is None:
+            return no_candidates("s4", task)
         # Voting reads every candidate's files and writing the merged folder is disk work: both run in the
         # worker pool, so the event loop keeps serving the model calls of the other datasets.
         bind_loop(selector)
         decisions, base_sources, merged_sources, metas = await run_cpu(
-            validator, _vote_and_write, task, candidates, reports, fields, selector
+            validator, _vote_and_write, pool, fields, selector
         )
         merged = await run_cpu(validator, validator.validate, task.output_dir, task)
         final = dict(merged_sources)
@@ -82,40 +68,26 @@ def fieldwise(
                 decision.score = after
         if any(final[i] is not merged_sources[i] for i in final):
             await run_cpu(validator, write_selected, task.output_dir, final, metas)
-        return StrategyResult(
-            "s4",
-            task.output_dir,
-            candidates,
-            decisions,
-            # A judge's calls are part of the strategy's cost (the tables compare at equal spend).
-            usage_of(candidates) + selection_usage(decisions),
-            upper_bound=is_oracle(selector),
-            incomplete=budget_hit(),
-            notes=generation_notes(candidates, n),
-        )
+        return pool.result("s4", decisions, selector)
 
     return run
 
 
 def _vote_and_write(
-    task: Task,
-    candidates: Sequence[Candidate],
-    reports: Sequence[Report],
-    fields: Sequence[str],
-    selector: Selector = validator_max,
+    pool: CandidatePool, fields: Sequence[str], selector: Selector = validator_max
 ) -> tuple[
     dict[int, SampleDecision],
     dict[int, SampleSource],
     dict[int, SampleSource],
     list[tuple[float, dict[str, Any]]],
 ]:
-    """The selector's choice as base, the field votes and the merged folder written (blocking; run it in a
-    pool).
+    """S3's choice as base, the field votes and the merged folder written (blocking; run it in a pool).
 
     Returns:
         The decisions, per index the base and the merged sources, and the candidates' metas.
     """
-    decisions = choose(selector, task, candidates, reports)
+    task, candidates, reports = pool.task, pool.candidates, pool.reports
+    decisions = pool.select(selector)  # S3's selection, not a copy of it
     base_sources, merged_sources = {}, {}
     for index, decision in decisions.items():
         if decision.candidate is None:

@@ -24,6 +24,7 @@ from PIL import Image, ImageDraw
 
 from agents.base import Candidate, Task
 from agents.judge import Judge, JudgeRequest
+from benchmark.fields import IMAGE_PATH
 from strategies.choice import Choice
 from strategies.mechanics import find_image, read_annotation
 from validator.report import Report
@@ -168,7 +169,7 @@ class JudgeSelector:
         for k, doc in zip(shown, docs, strict=True):
             image_path = find_image(candidates[k].output_dir, index, doc)
             images.append(image_path.read_bytes() if image_path is not None else None)
-        fields = differing_fields(docs, ignore=("record.image_path",))
+        fields = differing_fields(docs, ignore=(IMAGE_PATH,))
         if not fields and len({hashlib.sha256(i or b"").hexdigest() for i in images}) == 1:
             return None
         lines = [

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Agent, Candidate, Task
+from benchmark.fields import IMAGE_PATH
 from benchmark.layout import ANNOTATIONS_DIR, DATA_META_NAME, IMAGE_EXTENSIONS, IMAGES_DIR, MASKS_DIR
 from core.atomic import atomic_write_bytes, atomic_write_json
 from strategies.base import SampleDecision, StrategyResult, Validator, run_cpu, usage_of
@@ -109,7 +110,7 @@ def find_image(root: Path, index: int, annotation: Mapping[str, Any] | None = No
         path = root / IMAGES_DIR / f"{index}{ext}"
         if path.is_file():
             return path
-    declared = get_path(annotation, "record.image_path") if annotation else None
+    declared = get_path(annotation, IMAGE_PATH) if annotation else None
     if isinstance(declared, str) and declared.strip():
         path = (root / declared).resolve()
         if path.is_file() and root.resolve() in path.parents:

@@ -20,7 +20,7 @@ from typing import Any, TypeVar, cast
 
 from agents.base import Candidate, Task
 from core.registry import Registry, call_with_options, load_object
-from strategies.base import SampleDecision
+from strategies.base import SampleDecision, strategies
 from strategies.choice import Choice
 from strategies.fields import MAJORITY_FIELDS
 from strategies.mechanics import get_path, no_output_reason, read_annotation
@@ -259,6 +259,15 @@ def _build(spec: str | Mapping[str, Any] | Selector | None, allow_oracle: bool) 
             "(its results are an upper bound, never a strategy result)"
         )
     return chosen
+
+
+def _nested_selector(value: str | Mapping[str, Any] | Selector | None) -> Selector:
+    # The strategies' registry resolves a factory's ``selector`` option here; the oracle stays refused unless
+    # the caller built it under ``analysis.oracle=true`` and hands the object over.
+    return build_selector(value)
+
+
+strategies.nest("selector", _nested_selector)
 
 
 def choose(

@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from core.registry import Registry, UnknownNameError
+from validator.profile_files import compose
 from validator.report import CheckResult
 
 log = logging.getLogger(__name__)
@@ -167,6 +166,8 @@ def profile_dirs() -> list[Path]:
 def load_profile(name_or_path: str | Path) -> Profile:
     """Load a profile by name (``evidence``, ``mdsbench``, any ``conf/validator/<name>.yaml``) or YAML path.
 
+    A ``defaults:`` list composes the profiles it names first (`validator.profile_files`).
+
     Args:
         name_or_path: A profile name or a path to a YAML file.
 
@@ -178,10 +179,13 @@ def load_profile(name_or_path: str | Path) -> Profile:
     """
     path = _find_profile(name_or_path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ProfileError(f"{path}: cannot read profile: {exc}") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("profile"), str):
+        # The profiles it extends (``defaults: [evidence, _self_]``) composed in, as Hydra composes them.
+        data = compose(path, _find_profile)
+    except ProfileError:
+        raise
+    except ValueError as exc:
+        raise ProfileError(str(exc)) from exc
+    if not isinstance(data.get("profile"), str):
         raise ProfileError(f"{path}: a profile is a mapping with a string 'profile:' key")
     modules = data.get("module", data.get("modules", []))
     for module in (*BUILTIN_MODULES, *([modules] if isinstance(modules, str) else list(modules or []))):

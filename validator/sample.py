@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from benchmark.fields import IMAGE_PATH
 from benchmark.layout import ANNOTATIONS_DIR, DATA_META_NAME, IMAGE_EXTENSIONS, IMAGES_DIR
 from benchmark.manifest import ManifestEntry
 from core.paths import resolve_below
@@ -340,7 +341,7 @@ class SampleView:
     @cached_property
     def record_image(self) -> ImageFacts | None:
         """The image ``record.image_path`` names (resolved inside the candidate), or None."""
-        value = self.get("record.image_path")
+        value = self.get(IMAGE_PATH)
         if not isinstance(value, str) or not value.strip():
             return None
         if self.image_override is not None and Path(value).stem == str(self.index):

@@ -27,6 +27,7 @@ from agents.rules.revise import fields_to_rewrite, merge_fields, points_for_fiel
 from agents.rules.source import EXACT_PAIR_SCORE, container_shapes, mask_candidates, mask_key_hypotheses
 from agents.rules.writer import SampleResult, build_annotation, build_data_meta
 from benchmark.errors import is_storage_failure
+from benchmark.fields import IMAGE_PATH
 from benchmark.layout import OutputLayout
 from core.atomic import atomic_write_json
 
@@ -200,7 +201,7 @@ class RulesAgent:
             if old is not None:
                 annotation = merge_fields(old, annotation, fields)
             if not any(
-                f.startswith(("image", "record.image_path", "media_geometry.spatial", "tasks.segmentation"))
+                f.startswith(("image", IMAGE_PATH, "media_geometry.spatial", "tasks.segmentation"))
                 for f in fields
             ):
                 atomic_write_json(path, annotation)

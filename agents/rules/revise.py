@@ -14,23 +14,24 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Feedback
+from benchmark.fields import IMAGE_PATH, MODALITY_PRIMARY, SOURCE_FILE, SUBJECT_ID
 
 __all__ = ["FIELD_POINTS", "fields_to_rewrite", "merge_fields", "points_for_fields", "self_check_points"]
 
 # field path prefix → decision points that decide it.
 FIELD_POINTS: dict[str, tuple[str, ...]] = {
-    "record.image_path": ("read_target", "label_source_image", "image_key", "slice", "frame"),
+    IMAGE_PATH: ("read_target", "label_source_image", "image_key", "slice", "frame"),
     "image": ("read_target", "label_source_image", "image_key", "slice", "frame"),
-    "context.sample.subject_id": ("subject_id",),
+    SUBJECT_ID: ("subject_id",),
     "context.sample.extra.subject_id": ("subject_id",),
-    "context.sample.extra.source_file": ("read_target", "label_source_image"),
+    SOURCE_FILE: ("read_target", "label_source_image"),
     "context.sample.extra.original_filename": ("read_target", "label_source_image"),
     "context.sample.extra.label_text": ("label_source", "label_column", "class_order"),
     "context.sample.extra.class_name": ("label_source", "label_column", "class_order"),
     "context.sample.extra.mask_file": ("mask_file", "mask_key"),
     "context.sample.extra.label_file": ("mask_file", "mask_key"),
     "context.sample.extra.bbox_file": ("box_convention",),
-    "context.sample.modality_primary": ("modality",),
+    MODALITY_PRIMARY: ("modality",),
     "media_geometry.media": ("task_type",),
     "media_geometry.spatial": ("slice", "frame", "image_key"),
     "tasks.classification": ("task_type", "label_source", "label_column", "class_order"),

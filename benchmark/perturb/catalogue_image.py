@@ -13,11 +13,12 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from benchmark.fields import IMAGE_PATH
 from benchmark.perturb.mistake import SampleState, get_path, mistake
 
 log = logging.getLogger(__name__)
 
-IMAGE = ("images", "record.image_path")
+IMAGE = ("images", IMAGE_PATH)
 _BRANCH = {"3D": ("three_d", "slice_index"), "video": ("video", "frame_index")}
 
 

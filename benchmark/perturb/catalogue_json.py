@@ -11,15 +11,15 @@ import json
 import posixpath
 from typing import Any
 
+from benchmark.fields import ANNOTATION_TYPE, MODALITY_PRIMARY, SOURCE_FILE, SUBJECT_ID, TASK_TYPE
 from benchmark.fields import DIMENSION as DIMENSION_PATH
-from benchmark.fields import TASK_TYPE
 from benchmark.perturb.mistake import SampleState, get_path, mistake, set_path
 
-SOURCE = "context.sample.extra.source_file"
+SOURCE = SOURCE_FILE
 ORIGINAL = "context.sample.extra.original_filename"
 NOTES = "provenance.notes"
-SUBJECT = "context.sample.subject_id"
-MODALITY = "context.sample.modality_primary"
+SUBJECT = SUBJECT_ID
+MODALITY = MODALITY_PRIMARY
 TASK, DIMENSION = TASK_TYPE, DIMENSION_PATH
 SPATIAL = "media_geometry.spatial"
 _BRANCH = {"2D": "common", "3D": "three_d", "video": "video"}
@@ -95,7 +95,7 @@ def task_confusion(state: SampleState) -> bool:
         return False
     label = state.rng.choice(sorted(table))
     set_path(state.annotation, TASK, "classification")
-    set_path(state.annotation, "media_geometry.media.annotation_type", "multiclass")
+    set_path(state.annotation, ANNOTATION_TYPE, "multiclass")
     state.annotation["tasks"] = {
         "classification": {
             "schema_variant": "multiclass",

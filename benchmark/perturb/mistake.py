@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from benchmark.fields import DIMENSION, TASK_TYPE
+
 __all__ = [
     "CATEGORIES",
     "MISTAKES",
@@ -80,11 +82,11 @@ class SampleState:
 
     def task(self) -> str:
         """The sample's task type as written."""
-        return str(get_path(self.annotation, "media_geometry.media.task_type") or "")
+        return str(get_path(self.annotation, TASK_TYPE) or "")
 
     def dimension(self) -> str:
         """The sample's dimension as written (``2D``/``3D``/``video``)."""
-        return str(get_path(self.annotation, "media_geometry.media.dimension") or "")
+        return str(get_path(self.annotation, DIMENSION) or "")
 
     def extra(self) -> dict[str, Any]:
         """``context.sample.extra`` (created when missing)."""

@@ -1,8 +1,9 @@
 """Command line: score one dataset (like the reference evaluator) or print the macro table over a root.
 
 python -m benchmark.score --dataset-dir DIR [--ground-truth FILE] [--models M ...] [--output FILE]
-                          [--profile official|strict] [--no-print]
-python -m benchmark.score --root ROOT [--models M ...] [--profile ...] [--format md|csv|tex]
+                          [--profile official|strict] [--metric NAME ...] [--no-print]
+python -m benchmark.score --root ROOT [--models M ...] [--profile ...] [--metric NAME ...]
+                          [--format md|csv|tex]
 """
 
 from __future__ import annotations
@@ -11,11 +12,15 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from benchmark.errors import BenchmarkError
 from benchmark.layout import AGENT_DIR
 from benchmark.score.profiles import PROFILES
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir, existing_path
+
+if TYPE_CHECKING:
+    from benchmark.score.profiles import ScoringRules
 
 # The metric modules are imported in `main`, after the arguments are parsed: `--help` and a usage error answer
 # at once. The per-dataset path loads neither pandas, nor numpy, nor pydantic (docs/performance.md, Scorer).
@@ -34,6 +39,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--output", help="eval_results JSON (default: VLM/eval_results_<profile>.json)")
     p.add_argument("--profile", choices=sorted(PROFILES), default="official")
+    p.add_argument(
+        "--metric",
+        action="append",
+        default=[],
+        help="a registered metric (entry point medstrat.metrics) written after the eleven; repeatable",
+    )
     p.add_argument("--format", choices=["md", "csv", "tex"], default="md", help="table format for --root")
     p.add_argument(
         "--workers",
@@ -69,6 +80,21 @@ def _check_models(wanted: list[str] | None, available: set[str], where: str) -> 
         raise CliError(f"--models {' '.join(missing)}: not found under {where}; available: {valid}")
 
 
+def _rules(profile: str, metrics: list[str]) -> ScoringRules:
+    """The scoring rules named by ``--profile``, computing the ``--metric`` ones too (one line if unknown)."""
+    from benchmark.score.profiles import ScoringRules
+
+    rules = ScoringRules.named(profile)
+    if not metrics:
+        return rules
+    from benchmark.score.metrics import UnknownNameError, check_names
+
+    try:
+        return rules.with_metrics(check_names(metrics))
+    except (UnknownNameError, ValueError) as exc:
+        raise CliError(f"--metric: {exc}") from None
+
+
 def _import_table() -> None:
     import benchmark.score.table  # noqa: F401 - loaded for later, when it costs no wall time
 
@@ -87,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from benchmark.score.constants import METRIC_NAMES
     from benchmark.score.evaluate import dataset_root_of, default_models, score_dataset_to_file
 
+    rules = _rules(args.profile, args.metric)
+
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if args.dataset_dir:
         root = dataset_root_of(existing_dir("--dataset-dir", args.dataset_dir))
@@ -101,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.output or None,
             ground_truth=args.ground_truth,
             models=args.models,
-            profile=args.profile,
+            profile=rules,
             workers=args.workers,
             durable=False,
             meanwhile=_import_table,  # while the forks score their last models
@@ -126,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not datasets:
         raise CliError(f"--root {args.root}: no datasets (folders holding VLM/random.txt) under it")
     _check_models(args.models, {m for d in datasets for m in default_models(d.root)}, str(root))
-    results_by_dataset = score_root(root, models=args.models, profile=args.profile, workers=args.workers)
+    results_by_dataset = score_root(root, models=args.models, profile=rules, workers=args.workers)
     table = macro_table(results_by_dataset, args.models)
     print(render(table, args.format), end="", flush=True)
     print(

@@ -69,7 +69,9 @@ def macro(
         if not rows:
             out[model] = {"n_datasets": 0, "datasets": [], "metrics": {}, "avg_11": None, "weighted": None}
             continue
-        means = {k: _mean([float(m[k]) for _, m in rows]) for k in C.METRIC_NAMES}
+        # The eleven, then any extra metric (scorer.metrics) every scored dataset has; Avg stays the eleven's.
+        extra = [k for k in rows[0][1] if k not in C.METRIC_NAMES and all(k in m for _, m in rows)]
+        means = {k: _mean([float(m[k]) for _, m in rows]) for k in (*C.METRIC_NAMES, *extra)}
         out[model] = {
             "n_datasets": len(rows),
             "datasets": [name for name, _ in rows],

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmark.score import constants as C
 from benchmark.score._io import JsonRead, read_json
 from benchmark.score.fields import MatchOptions
 from benchmark.score.images import MAX_IMAGE_PIXELS, check_image
 from benchmark.score.metadata import ImageCounts, MetaScores, meta_scores
+from benchmark.score.metrics import MetricInputs, compute, e2e_pass
 from benchmark.score.normalize import mean, round4
 from benchmark.score.profiles import Profile, resolve
 from benchmark.score.sample import DatasetContext, SampleScore, score_sample
@@ -21,6 +19,8 @@ from benchmark.score.semantic import expected_task
 from benchmark.score.source import derive_source_stem, expected_sources, match_annotations
 
 log = logging.getLogger(__name__)
+
+__all__ = ["DatasetScore", "compute_metrics", "e2e_pass", "gt_samples", "make_context", "score_prediction"]
 
 
 @dataclass
@@ -99,10 +99,6 @@ def _expected(ctx: DatasetContext, index: str) -> set[str]:
     return ctx.remember(sample, "expected sources", lambda: expected_sources(sample))
 
 
-def _geom3(*values: float) -> float:
-    return math.prod(max(v, C.GEOM3_FLOOR) for v in values) ** (1.0 / len(values))
-
-
 def _gated(records: list[SampleScore], attr: str, profile: Profile) -> float:
     passing = [getattr(r, attr) or 0.0 for r in records if r.source_score > 0]
     extra_zeros = sum(1 for r in records if not r.json_valid) if profile.missing_samples_zero else 0
@@ -110,36 +106,10 @@ def _gated(records: list[SampleScore], attr: str, profile: Profile) -> float:
     return round4(sum(passing) / n) if n else 0.0
 
 
-def e2e_pass(sample: SampleScore | Mapping[str, Any]) -> bool:
-    """The E2E rule on one sample (SPEC §3.7): a valid pair, the source passed, and schema, semantic and
-    content at or above their thresholds.
-
-    Args:
-        sample: A `SampleScore`, or its per-sample dict as written in eval results.
-
-    Returns:
-        Whether the sample counts as an end-to-end success.
-    """
-    t = C.E2E_THRESHOLDS
-    if isinstance(sample, Mapping):
-        values = {k: sample.get(k) for k in _E2E_FIELDS}
-    else:
-        values = {k: getattr(sample, k) for k in _E2E_FIELDS}
-    return bool(values["pair_valid"]) and (
-        float(values["source_score"] or 0) >= t["source_score_min"]
-        and float(values["schema_valid_score"] or 0) >= t["schema_valid_score_min"]
-        and float(values["semantic_score"] or 0) >= t["semantic_score_min"]
-        and float(values["content_fidelity_score"] or 0) >= t["content_fidelity_score_min"]
-    )
-
-
-_E2E_FIELDS = ("pair_valid", "source_score", "schema_valid_score", "semantic_score", "content_fidelity_score")
-
-
 def compute_metrics(
     records: list[SampleScore], meta: MetaScores, expected_count: int, profile: Profile
 ) -> tuple[dict[str, float], dict[str, float | None]]:
-    """The eleven metrics and the evaluator dimensions from per-sample records.
+    """The eleven metrics (then the rules' extra ones) and the evaluator dimensions from per-sample records.
 
     Args:
         records: One record per GT index.
@@ -178,25 +148,14 @@ def compute_metrics(
         "meta_semantic_correctness": meta.msc,
         "meta_content_fidelity": meta.mcf,
     }
-    metrics = {
-        "SV": dims["schema_validity"],
-        "SSC": mean([r.schema_valid_score * r.semantic_score for r in records]),
-        "SC": dims["semantic"],
-        "IC": dims["information_completeness"],
-        "IV": dims["information_validity"],
-        "INR": dims["information_non_redundancy"],
-        "CF": cf,
-        "MSC": meta.msc,
-        "MSJ": _geom3(meta.msv, meta.msc, meta.mcf) * cf,
-        "SCJ": mean([r.source_score * r.content_fidelity_score for r in records]),
-        "E2E": mean([float(e2e_pass(r)) for r in records]),
-    }
+    # The eleven (and any extra metric the rules name) come from the metric registry, in the paper's order.
+    metrics = compute(MetricInputs(records, meta, expected_count, profile, dims), profile.metrics)
     if profile.geometry:
         for name, attr in (("Dice", "dice"), ("BoxF1", "box_f1"), ("SliceOK", "slice_ok")):
             values = [getattr(r.geometry, attr) for r in records]
             present = [v for v in values if v is not None]
             dims[name] = round4(mean(present)) if present else None
-    return {k: float(metrics[k]) for k in C.METRIC_NAMES}, dims  # type: ignore[arg-type]
+    return metrics, dims
 
 
 def score_prediction(

@@ -35,6 +35,7 @@ class ScoringRules:
             become extra content-fidelity blocks and are reported as separate columns.
         image_size_cap: An image whose header claims more pixels than Pillow's decompression-bomb limit is
             invalid; the reference only walks the chunks, so a 64-byte PNG claiming 100000x100000 passes.
+        metrics: Registered metrics computed after the eleven (`benchmark.score.metrics`); not a correction.
     """
 
     name: str = "official"
@@ -44,6 +45,7 @@ class ScoringRules:
     non_object_json_invalid: bool = False
     geometry: bool = False
     image_size_cap: bool = False
+    metrics: tuple[str, ...] = ()
 
     @staticmethod
     def named(name: str) -> ScoringRules:
@@ -65,14 +67,23 @@ class ScoringRules:
                 f"unknown scoring profile {name!r}; valid: {', '.join(sorted(PROFILES))}"
             ) from None
 
+    def with_metrics(self, names: tuple[str, ...]) -> ScoringRules:
+        """The same rules (and name), computing these extra metrics too."""
+        return dataclasses.replace(self, metrics=tuple(names))
+
     def replace(self, **flags: bool) -> ScoringRules:
         """Return a copy with some flags changed (the name gets a ``+custom`` suffix)."""
-        return dataclasses.replace(self, name=f"{self.name}+custom", **flags)
+        changes: dict[str, object] = dict(flags)
+        return dataclasses.replace(self, name=f"{self.name}+custom", **changes)  # type: ignore[arg-type]
 
     @property
     def corrections(self) -> tuple[str, ...]:
         """Names of the flags that are on."""
-        return tuple(f.name for f in dataclasses.fields(self) if f.name != "name" and getattr(self, f.name))
+        return tuple(
+            f.name
+            for f in dataclasses.fields(self)
+            if f.name not in ("name", "metrics") and getattr(self, f.name)
+        )
 
 
 Profile = ScoringRules

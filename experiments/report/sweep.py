@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from agents.base import OUTPUT_SUBDIR
+from benchmark.fields import TASK_TYPE
 from benchmark.score.constants import METRIC_NAMES
 from core.atomic import atomic_write_text
 from experiments.ablation import COST_COLUMNS, STAT_COLUMNS, write_ablation
@@ -120,7 +121,7 @@ def _kept(run: RunData, dataset: str, index: int, thumb: Thumbnailer) -> dict[st
     image = find_image(out, index, ann) if ann is not None else None
     return {
         "thumb": thumb(image),
-        "task": get_path(ann, "media_geometry.media.task_type") if ann else None,
+        "task": get_path(ann, TASK_TYPE) if ann else None,
         "label": get_path(ann, "tasks.classification.label") if ann else None,
         "present": ann is not None,
     }

@@ -11,8 +11,8 @@ from typing import Annotated
 from pydantic import Field
 
 from agents.base import Agent, Task
-from strategies.base import Strategy, StrategyResult, Validator, run_cpu, strategy, usage_of
-from strategies.mechanics import budget_hit, generate_many, generation_notes, validate_all
+from strategies.base import Strategy, StrategyResult, Validator, run_cpu, strategy
+from strategies.best_of_n import candidate_pool, no_candidates
 from strategies.paper.procedure import select_paper
 
 
@@ -25,20 +25,11 @@ def paper_best_of_n(n: Annotated[int, Field(ge=2)] = 5) -> Strategy:  # n=1 woul
     """
 
     async def run(task: Task, agent: Agent, validator: Validator) -> StrategyResult:
-        candidates = await generate_many(agent, task, n)
-        if not candidates:
-            return StrategyResult("s3", task.output_dir, [], {}, usage_of([]), incomplete=True)
-        reports = await validate_all(validator, candidates, task)
+        pool = await candidate_pool(agent, task, validator, n)  # S3's pool; the reference chooses from it
+        if pool is None:
+            return no_candidates("s3", task)
         # Selection reads candidate files and writes the selected folder: worker pool, not the event loop.
-        decisions = await run_cpu(validator, select_paper, task, candidates, reports)
-        return StrategyResult(
-            "s3",
-            task.output_dir,
-            candidates,
-            decisions,
-            usage_of(candidates),
-            incomplete=budget_hit(),
-            notes=generation_notes(candidates, n),
-        )
+        decisions = await run_cpu(validator, select_paper, task, pool.candidates, pool.reports)
+        return pool.result("s3", decisions)
 
     return run

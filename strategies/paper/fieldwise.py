@@ -7,8 +7,8 @@ from typing import Annotated
 from pydantic import Field
 
 from agents.base import Agent, Task
-from strategies.base import Strategy, StrategyResult, Validator, run_cpu, strategy, usage_of
-from strategies.mechanics import budget_hit, generate_many, generation_notes, validate_all
+from strategies.base import Strategy, StrategyResult, Validator, run_cpu, strategy
+from strategies.best_of_n import candidate_pool, no_candidates
 from strategies.paper.procedure import vote_paper
 
 
@@ -22,21 +22,14 @@ def paper_fieldwise(n: Annotated[int, Field(ge=2)] = 5, margin: float = 0.05) ->
     """
 
     async def run(task: Task, agent: Agent, validator: Validator) -> StrategyResult:
-        candidates = await generate_many(agent, task, n)
-        if not candidates:
-            return StrategyResult("s4", task.output_dir, [], {}, usage_of([]), incomplete=True)
-        reports = await validate_all(validator, candidates, task)
+        pool = await candidate_pool(agent, task, validator, n)
+        if pool is None:
+            return no_candidates("s4", task)
         # The vote re-validates merged samples under the profile the candidates were validated with: the
         # validator's name (the run plan hands this strategy the profile it requires, `mdsbench`, by name).
-        decisions = await run_cpu(validator, vote_paper, task, candidates, reports, margin, validator.name)
-        return StrategyResult(
-            "s4",
-            task.output_dir,
-            candidates,
-            decisions,
-            usage_of(candidates),
-            incomplete=budget_hit(),
-            notes=generation_notes(candidates, n),
+        decisions = await run_cpu(
+            validator, vote_paper, task, pool.candidates, pool.reports, margin, validator.name
         )
+        return pool.result("s4", decisions)
 
     return run

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmark.fields import TASK_TYPE
 from benchmark.layout import AGENT_DIR, ANNOTATIONS_DIR, DATA_META_NAME, IMAGES_DIR
 from benchmark.manifest import ManifestEntry
 from strategies.paper.vote import VoteResult, vote_index
@@ -210,14 +211,8 @@ def patch_meta(
 ) -> dict[str, Any]:
     """Set data_volume.total/label, valid_image_n.total and task_type from the final outputs (counts)."""
     final = [a for a in annotations.values() if isinstance(a, dict)]
-    tasks = sorted(
-        {norm_text(get_path(a, "media_geometry.media.task_type")) for a in final} & set(ALLOWED_TASKS)
-    )
-    labeled = sum(
-        1
-        for a in final
-        if nonmissing(get_path(a, f"tasks.{norm_text(get_path(a, 'media_geometry.media.task_type'))}"))
-    )
+    tasks = sorted({norm_text(get_path(a, TASK_TYPE)) for a in final} & set(ALLOWED_TASKS))
+    labeled = sum(1 for a in final if nonmissing(get_path(a, f"tasks.{norm_text(get_path(a, TASK_TYPE))}")))
     out = dict(meta)
     volume = dict(out["data_volume"]) if isinstance(out.get("data_volume"), dict) else {}
     volume["total"], volume["label"] = len(final), labeled

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmark.fields import ANNOTATION_TYPE, DIMENSION, IMAGE_PATH, TASK_TYPE
 from validator.checks.mdsbench import EXTRA_TRACE_KEYS, class_table, collect_ids, table_has_id
 from validator.registry import Profile
 from validator.report import Report
@@ -33,9 +34,9 @@ from validator.values import (
 )
 
 VOTED_FIELDS: dict[str, Callable[[Any], str]] = {
-    "media_geometry.media.task_type": norm_text,
-    "media_geometry.media.dimension": norm_dim,
-    "media_geometry.media.annotation_type": norm_text,
+    TASK_TYPE: norm_text,
+    DIMENSION: norm_dim,
+    ANNOTATION_TYPE: norm_text,
 }
 _MIN_WEIGHT = 0.001
 _ID_KEYS = frozenset({"label", "category_id", "class_id", "label_id"})
@@ -128,10 +129,10 @@ def pick_branch_source(
     """The first candidate (best score first, discovery order on ties) of the highest tier it reaches."""
 
     def cand_task(n: str) -> str:
-        return norm_text(get_path(docs[n], "media_geometry.media.task_type"))
+        return norm_text(get_path(docs[n], TASK_TYPE))
 
     def cand_dim(n: str) -> str:
-        return norm_dim(get_path(docs[n], "media_geometry.media.dimension"))
+        return norm_dim(get_path(docs[n], DIMENSION))
 
     tests: list[Callable[[str], bool]] = [
         lambda n: (
@@ -221,24 +222,24 @@ def vote_index(
     for path, normalise in VOTED_FIELDS.items():
         vote = vote_field(path, normalise, docs, scores)
         allowed = {
-            "media_geometry.media.task_type": ALLOWED_TASKS,
-            "media_geometry.media.dimension": ALLOWED_DIMS,
+            TASK_TYPE: ALLOWED_TASKS,
+            DIMENSION: ALLOWED_DIMS,
         }
         if vote["voted"] and (path not in allowed or vote["winner_key"] in allowed[path]):
             set_path(merged, path, vote["winner_value"])
         elif vote["voted"]:
             vote["voted"] = False  # an invalid winner: keep the base's value
         result.field_votes[path] = {k: v for k, v in vote.items() if k != "winner_value"}
-    task = norm_text(get_path(merged, "media_geometry.media.task_type"))
-    dim = norm_dim(get_path(merged, "media_geometry.media.dimension"))
+    task = norm_text(get_path(merged, TASK_TYPE))
+    dim = norm_dim(get_path(merged, DIMENSION))
     ranked = [n for n, _ in sorted(scores.items(), key=lambda kv: kv[1], reverse=True)]
     source, tier = pick_branch_source(ranked, docs, task, dim)
     src = docs[source] if source is not None else merged
     if tier == TIERS[-1]:
         # The last tier adopts the source's own task and dimension.
-        task = norm_text(get_path(src, "media_geometry.media.task_type"))
-        dim = norm_dim(get_path(src, "media_geometry.media.dimension"))
-        for path in ("media_geometry.media.task_type", "media_geometry.media.dimension"):
+        task = norm_text(get_path(src, TASK_TYPE))
+        dim = norm_dim(get_path(src, DIMENSION))
+        for path in (TASK_TYPE, DIMENSION):
             set_path(merged, path, get_path(src, path))
     tasks: dict[str, Any] = {t: {} for t in ALLOWED_TASKS}
     if task in ALLOWED_TASKS:
@@ -261,7 +262,7 @@ def vote_index(
     image_from, image = _image_source(index, reports, [source, base_name, *ranked])
     result.image_from, result.image_path = image_from, image
     if image is not None:
-        set_path(merged, "record.image_path", f"images/{index}{image.suffix.lower()}")
+        set_path(merged, IMAGE_PATH, f"images/{index}{image.suffix.lower()}")
     view = SampleView(
         index,
         reports[image_from or base_name].candidate_dir,

@@ -1,5 +1,5 @@
-"""A strategy, a selector and a validator check added from outside the repository: one decorator in an
-installed package (found through its entry point) and one config line naming it.
+"""A strategy, a selector, a validator check and a metric added from outside the repository: one decorator
+in an installed package (found through its entry point) and one config line naming it.
 
 The package lives in a temporary folder on PYTHONPATH with a ``.dist-info`` that declares its entry points,
 as ``pip install`` would leave it; each run is a fresh interpreter so that the entry points are scanned anew.
@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 PLUGIN = '''
 from agents.base import Agent, Task
+from benchmark.score.metrics import metric
 from strategies import strategy, selector
 from strategies.base import StrategyResult, Validator, usage_of
 from strategies.mechanics import generate_many
@@ -42,6 +43,11 @@ def outside_last(index, candidates, reports, task):
 def outside_always_half(view):
     """Half marks, always: a check from outside the repository."""
     return CheckResult(0.5, "outside check ran")
+
+@metric("outside_sample_count")
+def outside_sample_count(data):
+    """The number of GT samples scored: a value a test can predict."""
+    return float(len(data.records))
 '''
 
 ENTRY_POINTS = """
@@ -53,6 +59,9 @@ outside_last = outside_plugins:outside_last
 
 [medstrat.checks]
 outside_always_half = outside_plugins:outside_always_half
+
+[medstrat.metrics]
+outside_sample_count = outside_plugins:outside_sample_count
 """
 
 
@@ -120,3 +129,17 @@ def test_an_outside_check_is_scored_when_a_profile_names_it(plugin_path: Path, t
     proc = _python(plugin_path, tmp_path, "-c", code, str(yaml))
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "'outside_always_half': 1.0" in proc.stdout
+
+
+def test_an_outside_metric_is_scored_when_the_config_names_it(plugin_path: Path, tmp_path: Path) -> None:
+    from benchmark.score.constants import METRIC_NAMES
+
+    result = _run(plugin_path, tmp_path, "strategy=s0", "scorer.metrics=[outside_sample_count]")
+    run_dir = result["dir"]
+    assert isinstance(run_dir, Path)
+    n_samples = len((run_dir / "samples.jsonl").read_text().splitlines())
+    for name in ("metrics.json", "metrics_strict.json"):
+        doc = json.loads((run_dir / name).read_text())
+        assert list(doc["macro"]) == [*METRIC_NAMES, "outside_sample_count"]
+        assert doc["macro"]["outside_sample_count"] == n_samples
+        assert doc["datasets"]["synth-dermoscopy-jpg"]["outside_sample_count"] == n_samples

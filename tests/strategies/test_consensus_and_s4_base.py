@@ -83,3 +83,34 @@ def test_the_s4_config_passes_the_selector_group_on(task: Task) -> None:
     built = build_strategy({"name": "s4", "kind": "fieldwise", "n": 3, "margin": -1.0}, {"name": "first"})
     result = asyncio.run(built(task, NoisyOracleAgent(p=0.6), ProfileValidator("evidence")))
     assert {d.candidate for d in result.decisions.values()} == {0}
+
+
+def run_s3(task: Task, **options: object):
+    built = strategies.get("s3")(**options)
+    return asyncio.run(built(task, NoisyOracleAgent(p=0.6), ProfileValidator("evidence")))
+
+
+def test_s4_base_is_s3s_selection_of_the_same_candidates(task: Task) -> None:
+    # margin -1 keeps every base: S4's output decisions are then S3's choice, sample by sample.
+    for sel in (validator_max, build_selector("random")):
+        s3 = run_s3(task, n=3, selector=sel)
+        s4 = run_s4(task, n=3, margin=-1.0, selector=sel)
+        assert [c.candidate_index for c in s4.candidates] == [c.candidate_index for c in s3.candidates]
+        assert {i: d.candidate for i, d in s4.decisions.items()} == {
+            i: d.candidate for i, d in s3.decisions.items()
+        }
+
+
+def test_s4_calls_s3s_steps_instead_of_repeating_them() -> None:
+    import ast
+    import inspect
+
+    import strategies.fieldwise as s4
+
+    called = {
+        n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+        for n in ast.walk(ast.parse(inspect.getsource(s4)))
+        if isinstance(n, ast.Call)
+    }
+    assert {"candidate_pool", "select", "result"} <= called  # strategies.best_of_n's pool and selection
+    assert not {"generate_many", "validate_all", "choose", "StrategyResult"} & called

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 import medio
-from benchmark.fields import TASK_TYPE
+from benchmark.fields import MODALITY_PRIMARY, SUBJECT_ID, TASK_TYPE
 from medio.sniff import split_suffix
 from validator import _raw
 from validator.registry import check
@@ -37,13 +37,13 @@ from validator.values import nonmissing, norm_token
 
 log = logging.getLogger(__name__)
 
-SUBJECT = "context.sample.subject_id"
+SUBJECT = SUBJECT_ID
 EXTRA_SUBJECT = "context.sample.extra.subject_id"
 CASE_ID = "context.sample.extra.case_id"
 SLICE = "media_geometry.spatial.three_d.slice_index"
 FRAME = "media_geometry.spatial.video.frame_index"
 TASK = TASK_TYPE
-MODALITY = "context.sample.modality_primary"
+MODALITY = MODALITY_PRIMARY
 
 _MAX_TABLE_BYTES = 2_000_000
 _MASK_KEY_WORDS = ("label", "mask", "seg", "gt", "annot")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+from benchmark.fields import MODALITY_PRIMARY, SUBJECT_ID
 from benchmark.normalize import norm_text, norm_token
 from medio.dataset_docs import bids_entities
 from validator.checks.evidence_payload import _DICOM_MODALITY
@@ -33,7 +34,7 @@ __all__ = [
 NAME = "record.dataset_name"
 META_NAME = "data_meta.dataset_name"
 SUBJECT = "context.sample.extra.subject_id"
-MODALITY = "context.sample.modality_primary"
+MODALITY = MODALITY_PRIMARY
 # PatientIDs that anonymisation leaves behind say nothing about the subject.
 _PLACEHOLDER_IDS = frozenset({"", "anonymous", "anon", "unknown", "na", "none", "0", "patient"})
 
@@ -81,13 +82,13 @@ def _same_id(a: str, b: str) -> bool:
     return bool(x) and (x == y or x.replace(" ", "") == y.replace(" ", ""))
 
 
-@check("subject_matches_header", weight=0.04, fields=(SUBJECT, "context.sample.subject_id"))
+@check("subject_matches_header", weight=0.04, fields=(SUBJECT, SUBJECT_ID))
 def subject_matches_header(sample: SampleView) -> CheckResult:
     """subject_id does not contradict the source header's PatientID or the file's BIDS participant."""
-    fields = (SUBJECT, "context.sample.subject_id")
+    fields = (SUBJECT, SUBJECT_ID)
     if sample.annotation is None:
         return CheckResult.fail(sample.annotation_error, fields)
-    declared = sample.extra.get("subject_id") or sample.get("context.sample.subject_id")
+    declared = sample.extra.get("subject_id") or sample.get(SUBJECT_ID)
     if not isinstance(declared, str) or not declared.strip():
         return CheckResult.ok(fields, skipped="no subject id")
     path, _ = declared_source(sample)

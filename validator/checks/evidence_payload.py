@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from benchmark.fields import DIMENSION, MODALITY_PRIMARY, SUBJECT_ID
 from validator import _payload, _raw, _tables
 from validator.checks.evidence_source import declared_source, read_options, read_target, source_value
 from validator.checks.mdsbench import active_task, class_table, table_has_id
@@ -51,7 +52,7 @@ _MODALITY_SYNONYMS = {
 
 
 def _active_spatial(sample: SampleView) -> tuple[str | None, dict[str, Any]]:
-    branch = SPATIAL_BRANCH_BY_DIM.get(norm_dim(sample.get("media_geometry.media.dimension")))
+    branch = SPATIAL_BRANCH_BY_DIM.get(norm_dim(sample.get(DIMENSION)))
     return branch, sample.block(f"media_geometry.spatial.{branch}") if branch else {}
 
 
@@ -196,7 +197,7 @@ def _raw_label(
     bad = _unknown_ids(list(facts.ids), table)
     if bad is not None:
         return bad
-    dim = norm_dim(sample.get("media_geometry.media.dimension"))
+    dim = norm_dim(sample.get(DIMENSION))
     plane = facts.shape[-2:]
     if dim == "3d" and len(facts.shape) == 3:
         source, _ = declared_source(sample)
@@ -334,7 +335,7 @@ def _label_evidence(sample: SampleView, names: dict[str, str]) -> set[str]:
     if found or sample.dataset_root is None or not src:
         return found
     path = Path(str(src))
-    subject = [sample.get("context.sample.subject_id"), sample.extra.get("subject_id")]
+    subject = [sample.get(SUBJECT_ID), sample.extra.get("subject_id")]
     keys = {norm_token(path.stem), norm_token(path.name), norm_token(path.parent.name)}
     keys |= {norm_token(s) for s in subject if isinstance(s, str) and nonmissing(s)}
     index = _tables.label_index(sample.dataset_root)
@@ -460,11 +461,11 @@ def _modality_matches(declared: str, evidence: str) -> bool:
     )
 
 
-@check("modality_matches_source", weight=0.03, fields=("context.sample.modality_primary",), high_risk=True)
+@check("modality_matches_source", weight=0.03, fields=(MODALITY_PRIMARY,), high_risk=True)
 def modality_matches_source(sample: SampleView) -> CheckResult:
     """modality_primary agrees with the DICOM Modality / MetaImage / NIfTI hint, else
     with data_meta's modalities."""
-    field = "context.sample.modality_primary"
+    field = MODALITY_PRIMARY
     if sample.annotation is None:
         return CheckResult.fail(sample.annotation_error, (field,))
     declared = sample.get(field)

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmark.fields import DIMENSION, IMAGE_PATH, SOURCE_FILE
 from validator import _raw
 from validator.checks.render_range import clipped_cast
 from validator.registry import check
@@ -26,7 +27,7 @@ from validator.report import CheckResult
 from validator.sample import SampleView, stat_path
 from validator.values import nonmissing, norm_dim, norm_text
 
-SOURCE = "context.sample.extra.source_file"
+SOURCE = SOURCE_FILE
 SIBLING_KEYS = ("label_file", "mask_file", "seg_file", "bbox_file", "image_file", "source_image")
 
 
@@ -139,7 +140,7 @@ def _search_options(sample: SampleView, declared: dict[str, Any]) -> dict[str, A
         row = _record_by_id(sample, path, facts.keys)
         if row is not None:
             return {**declared, "index": row}
-    dim = norm_dim(sample.get("media_geometry.media.dimension"))
+    dim = norm_dim(sample.get(DIMENSION))
     # A 2D sample of a multi-frame DICOM/TIFF/GIF that names no frame: which frame is searched too.
     framed = (
         not stacked
@@ -223,7 +224,7 @@ def _read_options(sample: SampleView) -> dict[str, Any]:
                 and not isinstance(extra.get(k), dict | list)
             ):
                 opts[name] = extra[k]
-    dim = norm_dim(sample.get("media_geometry.media.dimension"))
+    dim = norm_dim(sample.get(DIMENSION))
     frame = sample.get("media_geometry.spatial.video.frame_index")
     if opts.get("frame") is None and dim == "video" and isinstance(frame, int):
         opts["frame"] = frame
@@ -233,7 +234,7 @@ def _read_options(sample: SampleView) -> dict[str, Any]:
 def read_target(sample: SampleView, path: Path) -> Path:
     """What to read for the declared source: a 3D sample declared by one DICOM file of a series reads its
     folder (``extra.source_sample_dir`` when declared inside the dataset, else the file's parent)."""
-    dim = norm_dim(sample.get("media_geometry.media.dimension"))
+    dim = norm_dim(sample.get(DIMENSION))
     if dim != "3d" or not _is_file(path) or path.suffix.lower() not in {".dcm", ".dicom", ""}:
         return path
     if _raw.source_facts(path, {}).axes.startswith("Z"):
@@ -346,7 +347,7 @@ def _slice(sample: SampleView) -> tuple[int | None, int]:
         SOURCE,
         "media_geometry.spatial.three_d.slice_index",
         "media_geometry.spatial.video.frame_index",
-        "record.image_path",
+        IMAGE_PATH,
     ),
     high_risk=True,
 )
@@ -357,7 +358,7 @@ def source_renders_like_image(sample: SampleView) -> CheckResult:
         SOURCE,
         "media_geometry.spatial.three_d.slice_index",
         "media_geometry.spatial.video.frame_index",
-        "record.image_path",
+        IMAGE_PATH,
     )
     if sample.annotation is None:
         return CheckResult.fail(sample.annotation_error, fields)
@@ -538,11 +539,11 @@ def _closer_neighbour(
     return None
 
 
-@check("dimension_matches_source", weight=0.05, fields=("media_geometry.media.dimension",), high_risk=True)
+@check("dimension_matches_source", weight=0.05, fields=(DIMENSION,), high_risk=True)
 def dimension_matches_source(sample: SampleView) -> CheckResult:
     """The declared dimension matches the source array's rank and frame count (and the
     volume shape, if given)."""
-    fields = ("media_geometry.media.dimension", "media_geometry.spatial.three_d.volume_shape_voxels")
+    fields = (DIMENSION, "media_geometry.spatial.three_d.volume_shape_voxels")
     if sample.annotation is None:
         return CheckResult.fail(sample.annotation_error, fields)
     path, error = declared_source(sample)
@@ -554,7 +555,7 @@ def dimension_matches_source(sample: SampleView) -> CheckResult:
     facts = _raw.source_facts(read_target(sample, path), options)
     if not facts.ok:
         return CheckResult(1.0, "", fields, {"skipped": facts.error})
-    declared = norm_dim(sample.get("media_geometry.media.dimension"))
+    declared = norm_dim(sample.get(DIMENSION))
     allowed = _source_dims(facts)
     if declared not in allowed:
         return CheckResult.fail(

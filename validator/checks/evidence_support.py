@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Any
 
+from benchmark.fields import TASK_TYPE
 from benchmark.normalize import norm_token
 from medio.dataset_docs import pair_key
 from medio.sniff import split_suffix
@@ -27,7 +28,7 @@ from validator.values import nonmissing
 
 __all__ = ["mask_names_other_image", "task_support"]
 
-TASK = "media_geometry.media.task_type"
+TASK = TASK_TYPE
 _UNKNOWN = frozenset({"", "na", "n a", "unknown", "none", "null", "unlabeled", "unlabelled"})
 
 

@@ -10,6 +10,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from benchmark.fields import (
+    ANNOTATION_TYPE,
+    DIMENSION,
+    IMAGE_PATH,
+    MODALITY_PRIMARY,
+    SOURCE_FILE,
+    SUBJECT_ID,
+    TASK_TYPE,
+)
 from validator.registry import check
 from validator.report import CheckResult
 from validator.sample import SampleView
@@ -60,7 +69,7 @@ def _no_json(sample: SampleView, fields: tuple[str, ...] = ()) -> CheckResult:
 def active_task(sample: SampleView) -> str:
     """``media_geometry.media.task_type`` lower-cased (empty when absent)."""
     if "active_task" not in sample.memo:
-        sample.memo["active_task"] = norm_text(sample.get("media_geometry.media.task_type"))
+        sample.memo["active_task"] = norm_text(sample.get(TASK_TYPE))
     task: str = sample.memo["active_task"]
     return task
 
@@ -124,10 +133,10 @@ def top_level_blocks(sample: SampleView) -> CheckResult:
     return CheckResult.ok(TOP_BLOCKS)
 
 
-@check("record", weight=0.08, fields=("record.schema_version", "record.dataset_name", "record.image_path"))
+@check("record", weight=0.08, fields=("record.schema_version", "record.dataset_name", IMAGE_PATH))
 def record(sample: SampleView) -> CheckResult:
     """record.schema_version and dataset_name are filled, and image_path starts with ``images/``."""
-    fields = ("record.schema_version", "record.dataset_name", "record.image_path")
+    fields = ("record.schema_version", "record.dataset_name", IMAGE_PATH)
     if sample.annotation is None:
         return _no_json(sample, fields)
     rec = sample.block("record")
@@ -142,14 +151,14 @@ def record(sample: SampleView) -> CheckResult:
     return CheckResult(_mean(parts), msg, fields, {"parts": parts})
 
 
-@check("image_path", weight=0.10, fields=("record.image_path",), high_risk=True)
+@check("image_path", weight=0.10, fields=(IMAGE_PATH,), high_risk=True)
 def image_path(sample: SampleView) -> CheckResult:
     """The record's image opens and is ``images/<index>.<ext>`` (1.0; 0.8 if only it opens; 0.55 if
     only the index image)."""
-    fields = ("record.image_path",)
+    fields = (IMAGE_PATH,)
     if sample.annotation is None:
         return _no_json(sample, fields)
-    value = sample.get("record.image_path")
+    value = sample.get(IMAGE_PATH)
     rec, idx = sample.record_image, sample.index_image
     record_valid = rec is not None and rec.valid
     index_valid = idx is not None and idx.valid
@@ -192,8 +201,8 @@ def _path_stem(value: str) -> str:
     "media",
     weight=0.08,
     fields=(
-        "media_geometry.media.task_type",
-        "media_geometry.media.dimension",
+        TASK_TYPE,
+        DIMENSION,
         "media_geometry.media.confidence_global",
     ),
     high_risk=True,
@@ -201,8 +210,8 @@ def _path_stem(value: str) -> str:
 def media(sample: SampleView) -> CheckResult:
     """task_type and dimension take allowed values and confidence_global is in [0, 1] (or null)."""
     fields = (
-        "media_geometry.media.task_type",
-        "media_geometry.media.dimension",
+        TASK_TYPE,
+        DIMENSION,
         "media_geometry.media.confidence_global",
     )
     if sample.annotation is None:
@@ -233,7 +242,7 @@ def spatial(sample: SampleView) -> CheckResult:
     if sample.annotation is None:
         return _no_json(sample, fields)
     sp = sample.block("media_geometry.spatial")
-    branch = SPATIAL_BRANCH_BY_DIM.get(norm_dim(sample.get("media_geometry.media.dimension")))
+    branch = SPATIAL_BRANCH_BY_DIM.get(norm_dim(sample.get(DIMENSION)))
     selected = branch is not None and isinstance(sp.get(branch), dict) and not effectively_empty(sp[branch])
     inactive = all(effectively_empty(sp.get(b)) for b in SPATIAL_BRANCH_BY_DIM.values() if b != branch)
     msgs = []
@@ -261,7 +270,7 @@ def task_payload(sample: SampleView) -> CheckResult:
     task = active_task(sample)
     tasks = sample.block("tasks")
     branch = tasks.get(task) if task in ALLOWED_TASKS else None
-    fields = (f"tasks.{task}" if task in ALLOWED_TASKS else "tasks", "media_geometry.media.task_type")
+    fields = (f"tasks.{task}" if task in ALLOWED_TASKS else "tasks", TASK_TYPE)
     if not isinstance(branch, dict) or effectively_empty(branch):
         return CheckResult.fail(
             f"tasks.{task or '<task_type>'} is empty or missing: fill the branch of "
@@ -302,13 +311,13 @@ def task_payload(sample: SampleView) -> CheckResult:
 @check(
     "context_sample",
     weight=0.06,
-    fields=("context.sample.extra", "context.sample.modality_primary", "context.sample.anatomical_structure"),
+    fields=("context.sample.extra", MODALITY_PRIMARY, "context.sample.anatomical_structure"),
 )
 def context_sample(sample: SampleView) -> CheckResult:
     """context.sample.extra is an object and modality_primary and anatomical_structure are filled."""
     fields = (
         "context.sample.extra",
-        "context.sample.modality_primary",
+        MODALITY_PRIMARY,
         "context.sample.anatomical_structure",
     )
     if sample.annotation is None:
@@ -326,12 +335,12 @@ def context_sample(sample: SampleView) -> CheckResult:
 @check(
     "source_trace",
     weight=0.08,
-    fields=("context.sample.extra.source_file", "context.sample.subject_id"),
+    fields=(SOURCE_FILE, SUBJECT_ID),
     high_risk=True,
 )
 def source_trace(sample: SampleView) -> CheckResult:
     """Some context.sample value matches the manifest path (stem alias or token substring; reference rule)."""
-    fields = ("context.sample.extra.source_file", "context.sample.subject_id")
+    fields = (SOURCE_FILE, SUBJECT_ID)
     if sample.annotation is None:
         return _no_json(sample, fields)
     s = sample.block("context.sample")
@@ -415,10 +424,10 @@ def critical_nonempty_ratio(sample: SampleView) -> CheckResult:
     task = active_task(sample)
     values = {
         "record.dataset_name": sample.get("record.dataset_name"),
-        "record.image_path": sample.get("record.image_path"),
-        "media_geometry.media.task_type": sample.get("media_geometry.media.task_type"),
-        "media_geometry.media.dimension": sample.get("media_geometry.media.dimension"),
-        "context.sample.modality_primary": sample.get("context.sample.modality_primary"),
+        IMAGE_PATH: sample.get(IMAGE_PATH),
+        TASK_TYPE: sample.get(TASK_TYPE),
+        DIMENSION: sample.get(DIMENSION),
+        MODALITY_PRIMARY: sample.get(MODALITY_PRIMARY),
         f"tasks.{task or '<task_type>'}": sample.block("tasks").get(task) if task else None,
     }
     empty = [k for k, v in values.items() if not nonmissing(v)]
@@ -443,17 +452,17 @@ def extra_completeness(sample: SampleView) -> CheckResult:
     )
 
 
-@check("annotation_type_consistency", weight=0.10, fields=("media_geometry.media.annotation_type",))
+@check("annotation_type_consistency", weight=0.10, fields=(ANNOTATION_TYPE,))
 def annotation_type_consistency(sample: SampleView) -> CheckResult:
     """media.annotation_type equals the active branch's schema_variant (a reference rule
     the ground truth contradicts)."""
-    fields = ("media_geometry.media.annotation_type",)
+    fields = (ANNOTATION_TYPE,)
     if sample.annotation is None:
         return _no_json(sample, fields)
     task = active_task(sample)
     branch = sample.block(f"tasks.{task}") if task in ALLOWED_TASKS else {}
     ann, variant = (
-        norm_text(sample.get("media_geometry.media.annotation_type")),
+        norm_text(sample.get(ANNOTATION_TYPE)),
         norm_text(branch.get("schema_variant")),
     )
     if ann and ann == variant:

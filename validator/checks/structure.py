@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
+from benchmark.fields import DIMENSION, TASK_TYPE
 from validator.registry import check
 from validator.report import CheckResult
 from validator.sample import SampleView
@@ -53,7 +54,7 @@ def single_spatial_branch(sample: SampleView) -> CheckResult:
     sp = sample.block("media_geometry.spatial")
     unknown = [k for k in sp if k not in SPATIAL_BRANCH_BY_DIM.values()]
     active = [k for k in SPATIAL_BRANCH_BY_DIM.values() if not effectively_empty(sp.get(k))]
-    expected = SPATIAL_BRANCH_BY_DIM.get(norm_dim(sample.get("media_geometry.media.dimension")))
+    expected = SPATIAL_BRANCH_BY_DIM.get(norm_dim(sample.get(DIMENSION)))
     problems = []
     if unknown:
         problems.append(
@@ -71,12 +72,12 @@ def single_spatial_branch(sample: SampleView) -> CheckResult:
 @check("single_task_branch", weight=0.04, fields=("tasks",), high_risk=True)
 def single_task_branch(sample: SampleView) -> CheckResult:
     """Exactly one task branch is filled and it is the one media.task_type names."""
-    fields = ("tasks", "media_geometry.media.task_type")
+    fields = ("tasks", TASK_TYPE)
     if sample.annotation is None:
         return CheckResult.fail(sample.annotation_error, fields)
     tasks = sample.block("tasks")
     active = [t for t in TASK_BRANCHES if not effectively_empty(tasks.get(t))]
-    declared = norm_text(sample.get("media_geometry.media.task_type"))
+    declared = norm_text(sample.get(TASK_TYPE))
     if len(active) != 1:
         return CheckResult.fail(
             f"exactly one task branch must be filled, found {active or 'none'}; set the "
