@@ -12,16 +12,15 @@ import json
 import shutil
 import time
 from pathlib import Path
-from typing import Any
 
 import medio
 from benchmark.foreign.sets import FOREIGN_REGISTRY, FOREIGN_TITLES
 from benchmark.foreign.sources import source_versions
+from benchmark.realfiles.documented_truth import write_documented_truth
 from benchmark.realfiles.spec import RealContext
 from benchmark.realfiles.suite import BuiltRealDataset, geometry_sample
-from benchmark.synth.groundtruth import ground_truth, sample_truth
-from benchmark.synth.spec import DatasetSpec, SynthSample, select_names
-from benchmark.synth.write_files import write_pillow, write_text
+from benchmark.synth.spec import SynthSample, select_names
+from benchmark.synth.write_files import write_text
 
 __all__ = ["FOREIGN_AUTHORS_ROOT", "FOREIGN_MARKER", "build_foreign", "foreign_catalogue", "foreign_names"]
 
@@ -47,30 +46,6 @@ def foreign_catalogue() -> str:
     return catalogue_markdown([FOREIGN_REGISTRY[n].spec for n in foreign_names()])
 
 
-def _rename(doc: dict[str, Any], title: str) -> dict[str, Any]:
-    """Put the documented name everywhere the ground truth states the dataset name."""
-    doc["dataset_name"] = title
-    doc["content"]["expected_dataset_name"] = title
-    doc["content"]["global_expected_blocks"]["record"]["dataset_name"] = title
-    for sample in doc["samples"].values():
-        sample["expected_record"]["dataset_name"] = title
-    return doc
-
-
-def _write_truth(root: Path, spec: DatasetSpec, truth: dict[int, SynthSample]) -> None:
-    order = sorted(truth)
-    doc = ground_truth(spec, [truth[i] for i in order])
-    doc["samples"] = {str(i): sample_truth(i, spec, truth[i]) for i in order}
-    for i in order:
-        mask = truth[i].mask
-        if mask is not None:
-            write_pillow(root / "VLM" / "gt_geometry" / f"{i}.png", mask.astype("uint8"))
-    write_text(
-        root / "VLM" / f"ground_truth_{spec.name}.json",
-        json.dumps(_rename(doc, FOREIGN_TITLES[spec.name]), indent=2, ensure_ascii=False),
-    )
-
-
 def build_dataset(out: Path, name: str) -> BuiltRealDataset:
     """Write one foreign dataset under ``out/<name>`` (every sample must decode: none is meant to fail).
 
@@ -94,7 +69,7 @@ def build_dataset(out: Path, name: str) -> BuiltRealDataset:
         root / "VLM" / "random.txt",
         "".join(f"{i} {FOREIGN_AUTHORS_ROOT}/{name}/{s.manifest_path}\n" for i, s in enumerate(samples)),
     )
-    _write_truth(root, entry.spec, truth)
+    write_documented_truth(root, entry.spec, truth, FOREIGN_TITLES[name])
     origins = {s.manifest_path: s.origin for s in samples}
     write_text(
         root / "VLM" / "provenance.json",

@@ -13,17 +13,16 @@ import json
 import shutil
 import time
 from pathlib import Path
-from typing import Any
 
 import medio
 from benchmark.independent import sets_tables, sets_volumes  # noqa: F401  # registers; catalogue order
 from benchmark.independent.sources import source_versions
 from benchmark.independent.spec import INDEPENDENT_REGISTRY, INDEPENDENT_TITLES, IndependentSample
+from benchmark.realfiles.documented_truth import write_documented_truth
 from benchmark.realfiles.spec import RealContext
 from benchmark.realfiles.suite import BuiltRealDataset, geometry_sample
-from benchmark.synth.groundtruth import ground_truth, sample_truth
 from benchmark.synth.spec import DatasetSpec, SynthSample, select_names
-from benchmark.synth.write_files import write_pillow, write_text
+from benchmark.synth.write_files import write_text
 
 __all__ = [
     "INDEPENDENT_AUTHORS_ROOT",
@@ -72,30 +71,6 @@ def _geometry(root: Path, spec: DatasetSpec, sample: IndependentSample) -> Synth
     return truth
 
 
-def _rename(doc: dict[str, Any], title: str) -> dict[str, Any]:
-    """Put the documented name everywhere the ground truth states the dataset name."""
-    doc["dataset_name"] = title
-    doc["content"]["expected_dataset_name"] = title
-    doc["content"]["global_expected_blocks"]["record"]["dataset_name"] = title
-    for sample in doc["samples"].values():
-        sample["expected_record"]["dataset_name"] = title
-    return doc
-
-
-def _write_truth(root: Path, spec: DatasetSpec, truth: dict[int, SynthSample]) -> None:
-    order = sorted(truth)
-    doc = ground_truth(spec, [truth[i] for i in order])
-    doc["samples"] = {str(i): sample_truth(i, spec, truth[i]) for i in order}
-    for i in order:
-        mask = truth[i].mask
-        if mask is not None:
-            write_pillow(root / "VLM" / "gt_geometry" / f"{i}.png", mask.astype("uint8"))
-    write_text(
-        root / "VLM" / f"ground_truth_{spec.name}.json",
-        json.dumps(_rename(doc, INDEPENDENT_TITLES[spec.name]), indent=2, ensure_ascii=False),
-    )
-
-
 def build_dataset(out: Path, name: str) -> BuiltRealDataset:
     """Write one independent dataset under ``out/<name>`` (every sample must decode).
 
@@ -118,7 +93,7 @@ def build_dataset(out: Path, name: str) -> BuiltRealDataset:
         root / "VLM" / "random.txt",
         "".join(f"{i} {INDEPENDENT_AUTHORS_ROOT}/{name}/{s.manifest_path}\n" for i, s in enumerate(samples)),
     )
-    _write_truth(root, entry.spec, truth)
+    write_documented_truth(root, entry.spec, truth, INDEPENDENT_TITLES[name])
     write_text(
         root / "VLM" / "provenance.json",
         json.dumps(
