@@ -159,7 +159,7 @@ def test_string_box_and_mask_ids_fail_the_schema() -> None:
         "segmentation": {
             "schema_variant": "2d_coco",
             "classes": {"0": "background", "1": "lesion"},
-            "coco_2d": {"format": "label_map_png", "mask_path": "masks/0.png", "label_values": [0, "1"]},
+            "coco_2d": {"format": "label_map_png", "mask_path": "masks/0.png", "label_values": ["0", "1"]},
         },
     }
-    assert len(_schema_errors(doc)) == 1
+    assert len(_schema_errors(doc)) == 1  # one wrong field, whatever the number of its elements

@@ -65,8 +65,8 @@ def distinct_errors(errors: Sequence[Any]) -> list[Any]:
         errors: ``ValidationError.errors()``.
 
     Returns:
-        The first error of each field location (union member tags removed), leaving out the ``Inactive``
-        alternative's errors where another member of the same union was tried.
+        The first error of each field (its location without union member tags and list positions),
+        leaving out the ``Inactive`` alternative's errors where another member of the same union was tried.
     """
     tried = {
         tuple(e["loc"][:i])
@@ -81,7 +81,8 @@ def distinct_errors(errors: Sequence[Any]) -> list[Any]:
             continue  # the branch is filled: that it is not {} is the active-branch checks' finding
         types = [j for j, part in enumerate(loc) if _member_tag(part) and not part[:1].isupper()]
         field = loc[: types[-1]] if types else loc  # label.int and label.list[int].1 are one field: label
-        out.setdefault(tuple(p for p in field if not _member_tag(p)), e)
+        # list positions dropped too: ["0", "1", "2"] as label_values is one wrong field, not three
+        out.setdefault(tuple(p for p in field if not _member_tag(p) and not isinstance(p, int)), e)
     return list(out.values())
 
 
