@@ -134,8 +134,10 @@ def test_a_separate_reviser_makes_the_s1_revision_of_the_agents_candidate(
     assert record["usage"]["total_tokens"] == record["candidates"][1]["usage"]["total_tokens"] > 0
 
 
-def test_the_leaderboard_skips_judge_selectors_and_refuses_one_named() -> None:
-    # It makes no model call; a judge's cost is compared in runs instead.
+def test_callers_that_make_no_model_call_skip_judge_selectors_and_refuse_one_named() -> None:
+    # pass@k and the other re-selections without a judge role; the leaderboard ranks judges
+    # (tests/experiments/test_roles_leaderboard.py).
     assert "llm_judge" not in _selector_names(None) and "hybrid" not in _selector_names(None)
+    assert {"llm_judge", "hybrid"} <= set(_selector_names(None, judges=True))
     with pytest.raises(ReselectError, match="calls a judge model"):
         _selector_names(["validator_max", "llm_judge"])
