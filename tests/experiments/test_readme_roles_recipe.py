@@ -84,9 +84,6 @@ def test_the_readme_roles_recipe_runs_a_judged_pool_offline(tmp_path: Path) -> N
     assert "## Cost per selector" in ranked.stdout and "win:litellm:openai/fake-b" in ranked.stdout
     rows = pd.read_csv(next(tmp_path.glob("outputs/*/*/selectors/selectors.csv"))).set_index("selector")
     # Re-ranked with the run's judge: every verdict from the request cache, at the run's judge cost.
-    assert (
-        rows.loc["llm_judge", "judge_cache_hits"]
-        == rows.loc["llm_judge", "judge_calls"]
-        == roles["judge"]["calls"]
-    )
+    judged = rows.loc["llm_judge"]
+    assert judged["judge_cache_hits"] == judged["judge_calls"] == roles["judge"]["calls"]
     assert judged["judge_tokens"] == roles["judge"]["tokens"]
