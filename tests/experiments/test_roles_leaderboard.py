@@ -17,6 +17,7 @@ from fake_roles import JUDGE_USAGE, Dispatch, judge, make_suite, overrides, read
 from agents.fakeserver import ByDataset, FakeServer
 from experiments import compose_config
 from experiments.leaderboard import leaderboard, write_leaderboard
+from experiments.reselect import ReselectError
 from experiments.run import run_experiment
 
 REPO = Path(__file__).resolve().parents[2]
@@ -104,3 +105,23 @@ def test_a_run_without_a_judge_skips_judge_selectors_in_one_line_and_refuses_one
     assert line.startswith("python -m experiments.leaderboard: error: selector llm_judge: judge unavailable")
     assert not (tmp_path / "n").exists() and dispatch.judged == 0
     assert isinstance(frame, pd.DataFrame)
+
+
+def test_a_judge_whose_every_call_fails_is_one_line_never_a_row_of_fallbacks(
+    suite_and_script: tuple[Path, ByDataset], tmp_path: Path
+) -> None:
+    suite, script = suite_and_script
+    cache = tmp_path / "requests.sqlite"
+    extra = [f"judge.cache={cache}", "+judge.retry={max_attempts: 1}"]
+    with FakeServer(Dispatch(script)) as fake:
+        run_experiment(compose_config(overrides(suite, fake.url, *judge(fake.url), *extra)), tmp_path / "run")
+    cache.unlink()  # the server is gone and nothing is cached: no verdict can be had
+
+    with pytest.raises(ReselectError, match="selector llm_judge: judge unavailable: judge call failed"):
+        leaderboard([tmp_path / "run"], ["validator_max", "llm_judge"], ["evidence"], workers=1)
+    frame, stats = leaderboard([tmp_path / "run"], None, ["evidence"], workers=1)
+    assert "llm_judge" not in set(frame["selector"]) and "validator_max" in set(frame["selector"])
+    assert stats["skipped"]["llm_judge"].startswith("judge unavailable: judge call failed")
+    # hybrid's top two are the two models' identical candidates: ties, no call to fail, so it keeps its row.
+    hybrid = frame.set_index("selector").loc["hybrid"]
+    assert hybrid["judge_calls"] == 0 and "hybrid" not in stats["skipped"]
