@@ -1,5 +1,6 @@
 """The selector leaderboard: every registered selector × validator profile on the candidates stored in
-finished S3 runs, with no agent call.
+finished S3 runs, with no agent call (a judge selector asks the run's judge, through the run's request cache:
+`experiments.leaderboard_roles`).
 
     python -m experiments.leaderboard RUN... [--selectors a,b,c] [--validators evidence,mdsbench]
                                            [--imports my_pkg.selectors] [--out DIR]
@@ -7,9 +8,10 @@ finished S3 runs, with no agent call.
 Per (selector, validator): official and strict E2E, SCJ and CF (macro over datasets), the gap to the
 oracle best-of-n bound (any stored candidate passes E2E), per-mistake-type miss rates when the candidates
 carry mistake labels (``<candidate>/mistakes.json``, written by the ``simulated`` agent), and a paired test
-against ``validator_max`` under the same validator with datasets as the unit. Several RUNs (shards, seeds)
-are pooled: each (run, dataset) is one cluster. Writes ``selectors.{md,csv,tex,png}`` into ``--out``
-(default ``<first RUN>/selectors``).
+against ``validator_max`` under the same validator with datasets as the unit; each row's calls, tokens and
+dollars (the stored candidates' plus its judge's) and, for a candidate pool, each agent's win rate. Several
+RUNs (shards, seeds) are pooled: each (run, dataset) is one cluster. Writes ``selectors.{md,csv,tex,png}``
+into ``--out`` (default ``<first RUN>/selectors``).
 
 Selection, assembly and scoring are the code a fresh S3 run executes (`strategies.best_of_n`,
 `benchmark.score`), so ``validator_max`` × the source's validator reproduces the source's ``metrics.json``.

@@ -94,8 +94,8 @@ def _selector_name(node: Any) -> str | None:
 def judge_sources(runs: Iterable[Path]) -> dict[str, JudgeSource]:
     """Per run folder (as a string), its judge configuration from ``run.json``."""
     out = {}
-    for run in runs:
-        config = json.loads((Path(run) / "run.json").read_text(encoding="utf-8")).get("config") or {}
+    for run in map(Path, runs):  # keyed as `StoredDataset.source` spells the folder
+        config = json.loads((run / "run.json").read_text(encoding="utf-8")).get("config") or {}
         out[str(run)] = JudgeSource(config.get("judge"), config.get("agent") or {}, config.get("selector"))
     return out
 
