@@ -6,17 +6,19 @@ per-agent table of an uninterrupted run."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_roles import DATASET, Dispatch, make_suite, read_record
+from fake_roles import DATASET, Dispatch, judge, make_suite, overrides, read_record
 
 from agents.fakeserver import ByDataset, FakeServer
 from experiments import compose_config
 from experiments.loop import RESULT_MARKER
+from experiments.resume import ResumeMismatch
 from experiments.run import run_experiment
 
 
@@ -139,3 +141,16 @@ def test_a_pool_run_resumes_reusing_both_agents_finished_candidates(
     assert {i: d["candidate"] for i, d in record["decisions"].items()} == {
         i: d["candidate"] for i, d in whole_record["decisions"].items()
     }
+
+
+def test_a_resume_under_another_judge_is_refused_naming_it(
+    suite_and_script: tuple[Path, ByDataset], tmp_path: Path
+) -> None:
+    suite, script = suite_and_script
+    with FakeServer(Dispatch(script)) as fake:
+        first = overrides(suite, fake.url, *judge(fake.url))
+        run_experiment(compose_config(first), tmp_path / "run")
+        other = [*first, "judge.model=openai/other-judge", "run.resume=true"]
+        changed = re.escape("judge.model: 'openai/fake-judge' → 'openai/other-judge'")
+        with pytest.raises(ResumeMismatch, match=changed):
+            run_experiment(compose_config(other), tmp_path / "run")
