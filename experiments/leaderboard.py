@@ -257,8 +257,8 @@ def _selector_names(wanted: Sequence[str] | None, judges: bool = False) -> list[
             # (experiments.leaderboard_roles ranks judges with the run's judge and request cache).
             if wanted:
                 raise ReselectError(
-                    f"selector {name} calls a judge model, and the leaderboard calls none: compare it "
-                    f"in a run (python -m experiments -m selector=validator_max,{name} judge=litellm ...)"
+                    f"selector {name} calls a judge model, and this analysis calls none: rank it with "
+                    f"python -m experiments.leaderboard RUN --selectors validator_max,{name}, or in a run"
                 )
             continue
         if id(obj) in seen and not wanted:
