@@ -50,6 +50,7 @@ from experiments.leaderboard_roles import (
     Spend,
     build_judge_selector,
     is_judge,
+    judge_notes,
     judge_sources,
     ready_judges,
     role_columns,
@@ -567,8 +568,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         frame, stats = leaderboard(runs, wanted, validators, workers=args.workers, on_error=args.on_error)
     except (ReselectError, UnknownNameError, OptionError, ImportError, ValueError, SelectorError) as exc:
         raise CliError(str(exc)) from exc
-    for name, why in stats["skipped"].items():
-        print(f"python -m experiments.leaderboard: {name} skipped: {why}", file=sys.stderr)
+    for line in judge_notes(frame, stats["skipped"]):
+        print(f"python -m experiments.leaderboard: {line}", file=sys.stderr)
     out = args.out or runs[0] / "selectors"
     written = write_leaderboard(frame, stats, out)
     print((out / "selectors.md").read_text(encoding="utf-8"))

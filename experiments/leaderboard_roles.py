@@ -43,6 +43,7 @@ __all__ = [
     "Spend",
     "build_judge_selector",
     "is_judge",
+    "judge_notes",
     "judge_sources",
     "ready_judges",
     "role_columns",
@@ -266,3 +267,18 @@ def role_sections(frame: pd.DataFrame, skipped: Mapping[str, str]) -> list[str]:
         ]
     parts += [f"**{name} skipped**: {why}" for name, why in skipped.items()]
     return parts
+
+
+def judge_notes(frame: pd.DataFrame, skipped: Mapping[str, str]) -> list[str]:
+    """One line per judge selector skipped, and per row whose judge made calls the request cache did not
+    answer (new spend: under a validator profile the run did not use, the judge sees other messages)."""
+    lines = [f"{name} skipped: {why}" for name, why in skipped.items()]
+    if "judge_calls" in frame.columns:
+        for _, row in frame.iterrows():
+            new = int(row["judge_calls"]) - int(row["judge_cache_hits"])
+            if new > 0:
+                lines.append(
+                    f"{row['validator']}/{row['selector']}: {new} judge calls not in the request cache "
+                    f"(${float(row['judge_USD']):.4f} for all its verdicts)"
+                )
+    return lines

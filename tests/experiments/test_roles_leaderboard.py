@@ -17,6 +17,7 @@ from fake_roles import JUDGE_USAGE, Dispatch, judge, make_suite, overrides, read
 from agents.fakeserver import ByDataset, FakeServer
 from experiments import compose_config
 from experiments.leaderboard import leaderboard, write_leaderboard
+from experiments.leaderboard_roles import judge_notes
 from experiments.reselect import ReselectError
 from experiments.run import run_experiment
 
@@ -69,6 +70,16 @@ def test_a_judged_pool_run_is_reranked_from_the_cache_with_the_judges_cost_and_p
     assert judged["USD"] == pytest.approx(rows.loc["validator_max", "USD"] + judged["judge_USD"])
     text = (write_leaderboard(frame, stats, tmp_path / "out")[1]).read_text(encoding="utf-8")
     assert "## Cost per selector" in text and "win:rules-hot" in text
+    assert judge_notes(frame, stats["skipped"]) == []  # nothing new was spent: no line
+
+    # Under another validator profile the judge sees other messages: new calls, said in one line.
+    other, _ = leaderboard([tmp_path / "run"], ["llm_judge"], ["mdsbench"], workers=1)
+    new = dispatch.judged - asked
+    assert new > 0 and int(other["judge_calls"].iloc[0] - other["judge_cache_hits"].iloc[0]) == new
+    assert judge_notes(other, {}) == [
+        f"mdsbench/llm_judge: {new} judge calls not in the request cache "
+        f"(${float(other['judge_USD'].iloc[0]):.4f} for all its verdicts)"
+    ]
 
 
 def test_a_run_without_a_judge_skips_judge_selectors_in_one_line_and_refuses_one_named(
