@@ -260,6 +260,27 @@ def measure(
     return out
 
 
+def _pooled_table(
+    result: dict[str, Any], names: Sequence[str], kinds: Sequence[str], key: str, intro: str
+) -> list[str]:
+    """One miss-rate table (``key``: a definition's tally in the JSON), every seed pooled, after ``intro``."""
+    lines = [
+        "",
+        intro,
+        "",
+        "| mistake | raw evidence | " + " | ".join(names) + " |",
+        "|---" * (2 + len(names)) + "|",
+    ]
+    for kind in kinds:
+        cells = []
+        for name in names:
+            m, c = _over_seeds(result, name, key, kind)
+            cells.append(f"{m}/{c}" if c else "—")
+        evidence = "yes" if MISTAKES[kind].raw_evidence else "no"
+        lines.append(f"| {kind} | {evidence} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def _over_seeds(result: dict[str, Any], name: str, key: str, kind: str) -> tuple[int, int]:
     """(misses, opportunities) of one selector and mistake type summed over the seeds."""
     m = c = 0
@@ -319,37 +340,23 @@ def markdown(result: dict[str, Any]) -> str:
             + " | ".join(cells)
             + " |"
         )
-    lines += [
-        "",
+    lines += _pooled_table(
+        result,
+        names,
+        kinds,
+        "dominated",
         "Clear-cut misses only, all seeds pooled: the selection kept the mistake although a candidate "
         "without it had no other mistake the kept one lacks (misses/opportunities):",
-        "",
-        "| mistake | raw evidence | " + " | ".join(names) + " |",
-        "|---" * (2 + len(names)) + "|",
-    ]
-    for kind in kinds:
-        cells = []
-        for name in names:
-            m, c = _over_seeds(result, name, "dominated", kind)
-            cells.append(f"{m}/{c}" if c else "—")
-        evidence = "yes" if MISTAKES[kind].raw_evidence else "no"
-        lines.append(f"| {kind} | {evidence} | " + " | ".join(cells) + " |")
-    lines += [
-        "",
+    )
+    lines += _pooled_table(
+        result,
+        names,
+        kinds,
+        "error_free",
         "Error-free candidate available, all seeds pooled: the samples where a candidate has the mistake and "
         "another candidate has no mistake at all; a miss is the selection keeping the mistake there "
         "(misses/opportunities):",
-        "",
-        "| mistake | raw evidence | " + " | ".join(names) + " |",
-        "|---" * (2 + len(names)) + "|",
-    ]
-    for kind in kinds:
-        cells = []
-        for name in names:
-            m, c = _over_seeds(result, name, "error_free", kind)
-            cells.append(f"{m}/{c}" if c else "—")
-        evidence = "yes" if MISTAKES[kind].raw_evidence else "no"
-        lines.append(f"| {kind} | {evidence} | " + " | ".join(cells) + " |")
+    )
     lines += ["", _definitions(result, names[0], kinds)] if names else []
     return "\n".join(lines) + "\n"
 

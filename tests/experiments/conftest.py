@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,9 +13,12 @@ from omegaconf import DictConfig
 FAKES = Path(__file__).resolve().parent.parent / "strategies"
 sys.path.insert(0, str(FAKES))  # the protocol test agents live beside the strategy tests
 
+from fake_roles import Dispatch  # noqa: E402
+from fake_roles import make_suite as make_roles_suite  # noqa: E402
 from run_overrides import FAKE_AGENT  # noqa: E402
 from strategy_fakes import make_suite  # noqa: E402
 
+from agents.fakeserver import ByDataset, FakeServer  # noqa: E402
 from experiments import compose_config  # noqa: E402
 
 
@@ -54,3 +57,17 @@ def rules_s3_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     from rules_runs import make_rules_s3_run
 
     return make_rules_s3_run(tmp_path_factory.mktemp("rules_s3"))
+
+
+@pytest.fixture(scope="module")
+def roles_suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ByDataset]:
+    """The model-roles tests' one-dataset suite and the rules agent's replay on it (`fake_roles`)."""
+    return make_roles_suite(tmp_path_factory.mktemp("roles"))
+
+
+@pytest.fixture
+def roles_server(roles_suite: tuple[Path, ByDataset]) -> Iterator[tuple[FakeServer, Dispatch]]:
+    """One fake server playing the pool's models (replays) and a judge that chooses candidate 1."""
+    dispatch = Dispatch(roles_suite[1])
+    with FakeServer(dispatch) as fake:
+        yield fake, dispatch

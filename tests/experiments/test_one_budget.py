@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_roles import JUDGE_USAGE, Dispatch, judge, make_suite
+from fake_roles import JUDGE_USAGE, Dispatch, judge
 
 from agents.base import Candidate, Task, Usage
 from agents.budget import Budget, BudgetExceeded
@@ -217,14 +217,9 @@ class _Counting(Dispatch):
             return super().__call__(request, serial)
 
 
-@pytest.fixture(scope="module")
-def suite_and_script(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ByDataset]:
-    return make_suite(tmp_path_factory.mktemp("one-budget"))
-
-
 @pytest.fixture
-def server(suite_and_script: tuple[Path, ByDataset]) -> Iterator[tuple[FakeServer, _Counting]]:
-    dispatch = _Counting(suite_and_script[1])
+def server(roles_suite: tuple[Path, ByDataset]) -> Iterator[tuple[FakeServer, _Counting]]:
+    dispatch = _Counting(roles_suite[1])
     with FakeServer(dispatch) as fake:
         yield fake, dispatch
 
@@ -250,9 +245,9 @@ def _decisions(run: Path) -> list[dict[str, Any]]:
 
 
 def test_the_judge_is_charged_per_verdict_and_asks_nothing_once_the_budget_is_spent(
-    suite_and_script: tuple[Path, ByDataset], server: tuple[FakeServer, _Counting], tmp_path: Path
+    roles_suite: tuple[Path, ByDataset], server: tuple[FakeServer, _Counting], tmp_path: Path
 ) -> None:
-    suite, _ = suite_and_script
+    suite, _ = roles_suite
     fake, dispatch = server
     free = run_experiment(compose_config(_judged_run(suite, fake.url)), tmp_path / "free")
     assert not free.incomplete
@@ -283,9 +278,9 @@ def test_the_judge_is_charged_per_verdict_and_asks_nothing_once_the_budget_is_sp
 
 
 def test_a_datasets_verdicts_are_asked_concurrently_and_decide_as_one_by_one(
-    suite_and_script: tuple[Path, ByDataset], server: tuple[FakeServer, _Counting], tmp_path: Path
+    roles_suite: tuple[Path, ByDataset], server: tuple[FakeServer, _Counting], tmp_path: Path
 ) -> None:
-    suite, _ = suite_and_script
+    suite, _ = roles_suite
     fake, dispatch = server
     dispatch.hold_s = 0.3  # long enough that verdicts asked together overlap at the server
     run_experiment(compose_config(_judged_run(suite, fake.url, "judge.concurrency=1")), tmp_path / "serial")

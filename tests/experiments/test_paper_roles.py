@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fake_roles import DATASET, Dispatch, make_suite, model, read_record
+from fake_roles import DATASET, Dispatch, model, read_record
 
 from agents.fakeserver import ByDataset, FakeServer
 from experiments import compose_config
@@ -20,27 +19,15 @@ from experiments.run import run_experiment
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def suite_and_script(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ByDataset]:
-    return make_suite(tmp_path_factory.mktemp("paper-roles"))
-
-
-@pytest.fixture
-def server(suite_and_script: tuple[Path, ByDataset]) -> Iterator[tuple[FakeServer, Dispatch]]:
-    dispatch = Dispatch(suite_and_script[1])
-    with FakeServer(dispatch) as fake:
-        yield fake, dispatch
-
-
 @pytest.mark.parametrize("strategy", ["s3_paper", "s4_paper"])
 def test_a_paper_strategy_takes_a_pool_and_records_each_candidates_agent(
     strategy: str,
-    suite_and_script: tuple[Path, ByDataset],
-    server: tuple[FakeServer, Dispatch],
+    roles_suite: tuple[Path, ByDataset],
+    roles_server: tuple[FakeServer, Dispatch],
     tmp_path: Path,
 ) -> None:
-    suite, _ = suite_and_script
-    fake, _ = server
+    suite, _ = roles_suite
+    fake, _ = roles_server
     pool = (
         f"+strategy.pool=[{{agent: {model(fake.url, 'openai/fake-a')}, n: 1}}, "
         "{agent: {name: rules, temperature: 0.9}, n: 2, label: rules-hot}]"
@@ -65,9 +52,9 @@ def test_a_paper_strategy_takes_a_pool_and_records_each_candidates_agent(
     ("strategy", "selector"), [("s3_paper", "llm_judge"), ("s4_paper", "hybrid"), ("s3_paper", "majority")]
 )
 def test_a_selector_for_a_paper_strategy_is_refused_in_one_line(
-    strategy: str, selector: str, suite_and_script: tuple[Path, ByDataset], tmp_path: Path
+    strategy: str, selector: str, roles_suite: tuple[Path, ByDataset], tmp_path: Path
 ) -> None:
-    suite, _ = suite_and_script
+    suite, _ = roles_suite
     run = tmp_path / "run"
     args = [f"strategy={strategy}", f"selector={selector}", "benchmark=dir", f"benchmark.root={suite}"]
     args += ["judge=litellm", "judge.model=openai/fake-judge", f"hydra.run.dir={run}", "run.progress=false"]

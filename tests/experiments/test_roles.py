@@ -4,11 +4,10 @@ win rates, and an LLM judge as S3's selector (scripted: always candidate 1, or a
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fake_roles import JUDGE_USAGE, Dispatch, judge, make_suite, overrides, read_record
+from fake_roles import JUDGE_USAGE, Dispatch, judge, overrides, read_record
 
 from agents.fakeserver import ByDataset, FakeServer, Reply, tool_call
 from agents.judge import CHOOSE_TOOL
@@ -20,23 +19,11 @@ from experiments.run import run_experiment
 from experiments.sweep_runs import load_runs
 
 
-@pytest.fixture(scope="module")
-def suite_and_script(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ByDataset]:
-    return make_suite(tmp_path_factory.mktemp("roles"))
-
-
-@pytest.fixture
-def server(suite_and_script: tuple[Path, ByDataset]) -> Iterator[tuple[FakeServer, Dispatch]]:
-    dispatch = Dispatch(suite_and_script[1])
-    with FakeServer(dispatch) as fake:
-        yield fake, dispatch
-
-
 def test_a_pool_records_each_candidates_agent_and_per_agent_win_rates(
-    suite_and_script: tuple[Path, ByDataset], server: tuple[FakeServer, Dispatch], tmp_path: Path
+    roles_suite: tuple[Path, ByDataset], roles_server: tuple[FakeServer, Dispatch], tmp_path: Path
 ) -> None:
-    suite, _ = suite_and_script
-    fake, _dispatch = server
+    suite, _ = roles_suite
+    fake, _dispatch = roles_server
     outcome = run_experiment(compose_config(overrides(suite, fake.url)), tmp_path / "run")
     record = read_record(tmp_path / "run")
 
@@ -57,10 +44,10 @@ def test_a_pool_records_each_candidates_agent_and_per_agent_win_rates(
 
 
 def test_a_judge_that_always_prefers_candidate_1_decides_every_sample_it_answers(
-    suite_and_script: tuple[Path, ByDataset], server: tuple[FakeServer, Dispatch], tmp_path: Path
+    roles_suite: tuple[Path, ByDataset], roles_server: tuple[FakeServer, Dispatch], tmp_path: Path
 ) -> None:
-    suite, _ = suite_and_script
-    fake, dispatch = server
+    suite, _ = roles_suite
+    fake, dispatch = roles_server
     run_experiment(compose_config(overrides(suite, fake.url, *judge(fake.url))), tmp_path / "run")
     record = read_record(tmp_path / "run")
 
@@ -86,10 +73,10 @@ def test_a_judge_that_always_prefers_candidate_1_decides_every_sample_it_answers
 
 
 def test_an_invalid_judge_answer_falls_back_to_validator_max_and_is_counted(
-    suite_and_script: tuple[Path, ByDataset], server: tuple[FakeServer, Dispatch], tmp_path: Path
+    roles_suite: tuple[Path, ByDataset], roles_server: tuple[FakeServer, Dispatch], tmp_path: Path
 ) -> None:
-    suite, _ = suite_and_script
-    fake, dispatch = server
+    suite, _ = roles_suite
+    fake, dispatch = roles_server
     dispatch.verdict = Reply(tool_calls=(tool_call(CHOOSE_TOOL, {"candidate": 99}),), usage=JUDGE_USAGE)
     run_experiment(compose_config(overrides(suite, fake.url, *judge(fake.url))), tmp_path / "judged")
     judged = read_record(tmp_path / "judged")
@@ -106,9 +93,9 @@ def test_an_invalid_judge_answer_falls_back_to_validator_max_and_is_counted(
 
 
 def test_a_separate_reviser_makes_the_s1_revision_of_the_agents_candidate(
-    suite_and_script: tuple[Path, ByDataset], tmp_path: Path
+    roles_suite: tuple[Path, ByDataset], tmp_path: Path
 ) -> None:
-    suite, _ = suite_and_script
+    suite, _ = roles_suite
     finish = Reply(
         tool_calls=(tool_call("finish", {"summary": "checked; nothing to change"}),), usage=(200, 9)
     )

@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from fake_roles import JUDGE_USAGE, Dispatch, judge, make_suite, overrides, read_record
+from fake_roles import JUDGE_USAGE, Dispatch, judge, overrides, read_record
 
 from agents.fakeserver import ByDataset, FakeServer
 from experiments import compose_config
@@ -24,23 +23,11 @@ from experiments.run import run_experiment
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def suite_and_script(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ByDataset]:
-    return make_suite(tmp_path_factory.mktemp("roles-board"))
-
-
-@pytest.fixture
-def server(suite_and_script: tuple[Path, ByDataset]) -> Iterator[tuple[FakeServer, Dispatch]]:
-    dispatch = Dispatch(suite_and_script[1])
-    with FakeServer(dispatch) as fake:
-        yield fake, dispatch
-
-
 def test_a_judged_pool_run_is_reranked_from_the_cache_with_the_judges_cost_and_per_agent_wins(
-    suite_and_script: tuple[Path, ByDataset], server: tuple[FakeServer, Dispatch], tmp_path: Path
+    roles_suite: tuple[Path, ByDataset], roles_server: tuple[FakeServer, Dispatch], tmp_path: Path
 ) -> None:
-    suite, _ = suite_and_script
-    fake, dispatch = server
+    suite, _ = roles_suite
+    fake, dispatch = roles_server
     cache = f"judge.cache={tmp_path / 'requests.sqlite'}"
     run_experiment(compose_config(overrides(suite, fake.url, *judge(fake.url), cache)), tmp_path / "run")
     record = read_record(tmp_path / "run")
@@ -83,10 +70,10 @@ def test_a_judged_pool_run_is_reranked_from_the_cache_with_the_judges_cost_and_p
 
 
 def test_a_run_without_a_judge_skips_judge_selectors_in_one_line_and_refuses_one_named(
-    suite_and_script: tuple[Path, ByDataset], server: tuple[FakeServer, Dispatch], tmp_path: Path
+    roles_suite: tuple[Path, ByDataset], roles_server: tuple[FakeServer, Dispatch], tmp_path: Path
 ) -> None:
-    suite, _ = suite_and_script
-    fake, dispatch = server
+    suite, _ = roles_suite
+    fake, dispatch = roles_server
     pool = "+strategy.pool=[{agent: rules, n: 1}, {agent: {name: rules, temperature: 0.9}, n: 2, label: hot}]"
     base = [o for o in overrides(suite, fake.url) if not o.startswith("+strategy.pool")]
     run_experiment(compose_config([*base, pool]), tmp_path / "run")
@@ -119,9 +106,9 @@ def test_a_run_without_a_judge_skips_judge_selectors_in_one_line_and_refuses_one
 
 
 def test_a_judge_whose_every_call_fails_is_one_line_never_a_row_of_fallbacks(
-    suite_and_script: tuple[Path, ByDataset], tmp_path: Path
+    roles_suite: tuple[Path, ByDataset], tmp_path: Path
 ) -> None:
-    suite, script = suite_and_script
+    suite, script = roles_suite
     cache = tmp_path / "requests.sqlite"
     extra = [f"judge.cache={cache}", "+judge.retry={max_attempts: 1}"]
     with FakeServer(Dispatch(script)) as fake:
