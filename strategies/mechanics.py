@@ -173,13 +173,16 @@ def write_selected(
     annotations: dict[int, dict[str, Any] | None] = {}
     images_valid: dict[int, bool] = {}
     for index, src in sorted(sources.items()):
-        ann = copy.deepcopy(src.annotation)
+        # A shallow copy: the one change below replaces ``record`` with a copy of its own, so the source's
+        # annotation is never modified (deep-copying every annotation was a quarter of this function's time).
+        ann = dict(src.annotation)
         if src.image is not None:
             ext = src.image.suffix.lower() if src.image.suffix.lower() in IMAGE_EXTENSIONS else ".png"
             target = out / IMAGES_DIR / f"{index}{ext}"
             link_or_copy(src.image, target)
-            if isinstance(ann.get("record"), dict):
-                ann["record"]["image_path"] = f"{IMAGES_DIR}/{index}{ext}"
+            record = ann.get("record")
+            if isinstance(record, dict):
+                ann["record"] = {**record, "image_path": f"{IMAGES_DIR}/{index}{ext}"}
             facts = image_facts(src.image)  # the same bytes: the candidate's file may already be verified
             images_valid[index] = bool(facts and facts.valid)
         else:
