@@ -48,11 +48,16 @@ class JudgeAnswer:
         choice: The 1-based candidate number, or None when the answer was missing or invalid.
         reason: The judge's one-line reason, or why the answer is invalid.
         usage: What the call cost.
+        charged: The judge charged the call to the run's `agents.budget.Budget` itself (it holds it), so the
+            strategy must not charge it again.
+        stopped: The run's budget was spent: the judge was not asked (``choice`` is None).
     """
 
     choice: int | None
     reason: str
     usage: Usage
+    charged: bool = False
+    stopped: bool = False
 
 
 @runtime_checkable

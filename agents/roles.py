@@ -117,19 +117,6 @@ class RoleAgent:
         made = await member.agent.revise(_with(task, member.task), candidate, feedback, editable_fields)
         return dataclasses.replace(made, agent=member.label)
 
-    @property
-    def budget(self) -> Any:
-        """The run budget the members check per model call (None until the run shares one)."""
-        return getattr(self, "_budget", None)
-
-    @budget.setter
-    def budget(self, value: Any) -> None:
-        # The run hands its budget to the agent once; every member that checks one per call gets the same.
-        self._budget = value
-        for a in self.agents():
-            if hasattr(a, "budget") and getattr(a, "budget", None) is None:
-                a.budget = value
-
     def preflight(self, tasks: list[Task]) -> None:
         """Each member's own input check, when it has one."""
         for a in self.agents():

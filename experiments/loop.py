@@ -13,20 +13,18 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from omegaconf import DictConfig
 
 from agents.base import Agent, Candidate, FatalAgentError, Task, Usage
+from agents.budget import Budget
 from benchmark.errors import is_storage_failure
 from core.atomic import atomic_write_json
 from experiments.pools import close_agent, validation_executor
 from strategies.base import ProfileValidator, Strategy, Validator
-from strategies.context import BudgetGate, RunContext, use
+from strategies.context import RunContext, use
 from strategies.selectors import SelectorError
-
-if TYPE_CHECKING:
-    from agents.litellm.budget import Budget
 
 __all__ = ["RESULT_MARKER", "ProgressEvents", "TasksJob", "run_tasks"]
 
@@ -72,10 +70,9 @@ def run_tasks(
     strategy: Strategy,
     agent: Agent,
     job: TasksJob,
-    budget: BudgetGate,
+    budget: Budget,
     progress: ProgressEvents,
-    call_budget: Budget | None = None,
-) -> tuple[dict[str, dict[str, Any]], bool]:
+) -> dict[str, dict[str, Any]]:
     """Run the strategy over the job's datasets in this process: one event loop, one semaphore, a thread pool.
 
     The whole run with ``run.processes=1``, and each worker's share of it otherwise.
@@ -83,18 +80,17 @@ def run_tasks(
     Args:
         cfg: The composed config (``run.workers``, ``run.validation_processes``).
         strategy: The strategy.
-        agent: The agent.
+        agent: The agent (built with ``budget`` when it takes one: `experiments.plan.build_components`).
         job: The datasets and this process's limits.
-        budget: The run's per-candidate budget.
+        budget: The run's budget (the plan's): checked before each agent call, and charged with the
+            candidates of agents that do not charge it per model call.
         progress: Where finished candidates and datasets are reported.
-        call_budget: The counter behind the per-call budget handed to the agent (default: a fresh one).
 
     Returns:
-        The records by dataset name (in the job's order), and whether the agent's per-call budget ran out.
+        The records by dataset name (in the job's order); ``budget.hit`` says whether the budget stopped work.
     """
     executor = validation_executor(cfg.run)
     validator = ProfileValidator(job.profile, executor)
-    agent_budget = _share_budget(agent, budget, call_budget)
 
     async def main() -> dict[str, dict[str, Any]]:
         ctx = RunContext(
@@ -121,7 +117,7 @@ def run_tasks(
         executor.shutdown(wait=True)
         close_agent(agent)
         gc.unfreeze()
-    return records, agent_budget is not None and agent_budget.spent_out
+    return records
 
 
 async def _one_dataset(
@@ -155,40 +151,3 @@ async def _one_dataset(
         atomic_write_json(marker, record)  # written last: resume trusts a dataset only when this exists
     progress.dataset_done(task.name)
     return record
-
-
-class _AgentBudget:
-    """The run's limits as the LiteLLM agent checks them before each model call and charges after it.
-
-    The runner's `BudgetGate` is charged per finished candidate; this one per model call, so a long
-    candidate stops once the run's money is spent instead of finishing its whole conversation.
-    """
-
-    def __init__(self, gate: BudgetGate, counter: Budget | None = None) -> None:
-        from agents.litellm.budget import Budget  # no litellm import: the budget is plain Python
-
-        self._budget = counter if counter is not None else Budget(gate.max_tokens, gate.max_usd)
-        self.spent_out = False
-
-    def check(self) -> None:
-        """Raise `BudgetExceeded` once the run's limits are reached (and remember it)."""
-        try:
-            self._budget.check()
-        except Exception:
-            self.spent_out = True
-            raise
-
-    def charge(self, tokens: int, usd: float) -> None:
-        """Record one model call's tokens and dollars."""
-        self._budget.charge(tokens, usd)
-
-
-def _share_budget(agent: Agent, gate: BudgetGate, counter: Budget | None = None) -> _AgentBudget | None:
-    """Hand the run's budget to an agent that checks one per model call and has none of its own."""
-    if gate.max_tokens is None and gate.max_usd is None:
-        return None
-    if getattr(agent, "budget", False) is not None:  # no such attribute, or a budget of its own
-        return None
-    shared = _AgentBudget(gate, counter)
-    agent.budget = shared  # type: ignore[attr-defined]
-    return shared

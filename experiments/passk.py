@@ -51,6 +51,7 @@ from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from experiments.leaderboard import StoredDataset, _selector_names, load_stored
 from experiments.reselect import ReselectError
 from experiments.stats import bootstrap_ci
+from experiments.tables import write_csv
 from strategies.base import DONE_MARKER, REPORTS_DIR
 from strategies.selectors import build_selector, choose
 from validator.report import Report
@@ -348,7 +349,7 @@ def write_passk(frame: pd.DataFrame, out: Path, *, figure: bool = True) -> list[
     """Write ``passk.csv``, ``passk.md`` (and ``passk.png``) into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "passk.csv", out / "passk.md"]
-    atomic_write_text(written[0], frame.to_csv(index=False))
+    write_csv(written[0], frame)
     atomic_write_text(
         written[1],
         "# pass@k, pass^k and selected@k (official E2E; macro over datasets, 95 % bootstrap CI over "
@@ -404,7 +405,7 @@ def sweep_section(s3_runs: Mapping[str, Sequence[Path]], out: Path) -> tuple[lis
         if frame.empty or frame["k"].max() < 2:
             continue
         stem = "passk" if len(s3_runs) == 1 else f"passk_{j}"
-        atomic_write_text(out / f"{stem}.csv", frame.to_csv(index=False))
+        write_csv(out / f"{stem}.csv", frame)
         written += [out / f"{stem}.csv", passk_figure(frame, out / f"{stem}.png")]
         parts += [
             f"## pass@k, pass^k and selected@k: {label} (validator {Path(validator).stem}; official E2E, "

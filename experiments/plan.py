@@ -19,10 +19,12 @@ import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from agents.base import Agent, Limits
+from agents.budget import Budget, Ledger
 from agents.judge import Judge
 from core.registry import OptionError, Registry, call_with_options, load_object
 from experiments.request_cache import resolve_cache
 from experiments.roles import build_judge, build_roles, judge_selector
+from experiments.run_options import run_budget
 from strategies.base import Strategy, strategies
 from strategies.selectors import Selector, build_selector, is_oracle, selectors
 
@@ -68,13 +70,17 @@ def import_plugins(modules: Any) -> None:
         importlib.import_module(str(name))
 
 
-def build_agent(cfg: Mapping[str, Any] | DictConfig, *, allow_simulated: bool = False) -> Agent:
+def build_agent(
+    cfg: Mapping[str, Any] | DictConfig, *, allow_simulated: bool = False, budget: Budget | None = None
+) -> Agent:
     """Construct the agent: ``_target_`` when given, else the registry entry named ``name``.
 
     Args:
         cfg: The ``agent`` config node; keys other than `AGENT_TASK_KEYS` go to the constructor.
         allow_simulated: ``analysis.simulated``: whether an agent marked ``simulation`` (it reads ground
             truth, like the ``simulated`` agent) may run.
+        budget: The run's budget, handed to an agent whose constructor takes ``budget`` (it then checks and
+            charges it per model call; any other agent's candidates are charged by the runner).
 
     Returns:
         The agent.
@@ -100,8 +106,11 @@ def build_agent(cfg: Mapping[str, Any] | DictConfig, *, allow_simulated: bool = 
         "cache" in kwargs
     ):  # agent.cache=auto (the default): the user's cache folder (experiments.request_cache)
         kwargs["cache"] = resolve_cache(kwargs["cache"])
-    if "temperature" in inspect.signature(factory).parameters and "temperature" in data:
+    params = inspect.signature(factory).parameters
+    if "temperature" in params and "temperature" in data:
         kwargs["temperature"] = data["temperature"]
+    if budget is not None and "budget" in params:
+        kwargs["budget"] = budget
     agent = call_with_options(factory, kwargs, "agent")
     if not isinstance(agent, Agent):
         raise TypeError(
@@ -229,10 +238,13 @@ class RunPlan:
         pool: ``(agent label, n)`` per candidate pool entry (empty: the agent makes every candidate).
         reviser: The reviser's label (None: a candidate's maker revises it).
         judge: The judge of a judge selector (None: the selector needs none).
+        budget: The run's one budget, already handed to every agent and judge that takes one (the runner
+            checks it before each agent call and charges the candidates of the others).
     """
 
     strategy: Strategy
     agent: Agent
+    budget: Budget
     selector: Selector | None
     name: str
     kind: str
@@ -266,7 +278,7 @@ def _extra_metrics(cfg: DictConfig) -> tuple[str, ...]:
     return check_names(names)
 
 
-def build_components(cfg: DictConfig) -> RunPlan:
+def build_components(cfg: DictConfig, ledger: Ledger | None = None) -> RunPlan:
     """The run's plug-ins imported, then its plan: the strategy (with its selector, built once), the agent.
 
     Also what each worker process of ``run.processes=N`` calls: the objects are rebuilt there from the
@@ -274,6 +286,7 @@ def build_components(cfg: DictConfig) -> RunPlan:
 
     Args:
         cfg: The composed config.
+        ledger: Where the budget keeps its spend (None: this process; a worker passes the run's shared one).
 
     Returns:
         The plan.
@@ -282,8 +295,10 @@ def build_components(cfg: DictConfig) -> RunPlan:
         UnknownNameError: An unknown strategy, selector or agent name.
         OptionError: An option a factory does not take or refuses.
         OracleNotAllowed: The oracle selector without ``analysis.oracle=true``.
+        ValueError: A budget limit that is negative (or a dollar budget that is not positive).
     """
     import_plugins(cfg.run.get("imports"))
+    budget = run_budget(cfg.run, ledger)
     allow_oracle = bool(cfg.get("analysis", {}).get("oracle", False))
     data = dict(_plain(cfg.strategy))
     kind = strategy_kind(data)
@@ -293,7 +308,9 @@ def build_components(cfg: DictConfig) -> RunPlan:
     selector: Selector | None = None
     judge: Judge | None = None
     if takes_selector:
-        selector, judge = _selector_with_roles(spec, cfg, allow_oracle, _on_error(cfg.get("selector")))
+        selector, judge = _selector_with_roles(
+            spec, cfg, allow_oracle, _on_error(cfg.get("selector")), budget
+        )
         probe: Selector | None = selector
     else:
         # A strategy without a selector still records an oracle request as an upper bound, as before.
@@ -316,6 +333,7 @@ def build_components(cfg: DictConfig) -> RunPlan:
         cfg.get("reviser"),
         build_agent=build_agent,
         allow_simulated=bool(cfg.get("analysis", {}).get("simulated", False)),
+        budget=budget,
     )
     agent = roles.agent
     n = data.get("n")
@@ -323,6 +341,7 @@ def build_components(cfg: DictConfig) -> RunPlan:
     return RunPlan(
         strategy=strategy,
         agent=agent,
+        budget=budget,
         selector=selector,
         name=name,
         kind=kind,
@@ -338,7 +357,7 @@ def build_components(cfg: DictConfig) -> RunPlan:
 
 
 def _selector_with_roles(
-    spec: Any, cfg: DictConfig, allow_oracle: bool, on_error: str | None
+    spec: Any, cfg: DictConfig, allow_oracle: bool, on_error: str | None, budget: Budget
 ) -> tuple[Selector, Judge | None]:
     """The selector (with its ``on_error`` policy); one whose factory is marked ``needs_judge`` gets the judge
     role built from the config."""
@@ -355,5 +374,5 @@ def _selector_with_roles(
         found = None
     if not getattr(found, "needs_judge", False):
         return build_selector(spec, allow_oracle=allow_oracle, on_error=on_error), None
-    judge = build_judge(cfg.get("judge"), cfg.agent)
+    judge = build_judge(cfg.get("judge"), cfg.agent, budget)
     return judge_selector(found, options, judge), judge

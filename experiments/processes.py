@@ -15,10 +15,10 @@ What each worker does (`_worker`): rebuilds the strategy and the agent from the 
 returns the same records. Its log records, finished candidates and datasets, and finally its records (or
 the exception that stopped it) travel to the parent through its own pipe.
 
-What is shared: the budget. Both counters a one-process run keeps (the per-candidate `BudgetGate`, the
-per-call budget of the LiteLLM agent) live in shared memory under one lock (`SharedLedger`), so
-``run.budget_usd=X`` stops starting calls in every process once X is spent (overshoot: the calls in flight,
-as in one process). Everything else is merged by the parent: records in the run's dataset order, the
+What is shared: the budget. Each worker's plan holds the run's one `agents.budget.Budget` (the same class
+a one-process run uses), built over a `SharedLedger`: its spend and hit flag live in shared memory under one
+lock, so ``run.budget_usd=X`` stops starting calls in every process once X is spent (overshoot: the calls in
+flight, as in one process). Everything else is merged by the parent: records in the run's dataset order, the
 progress bar, usage (from the records), errors; the run folder is written by the same `_finish`.
 
 Start method (`start_method`): ``fork`` when the parent has one thread, which is what ``python -m
@@ -57,9 +57,9 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from agents.base import Agent, Candidate, calls_model
-from agents.litellm.budget import Budget, BudgetState
+from agents.budget import Budget
 from experiments.loop import TasksJob
-from strategies.context import BudgetGate
+from experiments.run_options import run_budget
 
 __all__ = [
     "SharedLedger",
@@ -161,119 +161,35 @@ def _shares(total: int, loads: Sequence[int]) -> list[int]:
 
 
 class SharedLedger:
-    """The run's two spend counters (per finished candidate, per model call) and its budget-hit flag, in
-    shared memory under one lock, visible to every process of the run.
+    """The run's spend (tokens, dollars) and budget-hit flag in shared memory under one lock, visible to every
+    process of the run: the `agents.budget.Ledger` of a multi-process run.
 
     Args:
         ctx: The multiprocessing context the workers are started with.
     """
 
-    GATE = 0
-    """Slot of the per-candidate counter (`BudgetGate`)."""
-    CALLS = 2
-    """Slot of the per-call counter (the LiteLLM agent's budget)."""
-    _HIT = 4
-
     def __init__(self, ctx: BaseContext) -> None:
-        self._values = ctx.RawArray("d", 5)
+        self._values = ctx.RawArray("d", 3)  # tokens, dollars, hit
         self.lock = ctx.Lock()
 
-    def add(self, slot: int, tokens: int, usd: float) -> None:
-        """Add spend to a counter.
-
-        Args:
-            slot: `GATE` or `CALLS`.
-            tokens: Tokens spent.
-            usd: Dollars spent.
-        """
+    def add(self, tokens: int, usd: float) -> None:
+        """Add spend."""
         with self.lock:
-            self._values[slot] += tokens
-            self._values[slot + 1] += usd
+            self._values[0] += tokens
+            self._values[1] += usd
 
-    def set(self, slot: int, tokens: int, usd: float) -> None:
-        """Overwrite a counter (only for the `BudgetGate` interface; the run only adds)."""
+    def read(self) -> tuple[int, float]:
+        """The ``(tokens, dollars)`` spent by every process, read as one snapshot."""
         with self.lock:
-            self._values[slot], self._values[slot + 1] = tokens, usd
+            return int(self._values[0]), float(self._values[1])
 
-    def read(self, slot: int) -> tuple[int, float]:
-        """A counter's ``(tokens, dollars)``, read as one snapshot."""
-        with self.lock:
-            return int(self._values[slot]), float(self._values[slot + 1])
-
-    @property
-    def hit(self) -> bool:
+    def get_hit(self) -> bool:
         """Whether a process found the budget spent."""
-        return bool(self._values[self._HIT])
+        return bool(self._values[2])
 
-    @hit.setter
-    def hit(self, value: bool) -> None:
-        self._values[self._HIT] = float(bool(value))
-
-
-class _SharedGate(BudgetGate):
-    """A `BudgetGate` whose spend and hit flag are the run's, across processes (`SharedLedger`)."""
-
-    def __init__(self, max_tokens: int | None, max_usd: float | None, ledger: SharedLedger) -> None:
-        # Not BudgetGate.__init__: it would reset counters another process may already have charged.
-        self.max_tokens, self.max_usd = max_tokens, max_usd
-        self._ledger = ledger
-
-    @property
-    def tokens(self) -> int:
-        """Tokens charged by every process."""
-        return self._ledger.read(SharedLedger.GATE)[0]
-
-    @tokens.setter
-    def tokens(self, value: int) -> None:
-        self._ledger.set(SharedLedger.GATE, value, self.usd)
-
-    @property
-    def usd(self) -> float:
-        """Dollars charged by every process."""
-        return self._ledger.read(SharedLedger.GATE)[1]
-
-    @usd.setter
-    def usd(self, value: float) -> None:
-        self._ledger.set(SharedLedger.GATE, self.tokens, value)
-
-    @property
-    def hit(self) -> bool:
-        """Whether any process found the budget spent."""
-        return self._ledger.hit
-
-    @hit.setter
-    def hit(self, value: bool) -> None:
-        self._ledger.hit = value
-
-    @property
-    def exhausted(self) -> bool:
-        """True once the run's spend, over every process, reached a limit."""
-        tokens, usd = self._ledger.read(SharedLedger.GATE)
-        return (self.max_tokens is not None and tokens >= self.max_tokens) or (
-            self.max_usd is not None and usd >= self.max_usd
-        )
-
-    def charge(self, usage: Any) -> None:
-        """Add one finished candidate's usage to the run's spend."""
-        self._ledger.add(SharedLedger.GATE, usage.total_tokens, usage.cost_usd)
-
-
-class _SharedCallBudget(Budget):
-    """The LiteLLM agent's per-call `Budget`, counted over every process of the run (`SharedLedger`)."""
-
-    def __init__(self, max_tokens: int | None, max_usd: float | None, ledger: SharedLedger) -> None:
-        super().__init__(max_tokens, max_usd)
-        self._ledger = ledger
-
-    def charge(self, tokens: int, usd: float) -> None:
-        """Record what a call spent, for the whole run."""
-        self._ledger.add(SharedLedger.CALLS, int(tokens), float(usd))
-
-    @property
-    def spent(self) -> BudgetState:
-        """What every process charged so far."""
-        tokens, usd = self._ledger.read(SharedLedger.CALLS)
-        return BudgetState(tokens=tokens, usd=usd)
+    def set_hit(self) -> None:
+        """Record that a process found the budget spent."""
+        self._values[2] = 1.0
 
 
 def start_method() -> str:
@@ -375,11 +291,9 @@ def _worker(spec: _WorkerSpec, conn: multiprocessing.connection.Connection, ledg
             spec.job.concurrency,
         )
         cfg = OmegaConf.create(spec.config)
-        plan = build_components(cfg)
-        budget = _SharedGate(cfg.run.get("budget_tokens"), cfg.run.get("budget_usd"), ledger)
-        calls = _SharedCallBudget(budget.max_tokens, budget.max_usd, ledger)
-        records, spent_out = run_tasks(cfg, plan.strategy, plan.agent, spec.job, budget, pipe, calls)
-        pipe.send(("done", records, spent_out))
+        plan = build_components(cfg, ledger)  # the run's budget over the shared ledger, in every role
+        records = run_tasks(cfg, plan.strategy, plan.agent, spec.job, plan.budget, pipe)
+        pipe.send(("done", records))
     except BaseException as exc:  # everything goes to the parent, which decides (and prints one line)
         pipe.send(("raised", _portable(exc), traceback.format_exc()))
     finally:
@@ -407,7 +321,7 @@ class _Running:
 
 def run_in_processes(
     cfg: DictConfig, shares: Sequence[TasksJob], *, progress_enabled: bool
-) -> tuple[dict[str, dict[str, Any]], BudgetGate]:
+) -> tuple[dict[str, dict[str, Any]], Budget]:
     """Run each share in its own worker process and merge what they return.
 
     Args:
@@ -416,7 +330,7 @@ def run_in_processes(
         progress_enabled: Show the progress bar (``run.progress``).
 
     Returns:
-        The records by dataset name (in the shares' order), and the run's budget gate (spend over every
+        The records by dataset name (in the shares' order), and the run's budget (spend over every
         process; ``hit`` when any process found the budget spent).
 
     Raises:
@@ -430,7 +344,7 @@ def run_in_processes(
     method = start_method()
     ctx = _context(method)
     ledger = SharedLedger(ctx)
-    budget = _SharedGate(cfg.run.get("budget_tokens"), cfg.run.get("budget_usd"), ledger)
+    budget = run_budget(cfg.run, ledger)
     config = OmegaConf.to_container(
         OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k != "hydra"]), resolve=True
     )
@@ -462,10 +376,8 @@ def run_in_processes(
         if worker.result is None:
             lost.append(_obituary(worker))
             continue
-        _, shard, spent_out = worker.result
+        _, shard = worker.result
         records.update(shard)
-        if spent_out:
-            budget.hit = True  # a candidate was cut short by the budget, even if no later call was refused
     if lost:
         raise WorkerLost("; ".join(lost))
     return records, budget

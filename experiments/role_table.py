@@ -127,6 +127,7 @@ def role_table(
                 "tie": judge["tie"],
                 "single": judge["single"],
                 "invalid": judge["invalid"],
+                "budget": judge["budget"],
                 "calls": judge_usage.calls,
                 "tokens": judge_usage.total_tokens,
                 "cost_usd": round(judge_usage.cost_usd, 6),
@@ -152,7 +153,9 @@ def format_role_table(table: Mapping[str, Any]) -> str:
         lines.append("")
         lines.append(
             f"judge: {j['samples']} samples · {j['chosen']} chosen by the judge · {j['tie']} ties · "
-            f"{j['invalid']} invalid answers (validator_max chose) · {j['calls']} calls · "
+            f"{j['invalid']} invalid answers (validator_max chose) · "
+            + (f"{j['budget']} not asked (run budget spent) · " if j.get("budget") else "")
+            + f"{j['calls']} calls · "
             f"{j['tokens']} tokens · ${j['cost_usd']:.4f}"
         )
     return "\n".join(lines)

@@ -25,6 +25,7 @@ import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from agents.base import Agent, Limits
+from agents.budget import Budget
 from agents.judge import Judge
 from agents.roles import PoolMember, RoleAgent
 from core.registry import OptionError, call_with_options, load_object
@@ -132,6 +133,7 @@ def build_roles(
     *,
     build_agent: Callable[..., Agent],
     allow_simulated: bool = False,
+    budget: Budget | None = None,
 ) -> Roles:
     """Build the candidate pool and the reviser around the run's agent.
 
@@ -141,6 +143,7 @@ def build_roles(
         reviser_cfg: The ``reviser`` node (None: no separate reviser).
         build_agent: Builds one agent from its config (`experiments.plan.build_agent`).
         allow_simulated: ``analysis.simulated``.
+        budget: The run's budget, handed to every role's agent that takes one.
 
     Returns:
         The roles (``agent`` is the run's agent itself when neither a pool nor a reviser is set).
@@ -162,20 +165,20 @@ def build_roles(
         n = int(entry.get("n", 1))
         if n < 1:
             raise OptionError(f"strategy.pool[{k}].n must be 1 or more, got {n}")
-        agent = build_agent(_agent_only(cfg), allow_simulated=allow_simulated)
+        agent = build_agent(_agent_only(cfg), allow_simulated=allow_simulated, budget=budget)
         members.append(PoolMember(agent, n, agent_label(cfg), _task_fields(cfg)))
     reviser_plain = _plain(reviser_cfg)
     if not members and not reviser_plain:
-        return Roles(build_agent(agent_cfg, allow_simulated=allow_simulated))
+        return Roles(build_agent(agent_cfg, allow_simulated=allow_simulated, budget=budget))
     if not members:
-        agent = build_agent(agent_cfg, allow_simulated=allow_simulated)
+        agent = build_agent(agent_cfg, allow_simulated=allow_simulated, budget=budget)
         members = [PoolMember(agent, 1, agent_label(base_cfg))]
     reviser: Agent | None = None
     reviser_label: str | None = None
     reviser_task: dict[str, Any] = {}
     if reviser_plain:
         rcfg = agent_config(reviser_plain, like=base_cfg)
-        reviser = build_agent(_agent_only(rcfg), allow_simulated=allow_simulated)
+        reviser = build_agent(_agent_only(rcfg), allow_simulated=allow_simulated, budget=budget)
         reviser_label, reviser_task = agent_label(rcfg), _task_fields(rcfg)
     try:
         role_agent = RoleAgent(
@@ -191,7 +194,9 @@ def _agent_only(cfg: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def build_judge(
-    judge_cfg: Mapping[str, Any] | DictConfig | None, agent_cfg: Mapping[str, Any] | DictConfig
+    judge_cfg: Mapping[str, Any] | DictConfig | None,
+    agent_cfg: Mapping[str, Any] | DictConfig,
+    budget: Budget | None = None,
 ) -> Judge:
     """The judge role: the ``judge`` node, else the run's agent config (its model, endpoint, key, cache).
 
@@ -199,6 +204,8 @@ def build_judge(
         judge_cfg: The ``judge`` node (``name: litellm`` and `agents.litellm.judge.LiteLLMJudge` options, or a
             ``_target_`` building any `Judge`); None: judge with the agent's model.
         agent_cfg: The ``agent`` node.
+        budget: The run's budget, handed to a judge whose constructor takes ``budget`` (checked before each
+            verdict); any other judge's verdicts are charged by the strategy once they are made.
 
     Returns:
         The judge.
@@ -213,13 +220,19 @@ def build_judge(
     data = dict(explicit) if explicit else dict(_plain(agent_cfg))
     target = data.get("_target_")
     if target:
-        made = call_with_options(load_object(str(target)), _options(data), "judge")
+        factory = load_object(str(target))
+        options = _options(data)
+        if budget is not None and "budget" in inspect.signature(factory).parameters:
+            options["budget"] = budget
+        made = call_with_options(factory, options, "judge")
     elif str(data.get("name")) == "litellm":
         options = _options(data)
         if not explicit:
             # The agent's config holds agent-only keys (limits, tools); the judge takes what it shares.
             names = set(inspect.signature(LiteLLMJudge).parameters)
             options = {k: v for k, v in options.items() if k in names}
+        if budget is not None:
+            options["budget"] = budget
         made = call_with_options(LiteLLMJudge, options, "judge")
     else:
         raise OptionError(

@@ -21,6 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 
 import medio
 from agents.base import Task, Usage
+from agents.budget import Budget
 from agents.instructions import Instruction, resolve_instructions
 from benchmark.discover import Dataset
 from benchmark.layout import ANNOTATIONS_DIR
@@ -42,7 +43,6 @@ from experiments.suite import (
     ensure_realfiles_suite,
     select_datasets,
 )
-from strategies.context import BudgetGate
 
 __all__ = ["RESULT_MARKER", "NothingProduced", "RunOutcome", "benchmark_root", "preflight", "run_experiment"]
 
@@ -139,7 +139,8 @@ def preflight(cfg: DictConfig, run_dir: Path) -> RunPlan:
         raise ValueError(f"unknown scorer.profile {headline!r}; valid: {', '.join(PROFILES)}")
     # Options are checked against the factories' signatures before the suite is generated or a call is made.
     plan = build_components(cfg)
-    check_budget(cfg.run, plan.agent)  # before any call: a budget it could not hold is refused, not ignored
+    # Before any call: a budget the run could not hold (an unpriced role) is refused, not ignored.
+    check_budget(cfg.run, plan.agent, plan.judge)
     resolve_processes(cfg.run.get("processes"), plan.agent)
     root = cfg.benchmark.get("root")
     if root and not Path(str(root)).expanduser().is_dir():
@@ -220,14 +221,12 @@ def _run_locked(
         merged, budget = run_in_processes(cfg, shares, progress_enabled=progress_on)
         records = {name: merged[name] for name in tasks}  # the run's order, as one process returns them
     else:
-        budget = BudgetGate(cfg.run.get("budget_tokens"), cfg.run.get("budget_usd"))
+        budget = plan.budget
         progress = Progress(len(tasks), enabled=progress_on)
         try:
-            records, spent_out = run_tasks(cfg, plan.strategy, agent, job, budget, progress)
+            records = run_tasks(cfg, plan.strategy, agent, job, budget, progress)
         finally:
             progress.close()
-        if spent_out:
-            budget.hit = True  # a candidate was cut short by the budget, even if no later call was refused
     simulation = is_simulation(agent)
     return _finish(
         cfg, run_dir, datasets, records, budget, plan, start, simulation, instructions=instructions
@@ -239,7 +238,7 @@ def _finish(
     run_dir: Path,
     datasets: list[Dataset],
     records: dict[str, dict[str, Any]],
-    budget: BudgetGate,
+    budget: Budget,
     plan: RunPlan,
     start: float,
     simulation: bool = False,
@@ -280,8 +279,8 @@ def _finish(
                 "max_tokens": budget.max_tokens,
                 "max_usd": budget.max_usd,
                 "hit": budget.hit,
-                "spent_tokens": budget.tokens,
-                "spent_usd": budget.usd,
+                "spent_tokens": budget.spent.tokens,
+                "spent_usd": budget.spent.usd,
             },
             "errors": errors,
         },

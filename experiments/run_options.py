@@ -3,10 +3,12 @@ dollar budget over a model nobody can price. Each refusal is one line naming the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["check_budget"]
+from agents.budget import Budget, Ledger
+
+__all__ = ["check_budget", "run_budget"]
 
 
 def _positive(name: str, value: Any, kind: type[int] | type[float]) -> None:
@@ -30,34 +32,72 @@ def _at_least(name: str, value: Any, floor: int) -> None:
         raise ValueError(f"run.{name}={value}: a budget cannot be negative (null for no limit)")
 
 
-def check_budget(run: Mapping[str, Any], agent: Any) -> None:
+def _check_limits(run: Mapping[str, Any]) -> None:
+    usd, tokens = run.get("budget_usd"), run.get("budget_tokens")
+    if tokens is not None:
+        # 0 is allowed: a gate no call passes (a reselection uses it to make sure no agent is called).
+        _at_least("budget_tokens", tokens, 0)
+    if usd is not None:
+        _positive("budget_usd", usd, float)
+
+
+def run_budget(run: Mapping[str, Any], ledger: Ledger | None = None) -> Budget:
+    """The run's one `agents.budget.Budget` from ``run.budget_tokens`` / ``run.budget_usd``.
+
+    Args:
+        run: The ``run`` config node.
+        ledger: Where the spend is kept (None: this process; a worker process passes the run's shared one).
+
+    Returns:
+        The budget (without limits when neither key is set: it still counts what was spent).
+
+    Raises:
+        ValueError: A dollar budget that is not positive or a negative token budget.
+    """
+    _check_limits(run)
+    usd, tokens = run.get("budget_usd"), run.get("budget_tokens")
+    return Budget(
+        int(tokens) if tokens is not None else None, float(usd) if usd is not None else None, ledger
+    )
+
+
+def _spenders(agent: Any, judge: Any) -> Iterator[Any]:
+    """Everything of a run that makes priced calls: each member of a pool (and the reviser), the judge."""
+    members = getattr(agent, "agents", None)
+    yield from (members() if callable(members) else [agent])
+    if judge is not None:
+        yield judge
+
+
+def check_budget(run: Mapping[str, Any], agent: Any, judge: Any = None) -> None:
     """Refuse budgets the run cannot enforce.
 
     A dollar budget needs a price per call. LiteLLM counts a call to a model missing from its price map
     (a typo, a local vLLM or Ollama model, a model newer than the map) as $0, so the budget would never be
-    reached: refused unless ``agent.price`` gives the price, with ``run.budget_tokens`` as the other way.
+    reached: refused unless the role's ``price`` gives the price, with ``run.budget_tokens`` as the other way.
+    Every role is checked: each agent of a candidate pool, the reviser and the judge.
 
     Args:
         run: The ``run`` config node (``budget_usd``, ``budget_tokens``).
-        agent: The built agent (``priced`` False when its calls' cost is unknown; agents without the
-            attribute make no priced calls).
+        agent: The built agent, or the `agents.roles.RoleAgent` of a pool (``priced`` False when its calls'
+            cost is unknown; agents without the attribute make no priced calls).
+        judge: The judge of a judge selector, or None.
 
     Raises:
         ValueError: A dollar budget that is not positive, a negative token budget, or ``budget_usd`` with
             an unpriced model.
     """
-    usd, tokens = run.get("budget_usd"), run.get("budget_tokens")
-    if tokens is not None:
-        # 0 is allowed: a gate no call passes (a reselection uses it to make sure no agent is called).
-        _at_least("budget_tokens", tokens, 0)
+    _check_limits(run)
+    usd = run.get("budget_usd")
     if usd is None:
         return
-    _positive("budget_usd", usd, float)
-    if getattr(agent, "priced", True):
-        return
-    model = getattr(agent, "model", None) or "the agent's model"
-    raise ValueError(
-        f"run.budget_usd={usd} cannot be enforced: LiteLLM has no price for {model}, so its calls would "
-        "count $0; give the price (agent.price.input_per_mtok=... agent.price.output_per_mtok=..., dollars "
-        "per million tokens) or cap tokens instead (run.budget_tokens=...)"
-    )
+    for spender in _spenders(agent, judge):
+        if getattr(spender, "priced", True):
+            continue
+        model = getattr(spender, "model", None) or "the agent's model"
+        role = "judge" if spender is judge else "agent"
+        raise ValueError(
+            f"run.budget_usd={usd} cannot be enforced: LiteLLM has no price for {model}, so its calls would "
+            f"count $0; give the price ({role}.price.input_per_mtok=... {role}.price.output_per_mtok=..., "
+            "dollars per million tokens) or cap tokens instead (run.budget_tokens=...)"
+        )

@@ -28,6 +28,8 @@ class Choice:
         fallback: True when the selector could not decide itself and ``validator_max`` chose (counted).
         usage: What deciding cost (a judge's call), added to the strategy's usage.
         details: JSON-able extras kept in the decision under ``details["judge"]``.
+        charged: ``usage`` was charged to the run's budget when it was spent (the judge holds the budget);
+            False: `selection_usage` charges it.
     """
 
     candidate: int
@@ -35,6 +37,7 @@ class Choice:
     fallback: bool = False
     usage: Usage = field(default_factory=Usage)
     details: Mapping[str, Any] = field(default_factory=dict)
+    charged: bool = False
 
 
 def decision_usage(details: Iterable[Mapping[str, Any]]) -> Usage:
@@ -48,7 +51,7 @@ def decision_usage(details: Iterable[Mapping[str, Any]]) -> Usage:
 
 
 def selection_usage(decisions: Mapping[int, Any]) -> Usage:
-    """What choosing cost over a dataset's decisions, charged to the run's budget (once, here).
+    """What choosing cost over a dataset's decisions; what was not charged to the run's budget yet is, here.
 
     Args:
         decisions: The `strategies.base.SampleDecision` per index.
@@ -56,10 +59,14 @@ def selection_usage(decisions: Mapping[int, Any]) -> Usage:
     Returns:
         The summed usage of the selector's calls (zero for selectors that call nothing).
     """
-    spent = decision_usage(d.details for d in decisions.values())
+    details = [d.details for d in decisions.values()]
+    spent = decision_usage(details)
     budget = current().budget
-    if budget is not None and spent.calls:
-        budget.charge(spent)
+    if budget is not None:
+        # What a judge holding the budget charged per verdict is not charged twice.
+        owed = decision_usage(d for d in details if not (d.get("judge") or {}).get("charged"))
+        if owed.calls:
+            budget.charge(owed.total_tokens, owed.cost_usd)
     return spent
 
 

@@ -14,51 +14,21 @@ import dataclasses
 import json
 import logging
 import shutil
-import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agents.base import OUTPUT_SUBDIR, Candidate, Task, Usage
+from agents.budget import Budget
 from core.atomic import atomic_write_json
 
-__all__ = ["DONE_MARKER", "BudgetGate", "RunContext", "call_agent", "candidate_from_marker", "current", "use"]
+__all__ = ["DONE_MARKER", "RunContext", "call_agent", "candidate_from_marker", "current", "use"]
 
 log = logging.getLogger(__name__)
 
 DONE_MARKER = "candidate.json"
 """Written last, atomically, into a candidate folder once the agent call finished: resume trusts only this."""
-
-
-class BudgetGate:
-    """Run-wide spending limits checked before every agent call (calls in flight are always finished).
-
-    Args:
-        max_tokens: Stop starting calls once this many tokens were spent (None: no limit).
-        max_usd: Stop starting calls once this many dollars were spent (None: no limit).
-    """
-
-    def __init__(self, max_tokens: int | None = None, max_usd: float | None = None) -> None:
-        self.max_tokens, self.max_usd = max_tokens, max_usd
-        self.tokens, self.usd = 0, 0.0
-        self.hit = False
-        self._lock = threading.Lock()
-
-    @property
-    def exhausted(self) -> bool:
-        """True once a limit was reached."""
-        with self._lock:
-            spent = (self.max_tokens is not None and self.tokens >= self.max_tokens) or (
-                self.max_usd is not None and self.usd >= self.max_usd
-            )
-        return spent
-
-    def charge(self, usage: Usage) -> None:
-        """Add one call's usage (cache hits cost nothing and are charged as reported)."""
-        with self._lock:
-            self.tokens += usage.total_tokens
-            self.usd += usage.cost_usd
 
 
 @dataclass
@@ -70,14 +40,14 @@ class RunContext:
             candidates in ``<task.out_dir>.candidates/<key>``.
         resume: Reuse a candidate whose done-marker exists instead of calling the agent again.
         semaphore: Bounds the model calls in flight across the whole run.
-        budget: Spending limits; once reached, no new call starts.
+        budget: The run's `agents.budget.Budget`; once spent, no new call starts.
         on_candidate: Called after each finished candidate (progress display).
     """
 
     candidates_root: Path | None = None
     resume: bool = False
     semaphore: asyncio.Semaphore | None = None
-    budget: BudgetGate | None = None
+    budget: Budget | None = None
     on_candidate: Callable[[Task, Candidate], None] | None = None
     reused: list[Path] = field(default_factory=list)
 
@@ -173,16 +143,21 @@ async def _call(
 ) -> Candidate | None:
     # The budget is checked once a slot is free, so calls queued behind the semaphore see what ran before
     # them.
-    if ctx.budget is not None and ctx.budget.exhausted:
-        ctx.budget.hit = True
+    budget = ctx.budget
+    if budget is not None and budget.exhausted:
+        budget.mark_hit()
         return None
     if folder.exists():
         # Leftovers of an interrupted call (no done-marker): start clean so nothing stale is mixed in.
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
-    cand = await call(task.for_candidate(candidate_index, folder, seed=seed))
-    if ctx.budget is not None:
-        ctx.budget.charge(cand.usage)
+    if budget is None:
+        cand = await call(task.for_candidate(candidate_index, folder, seed=seed))
+    else:
+        with budget.tally() as tally:
+            cand = await call(task.for_candidate(candidate_index, folder, seed=seed))
+        # An agent that held the budget charged each model call already; any other is charged here, once.
+        budget.charge_candidate(tally, cand.usage.total_tokens, cand.usage.cost_usd)
     if cand.ok and not _wrote_a_sample(cand.output_dir):
         # Whatever the agent says, an output without one annotation is no candidate; say so where it is read.
         cand = dataclasses.replace(

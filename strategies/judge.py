@@ -8,7 +8,8 @@ validator checks with their messages, and one composite image of the candidates'
 Where the judge is not asked (one candidate, or candidates identical in every field and image: a tie) or its
 answer is invalid (no tool call, a number out of range, a failed call), ``validator_max`` chooses and the
 decision says so (``fallback`` for invalid answers; ``details["judge"]["status"]`` for each case), so the
-tables count them. Every verdict's usage is kept in the decision and added to the strategy's cost.
+tables count them. Once the run's budget is spent the judge is not asked (status ``budget``, a fallback).
+Every verdict's usage is kept in the decision and added to the strategy's cost.
 """
 
 from __future__ import annotations
@@ -207,12 +208,20 @@ class JudgeSelector:
             )
         answer = self.judge.judge(req)
         details: dict[str, Any] = {"shown": shown, "judge": self.judge.name}
+        if answer.stopped:
+            return Choice(
+                best,
+                f"run budget spent ({answer.reason}); validator_max chose {best}",
+                fallback=True,
+                details={**details, "status": "budget", "answer": answer.reason},
+            )
         if answer.choice is None:
             return Choice(
                 best,
                 f"invalid judge answer ({answer.reason}); validator_max chose {best}",
                 fallback=True,
                 usage=answer.usage,
+                charged=answer.charged,
                 details={**details, "status": "invalid", "answer": answer.reason},
             )
         k = shown[answer.choice - 1]
@@ -221,6 +230,7 @@ class JudgeSelector:
             f"judge chose {answer.choice} of {len(shown)}: candidate {k}"
             + (f" ({answer.reason})" if answer.reason else ""),
             usage=answer.usage,
+            charged=answer.charged,
             details={**details, "status": "chosen", "answer": answer.choice},
         )
 

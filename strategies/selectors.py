@@ -307,6 +307,8 @@ def choose(
                 # A selector that spent calls (a judge) says why, whether it fell back, and what it cost.
                 reason, fallback = f"{name}: {answer.reason}", answer.fallback
                 extra = {"judge": {**answer.details, "usage": answer.usage.to_dict()}}
+                if answer.charged:
+                    extra["judge"]["charged"] = True
         except Exception as exc:
             if policy == "raise":  # a broken plug-in must not be reported as a working one
                 raise SelectorError(

@@ -1,7 +1,7 @@
 """The LiteLLM tool-calling agent (any LiteLLM model string) with sandboxed tools, cache, retries and budgets.
 
 Importing this package does not import litellm; constructing `LiteLLMAgent` does. The names below are
-loaded on first use: a program that needs one submodule (the budget counter a multi-process run shares)
+loaded on first use: a program that needs one submodule (the request cache, the retry policy)
 does not pay for the agent, its tools and pydantic models (~0.4 s).
 """
 
@@ -12,15 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agents.litellm.agent import LiteLLMAgent
-    from agents.litellm.budget import Budget, BudgetExceeded
     from agents.litellm.cache import RequestCache
     from agents.litellm.client import TokenPrice
     from agents.litellm.retry import RetryPolicy
     from agents.litellm.sandbox import Sandbox, SandboxError, SandboxLimits
 
 __all__ = [
-    "Budget",
-    "BudgetExceeded",
     "LiteLLMAgent",
     "RequestCache",
     "RetryPolicy",
@@ -32,8 +29,6 @@ __all__ = [
 
 _HOMES = {
     "LiteLLMAgent": "agent",
-    "Budget": "budget",
-    "BudgetExceeded": "budget",
     "RequestCache": "cache",
     "TokenPrice": "client",
     "RetryPolicy": "retry",

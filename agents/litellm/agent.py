@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Candidate, FatalAgentError, Feedback, ManifestEntry, Task, Usage
+from agents.budget import Budget, BudgetExceeded
 from agents.instructions import instruction_text
 from agents.litellm import phases, prompts
-from agents.litellm.budget import Budget, BudgetExceeded
 from agents.litellm.cache import RequestCache
 from agents.litellm.client import ModelClient, TokenPrice
 from agents.litellm.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs

@@ -33,7 +33,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from pydantic import Field
 
 from agents.litellm.tool_args import ToolArgs
 from agents.litellm.tools import ToolResult
+from core.options import positive_options
 
 __all__ = ["CODE_TOOL", "CodeLimits", "CodeRunner", "RunPythonArgs"]
 
@@ -99,18 +100,7 @@ class CodeLimits:
         Raises:
             ValueError: A key is not a limit or a limit is not positive.
         """
-        if isinstance(value, CodeLimits):
-            return value
-        data = dict(value or {})
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown code limit(s) {unknown}; valid: {sorted(known)}")
-        limits = cls(**data)
-        bad = [k for k, v in asdict(limits).items() if not v or v <= 0]
-        if bad:
-            raise ValueError(f"code limits must be > 0: {bad}")
-        return limits
+        return positive_options(cls, value, unknown="unknown code limit(s)", bounds="code limits")
 
 
 def _truncate(text: str, cap: int) -> str:

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.base import FatalAgentError, Usage
+from agents.budget import Budget, BudgetExceeded
 from agents.litellm import prompts
-from agents.litellm.budget import Budget, BudgetExceeded
 from agents.litellm.client import ModelClient
 from agents.litellm.context import ContextWindow, count_images
 from agents.litellm.tool_pool import ToolPool

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Usage
+from agents.budget import Budget, BudgetExceeded
 from agents.judge import CHOOSE_TOOL, JudgeAnswer, JudgeRequest
 from agents.litellm.cache import RequestCache
 from agents.litellm.client import ModelClient, TokenPrice
@@ -63,9 +64,11 @@ class LiteLLMJudge:
         timeout_s: Per-attempt timeout.
         retry: Retry policy for transient errors (a mapping from the config, or a policy).
         cache: Path of the SQLite request cache (shared with the agent's is fine), or None.
-        price: Fallback dollars per million prompt / completion tokens when LiteLLM does not price the model.
+        price: Fallback price when LiteLLM does not price the model, as the agent takes it
+            (``{input_per_mtok: ..., output_per_mtok: ...}``, dollars per million tokens).
         vision: Send the composite image (False: text only, for a text model).
         name: The label of the judge's usage in the tables (default ``litellm:<model>``).
+        budget: The run's budget, checked before each verdict and charged after it (None: unlimited).
     """
 
     def __init__(
@@ -79,9 +82,10 @@ class LiteLLMJudge:
         timeout_s: float = 120.0,
         retry: RetryPolicy | Mapping[str, Any] | None = None,
         cache: str | Path | None = None,
-        price: Mapping[str, float] | None = None,
+        price: Mapping[str, Any] | TokenPrice | None = None,
         vision: bool = True,
         name: str | None = None,
+        budget: Budget | None = None,
     ) -> None:
         if isinstance(retry, Mapping):
             retry = RetryPolicy(**retry)
@@ -92,13 +96,16 @@ class LiteLLMJudge:
             timeout_s=timeout_s,
             retry=retry,
             cache=RequestCache(Path(cache)) if cache else None,
-            price=TokenPrice(**price) if price else None,
+            price=TokenPrice.of(price),
         )
         self.model = model
         self.temperature = float(temperature)
         self.max_tokens_per_call = int(max_tokens_per_call)
         self.vision = bool(vision)
         self.name = name or f"litellm:{model}"
+        self.budget = budget
+        #: Whether a verdict's cost is known (LiteLLM's price map or ``price``): ``run.budget_usd`` needs it.
+        self.priced = self.client.priced
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -115,6 +122,11 @@ class LiteLLMJudge:
 
     def judge(self, request: JudgeRequest) -> JudgeAnswer:
         """Ask the model (or the cache) for a verdict; never raises for a bad answer or a failed call."""
+        if self.budget is not None:
+            try:
+                self.budget.check()
+            except BudgetExceeded as exc:  # no verdict is started once the run's money is spent
+                return JudgeAnswer(None, exc.reason, Usage(), stopped=True)
         start = time.perf_counter()
         params = {"temperature": self.temperature, "max_tokens": self.max_tokens_per_call}
         call = self.client.complete(self.messages(request), [choose_tool(request.choices)], params, 0)
@@ -138,8 +150,10 @@ class LiteLLMJudge:
             retries=reply.retries,
             cache_hits=int(reply.cached),
         )
+        if self.budget is not None and not reply.cached:  # a cache hit costs nothing in this run
+            self.budget.charge(reply.prompt_tokens + reply.completion_tokens, reply.cost_usd)
         choice, reason = parse_choice(reply.message, request.choices)
-        return JudgeAnswer(choice, reason, usage)
+        return JudgeAnswer(choice, reason, usage, charged=self.budget is not None)
 
 
 def parse_choice(message: Mapping[str, Any], choices: int) -> tuple[int | None, str]:

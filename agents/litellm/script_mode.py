@@ -23,7 +23,7 @@ import json
 import logging
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from agents.base import Task
 from agents.litellm.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
 from agents.litellm.sandbox import Sandbox
 from agents.litellm.tools import ToolBox, ToolResult, tool_definitions
+from core.options import positive_options
 
 __all__ = [
     "MODES",
@@ -118,18 +119,9 @@ class ScriptOptions:
         Raises:
             ValueError: A key is not an option or a bound is not positive.
         """
-        if isinstance(value, ScriptOptions):
-            return value
-        data = dict(value or {})
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown agent.script option(s) {unknown}; valid: {sorted(known)}")
-        options = cls(**data)
-        bad = [k for k, v in asdict(options).items() if isinstance(v, int) and v <= 0]
-        if bad:
-            raise ValueError(f"agent.script bounds must be > 0: {bad}")
-        return options
+        return positive_options(
+            cls, value, unknown="unknown agent.script option(s)", bounds="agent.script bounds"
+        )
 
 
 def validation_feedback(task: Task, output_dir: Path, options: ScriptOptions) -> dict[str, Any]:

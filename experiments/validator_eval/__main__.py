@@ -12,6 +12,7 @@ from benchmark.score.analysis import to_markdown
 from core.atomic import atomic_write_text
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from experiments.reselect import ReselectError
+from experiments.tables import markdown_page, write_csv
 from experiments.validator_eval.collect import collect
 from experiments.validator_eval.fit import leave_one_dataset_out, write_fitted
 from experiments.validator_eval.tables import check_frame, figure, fit_frame, total_frame
@@ -61,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     labels = list(evidence.profiles)
     totals = total_frame(evidence)
     written = [out / "totals.csv"]
-    atomic_write_text(written[0], totals.to_csv(index=False))
+    write_csv(written[0], totals)
     positives = sum(r.e2e for r in evidence.rows)
     parts = [
         "# The validator against the ground truth (stored candidates; official E2E, strict content score)",
@@ -74,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for label in labels:
         checks = check_frame(evidence, label)
         slug = _slug(label)
-        atomic_write_text(out / f"checks_{slug}.csv", checks.to_csv(index=False))
+        write_csv(out / f"checks_{slug}.csv", checks)
         written += [out / f"checks_{slug}.csv", figure(evidence, label, checks, out / f"checks_{slug}.png")]
         parts += [
             f"## Checks of {label} (AUROC of the check's score for E2E pass; precision/recall of its "
@@ -89,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = leave_one_dataset_out(evidence, match[0])
         fitted = write_fitted(result, evidence.profiles[match[0]], runs, out)
         table = fit_frame(result)
-        atomic_write_text(out / "fit.csv", table.to_csv(index=False))
+        write_csv(out / "fit.csv", table)
         written += [out / "fit.csv", fitted]
         parts += [
             f"## Fitted weights for {match[0]}: held-out selection E2E (validator_max; "
@@ -99,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"(use `validator={fitted}`).",
         ]
     parts.append(f"{time.perf_counter() - start:.1f} s.")
-    atomic_write_text(out / "validator_eval.md", "\n\n".join(parts) + "\n")
+    atomic_write_text(out / "validator_eval.md", markdown_page(parts))
     written.insert(0, out / "validator_eval.md")
     print((out / "validator_eval.md").read_text(encoding="utf-8"))
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)

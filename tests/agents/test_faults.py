@@ -11,8 +11,9 @@ from typing import Any
 from agent_scripts import USAGE, make_agent, make_task, standard_script, standard_steps
 
 from agents.base import Limits
+from agents.budget import Budget
 from agents.fakeserver import Delay, Fault, Garbage, Reply, TurnScript, assistant_turn, tool_call, with_faults
-from agents.litellm import Budget, RetryPolicy
+from agents.litellm import RetryPolicy
 
 
 def _candidate_of(request: Mapping[str, Any]) -> int:

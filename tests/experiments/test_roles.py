@@ -88,7 +88,7 @@ def _judge(url: str) -> list[str]:
         "judge.model=openai/fake-judge",
         f"judge.api_base={url}",
         "+judge.api_key=sk-fake",
-        "+judge.price={prompt_usd_per_mtok: 1.0, completion_usd_per_mtok: 2.0}",
+        "judge.price={input_per_mtok: 1.0, output_per_mtok: 2.0}",
     ]
 
 

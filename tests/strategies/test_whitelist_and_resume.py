@@ -8,8 +8,9 @@ from pathlib import Path
 from strategy_fakes import NoisyOracleAgent
 
 from agents.base import Task
+from agents.budget import Budget
 from strategies._whitelist import merge_whitelisted
-from strategies.context import DONE_MARKER, BudgetGate, RunContext, call_agent, use
+from strategies.context import DONE_MARKER, RunContext, call_agent, use
 from strategies.mechanics import generate_many
 
 
@@ -58,7 +59,7 @@ def test_resume_reuses_finished_candidates_and_redoes_unfinished_ones(task: Task
 
 
 def test_a_spent_budget_starts_no_new_call_but_keeps_what_finished(task: Task, tmp_path: Path) -> None:
-    budget = BudgetGate(max_tokens=150)
+    budget = Budget(max_tokens=150)
     ctx = RunContext(candidates_root=tmp_path / "c", semaphore=asyncio.Semaphore(1), budget=budget)
     agent = NoisyOracleAgent(tokens=100)
 
@@ -68,7 +69,7 @@ def test_a_spent_budget_starts_no_new_call_but_keeps_what_finished(task: Task, t
         return await generate_many(agent, task, 5)
 
     made = asyncio.run(main())
-    assert len(made) == 2 and budget.hit and budget.tokens == 200
+    assert len(made) == 2 and budget.hit and budget.spent.tokens == 200
 
 
 def test_call_agent_without_a_runner_puts_candidates_beside_the_selected_folder(task: Task) -> None:
