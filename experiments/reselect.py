@@ -18,6 +18,7 @@ exactly the metrics of a fresh run with the same options.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import logging
@@ -27,7 +28,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from core.atomic import atomic_write_json
 from core.cli_errors import EXIT_INCOMPLETE, EXIT_NOTHING, EXIT_OK, CliError, cli_main, existing_dir
@@ -350,6 +351,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_INCOMPLETE if result.incomplete else EXIT_OK
 
 
+def _exit_now(code: int) -> NoReturn:
+    """Leave the CLI at once: everything is written (atomically, files closed) and the streams are flushed.
+
+    Tearing the interpreter down would free every module and object one by one (~0.09 s of a reselection's
+    ~1.6 s of CPU) for nothing: the process is about to end. Only for the ``__main__`` entry point; a caller
+    of `main` in Python keeps its interpreter.
+    """
+    logging.shutdown()  # flushes and closes every logging handler, as the exit would
+    try:
+        sys.stdout.flush()
+    except OSError:  # a closed pipe, a full disk: the interpreter's own exit would give 120
+        code = code or 120
+    with contextlib.suppress(OSError):
+        sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
     gc.set_threshold(*GC_THRESHOLDS)
-    raise SystemExit(main())
+    _exit_now(main())

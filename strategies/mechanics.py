@@ -170,6 +170,19 @@ def write_selected(
     if out.exists():
         shutil.rmtree(out)
     (out / ANNOTATIONS_DIR).mkdir(parents=True)
+    folders = {out / ANNOTATIONS_DIR}
+
+    def put(source: Path, target: Path) -> None:
+        # `link_or_copy` into the folder just emptied: there is nothing to replace, and each subfolder is
+        # made once instead of once per file (two system calls fewer per file).
+        if target.parent not in folders:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            folders.add(target.parent)
+        try:
+            os.link(source, target)
+        except OSError:
+            link_or_copy(source, target)
+
     annotations: dict[int, dict[str, Any] | None] = {}
     images_valid: dict[int, bool] = {}
     for index, src in sorted(sources.items()):
@@ -179,7 +192,7 @@ def write_selected(
         if src.image is not None:
             ext = src.image.suffix.lower() if src.image.suffix.lower() in IMAGE_EXTENSIONS else ".png"
             target = out / IMAGES_DIR / f"{index}{ext}"
-            link_or_copy(src.image, target)
+            put(src.image, target)
             record = ann.get("record")
             if isinstance(record, dict):
                 ann["record"] = {**record, "image_path": f"{IMAGES_DIR}/{index}{ext}"}
@@ -188,9 +201,9 @@ def write_selected(
         else:
             images_valid[index] = False
         if src.mask is not None:
-            link_or_copy(src.mask, out / MASKS_DIR / f"{index}.png")
+            put(src.mask, out / MASKS_DIR / f"{index}.png")
         if src.annotation_file is not None and ann == src.annotation:
-            link_or_copy(src.annotation_file, out / ANNOTATIONS_DIR / f"{index}.json")  # parses to ``ann``
+            put(src.annotation_file, out / ANNOTATIONS_DIR / f"{index}.json")  # parses to ``ann``
         else:
             atomic_write_json(out / ANNOTATIONS_DIR / f"{index}.json", ann, durable=False)
         annotations[index] = ann
