@@ -98,6 +98,9 @@ def main(cfg: DictConfig) -> None:
     for handler in logging.getLogger().handlers:
         if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
             handler.setLevel(logging.WARNING)  # per-sample INFO goes to the run's log file, not the terminal
+            # Hydra's console handler writes to stdout; warnings belong with the errors, so that stdout holds
+            # only the results table (``python -m experiments ... > table.txt`` stays clean).
+            handler.setStream(sys.stderr)
     debug = os.environ.get(_DEBUG_ENV) == "1"
     try:
         outcome = run_experiment(cfg, run_dir)

@@ -18,13 +18,14 @@ import asyncio
 import hashlib
 import io
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from PIL import Image, ImageDraw
 
 from agents.base import Candidate, Task
-from agents.judge import Judge, JudgeRequest
+from agents.judge import Judge, JudgeAnswer, JudgeRequest
 from benchmark.fields import IMAGE_PATH
 from strategies.choice import Choice
 from strategies.mechanics import find_image, read_annotation
@@ -137,12 +138,45 @@ class JudgeSelector:
         self.max_image_px = max_image_px
         self.max_fields = max_fields
         self.__name__ = "hybrid" if top_k is not None else "llm_judge"
+        # Verdicts asked ahead for a dataset (`prefetch`), taken by `__call__`: keyed by the dataset, the
+        # candidates list of that selection (one object per `choose` call) and the sample.
+        self._ready: dict[tuple[str, int, int], tuple[JudgeRequest, JudgeAnswer]] = {}
+        self._lock = threading.Lock()
 
     def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
         """Hand the run's event loop to a judge that can use it (`agents.litellm.judge.LiteLLMJudge`)."""
         bind = getattr(self.judge, "bind_loop", None)
         if callable(bind):
             bind(loop)
+
+    def prefetch(self, candidates: Sequence[Candidate], reports: Sequence[Report], task: Task) -> None:
+        """Ask every verdict of a dataset at once when the judge can (``judge_many``): a 100-sample dataset
+        then waits for about ``100 / judge.concurrency`` verdicts, not 100 in a row.
+
+        `strategies.selectors.choose` calls it before its per-sample loop, with the same arguments.
+        """
+        many = getattr(self.judge, "judge_many", None)
+        if not callable(many):
+            return
+        asks: list[JudgeRequest] = []
+        for index in task.indices:
+            shown = self._ranked(index, candidates, reports)
+            if len(shown) > 1:
+                req = self.request(index, candidates, reports, task, shown)
+                if req is not None:
+                    asks.append(req)
+        if not asks:
+            return
+        answers = many(asks)
+        with self._lock:
+            for req, answer in zip(asks, answers, strict=True):
+                self._ready[(task.name, id(candidates), req.index)] = (req, answer)
+
+    def _prefetched(
+        self, index: int, candidates: Sequence[Candidate], task: Task
+    ) -> tuple[JudgeRequest, JudgeAnswer] | None:
+        with self._lock:
+            return self._ready.pop((task.name, id(candidates), index), None)
 
     def _ranked(self, index: int, candidates: Sequence[Candidate], reports: Sequence[Report]) -> list[int]:
         # validator_max's order (total, then the image check, then the lower index): its head is the fallback,
@@ -201,12 +235,13 @@ class JudgeSelector:
         best = shown[0] if shown else 0
         if len(shown) <= 1:
             return Choice(best, f"one candidate to judge; candidate {best}", details={"status": "single"})
-        req = self.request(index, candidates, reports, task, shown)
+        ready = self._prefetched(index, candidates, task)
+        req = ready[0] if ready is not None else self.request(index, candidates, reports, task, shown)
         if req is None:
             return Choice(
                 best, f"tie (candidates agree); validator_max chose {best}", details={"status": "tie"}
             )
-        answer = self.judge.judge(req)
+        answer = ready[1] if ready is not None else self.judge.judge(req)
         details: dict[str, Any] = {"shown": shown, "judge": self.judge.name}
         if answer.stopped:
             return Choice(

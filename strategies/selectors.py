@@ -294,6 +294,14 @@ def choose(
     name = selector_name(sel)
     policy = on_error_of(sel)
     out: dict[int, SampleDecision] = {}
+    prefetch = getattr(sel, "prefetch", None)
+    if callable(prefetch):
+        # A selector that asks a model per sample (a judge) asks them all at once; what it could not ask
+        # ahead it asks in the loop below, under the error policy.
+        try:
+            prefetch(candidates, reports, task)
+        except Exception:
+            log.warning("selector %s could not ask ahead for %s; asking per sample", name, task.name)
     for index in task.indices:
         totals = {str(k): round(_total(r, index), 6) for k, r in enumerate(reports)}
         extra: dict[str, Any] = {}

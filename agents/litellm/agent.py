@@ -242,7 +242,11 @@ class LiteLLMAgent:
         extra_models = {CODE_TOOL: RunPythonArgs} if self.code else {}
         # Script mode offers its own tool set (explore, run_python, review, finish); no render/write tools.
         self.tools = script_tool_definitions() if mode == "script" else tool_definitions(extra_models or None)
-        self._plan_tools = tool_definitions({**extra_models, phases.PLAN_TOOL: phases.WritePlanArgs})
+        # The plan conversation only looks and writes the plan: no tool that writes a sample (or runs code
+        # that could) is offered there, so every sample is written by its own batch.
+        self._plan_tools = tool_definitions(
+            {phases.PLAN_TOOL: phases.WritePlanArgs}, only=phases.PLAN_READ_TOOLS
+        )
         self.tool_processes = tool_processes
         self._tool_pool: ThreadPoolExecutor | None = None
         # Workers start on the first pooled call; the finalizer stops them if `close` is never called.
@@ -431,8 +435,13 @@ class LiteLLMAgent:
             {"role": "system", "content": system},
             *({"role": "user", "content": text} for text in opening),
         ]
-        tools = {**(run.extra_tools or {}), **(extra or {})}
-        toolbox = ToolBox(phases.scoped(run.task, entries), run.sandbox, self.vision, tools or None)
+        if plan_tools:
+            toolbox = ToolBox(
+                phases.scoped(run.task, ()), run.sandbox, self.vision, extra, only=phases.PLAN_READ_TOOLS
+            )
+        else:
+            tools = {**(run.extra_tools or {}), **(extra or {})}
+            toolbox = ToolBox(phases.scoped(run.task, entries), run.sandbox, self.vision, tools or None)
         setup = dataclasses.replace(run.setup, tools=self._plan_tools) if plan_tools else run.setup
         state = await converse(setup, messages, toolbox, self._limits(run.task), label, finish_check)
         run.states[label] = state

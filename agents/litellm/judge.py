@@ -12,9 +12,9 @@ import asyncio
 import base64
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from agents.base import Usage
 from agents.budget import Budget, BudgetExceeded
@@ -22,6 +22,8 @@ from agents.judge import CHOOSE_TOOL, JudgeAnswer, JudgeRequest
 from agents.litellm.cache import RequestCache
 from agents.litellm.client import ModelClient, TokenPrice
 from agents.litellm.retry import RetryPolicy
+
+T = TypeVar("T")
 
 __all__ = ["JUDGE_SYSTEM", "LiteLLMJudge", "choose_tool"]
 
@@ -69,6 +71,7 @@ class LiteLLMJudge:
         vision: Send the composite image (False: text only, for a text model).
         name: The label of the judge's usage in the tables (default ``litellm:<model>``).
         budget: The run's budget, checked before each verdict and charged after it (None: unlimited).
+        concurrency: Verdicts of one dataset in flight at once (`judge_many`); 1 asks them one by one.
     """
 
     def __init__(
@@ -86,7 +89,10 @@ class LiteLLMJudge:
         vision: bool = True,
         name: str | None = None,
         budget: Budget | None = None,
+        concurrency: int = 4,
     ) -> None:
+        if int(concurrency) < 1:
+            raise ValueError(f"judge.concurrency must be 1 or more, got {concurrency}")
         if isinstance(retry, Mapping):
             retry = RetryPolicy(**retry)
         self.client = ModelClient(
@@ -104,6 +110,7 @@ class LiteLLMJudge:
         self.vision = bool(vision)
         self.name = name or f"litellm:{model}"
         self.budget = budget
+        self.concurrency = int(concurrency)
         #: Whether a verdict's cost is known (LiteLLM's price map or ``price``): ``run.budget_usd`` needs it.
         self.priced = self.client.priced
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -122,6 +129,37 @@ class LiteLLMJudge:
 
     def judge(self, request: JudgeRequest) -> JudgeAnswer:
         """Ask the model (or the cache) for a verdict; never raises for a bad answer or a failed call."""
+        return self._run(self._ask(request))
+
+    def judge_many(self, requests: Sequence[JudgeRequest]) -> list[JudgeAnswer]:
+        """Ask for several verdicts at once, at most ``concurrency`` in flight (a dataset's samples).
+
+        Args:
+            requests: The samples to judge.
+
+        Returns:
+            One answer per request, in order (as `judge` would give each).
+        """
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def one(request: JudgeRequest) -> JudgeAnswer:
+            async with gate:  # the budget is checked when a slot is free, so queued verdicts see it
+                return await self._ask(request)
+
+        async def every() -> list[JudgeAnswer]:
+            return list(await asyncio.gather(*(one(r) for r in requests)))
+
+        return self._run(every())
+
+    def _run(self, work: Coroutine[Any, Any, T]) -> T:
+        loop = self._loop
+        if loop is not None and loop.is_running() and not _in_loop(loop):
+            # Selectors run in worker threads while the run's loop awaits them; the calls run on that loop,
+            # where LiteLLM's own workers (logging, HTTP clients) already live.
+            return asyncio.run_coroutine_threadsafe(work, loop).result()
+        return asyncio.run(work)
+
+    async def _ask(self, request: JudgeRequest) -> JudgeAnswer:
         if self.budget is not None:
             try:
                 self.budget.check()
@@ -129,15 +167,10 @@ class LiteLLMJudge:
                 return JudgeAnswer(None, exc.reason, Usage(), stopped=True)
         start = time.perf_counter()
         params = {"temperature": self.temperature, "max_tokens": self.max_tokens_per_call}
-        call = self.client.complete(self.messages(request), [choose_tool(request.choices)], params, 0)
         try:
-            loop = self._loop
-            if loop is not None and loop.is_running() and not _in_loop(loop):
-                # Selectors run in worker threads while the run's loop awaits them; the call runs on that
-                # loop, where LiteLLM's own workers (logging, HTTP clients) already live.
-                reply = asyncio.run_coroutine_threadsafe(call, loop).result()
-            else:
-                reply = asyncio.run(call)
+            reply = await self.client.complete(
+                self.messages(request), [choose_tool(request.choices)], params, 0
+            )
         except Exception as exc:  # a provider failure on one sample falls back; it must not lose the dataset
             wall = time.perf_counter() - start
             return JudgeAnswer(None, f"judge call failed: {type(exc).__name__}: {exc}", Usage(wall_s=wall))

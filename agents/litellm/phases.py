@@ -23,10 +23,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.base import ManifestEntry, Task
+from agents.litellm.folder_tools import FOLDER_TOOLS
+from agents.litellm.table_tools import TABLE_TOOLS
 from agents.litellm.tools import ToolBox, ToolResult
 
 __all__ = [
     "PLAN_FILE",
+    "PLAN_READ_TOOLS",
     "PLAN_TOOL",
     "WritePlanArgs",
     "annotation_summary",
@@ -40,6 +43,10 @@ __all__ = [
 ]
 
 PLAN_TOOL = "write_plan"
+#: What the plan conversation may use besides ``write_plan``: the folder and table tools, ``inspect`` and
+#: ``view_image``. Nothing that writes a sample (``render``, ``write_*``, field edits) or runs code: every
+#: sample is written by its own batch, under the plan.
+PLAN_READ_TOOLS: frozenset[str] = frozenset({*FOLDER_TOOLS, *TABLE_TOOLS, "inspect", "view_image"})
 #: The kept plan, in the candidate's folder (beside the trace, outside the benchmark output).
 PLAN_FILE = "plan.json"
 # The plan phase shows this many manifest lines (first ones, then a spread): the file layout shows in a few.

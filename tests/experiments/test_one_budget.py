@@ -1,7 +1,7 @@
 """One run budget (`agents.budget.Budget`): handed by the plan to every role that takes one, never to a role
 by patching it afterwards; each spend charged once (per model call by whoever holds it, per candidate for
-the others); the judge asks nothing once it is spent; every priced role is checked before a dollar budget
-is accepted."""
+the others); the judge asks nothing once it is spent, and asks a dataset's verdicts concurrently; every
+priced role is checked before a dollar budget is accepted."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import asyncio
 import contextlib
 import json
 import multiprocessing
+import threading
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -196,18 +198,28 @@ def test_worker_processes_share_one_budget_through_the_shared_ledger() -> None:
 
 
 class _Dispatch:
-    """Judge requests (they offer ``choose_candidate``) choose candidate 1; the others replay the rules."""
+    """Judge requests (they offer ``choose_candidate``) choose candidate 1 after ``hold_s``, counting how
+    many are answered at once; the others replay the rules."""
 
     def __init__(self, agents: ByDataset) -> None:
         self.agents = agents
         self.judged = 0
+        self.hold_s = 0.0
+        self.in_flight = self.most_in_flight = 0
+        self._lock = threading.Lock()
 
     def __call__(self, request: Mapping[str, Any], serial: int) -> Step:
         names = {t.get("function", {}).get("name") for t in request.get("tools") or []}
-        if CHOOSE_TOOL in names:
+        if CHOOSE_TOOL not in names:
+            return self.agents(request, serial)
+        with self._lock:
             self.judged += 1
-            return Reply(tool_calls=(tool_call(CHOOSE_TOOL, {"candidate": 1}),), usage=JUDGE_USAGE)
-        return self.agents(request, serial)
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        time.sleep(self.hold_s)  # the server answers each request in its own thread
+        with self._lock:
+            self.in_flight -= 1
+        return Reply(tool_calls=(tool_call(CHOOSE_TOOL, {"candidate": 1}),), usage=JUDGE_USAGE)
 
 
 @pytest.fixture(scope="module")
@@ -265,12 +277,15 @@ def test_the_judge_is_charged_per_verdict_and_asks_nothing_once_the_budget_is_sp
     judge_tokens = verdicts * sum(JUDGE_USAGE)
     candidates = spent["spent_tokens"] - judge_tokens  # the judge's verdicts are charged to the run's budget
 
-    # Room for the candidates and one and a half verdicts: the second verdict starts (the budget is not
-    # spent yet), the third does not.
+    # Room for the candidates and one and a half verdicts, verdicts asked one by one: the second verdict
+    # starts (the budget is not spent yet), the third does not.
     dispatch.judged = 0
     limit = candidates + sum(JUDGE_USAGE) * 3 // 2
     capped = run_experiment(
-        compose_config(_judged_run(suite, fake.url, f"run.budget_tokens={limit}")), tmp_path / "capped"
+        compose_config(
+            _judged_run(suite, fake.url, f"run.budget_tokens={limit}", "judge.concurrency=1")
+        ),
+        tmp_path / "capped",
     )
     assert dispatch.judged == 2
     assert capped.incomplete
@@ -282,3 +297,21 @@ def test_the_judge_is_charged_per_verdict_and_asks_nothing_once_the_budget_is_sp
     assert roles["judge"]["calls"] == 2  # the refused verdicts cost nothing and are not counted as calls
     assert roles["judge"]["budget"] == verdicts - 2
     assert f"{verdicts - 2} not asked (run budget spent)" in (tmp_path / "capped" / "roles.md").read_text()
+
+
+def test_a_datasets_verdicts_are_asked_concurrently_and_decide_as_one_by_one(
+    suite_and_script: tuple[Path, ByDataset], server: tuple[FakeServer, _Dispatch], tmp_path: Path
+) -> None:
+    suite, _ = suite_and_script
+    fake, dispatch = server
+    dispatch.hold_s = 0.3  # long enough that verdicts asked together overlap at the server
+    run_experiment(compose_config(_judged_run(suite, fake.url, "judge.concurrency=1")), tmp_path / "serial")
+    assert dispatch.most_in_flight == 1
+    verdicts = dispatch.judged
+    dispatch.judged = dispatch.most_in_flight = 0
+    run_experiment(compose_config(_judged_run(suite, fake.url, "judge.concurrency=4")), tmp_path / "together")
+    assert dispatch.judged == verdicts >= 3
+    assert 2 <= dispatch.most_in_flight <= 4
+    serial, together = _decisions(tmp_path / "serial"), _decisions(tmp_path / "together")
+    assert [d["decision"]["candidate"] for d in together] == [d["decision"]["candidate"] for d in serial]
+    assert [d["decision"]["reason"] for d in together] == [d["decision"]["reason"] for d in serial]
