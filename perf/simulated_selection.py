@@ -2,7 +2,8 @@
 
 Usage:
     python perf/simulated_selection.py SUITE_DIR [--seeds 0 1 2 3 4] [--n 5] [--clean 0.45] \
-        [--selectors validator_max mdsbench random consensus] [--out .measure] [--only NAME ...]
+        [--selectors validator_max mdsbench random consensus] [--out .measure] [--only NAME ...] \
+        [--explain SELECTOR ...]
 
 SUITE_DIR holds datasets with their correct output under ``<dataset>/VLM/<--source>/`` (default ``oracle``:
 ``python -m benchmark.synth SUITE_DIR --size small --oracle oracle``). Without SUITE_DIR that suite is
@@ -18,7 +19,12 @@ Per seed s and dataset, candidate k is what ``agent=simulated run.seed=<100·s>`
 - ``oracle``: per sample the best candidate by official E2E (the best-of-n upper bound; ground truth).
 
 Each selection is assembled the way S3 writes it (`strategies.mechanics.assemble`) and scored with the
-official profile; E2E is the macro mean over datasets. Miss rates pool (misses, opportunities) over datasets.
+official profile; E2E is the macro mean over datasets. Miss rates pool (misses, opportunities) over datasets,
+under three definitions: plain (`benchmark.perturb.miss_rates`: a candidate without the mistake existed),
+clear-cut (`dominated_miss_rates`: a candidate without it had no other mistake the kept one lacks) and
+error-free available (`error_free_miss_rates`: some candidate of the sample had no mistake at all). For the
+``--explain`` selectors (default ``validator_max``) every plain miss is listed in the JSON under ``missed``
+with each candidate's mistakes, validator total and failed checks.
 Writes ``<out>/simulated_selection.json`` and ``<out>/simulated_selection.md`` and prints the table.
 """
 
@@ -74,6 +80,37 @@ def dominated_miss_rates(
     return {kind: (m, n) for kind, (m, n) in sorted(out.items())}
 
 
+def error_free_miss_rates(
+    chosen: Mapping[int, int], labels: Sequence[Mapping[int, frozenset[str]]]
+) -> dict[str, tuple[int, int]]:
+    """Like `miss_rates`, counting only samples where an error-free candidate existed (issue 25, "Why").
+
+    An opportunity for a mistake type is a sample where some candidate has it and some candidate has no
+    mistake at all; a miss is the chosen one having it there. Samples whose chosen candidate carries no
+    labels are left out, as in `miss_rates`.
+
+    Args:
+        chosen: Per sample index, the position of the selected candidate in ``labels``.
+        labels: Per candidate (same positions), its labels as `read_mistakes` returns them.
+
+    Returns:
+        Per mistake type, ``(misses, opportunities)``.
+    """
+    out: dict[str, list[int]] = {}
+    for index, k in chosen.items():
+        mine = labels[k].get(index) if 0 <= k < len(labels) else None
+        if mine is None:
+            continue
+        sets = [lab[index] for lab in labels if index in lab]
+        if not any(not s for s in sets):
+            continue  # no clean candidate: a mistake was unavoidable, whichever one
+        for kind in sorted({m for s in sets for m in s}):
+            tally = out.setdefault(kind, [0, 0])
+            tally[1] += 1
+            tally[0] += int(kind in mine)
+    return {kind: (m, n) for kind, (m, n) in sorted(out.items())}
+
+
 def _dominated(have: frozenset[str], kind: str, sets: Sequence[frozenset[str]]) -> bool:
     """Some candidate lacks ``kind`` and has no mistake that ``have`` lacks (besides ``kind`` itself)."""
     return any(kind not in other and other <= have - {kind} for other in sets)
@@ -90,7 +127,15 @@ def _pool(counts: Iterable[Mapping[str, Sequence[int]]]) -> dict[str, list[int]]
 
 
 def _dataset(
-    ds: Any, work: Path, seed: int, n: int, config: MixConfig, source: str, profile: str, names: Sequence[str]
+    ds: Any,
+    work: Path,
+    seed: int,
+    n: int,
+    config: MixConfig,
+    source: str,
+    profile: str,
+    names: Sequence[str],
+    explain: Sequence[str] = (),
 ) -> dict[str, Any]:
     correct = ds.root / "VLM" / source / AGENT_DIR
     if not correct.is_dir():
@@ -121,8 +166,45 @@ def _dataset(
             "e2e": sum(e2e.values()) / len(e2e) if e2e else 0.0,
             "miss": {k: list(v) for k, v in miss_rates(chosen, labels).items()},
             "dominated": {k: list(v) for k, v in dominated_miss_rates(chosen, labels).items()},
+            "error_free": {k: list(v) for k, v in error_free_miss_rates(chosen, labels).items()},
         }
+        if name in explain:
+            result["selectors"][name]["missed"] = missed_samples(chosen, labels, reps, per_cand)
     return result
+
+
+def missed_samples(
+    chosen: Mapping[int, int],
+    labels: Sequence[Mapping[int, frozenset[str]]],
+    reports: Sequence[Any],
+    e2e: Sequence[Mapping[int, bool]],
+) -> list[dict[str, Any]]:
+    """Every plain miss of a selection, for reading by eye: per sample the kept candidate, each candidate's
+    mistakes, official E2E pass, validator total and the checks it did not fully pass (what the selection
+    traded off)."""
+    out: list[dict[str, Any]] = []
+    for index, k in sorted(chosen.items()):
+        if index not in labels[k]:
+            continue
+        sets = [lab.get(index) for lab in labels]
+        kept = labels[k][index]
+        kinds = sorted(m for m in kept if any(s is not None and m not in s for s in sets))
+        if not kinds:
+            continue
+        cands = []
+        for pos, rep in enumerate(reports):
+            sample = rep.samples.get(index)
+            cands.append(
+                {
+                    "candidate": pos,
+                    "mistakes": sorted(sets[pos] or ()),
+                    "e2e": e2e[pos].get(index),
+                    "total": round(sample.total, 4) if sample else None,
+                    "failed": {o.name: round(o.score, 4) for o in sample.failed()} if sample else {},
+                }
+            )
+        out.append({"index": index, "kept": k, "missed": kinds, "candidates": cands})
+    return out
 
 
 def measure(
@@ -136,6 +218,7 @@ def measure(
     source: str = "oracle",
     profile: str = "evidence",
     only: Sequence[str] | None = None,
+    explain: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Run the study; returns ``{"seeds": {seed: {"datasets": ..., "macro": ...}}, "config": ...}``."""
     datasets = discover(suite, names=list(only) if only else None)
@@ -152,7 +235,9 @@ def measure(
     for seed in seeds:
         start = time.perf_counter()
         per = {
-            ds.name: _dataset(ds, work / f"seed{seed}" / ds.name, seed, n, config, source, profile, names)
+            ds.name: _dataset(
+                ds, work / f"seed{seed}" / ds.name, seed, n, config, source, profile, names, explain
+            )
             for ds in datasets
         }
         oracle = sum(d["oracle_e2e"] for d in per.values()) / len(per)
@@ -164,6 +249,7 @@ def measure(
                 "ratio": e2e / oracle if oracle else None,
                 "miss": _pool(d["selectors"][name]["miss"] for d in per.values()),
                 "dominated": _pool(d["selectors"][name]["dominated"] for d in per.values()),
+                "error_free": _pool(d["selectors"][name]["error_free"] for d in per.values()),
             }
         out["seeds"][str(seed)] = {"datasets": per, "macro": macro, "seconds": time.perf_counter() - start}
         print(
@@ -248,7 +334,47 @@ def markdown(result: dict[str, Any]) -> str:
             cells.append(f"{m}/{c}" if c else "—")
         evidence = "yes" if MISTAKES[kind].raw_evidence else "no"
         lines.append(f"| {kind} | {evidence} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Error-free candidate available, all seeds pooled: the samples where a candidate has the mistake and "
+        "another candidate has no mistake at all; a miss is the selection keeping the mistake there "
+        "(misses/opportunities):",
+        "",
+        "| mistake | raw evidence | " + " | ".join(names) + " |",
+        "|---" * (2 + len(names)) + "|",
+    ]
+    for kind in kinds:
+        cells = []
+        for name in names:
+            m, c = _over_seeds(result, name, "error_free", kind)
+            cells.append(f"{m}/{c}" if c else "—")
+        evidence = "yes" if MISTAKES[kind].raw_evidence else "no"
+        lines.append(f"| {kind} | {evidence} | " + " | ".join(cells) + " |")
+    lines += ["", _definitions(result, names[0], kinds)] if names else []
     return "\n".join(lines) + "\n"
+
+
+def _definitions(result: dict[str, Any], name: str, kinds: Sequence[str]) -> str:
+    """One selector's three miss-rate definitions side by side, raw-evidence types only, with the verdict
+    against the 5 % bar (types with fewer than 20 opportunities under a definition are not judged)."""
+    keys = (("miss", "plain"), ("dominated", "clear-cut"), ("error_free", "error-free available"))
+    lines = [
+        f"`{name}`, raw-evidence types, the three definitions pooled over the seeds "
+        "(misses/opportunities; * = above 5 % with at least 20 opportunities):",
+        "",
+        "| mistake | " + " | ".join(label for _, label in keys) + " |",
+        "|---" * (1 + len(keys)) + "|",
+    ]
+    for kind in kinds:
+        if not MISTAKES[kind].raw_evidence:
+            continue
+        cells = []
+        for key, _ in keys:
+            m, c = _over_seeds(result, name, key, kind)
+            flag = " *" if c >= 20 and m / c > 0.05 else ""
+            cells.append(f"{m}/{c}{flag}" if c else "—")
+        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -272,6 +398,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--source", default="oracle")
     parser.add_argument("--only", nargs="+")
     parser.add_argument("--out", type=Path, default=Path(".measure"))
+    parser.add_argument(
+        "--explain",
+        nargs="*",
+        default=["validator_max"],
+        help="selectors whose every plain miss is written to the JSON with each candidate's checks",
+    )
     args = parser.parse_args(argv)
     names = [s for s in args.selectors if s == "mdsbench" or s in selectors]
     skipped = sorted(set(args.selectors) - set(names))
@@ -297,6 +429,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             source=args.source,
             profile=args.profile,
             only=args.only,
+            explain=args.explain,
         )
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "simulated_selection.json").write_text(json.dumps(result, indent=1), encoding="utf-8")

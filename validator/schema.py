@@ -10,11 +10,15 @@ Schema validator enforces them.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, Strict, model_validator
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+# A class id is a JSON integer (SPEC §2.2). Strict, because pydantic's lax mode would read "1" as 1 and the
+# model would accept what the exported JSON Schema ("type": "integer") rejects; True is no class id either.
+ClassId = Annotated[int, Strict()]
 
 
 class _Open(BaseModel):
@@ -162,7 +166,7 @@ class Classification(_Open):
     classes: dict[str, str] | list[str] | None = Field(
         None, description="Alternative name of the class table."
     )
-    label: int | list[int] | None = Field(None, description="Class id (a key of the class table).")
+    label: ClassId | list[ClassId] | None = Field(None, description="Class id (a key of the class table).")
     label_name: str | list[str] | None = Field(None, description="class_names[str(label)].")
 
 
@@ -171,7 +175,7 @@ class LabelMapPayload(_Open):
 
     format: str | None = Field(None, description='"label_map_png" for our exports.')
     mask_path: str | None = Field(None, description='"masks/<i>.png", relative to the output folder.')
-    label_values: list[int] | None = Field(None, description="Class ids present in the mask.")
+    label_values: list[ClassId] | None = Field(None, description="Class ids present in the mask.")
 
 
 class Segmentation(_Open):
@@ -188,7 +192,7 @@ class Box2D(_Open):
     """A COCO box in output-image pixels."""
 
     bbox: list[float] = Field(min_length=4, max_length=4, description="[x, y, w, h] in output-image pixels.")
-    category_id: int
+    category_id: ClassId
     category_name: str | None = None
 
 

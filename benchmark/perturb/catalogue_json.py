@@ -153,7 +153,10 @@ def wrong_label(state: SampleState) -> bool:
     if not others:
         return False
     label = state.rng.choice(others)
-    block["label"] = int(label) if label.isdigit() else label
+    # Keep the id's written type: after `string_ids` an int here would silently undo that mistake while
+    # its label stays on the sample.
+    as_int = label.isdigit() and not isinstance(block.get("label"), str)
+    block["label"] = int(label) if as_int else label
     block["label_name"] = table[label]
     extra = state.extra()
     for key in ("label_text", "class_name"):

@@ -151,3 +151,15 @@ def test_read_mistakes_is_empty_without_labels_and_loud_on_a_broken_file(tmp_pat
     (tmp_path / "mistakes.json").write_text("[1, 2]")
     with pytest.raises(ValueError, match=r"mistakes\.json"):
         read_mistakes(tmp_path)
+
+
+def test_wrong_label_after_string_ids_keeps_the_string_id(suite: Path, tmp_path: Path) -> None:
+    # Both mistakes stay labelled on the sample, so both must stay in the written output: a wrong label
+    # drawn after `string_ids` is written as a string id too, not silently turned back into an int.
+    dataset = "synth-pneumonia-parquet"
+    docs = correct_annotations(correct(suite, dataset))
+    state = _fresh_state(correct(suite, dataset), tmp_path / "out", suite / dataset, 0, docs)
+    before = docs[0]["tasks"]["classification"]["label"]
+    assert MISTAKES["string_ids"].apply(state) and MISTAKES["wrong_label"].apply(state)
+    label = state.annotation["tasks"]["classification"]["label"]
+    assert isinstance(label, str) and label != str(before)

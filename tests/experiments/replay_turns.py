@@ -13,7 +13,10 @@ USAGE = (1000, 100)
 
 
 def three_turns(dataset: Path, work: Path) -> TurnScript:
-    """The rules baseline's candidate in three model calls: every render; every annotation; meta + finish."""
+    """The rules baseline's candidate in three model calls: every render; every annotation; meta + finish.
+
+    One conversation per dataset: run it with ``agent.batch_size`` at least the dataset's samples (a plan
+    conversation offers none of these tools)."""
     replay = replay_script(dataset, work_dir=work, check=False)
     calls = [c for step in replay.steps if isinstance(step, Reply) for c in step.tool_calls]
     groups = [("render",), ("write_annotation",), ("write_data_meta", "finish")]

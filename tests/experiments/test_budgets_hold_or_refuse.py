@@ -49,6 +49,7 @@ def _llm(suite: Path, server: FakeServer, run: Path, *extra: str, model: str = U
         f"agent.model={model}",
         f"agent.api_base={server.url}",
         "agent.temperature=0",
+        "agent.batch_size=10",  # the scripts are one conversation per dataset (10 samples): no plan phase
         "run.processes=1",
         "run.progress=false",
         "run.report=false",

@@ -282,9 +282,7 @@ def test_the_judge_is_charged_per_verdict_and_asks_nothing_once_the_budget_is_sp
     dispatch.judged = 0
     limit = candidates + sum(JUDGE_USAGE) * 3 // 2
     capped = run_experiment(
-        compose_config(
-            _judged_run(suite, fake.url, f"run.budget_tokens={limit}", "judge.concurrency=1")
-        ),
+        compose_config(_judged_run(suite, fake.url, f"run.budget_tokens={limit}", "judge.concurrency=1")),
         tmp_path / "capped",
     )
     assert dispatch.judged == 2

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from replay_turns import USAGE, three_turns
 
 from agents.base import Task
 from agents.fakeserver import (
@@ -25,28 +26,14 @@ from agents.fakeserver import (
     Reply,
     Step,
     TurnScript,
-    assistant_turn,
     tool_call,
 )
-from agents.fakeserver.replay import replay_script
 from experiments import compose_config
 from experiments.loop import TasksJob
 from experiments.processes import resolve_processes, split_tasks
 from experiments.run import preflight, run_experiment
 
 ROOT = Path(__file__).resolve().parents[2]
-USAGE = (1000, 100)
-
-
-def three_turns(dataset: Path, work: Path) -> TurnScript:
-    """The rules baseline's candidate in three model calls: every render; every annotation; meta + finish."""
-    replay = replay_script(dataset, work_dir=work, check=False)
-    calls = [c for step in replay.steps if isinstance(step, Reply) for c in step.tool_calls]
-    renders = [c for c in calls if c["function"]["name"] == "render"]
-    writes = [c for c in calls if c["function"]["name"] == "write_annotation"]
-    tail = [c for c in calls if c["function"]["name"] in ("write_data_meta", "finish")]
-    turns = [assistant_turn(*renders), assistant_turn(*writes), assistant_turn(*tail)]
-    return TurnScript([Reply(t.content, t.tool_calls, USAGE) for t in turns])
 
 
 def _names(suite: Path) -> list[str]:

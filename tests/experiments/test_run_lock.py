@@ -111,7 +111,12 @@ def test_two_concurrent_runs_into_one_folder_one_completes_the_other_is_refused(
                 "-m",
                 "experiments",
                 *_rules_run(
-                    suite, run, "agent=litellm", f"agent.api_base={server.url}", "agent.temperature=0"
+                    suite,
+                    run,
+                    "agent=litellm",
+                    f"agent.api_base={server.url}",
+                    "agent.temperature=0",
+                    "agent.batch_size=10",  # one conversation per 10-sample dataset, as the script is
                 ),
                 "run.processes=1",
             ],

@@ -324,6 +324,23 @@ def _boxes_against_raw(sample: SampleView, boxes: list[Any], size: tuple[int, in
 _MAX_ROWS_PER_TOKEN = 10  # a token naming more rows (a split, a site) says nothing about this sample
 
 
+def _path_tails(path: Path) -> set[str]:
+    """The trailing sub-paths of a source path, normalised: a label table often keys its rows by a path
+    relative to some folder of the dataset (``patient/series``, ``train/p1/view.png``, with or without the
+    extension), not by one file or folder name. Each tail ends at the file or at its folder, so a middle
+    folder alone (a split, a site) is never a key."""
+    parts = [p for p in path.parts if p not in {"", "/", "."}]
+    if len(parts) < 2:
+        return set()
+    stem = [*parts[:-1], path.stem]
+    tails = set()
+    for k in range(len(parts) - 1):
+        for seq in (parts[k:], stem[k:], parts[k:-1]):
+            if len(seq) >= 2:
+                tails.add(norm_token("/".join(seq)))
+    return tails
+
+
 def _label_evidence(sample: SampleView, names: dict[str, str]) -> set[str]:
     """Class keys whose name the raw evidence supports: folder/file names of the source, a table row that
     names the source file, its case folder or the sample's subject id (CSV/TSV/TXT/JSON under ``data/``), or
@@ -337,6 +354,7 @@ def _label_evidence(sample: SampleView, names: dict[str, str]) -> set[str]:
     path = Path(str(src))
     subject = [sample.get(SUBJECT_ID), sample.extra.get("subject_id")]
     keys = {norm_token(path.stem), norm_token(path.name), norm_token(path.parent.name)}
+    keys |= _path_tails(path)
     keys |= {norm_token(s) for s in subject if isinstance(s, str) and nonmissing(s)}
     index = _tables.label_index(sample.dataset_root)
     for key in keys - {"", "data"}:
@@ -386,13 +404,13 @@ def label_in_class_table(sample: SampleView) -> CheckResult:
         return CheckResult.fail('tasks.classification.class_names must be a table {"0": name, ...}', fields)
     if isinstance(label, bool) or not table_has_id(table, label):
         return CheckResult.fail(f"label {label!r} is not a key of class_names ({sorted(table)})", fields)
-    if not isinstance(label, int):  # SPEC §2.2: label (int); "1" is a string id
-        return CheckResult.fail(f"label {label!r} must be an integer id, not a string", fields, score=0.5)
     name = table[str(label).strip()]
     if norm_text(branch.get("label_name")) != norm_text(name):
         return CheckResult.fail(
             f"label_name {branch.get('label_name')!r} should be class_names[{label}] = {name!r}", fields
         )
+    # The evidence is asked before the id's type: a string id that also names the wrong class is a wrong
+    # label first (score 0), not only a format slip (0.5).
     evidence = _label_evidence(sample, {str(k): str(v) for k, v in table.items()})
     if evidence and str(label).strip() not in evidence:
         named = ", ".join(f"{k}={table[k]!r}" for k in sorted(evidence))
@@ -402,6 +420,8 @@ def label_in_class_table(sample: SampleView) -> CheckResult:
             fields,
             evidence=sorted(evidence),
         )
+    if not isinstance(label, int):  # SPEC §2.2: label (int); "1" is a string id
+        return CheckResult.fail(f"label {label!r} must be an integer id, not a string", fields, score=0.5)
     return CheckResult.ok(fields)
 
 

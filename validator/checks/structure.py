@@ -3,6 +3,9 @@ and the demographic fields the benchmark requires as strings."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from pydantic import ValidationError
 
 from benchmark.fields import DIMENSION, TASK_TYPE
@@ -34,7 +37,7 @@ def schema_valid(sample: SampleView) -> CheckResult:
     try:
         Annotation.model_validate(sample.annotation)
     except ValidationError as exc:
-        errors = exc.errors()
+        errors = distinct_errors(exc.errors())
         paths = tuple(
             dict.fromkeys(".".join(str(p) for p in e["loc"] if not str(p)[:1].isupper()) for e in errors)
         )
@@ -43,6 +46,44 @@ def schema_valid(sample: SampleView) -> CheckResult:
         # Half credit per error up to a floor: one wrong type is not as bad as a missing block.
         return CheckResult(max(0.0, 1 - 0.25 * len(errors)), f"schema errors: {shown}{more}", paths)
     return CheckResult.ok()
+
+
+_SCALAR_TAGS = frozenset({"int", "float", "str", "bool", "none"})
+
+
+def _member_tag(part: Any) -> bool:
+    """A union member's tag in an error location (``Classification``, ``int``, ``list[int]``), not a key."""
+    return isinstance(part, str) and (part[:1].isupper() or "[" in part or part in _SCALAR_TAGS)
+
+
+def distinct_errors(errors: Sequence[Any]) -> list[Any]:
+    """One pydantic error per wrong field: pydantic reports a value that fails a union once per member
+    (``label.int``, ``label.list[int]``) and a filled task/spatial branch once more per key against the
+    ``{}`` alternative, so a single string id would otherwise count as six errors.
+
+    Args:
+        errors: ``ValidationError.errors()``.
+
+    Returns:
+        The first error of each field (its location without union member tags and list positions),
+        leaving out the ``Inactive`` alternative's errors where another member of the same union was tried.
+    """
+    tried = {
+        tuple(e["loc"][:i])
+        for e in errors
+        for i, part in enumerate(e["loc"])
+        if _member_tag(part) and part != "Inactive"
+    }
+    out: dict[tuple[Any, ...], Any] = {}
+    for e in errors:
+        loc = tuple(e["loc"])
+        if "Inactive" in loc and loc[: loc.index("Inactive")] in tried:
+            continue  # the branch is filled: that it is not {} is the active-branch checks' finding
+        types = [j for j, part in enumerate(loc) if _member_tag(part) and not part[:1].isupper()]
+        field = loc[: types[-1]] if types else loc  # label.int and label.list[int].1 are one field: label
+        # list positions dropped too: ["0", "1", "2"] as label_values is one wrong field, not three
+        out.setdefault(tuple(p for p in field if not _member_tag(p) and not isinstance(p, int)), e)
+    return list(out.values())
 
 
 @check("single_spatial_branch", weight=0.04, fields=("media_geometry.spatial",), high_risk=True)
