@@ -1,5 +1,6 @@
 """The selector leaderboard: every registered selector × validator profile on the candidates stored in
-finished S3 runs, with no agent call.
+finished S3 runs, with no agent call (a judge selector asks the run's judge, through the run's request cache:
+`experiments.leaderboard_roles`).
 
     python -m experiments.leaderboard RUN... [--selectors a,b,c] [--validators evidence,mdsbench]
                                            [--imports my_pkg.selectors] [--out DIR]
@@ -7,9 +8,10 @@ finished S3 runs, with no agent call.
 Per (selector, validator): official and strict E2E, SCJ and CF (macro over datasets), the gap to the
 oracle best-of-n bound (any stored candidate passes E2E), per-mistake-type miss rates when the candidates
 carry mistake labels (``<candidate>/mistakes.json``, written by the ``simulated`` agent), and a paired test
-against ``validator_max`` under the same validator with datasets as the unit. Several RUNs (shards, seeds)
-are pooled: each (run, dataset) is one cluster. Writes ``selectors.{md,csv,tex,png}`` into ``--out``
-(default ``<first RUN>/selectors``).
+against ``validator_max`` under the same validator with datasets as the unit; each row's calls, tokens and
+dollars (the stored candidates' plus its judge's) and, for a candidate pool, each agent's win rate. Several
+RUNs (shards, seeds) are pooled: each (run, dataset) is one cluster. Writes ``selectors.{md,csv,tex,png}``
+into ``--out`` (default ``<first RUN>/selectors``).
 
 Selection, assembly and scoring are the code a fresh S3 run executes (`strategies.best_of_n`,
 `benchmark.score`), so ``validator_max`` × the source's validator reproduces the source's ``metrics.json``.
@@ -42,11 +44,25 @@ from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_candidate
 from core.atomic import atomic_write_text
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
+from experiments.leaderboard_figure import leaderboard_figure
+from experiments.leaderboard_roles import (
+    JudgeSource,
+    Spend,
+    build_judge_selector,
+    is_judge,
+    judge_notes,
+    judge_sources,
+    ready_judges,
+    role_columns,
+    role_sections,
+    spend_of,
+    unavailable_judges,
+)
 from experiments.plan import import_plugins, task_options
 from experiments.reselect import ReselectError, load_source_config
 from experiments.stats import CI_METHOD, TEST_METHOD, bootstrap_ci, cluster_diffs, paired_cluster_test
 from experiments.tables import write_tables
-from strategies.base import DONE_MARKER, REPORTS_DIR
+from strategies.base import DONE_MARKER, REPORTS_DIR, SampleDecision
 from strategies.context import candidate_from_marker
 from strategies.mechanics import assemble
 from strategies.selectors import ORACLE, Selector, build_selector, selectors
@@ -79,11 +95,13 @@ class StoredDataset:
         key: ``<run folder name>/<dataset>`` (the cluster id when runs are pooled).
         task: The task as the source run built it (``out_dir`` set per evaluation).
         candidates: The finished generations ``0..n-1``, in order.
+        source: The run folder it was read from (its judge config re-ranks it with a judge selector).
     """
 
     key: str
     task: Task
     candidates: list[Candidate]
+    source: str = ""
 
 
 def load_stored(run_dir: Path) -> list[StoredDataset]:
@@ -118,7 +136,7 @@ def load_stored(run_dir: Path) -> list[StoredDataset]:
         cands = [c for c in (candidate_from_marker(p) for p in keys) if c is not None]
         if cands:
             task = Task.from_dataset(dataset, run_dir / "selected" / dataset.name, **options)
-            out.append(StoredDataset(f"{run_dir.name}/{dataset.name}", task, cands))
+            out.append(StoredDataset(f"{run_dir.name}/{dataset.name}", task, cands, str(run_dir)))
     if not out:
         raise ReselectError(f"{run_dir} holds no finished candidates")
     return out
@@ -170,17 +188,16 @@ class ScoreCache:
         self, stored: StoredDataset, sel: Selector, profile: str, reports: Sequence[Report]
     ) -> tuple[dict[int, int | None], _Scored]:
         """Choose with ``sel``, assemble (unless this choice was scored before) and score."""
-        chosen, scored, _ = self.score_counting(stored, sel, profile, reports)
-        return chosen, scored
+        decisions, scored = self.score_decisions(stored, sel, profile, reports)
+        return {i: d.candidate for i, d in decisions.items()}, scored
 
-    def score_counting(
+    def score_decisions(
         self, stored: StoredDataset, sel: Selector, profile: str, reports: Sequence[Report]
-    ) -> tuple[dict[int, int | None], _Scored, int]:
-        """`score`, plus the samples where the selector raised and ``validator_max`` chose (``fallback``)."""
+    ) -> tuple[dict[int, SampleDecision], _Scored]:
+        """`score`, with the selector's whole decisions (``fallback`` flags, a judge's verdicts and usage)."""
         from strategies.selectors import choose
 
         decisions = choose(sel, stored.task, stored.candidates, reports)
-        fallbacks = sum(1 for d in decisions.values() if d.fallback)
         chosen = {i: d.candidate for i, d in decisions.items()}
         key = (stored.key, tuple(sorted(chosen.items())), profile)
         if key not in self._scores:
@@ -197,7 +214,7 @@ class ScoreCache:
                     e2e = {int(s.index): e2e_pass(s.to_dict()) for s in scored.per_sample}
             self._scores[key] = _Scored(metrics, e2e)
             shutil.rmtree(out, ignore_errors=True)
-        return chosen, self._scores[key], fallbacks
+        return decisions, self._scores[key]
 
     def oracle(self, stored: StoredDataset) -> float | None:
         """The share of samples where some stored candidate passes E2E (ground truth, through the scorer)."""
@@ -230,19 +247,19 @@ def _miss_rates(
     return miss_rates(chosen, mistakes)
 
 
-def _selector_names(wanted: Sequence[str] | None) -> list[str]:
+def _selector_names(wanted: Sequence[str] | None, judges: bool = False) -> list[str]:
     names = list(wanted) if wanted else [n for n in selectors.names() if n != ORACLE]
     unique: list[str] = []
     seen: set[int] = set()
     for name in names:
         obj = selectors.get(name)  # raises UnknownNameError listing the valid names
-        if getattr(obj, "needs_judge", False):
-            # A judge selector calls a model per sample; the leaderboard makes no model call. Its cost belongs
-            # in a run (selector=llm_judge), where the ablation and the budget-matched table count it.
+        if getattr(obj, "needs_judge", False) and not judges:
+            # A judge selector calls a model per sample; callers other than the leaderboard make no model call
+            # (experiments.leaderboard_roles ranks judges with the run's judge and request cache).
             if wanted:
                 raise ReselectError(
-                    f"selector {name} calls a judge model, and the leaderboard calls none: compare it "
-                    f"in a run (python -m experiments -m selector=validator_max,{name} judge=litellm ...)"
+                    f"selector {name} calls a judge model, and this analysis calls none: rank it with "
+                    f"python -m experiments.leaderboard RUN --selectors validator_max,{name}, or in a run"
                 )
             continue
         if id(obj) in seen and not wanted:
@@ -258,27 +275,41 @@ class _DatasetResult:
 
     key: str
     oracle: float | None
-    cells: dict[tuple[str, str], tuple[dict[str, dict[str, float]], dict[int, int | None], int]]
+    cells: dict[tuple[str, str], tuple[dict[str, dict[str, float]], dict[int, int | None], int, Spend]]
     validations: int
     assembled: int
 
 
 def _evaluate(
-    stored: StoredDataset, names: Sequence[str], validators: Sequence[str], work: str, on_error: str = "raise"
+    stored: StoredDataset,
+    names: Sequence[str],
+    validators: Sequence[str],
+    work: str,
+    on_error: str = "raise",
+    judges: Mapping[str, JudgeSource] | None = None,
 ) -> _DatasetResult:
     """Every (validator, selector) on one dataset: each candidate validated once per profile, each distinct
-    choice assembled and scored once. Runs in a worker process (datasets are independent)."""
+    choice assembled and scored once. Runs in a worker process (datasets are independent); a judge selector is
+    built there from its run's judge config (``judges``)."""
     reports = ReportCache()
     with tempfile.TemporaryDirectory(dir=work) as scratch:
         scores = ScoreCache(Path(scratch))
         oracle = scores.oracle(stored)
-        cells: dict[tuple[str, str], tuple[dict[str, dict[str, float]], dict[int, int | None], int]] = {}
+        cells: dict[
+            tuple[str, str], tuple[dict[str, dict[str, float]], dict[int, int | None], int, Spend]
+        ] = {}
         for profile in validators:
             reps = [reports.get(c, stored.task, profile) for c in stored.candidates]
             for name in names:
-                sel = build_selector(name, on_error=on_error)
-                chosen, scored, fallbacks = scores.score_counting(stored, sel, profile, reps)
-                cells[(profile, name)] = (scored.metrics, chosen, fallbacks)
+                sel = (
+                    build_judge_selector(name, judges[stored.source])
+                    if judges is not None and is_judge(name)
+                    else build_selector(name, on_error=on_error)
+                )
+                decisions, scored = scores.score_decisions(stored, sel, profile, reps)
+                chosen = {i: d.candidate for i, d in decisions.items()}
+                fallbacks = sum(1 for d in decisions.values() if d.fallback)
+                cells[(profile, name)] = (scored.metrics, chosen, fallbacks, spend_of(decisions))
         return _DatasetResult(stored.key, oracle, cells, reports.validations, scores.assembled)
 
 
@@ -289,9 +320,10 @@ def _evaluate_all(
     work: str,
     workers: int,
     on_error: str = "raise",
+    judges: Mapping[str, JudgeSource] | None = None,
 ) -> list[_DatasetResult]:
     if workers <= 1 or len(stored) <= 1:
-        return [_evaluate(s, names, validators, work, on_error) for s in stored]
+        return [_evaluate(s, names, validators, work, on_error, judges) for s in stored]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -299,7 +331,12 @@ def _evaluate_all(
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=min(workers, len(stored)), mp_context=context) as pool:
         job = functools.partial(
-            _evaluate, names=list(names), validators=list(validators), work=work, on_error=on_error
+            _evaluate,
+            names=list(names),
+            validators=list(validators),
+            work=work,
+            on_error=on_error,
+            judges=judges,
         )
         return list(pool.map(job, stored))
 
@@ -337,14 +374,26 @@ def leaderboard(
 
     start, started = time.perf_counter(), time.time()
     stored = [s for run in runs for s in load_stored(Path(run))]
-    names = _selector_names(selector_names)
+    sources = judge_sources(runs)
+    names, skipped = ready_judges(_selector_names(selector_names, judges=True), sources, bool(selector_names))
     for name in names:
-        build_selector(name, on_error=on_error)  # an oracle or a broken entry fails here, once
+        if not is_judge(name):
+            build_selector(name, on_error=on_error)  # an oracle or a broken entry fails here, once
     profiles = [str(v) for v in validators]
     labels = {s.key: [_read_mistakes(c) for c in s.candidates] for s in stored}
     labelled = any(any(m) for ms in labels.values() for m in ms)
     with tempfile.TemporaryDirectory(dir=work) as scratch:
-        results = _evaluate_all(stored, names, profiles, scratch, workers or os.cpu_count() or 1, on_error)
+        results = _evaluate_all(
+            stored, names, profiles, scratch, workers or os.cpu_count() or 1, on_error, sources
+        )
+    down = unavailable_judges({n: [r.cells[(p, n)][3] for r in results for p in profiles] for n in names})
+    if down and selector_names:
+        raise ReselectError("; ".join(f"selector {n}: {why}" for n, why in down.items()))
+    skipped |= down  # one line each (main prints them), never a row of validator_max's choices under its name
+    names = [n for n in names if n not in down]
+    judged = any(is_judge(n) for n in names)
+    agents = sorted({c.agent for s in stored for c in s.candidates})
+    by_key = {s.key: s for s in stored}
     oracle = {r.key: r.oracle for r in results}
     rows: list[dict[str, Any]] = []
     by_dataset: dict[str, dict[str, float]] = {}
@@ -357,7 +406,7 @@ def leaderboard(
             misses: dict[str, list[int]] = {}
             row["fallbacks"] = 0
             for res in results:
-                metrics, chosen, fallbacks = res.cells[(profile, name)]
+                metrics, chosen, fallbacks, _ = res.cells[(profile, name)]
                 row["fallbacks"] += fallbacks
                 for p in PROFILES:
                     for k, v in metrics[p].items():
@@ -387,6 +436,8 @@ def leaderboard(
             for t, (m, o) in sorted(misses.items()):
                 row[f"miss_{t}"] = m / o if o else None
                 row[f"n_{t}"] = o
+            cells = [(by_key[r.key].candidates, *r.cells[(profile, name)][1::2]) for r in results]
+            row.update(role_columns(cells, agents, judged))
             rows.append(row)
         base = per_dataset.get(BASELINE)
         for row in rows:
@@ -407,62 +458,9 @@ def leaderboard(
         "seconds": time.perf_counter() - start,
         "started": started,
         "per_dataset_E2E": by_dataset,
+        "skipped": skipped,
     }
     return pd.DataFrame(rows), stats
-
-
-def leaderboard_figure(frame: pd.DataFrame, path: Path) -> Path:
-    """E2E per selector, one group of bars per validator profile, each bar with its dataset-bootstrap
-    95 % CI (``E2E_lo``/``E2E_hi``), the oracle bound as a line, the y-axis from 0, the CI method in the
-    caption."""
-    import matplotlib.pyplot as plt
-
-    from experiments.figure import DPI, WIDTH_IN
-
-    validators = list(dict.fromkeys(frame["validator"]))
-    names = list(dict.fromkeys(frame["selector"]))
-    fig, ax = plt.subplots(figsize=(WIDTH_IN * 0.7, 4.0))
-    width = 0.8 / max(1, len(validators))
-    for j, v in enumerate(validators):
-        part = frame[frame["validator"] == v].set_index("selector")
-        ys, below, above = [], [], []
-        for n in names:
-            if n not in part.index:
-                ys.append(float("nan"))
-                below.append(0.0)
-                above.append(0.0)
-                continue
-            y, lo, hi = (part.loc[n, c] for c in ("E2E", "E2E_lo", "E2E_hi"))
-            ys.append(float(y))
-            known = not any(pd.isna(x) for x in (y, lo, hi))
-            below.append(max(0.0, float(y) - float(lo)) if known else 0.0)
-            above.append(max(0.0, float(hi) - float(y)) if known else 0.0)
-        ax.bar(
-            [i + j * width for i in range(len(names))],
-            ys,
-            width,
-            label=f"validator {v}",
-            yerr=[below, above],
-            capsize=2,
-            error_kw={"elinewidth": 0.8, "ecolor": "black"},
-        )
-    bound = frame["oracle_E2E"].dropna()
-    if len(bound):
-        ax.axhline(float(bound.iloc[0]), color="black", linestyle="--", linewidth=1, label="oracle best-of-n")
-    ax.set_ylim(0.0, 1.05)  # bars from 0: a bar's length is its value
-    ax.set_xticks(
-        [i + width * (len(validators) - 1) / 2 for i in range(len(names))], names, rotation=20, ha="right"
-    )
-    ax.set_ylabel("E2E (macro over datasets)")
-    ax.set_title("Selectors on stored candidates", fontsize="medium")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
-    ax.grid(axis="y", alpha=0.3)
-    fig.text(0.5, 0.01, f"Error bars: {CI_METHOD}.", ha="center", va="bottom", fontsize="x-small")
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
 
 
 def _miss_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -523,6 +521,7 @@ def write_leaderboard(frame: pd.DataFrame, stats: Mapping[str, Any], out: Path) 
             "the share where the kept candidate has it (one column per validator/selector)",
             to_markdown(_miss_table(frame)),
         ]
+    parts += role_sections(frame, stats.get("skipped") or {})
     parts.append(
         f"{stats['datasets']} datasets, {stats['candidates']} stored candidates, "
         f"{stats['validations']} validations, {stats['assembled']} distinct outputs scored, "
@@ -537,7 +536,7 @@ def write_leaderboard(frame: pd.DataFrame, stats: Mapping[str, Any], out: Path) 
 @cli_main("python -m experiments.leaderboard")
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI; returns the exit code (0 success, 2 bad input; ``docs/cli.md``)."""
-    from core.registry import UnknownNameError
+    from core.registry import OptionError, UnknownNameError
     from strategies.selectors import SelectorError
 
     parser = OneLineParser(prog="python -m experiments.leaderboard", description=__doc__.splitlines()[0])
@@ -567,8 +566,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         wanted = [s for s in (args.selectors or "").split(",") if s] or None
         validators = [v for v in args.validators.split(",") if v]
         frame, stats = leaderboard(runs, wanted, validators, workers=args.workers, on_error=args.on_error)
-    except (ReselectError, UnknownNameError, ImportError, ValueError, SelectorError) as exc:
+    except (ReselectError, UnknownNameError, OptionError, ImportError, ValueError, SelectorError) as exc:
         raise CliError(str(exc)) from exc
+    for line in judge_notes(frame, stats["skipped"]):
+        print(f"python -m experiments.leaderboard: {line}", file=sys.stderr)
     out = args.out or runs[0] / "selectors"
     written = write_leaderboard(frame, stats, out)
     print((out / "selectors.md").read_text(encoding="utf-8"))

@@ -258,6 +258,23 @@ class RunPlan:
     metrics: tuple[str, ...] = ()
 
 
+def _refuse_ignored_selector(kind: str, name: str, spec: Any) -> None:
+    """Refuse a selector for a strategy that makes candidates but chooses by its own procedure (the paper's
+    S3/S4, SPEC §4): run anyway, a judge or another selector asked for would silently not choose anything."""
+    if not strategies.meta(kind).get("candidates"):
+        return  # S0-S2 have nothing to select among: a sweep's selector simply does not apply to them
+    named = spec if isinstance(spec, str) else None
+    if isinstance(spec, Mapping):
+        named = spec.get("_target_") or spec.get("name")
+    if named is None or str(named) == "validator_max":
+        return  # the default: the procedure's own validator-based choice is what runs
+    raise OptionError(
+        f"strategy {name} takes no selector (its reference procedure chooses each sample, SPEC §4): "
+        f"selector={named} would be ignored; use strategy=s3 or s4 with selector={named}, or leave "
+        "selector unset"
+    )
+
+
 def _label(name: str, takes_selector: bool, data: Mapping[str, Any], selector_cfg: Any) -> str:
     if not takes_selector:
         return name
@@ -313,6 +330,7 @@ def build_components(cfg: DictConfig, ledger: Ledger | None = None) -> RunPlan:
         )
         probe: Selector | None = selector
     else:
+        _refuse_ignored_selector(kind, str(data.get("name") or kind), spec)
         # A strategy without a selector still records an oracle request as an upper bound, as before.
         try:
             probe = build_selector(spec, allow_oracle=True)

@@ -1,9 +1,10 @@
 """Resume safety: a run folder continues only with the config that started it.
 
 ``run.resume=true hydra.run.dir=<run>`` reuses finished candidates and datasets; doing so under another
-strategy, agent, validator, selector, candidate count, seed or benchmark would label old results with the new
-config. The first start of a run stores the composed config in ``<run>/config.json``; a resume compares the
-new config with it and refuses (exit 2) listing the keys that differ. ``run.resume=force`` skips the check.
+strategy, agent, reviser, judge, validator, selector, candidate count, seed or benchmark would label old
+results with the new config. The first start of a run stores the composed config in ``<run>/config.json``; a
+resume compares the new config with it and refuses (exit 2) listing the keys that differ.
+``run.resume=force`` skips the check.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ __all__ = [
 CONFIG_FILE = "config.json"
 """The composed config of the run's first start (``run.json`` of an older run is read as a fallback)."""
 
-COMPARED = ("strategy", "agent", "validator", "selector", "benchmark", "run.seed")
-"""Config nodes that decide what a finished candidate or dataset means."""
+COMPARED = ("strategy", "agent", "reviser", "judge", "validator", "selector", "benchmark", "run.seed")
+"""Config nodes that decide what a finished candidate or dataset means (the reviser made its revisions, the
+judge its decisions: resuming under another would mix two roles under one label)."""
 
 
 class ResumeMismatch(ValueError):

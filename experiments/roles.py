@@ -215,9 +215,14 @@ def build_judge(
             option, or the object built is not a `Judge`.
     """
     from agents.litellm.judge import LiteLLMJudge
+    from experiments.request_cache import resolve_cache
 
     explicit = _plain(judge_cfg)
     data = dict(explicit) if explicit else dict(_plain(agent_cfg))
+    if "cache" in data and not data.get("_target_"):
+        # ``auto`` is the user's cache file, as for the agent (experiments.request_cache): a judged rerun, or
+        # a leaderboard re-ranking a judged run, is answered from it.
+        data["cache"] = resolve_cache(data["cache"])
     target = data.get("_target_")
     if target:
         factory = load_object(str(target))

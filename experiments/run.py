@@ -315,6 +315,14 @@ def _finish(
             ),
         },
     )
+    roles_text = None
+    if plan.pool or plan.judge is not None or plan.reviser is not None:
+        # Imported here: only runs with roles pay for the per-agent table (it scores every candidate). Written
+        # before the HTML report, which shows it.
+        from experiments.role_table import role_table, write_role_table
+
+        roots = {d.name: Path(d.root) for d in datasets}
+        roles_text = write_role_table(run_dir, role_table(records, roots))
     if cfg.run.get("report", True):
         # Imported here: the report's modules stay out of --help and of runs that do not want it.
         from experiments.report import write_report
@@ -322,12 +330,8 @@ def _finish(
         write_report(run_dir)  # never raises into the run: a failure is logged and the run still succeeds
     headline = str(cfg.get("scorer", {}).get("profile", "official"))
     table = format_table(docs, title, headline, datasets=[d.name for d in datasets], failed=errors)
-    if plan.pool or plan.judge is not None or plan.reviser is not None:
-        # Imported here: only runs with roles pay for the per-agent table (it scores every candidate).
-        from experiments.role_table import role_table, write_role_table
-
-        roots = {d.name: Path(d.root) for d in datasets}
-        table += "\n" + write_role_table(run_dir, role_table(records, roots))
+    if roles_text is not None:
+        table += "\n" + roles_text
     if mistakes is not None:
         table += "\n" + format_miss_table(mistakes.document)
     mechanics = mechanics_agent(cfg.agent)

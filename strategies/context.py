@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 DONE_MARKER = "candidate.json"
 """Written last, atomically, into a candidate folder once the agent call finished: resume trusts only this."""
 
+BUDGET_CUT = "budget_cut"
+"""Key of a done-marker whose candidate the run budget cut short: ``run.resume`` makes it again."""
+
 
 @dataclass
 class RunContext:
@@ -115,7 +118,7 @@ async def call_agent(
     folder = ctx.candidate_dir(task, key)
     if ctx.resume:
         done = candidate_from_marker(folder)
-        if done is not None:
+        if done is not None and not _cut_by_budget(folder):
             log.info("resume: reusing %s", folder)
             ctx.reused.append(folder)
             return done
@@ -126,8 +129,13 @@ async def call_agent(
         cand = await _call(ctx, task, folder, call, candidate_index, seed)
     if cand is None:
         return None
+    marker = cand.to_dict()
+    if cand.status != "ok" and ctx.budget is not None and ctx.budget.exhausted:
+        # Cut short by the run budget, not by the agent: a resume (with a larger budget) makes it again, its
+        # answered calls coming from the request cache, instead of keeping the truncated output.
+        marker[BUDGET_CUT] = True
     # Off the event loop: the marker is fsynced (resume trusts it), which must not stall other model calls.
-    await asyncio.to_thread(atomic_write_json, folder / DONE_MARKER, cand.to_dict())
+    await asyncio.to_thread(atomic_write_json, folder / DONE_MARKER, marker)
     if ctx.on_candidate is not None:
         ctx.on_candidate(task, cand)
     return cand
@@ -164,6 +172,13 @@ async def _call(
             cand, status="failed", reason=f"{cand.reason or 'finished'}; no sample was written"
         )
     return cand
+
+
+def _cut_by_budget(folder: Path) -> bool:
+    try:
+        return bool(json.loads((folder / DONE_MARKER).read_text(encoding="utf-8")).get(BUDGET_CUT))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _wrote_a_sample(output_dir: Path) -> bool:

@@ -95,6 +95,7 @@ class RunView:
     datasets: list[DatasetView]
     ablation_png: Path | None
     notes: list[str] = field(default_factory=list)
+    roles: dict[str, Any] | None = None
 
 
 def read_json(path: Path) -> Any:
@@ -253,7 +254,8 @@ def _load_dataset(
 
 
 def load_run(run_dir: Path) -> RunView:
-    """Read a run folder: ``metrics*.json``, ``samples.jsonl``, ``usage.json``, selected and candidates.
+    """Read a run folder: ``metrics*.json``, ``samples.jsonl``, ``usage.json``, ``roles.json``, selected and
+    candidates.
 
     Args:
         run_dir: The run folder written by ``python -m experiments``.
@@ -306,4 +308,6 @@ def load_run(run_dir: Path) -> RunView:
     if mechanics is not None:
         notes.insert(0, banner(mechanics))
     title = f"{run_info.get('strategy', '?')} · {run_info.get('run_name', run_dir.name)} · {run_dir.name}"
-    return RunView(run_dir, title, metrics, usage, datasets, ablation, notes)
+    roles = read_json(run_dir / "roles.json")  # written by runs with a pool, a reviser or a judge
+    roles = roles if isinstance(roles, dict) else None
+    return RunView(run_dir, title, metrics, usage, datasets, ablation, notes, roles)

@@ -10,6 +10,7 @@ from typing import Any
 from benchmark.score.constants import METRIC_NAMES
 from experiments.report.collect import CandidateView, DatasetView, RunView, SampleRow
 from experiments.report.jsondiff import differing_paths, json_html
+from experiments.report.roles import roles_html
 
 __all__ = ["FAIL_KEYS", "failing", "render_page"]
 
@@ -263,7 +264,8 @@ def render_page(run: RunView, thumb: Thumb, ablation_src: str | None) -> str:
         '<link rel="stylesheet" href="assets/report.css"></head><body>'
         f"{_filters(run)}<header><h1>{e(run.title)}</h1>"
         f'<p class="muted">{e(str(run.run_dir))}</p>{notes}</header><main>'
-        f"<h2>Metrics (macro over datasets)</h2>{_metrics_table(run)}{_miss_table(run)}{figure}"
+        f"<h2>Metrics (macro over datasets)</h2>{_metrics_table(run)}{_miss_table(run)}"
+        f"{roles_html(run.roles)}{figure}"
         f"<h2>Datasets</h2>{_dataset_table(run.datasets)}"
         f"<h2>Samples</h2>{samples or '<p class=muted>no samples</p>'}</main>"
         '<script src="assets/report.js"></script></body></html>\n'

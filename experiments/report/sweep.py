@@ -27,6 +27,8 @@ from experiments.ablation import COST_COLUMNS, STAT_COLUMNS, write_ablation
 from experiments.mechanics_check import sweep_banner
 from experiments.report.assets import CSS
 from experiments.report.build import REPORT_NAME
+from experiments.report.collect import read_json
+from experiments.report.roles import sweep_roles_html
 from experiments.report.thumbs import Thumbnailer
 from experiments.stats import CI_METHOD, TEST_METHOD
 from experiments.sweep_runs import RunData, groups, load_runs
@@ -113,6 +115,10 @@ def _jobs(sweep: Path, runs: list[RunData]) -> str:
         )
     head = "<tr><th>strategy</th><th>seed</th><th>run</th><th>E2E</th></tr>"
     return f'<table id="jobs">{head}{"".join(rows)}</table>'
+
+
+def _run_label(run: RunData) -> str:
+    return run.label + ("" if run.seed is None else f" · seed {run.seed}")
 
 
 def _kept(run: RunData, dataset: str, index: int, thumb: Thumbnailer) -> dict[str, Any]:
@@ -222,6 +228,15 @@ def build_sweep_report(sweep_dir: str | Path) -> Path:
         + f'<p class="muted">{e(CI_METHOD)} (E2E_lo, E2E_hi; dE2E_lo, dE2E_hi for the difference vs S0); '
         f"{e(TEST_METHOD)}.</p>"
         + _table(summary, list(STAT_COLUMNS), "stats")
+        + sweep_roles_html(
+            [
+                (
+                    r.label + ("" if r.seed is None else f" · seed {r.seed}"),
+                    read_json(r.run_dir / "roles.json"),
+                )
+                for r in runs
+            ]
+        )
         + "<h2>Figures</h2>"
         + f'<p class="muted">Bars and points: macro mean over datasets (mean over seeds); error bars: '
         f"{e(CI_METHOD)}; every y-axis from 0.</p>"

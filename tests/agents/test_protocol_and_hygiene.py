@@ -115,4 +115,8 @@ def test_fakeserver_command_line_prints_its_url_and_serves_the_script(tmp_path: 
         assert message["content"] == "hello" and message["tool_calls"][0]["function"]["name"] == "finish"
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        try:
+            proc.wait(timeout=60)  # generous: a loaded machine (CI on 2 cores) delays the shutdown
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise

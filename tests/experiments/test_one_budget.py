@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_roles import JUDGE_USAGE, Dispatch, judge, make_suite
 
 from agents.base import Candidate, Task, Usage
 from agents.budget import Budget, BudgetExceeded
-from agents.fakeserver import ByDataset, FakeServer, Reply, Step, tool_call
-from agents.fakeserver.replay import replay_script
-from agents.judge import CHOOSE_TOOL
+from agents.fakeserver import ByDataset, FakeServer, Step
+from agents.fakeserver.judge import is_judge_request
 from experiments import compose_config
 from experiments.plan import build_components
 from experiments.processes import SharedLedger
@@ -30,8 +30,6 @@ from experiments.run import run_experiment
 from experiments.run_options import check_budget
 from strategies.context import RunContext, call_agent, use
 
-DATASET = "synth-chest-xray-dicom"
-JUDGE_USAGE = (500, 7)
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -197,44 +195,36 @@ def test_worker_processes_share_one_budget_through_the_shared_ledger() -> None:
 # -- the judge under the budget, through the real LiteLLM path --------------------------------------------
 
 
-class _Dispatch:
-    """Judge requests (they offer ``choose_candidate``) choose candidate 1 after ``hold_s``, counting how
-    many are answered at once; the others replay the rules."""
+class _Counting(Dispatch):
+    """`fake_roles.Dispatch` (the judge chooses candidate 1) answering each verdict after ``hold_s``, counting
+    how many are answered at once."""
 
     def __init__(self, agents: ByDataset) -> None:
-        self.agents = agents
-        self.judged = 0
+        super().__init__(agents)
         self.hold_s = 0.0
         self.in_flight = self.most_in_flight = 0
         self._lock = threading.Lock()
 
     def __call__(self, request: Mapping[str, Any], serial: int) -> Step:
-        names = {t.get("function", {}).get("name") for t in request.get("tools") or []}
-        if CHOOSE_TOOL not in names:
+        if not is_judge_request(request):
             return self.agents(request, serial)
         with self._lock:
-            self.judged += 1
             self.in_flight += 1
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
         time.sleep(self.hold_s)  # the server answers each request in its own thread
         with self._lock:
             self.in_flight -= 1
-        return Reply(tool_calls=(tool_call(CHOOSE_TOOL, {"candidate": 1}),), usage=JUDGE_USAGE)
+            return super().__call__(request, serial)
 
 
 @pytest.fixture(scope="module")
 def suite_and_script(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ByDataset]:
-    from benchmark.synth.suite import generate_suite
-
-    base = tmp_path_factory.mktemp("one-budget")
-    generate_suite(base / "suite", size="small", only=[DATASET])
-    script = replay_script(base / "suite" / DATASET, work_dir=base / "rules", usage=(300, 40), check=False)
-    return base / "suite", ByDataset({DATASET: script})
+    return make_suite(tmp_path_factory.mktemp("one-budget"))
 
 
 @pytest.fixture
-def server(suite_and_script: tuple[Path, ByDataset]) -> Iterator[tuple[FakeServer, _Dispatch]]:
-    dispatch = _Dispatch(suite_and_script[1])
+def server(suite_and_script: tuple[Path, ByDataset]) -> Iterator[tuple[FakeServer, _Counting]]:
+    dispatch = _Counting(suite_and_script[1])
     with FakeServer(dispatch) as fake:
         yield fake, dispatch
 
@@ -246,12 +236,7 @@ def _judged_run(suite: Path, url: str, *extra: str) -> list[str]:
         f"benchmark.root={suite}",
         f"+strategy.pool=[{{agent: {_model('openai/fake-a', url)}, n: 2}}, "
         "{agent: {name: rules, temperature: 0.9}, n: 3, label: rules-hot}]",
-        "selector=llm_judge",
-        "judge=litellm",
-        "judge.model=openai/fake-judge",
-        f"judge.api_base={url}",
-        "+judge.api_key=sk-fake",
-        "judge.price={input_per_mtok: 1.0, output_per_mtok: 2.0}",
+        *judge(url),
         "run.progress=false",
         "run.report=false",
         "run.processes=1",
@@ -265,7 +250,7 @@ def _decisions(run: Path) -> list[dict[str, Any]]:
 
 
 def test_the_judge_is_charged_per_verdict_and_asks_nothing_once_the_budget_is_spent(
-    suite_and_script: tuple[Path, ByDataset], server: tuple[FakeServer, _Dispatch], tmp_path: Path
+    suite_and_script: tuple[Path, ByDataset], server: tuple[FakeServer, _Counting], tmp_path: Path
 ) -> None:
     suite, _ = suite_and_script
     fake, dispatch = server
@@ -298,7 +283,7 @@ def test_the_judge_is_charged_per_verdict_and_asks_nothing_once_the_budget_is_sp
 
 
 def test_a_datasets_verdicts_are_asked_concurrently_and_decide_as_one_by_one(
-    suite_and_script: tuple[Path, ByDataset], server: tuple[FakeServer, _Dispatch], tmp_path: Path
+    suite_and_script: tuple[Path, ByDataset], server: tuple[FakeServer, _Counting], tmp_path: Path
 ) -> None:
     suite, _ = suite_and_script
     fake, dispatch = server

@@ -1,5 +1,6 @@
 """The README's offline model-roles recipe, run line by line as printed (only the port is swapped for a free
-one): a pool of a model and the rules baseline, judged by a scripted judge through the fake server."""
+one): a pool of two models and the rules baseline, judged by a scripted judge through the fake server, then
+re-ranked by the leaderboard from the request cache."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,13 +33,16 @@ def _free_port() -> int:
 
 @pytest.mark.heavy
 def test_the_readme_roles_recipe_runs_a_judged_pool_offline(tmp_path: Path) -> None:
-    synth, serve, run, stop = _lines()
+    synth, serve, run, board, stop = _lines()
     assert serve.rstrip().endswith("&") and stop.startswith("kill %1")
     port = str(_free_port())
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     env["MEDSTRAT_CACHE"] = str(tmp_path / "cache")
     env.pop("OPENAI_API_KEY", None)
+    env.pop(
+        "MEDSTRAT_REQUEST_CACHE", None
+    )  # the default request cache, as a user has it: under MEDSTRAT_CACHE
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "python").symlink_to(sys.executable)
@@ -66,10 +71,19 @@ def test_the_readme_roles_recipe_runs_a_judged_pool_offline(tmp_path: Path) -> N
         assert server.stdout is not None
         assert server.stdout.readline().decode().strip() == f"http://127.0.0.1:{port}/v1"
         done = bash(run)
+        ranked = bash(board)
     finally:
         server.terminate()
         server.wait(timeout=30)
     assert done.returncode == 0, done.stderr
-    assert "win rate" in done.stdout and "litellm:openai/fake-a" in done.stdout
+    assert "win rate" in done.stdout and "litellm:openai/fake-b" in done.stdout
     roles = json.loads(next(tmp_path.glob("outputs/*/*/roles.json")).read_text(encoding="utf-8"))
     assert roles["judge"]["chosen"] == roles["judge"]["calls"] > 0 and roles["judge"]["invalid"] == 0
+    assert '<table id="roles">' in next(tmp_path.glob("outputs/*/*/report.html")).read_text(encoding="utf-8")
+    assert ranked.returncode == 0, ranked.stderr
+    assert "## Cost per selector" in ranked.stdout and "win:litellm:openai/fake-b" in ranked.stdout
+    rows = pd.read_csv(next(tmp_path.glob("outputs/*/*/selectors/selectors.csv"))).set_index("selector")
+    # Re-ranked with the run's judge: every verdict from the request cache, at the run's judge cost.
+    judged = rows.loc["llm_judge"]
+    assert judged["judge_cache_hits"] == judged["judge_calls"] == roles["judge"]["calls"]
+    assert judged["judge_tokens"] == roles["judge"]["tokens"]

@@ -4,14 +4,13 @@ win rates, and an LLM judge as S3's selector (scripted: always candidate 1, or a
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from fake_roles import JUDGE_USAGE, Dispatch, judge, make_suite, overrides, read_record
 
-from agents.fakeserver import ByDataset, FakeServer, Reply, Step, tool_call
-from agents.fakeserver.replay import replay_script
+from agents.fakeserver import ByDataset, FakeServer, Reply, tool_call
 from agents.judge import CHOOSE_TOOL
 from experiments import compose_config
 from experiments.ablation import summary_frame
@@ -20,34 +19,10 @@ from experiments.reselect import ReselectError
 from experiments.run import run_experiment
 from experiments.sweep_runs import load_runs
 
-DATASET = "synth-chest-xray-dicom"
-JUDGE_USAGE = (500, 7)
-
-
-class Dispatch:
-    """Judge requests (they offer ``choose_candidate``) get ``verdict``; agent requests replay the rules."""
-
-    def __init__(self, agents: ByDataset) -> None:
-        self.agents = agents
-        self.verdict: Step = Reply(tool_calls=(tool_call(CHOOSE_TOOL, {"candidate": 1}),), usage=JUDGE_USAGE)
-        self.judged = 0
-
-    def __call__(self, request: Mapping[str, Any], serial: int) -> Step:
-        names = {t.get("function", {}).get("name") for t in request.get("tools") or []}
-        if CHOOSE_TOOL in names:
-            self.judged += 1
-            return self.verdict
-        return self.agents(request, serial)
-
 
 @pytest.fixture(scope="module")
 def suite_and_script(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ByDataset]:
-    from benchmark.synth.suite import generate_suite
-
-    base = tmp_path_factory.mktemp("roles")
-    generate_suite(base / "suite", size="small", only=[DATASET])
-    script = replay_script(base / "suite" / DATASET, work_dir=base / "rules", usage=(300, 40), check=False)
-    return base / "suite", ByDataset({DATASET: script})
+    return make_suite(tmp_path_factory.mktemp("roles"))
 
 
 @pytest.fixture
@@ -57,52 +32,13 @@ def server(suite_and_script: tuple[Path, ByDataset]) -> Iterator[tuple[FakeServe
         yield fake, dispatch
 
 
-def _model(url: str, model: str) -> str:
-    return f"{{name: litellm, model: '{model}', api_base: '{url}', api_key: sk-fake, vision: true}}"
-
-
-def _overrides(suite: Path, url: str, *extra: str) -> list[str]:
-    # Two models (each replays the rules agent) and the rules baseline sampling at temperature 0.9: the
-    # rules candidates differ from the models' on some samples, so the judge has something to decide.
-    pool = (
-        f"+strategy.pool=[{{agent: {_model(url, 'openai/fake-a')}, n: 1}}, "
-        f"{{agent: {_model(url, 'openai/fake-b')}, n: 1}}, "
-        "{agent: {name: rules, temperature: 0.9}, n: 3, label: rules-hot}]"
-    )
-    return [
-        "strategy=s3",
-        "benchmark=dir",
-        f"benchmark.root={suite}",
-        pool,
-        "run.progress=false",
-        "run.report=false",
-        "run.processes=1",
-        *extra,
-    ]
-
-
-def _judge(url: str) -> list[str]:
-    return [
-        "selector=llm_judge",
-        "judge=litellm",
-        "judge.model=openai/fake-judge",
-        f"judge.api_base={url}",
-        "+judge.api_key=sk-fake",
-        "judge.price={input_per_mtok: 1.0, output_per_mtok: 2.0}",
-    ]
-
-
-def _record(run: Path) -> dict[str, Any]:
-    return json.loads((run / "selected" / DATASET / "result.json").read_text(encoding="utf-8"))
-
-
 def test_a_pool_records_each_candidates_agent_and_per_agent_win_rates(
     suite_and_script: tuple[Path, ByDataset], server: tuple[FakeServer, Dispatch], tmp_path: Path
 ) -> None:
     suite, _ = suite_and_script
     fake, _dispatch = server
-    outcome = run_experiment(compose_config(_overrides(suite, fake.url)), tmp_path / "run")
-    record = _record(tmp_path / "run")
+    outcome = run_experiment(compose_config(overrides(suite, fake.url)), tmp_path / "run")
+    record = read_record(tmp_path / "run")
 
     agents = [c["agent"] for c in record["candidates"]]
     assert agents == ["litellm:openai/fake-a", "litellm:openai/fake-b", "rules-hot", "rules-hot", "rules-hot"]
@@ -125,8 +61,8 @@ def test_a_judge_that_always_prefers_candidate_1_decides_every_sample_it_answers
 ) -> None:
     suite, _ = suite_and_script
     fake, dispatch = server
-    run_experiment(compose_config(_overrides(suite, fake.url, *_judge(fake.url))), tmp_path / "run")
-    record = _record(tmp_path / "run")
+    run_experiment(compose_config(overrides(suite, fake.url, *judge(fake.url))), tmp_path / "run")
+    record = read_record(tmp_path / "run")
 
     verdicts = [(d, d["details"]["judge"]) for d in record["decisions"].values()]
     answered = [(d, j) for d, j in verdicts if j["status"] == "chosen"]
@@ -155,10 +91,10 @@ def test_an_invalid_judge_answer_falls_back_to_validator_max_and_is_counted(
     suite, _ = suite_and_script
     fake, dispatch = server
     dispatch.verdict = Reply(tool_calls=(tool_call(CHOOSE_TOOL, {"candidate": 99}),), usage=JUDGE_USAGE)
-    run_experiment(compose_config(_overrides(suite, fake.url, *_judge(fake.url))), tmp_path / "judged")
-    judged = _record(tmp_path / "judged")
-    run_experiment(compose_config(_overrides(suite, fake.url)), tmp_path / "plain")
-    plain = _record(tmp_path / "plain")
+    run_experiment(compose_config(overrides(suite, fake.url, *judge(fake.url))), tmp_path / "judged")
+    judged = read_record(tmp_path / "judged")
+    run_experiment(compose_config(overrides(suite, fake.url)), tmp_path / "plain")
+    plain = read_record(tmp_path / "plain")
 
     invalid = [d for d in judged["decisions"].values() if d["details"]["judge"]["status"] == "invalid"]
     assert invalid and len(invalid) == dispatch.judged
@@ -190,7 +126,7 @@ def test_a_separate_reviser_makes_the_s1_revision_of_the_agents_candidate(
         ]
         run_experiment(compose_config(overrides), tmp_path / "run")
         models = {r.body.get("model") for r in fake.requests if isinstance(r.body, dict)}
-    record = _record(tmp_path / "run")
+    record = read_record(tmp_path / "run")
     assert [c["agent"] for c in record["candidates"]] == ["rules", "litellm:openai/fake-reviser"]
     assert models == {
         "fake-reviser"
@@ -198,8 +134,10 @@ def test_a_separate_reviser_makes_the_s1_revision_of_the_agents_candidate(
     assert record["usage"]["total_tokens"] == record["candidates"][1]["usage"]["total_tokens"] > 0
 
 
-def test_the_leaderboard_skips_judge_selectors_and_refuses_one_named() -> None:
-    # It makes no model call; a judge's cost is compared in runs instead.
+def test_callers_that_make_no_model_call_skip_judge_selectors_and_refuse_one_named() -> None:
+    # pass@k and the other re-selections without a judge role; the leaderboard ranks judges
+    # (tests/experiments/test_roles_leaderboard.py).
     assert "llm_judge" not in _selector_names(None) and "hybrid" not in _selector_names(None)
+    assert {"llm_judge", "hybrid"} <= set(_selector_names(None, judges=True))
     with pytest.raises(ReselectError, match="calls a judge model"):
         _selector_names(["validator_max", "llm_judge"])

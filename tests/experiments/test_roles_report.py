@@ -1,0 +1,92 @@
+"""The HTML reports show the model roles: a run's page its per-agent table and judge summary, a sweep's page
+every run's rows (through the real LiteLLM path, fake provider)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fake_roles import Dispatch, judge, make_suite, overrides
+
+from agents.fakeserver import ByDataset, FakeServer
+from experiments import compose_config
+from experiments.report.sweep import build_sweep_report
+from experiments.run import run_experiment
+
+
+@pytest.fixture(scope="module")
+def suite_and_script(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ByDataset]:
+    return make_suite(tmp_path_factory.mktemp("roles-report"))
+
+
+@pytest.fixture
+def server(suite_and_script: tuple[Path, ByDataset]) -> Iterator[tuple[FakeServer, Dispatch]]:
+    dispatch = Dispatch(suite_and_script[1])
+    with FakeServer(dispatch) as fake:
+        yield fake, dispatch
+
+
+def _rows(page: str, table_id: str) -> list[list[str]]:
+    """The data rows of one table of the page, each as its cells' text."""
+    found = re.search(rf'<table id="{table_id}">(.*?)</table>', page, re.S)
+    assert found, f"no table {table_id} in the page"
+    rows = re.findall(r"<tr>(.*?)</tr>", found.group(1), re.S)
+    return [re.findall(r"<td[^>]*>(.*?)</td>", r, re.S) for r in rows if "<td" in r]
+
+
+def test_the_run_report_shows_each_agents_table_and_the_judges_summary(
+    suite_and_script: tuple[Path, ByDataset], server: tuple[FakeServer, Dispatch], tmp_path: Path
+) -> None:
+    suite, _ = suite_and_script
+    fake, dispatch = server
+    cfg = compose_config(overrides(suite, fake.url, *judge(fake.url), "run.report=true"))
+    run_experiment(cfg, tmp_path / "run")
+    roles = json.loads((tmp_path / "run" / "roles.json").read_text(encoding="utf-8"))
+    page = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+
+    shown = {r[0]: r[1:] for r in _rows(page, "roles")}
+    assert (
+        set(shown) == set(roles["agents"]) == {"litellm:openai/fake-a", "litellm:openai/fake-b", "rules-hot"}
+    )
+    for label, a in roles["agents"].items():
+        candidates, selected, win, oracle, calls, tokens, usd = shown[label]
+        assert (int(candidates), int(selected), int(calls), int(tokens)) == (
+            a["candidates"],
+            a["selected"],
+            a["calls"],
+            a["tokens"],
+        )
+        assert float(win) == pytest.approx(a["win_rate"], abs=1e-3)
+        assert float(oracle) == pytest.approx(a["oracle_rate"], abs=1e-3)
+        assert float(usd) == pytest.approx(a["cost_usd"], abs=1e-4)
+    [judged] = _rows(page, "judge")
+    samples, chosen, ties, single, invalid, calls, tokens, usd = judged
+    j = roles["judge"]
+    assert int(chosen) == j["chosen"] == dispatch.judged > 0
+    assert (int(samples), int(ties), int(single), int(invalid)) == (j["samples"], j["tie"], j["single"], 0)
+    assert (int(calls), int(tokens)) == (j["calls"], j["tokens"]) and j["tokens"] > 0
+    assert float(usd) == pytest.approx(j["cost_usd"], abs=1e-4)
+
+
+def test_the_sweep_report_stacks_every_runs_agent_rows_and_judge_rows(
+    suite_and_script: tuple[Path, ByDataset], server: tuple[FakeServer, Dispatch], tmp_path: Path
+) -> None:
+    suite, _ = suite_and_script
+    fake, _dispatch = server
+    sweep = tmp_path / "sweep"
+    run_experiment(compose_config(overrides(suite, fake.url)), sweep / "0")
+    run_experiment(compose_config(overrides(suite, fake.url, *judge(fake.url))), sweep / "1")
+    page = build_sweep_report(sweep).read_text(encoding="utf-8")
+
+    rows = _rows(page, "roles")
+    assert len(rows) == 6  # three agents per run, two runs
+    for k in ("0", "1"):
+        roles = json.loads((sweep / k / "roles.json").read_text(encoding="utf-8"))
+        for label, a in roles["agents"].items():
+            assert [label, str(a["candidates"]), str(a["selected"])] in [r[1:4] for r in rows]
+    judged = _rows(page, "judge")
+    one = json.loads((sweep / "1" / "roles.json").read_text(encoding="utf-8"))["judge"]
+    assert len(judged) == 1 and int(judged[0][2]) == one["chosen"] > 0  # only the judged run has a judge row
