@@ -12,6 +12,18 @@ from agents.base import Candidate
 __all__ = ["Progress"]
 
 
+class _Bar(tqdm):  # type: ignore[misc]  # tqdm ships no type information
+    """tqdm without its monitor thread.
+
+    tqdm starts a thread, on the first bar, that lives as long as the process; it only helps bars whose
+    ``miniters`` grew above 1, which ours never does (``miniters=1``). A thread left alive would keep the run
+    from sharing its scoring with forks of the process (`benchmark.score.forked` forks only when this
+    thread is the only one).
+    """
+
+    monitor_interval = 0
+
+
 class Progress:
     """A tqdm bar over datasets with candidates, tokens and USD in its postfix.
 
@@ -23,8 +35,9 @@ class Progress:
     def __init__(self, total: int, *, enabled: bool = True) -> None:
         self._lock = threading.Lock()
         self.candidates, self.tokens, self.usd, self.reused = 0, 0, 0.0, 0
-        self._bar = tqdm(
+        self._bar = _Bar(
             total=total,
+            miniters=1,
             unit="dataset",
             desc="datasets",
             file=sys.stderr,

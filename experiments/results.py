@@ -23,6 +23,7 @@ from benchmark.score.aggregate import macro
 from benchmark.score.constants import METRIC_NAMES
 from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_dataset
+from benchmark.score.forked import map_forked, processes_for
 from benchmark.score.profiles import ScoringRules
 from core.atomic import atomic_write_json, atomic_write_text
 from core.cli_errors import one_line
@@ -84,20 +85,32 @@ def _link_or_copy(source: str, target: str) -> str:
 
 
 def score_exports(
-    exports: Mapping[str, Path], run_name: str, metrics: tuple[str, ...] = ()
+    exports: Mapping[str, Path], run_name: str, metrics: tuple[str, ...] = (), *, workers: int | None = None
 ) -> dict[str, dict[str, Any]]:
     """Score every exported dataset under both profiles: ``{profile: {dataset: score_dataset(...)}}``.
+
+    The (profile, dataset) pairs are independent and deterministic, so they are shared between this process
+    and forks of it (`benchmark.score.forked`; none when another thread is alive or the platform cannot
+    fork): the result is the serial loop's, in the same order.
 
     Args:
         exports: Dataset name → its export folder.
         run_name: The model folder name in the export.
         metrics: Registered metrics scored after the eleven (``scorer.metrics``).
+        workers: Processes sharing the pairs, this one included; None = one per core; 1 = this one only.
     """
     rules = {p: ScoringRules.named(p).with_metrics(metrics) for p in PROFILES}
-    return {
-        p: {name: score_dataset(root, models=[run_name], profile=rules[p]) for name, root in exports.items()}
-        for p in PROFILES
-    }
+    items = [(p, name) for p in PROFILES for name in exports]
+
+    def score(item: tuple[str, str]) -> dict[str, Any]:
+        profile, name = item
+        return score_dataset(exports[name], models=[run_name], profile=rules[profile])
+
+    done = map_forked(score, items, processes_for(len(items), workers))
+    out: dict[str, dict[str, Any]] = {p: {} for p in PROFILES}
+    for (profile, name), result in zip(items, done, strict=True):
+        out[profile][name] = result
+    return out
 
 
 def metrics_document(

@@ -170,24 +170,40 @@ def write_selected(
     if out.exists():
         shutil.rmtree(out)
     (out / ANNOTATIONS_DIR).mkdir(parents=True)
+    folders = {out / ANNOTATIONS_DIR}
+
+    def put(source: Path, target: Path) -> None:
+        # `link_or_copy` into the folder just emptied: there is nothing to replace, and each subfolder is
+        # made once instead of once per file (two system calls fewer per file).
+        if target.parent not in folders:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            folders.add(target.parent)
+        try:
+            os.link(source, target)
+        except OSError:
+            link_or_copy(source, target)
+
     annotations: dict[int, dict[str, Any] | None] = {}
     images_valid: dict[int, bool] = {}
     for index, src in sorted(sources.items()):
-        ann = copy.deepcopy(src.annotation)
+        # A shallow copy: the one change below replaces ``record`` with a copy of its own, so the source's
+        # annotation is never modified (deep-copying every annotation was a quarter of this function's time).
+        ann = dict(src.annotation)
         if src.image is not None:
             ext = src.image.suffix.lower() if src.image.suffix.lower() in IMAGE_EXTENSIONS else ".png"
             target = out / IMAGES_DIR / f"{index}{ext}"
-            link_or_copy(src.image, target)
-            if isinstance(ann.get("record"), dict):
-                ann["record"]["image_path"] = f"{IMAGES_DIR}/{index}{ext}"
+            put(src.image, target)
+            record = ann.get("record")
+            if isinstance(record, dict):
+                ann["record"] = {**record, "image_path": f"{IMAGES_DIR}/{index}{ext}"}
             facts = image_facts(src.image)  # the same bytes: the candidate's file may already be verified
             images_valid[index] = bool(facts and facts.valid)
         else:
             images_valid[index] = False
         if src.mask is not None:
-            link_or_copy(src.mask, out / MASKS_DIR / f"{index}.png")
+            put(src.mask, out / MASKS_DIR / f"{index}.png")
         if src.annotation_file is not None and ann == src.annotation:
-            link_or_copy(src.annotation_file, out / ANNOTATIONS_DIR / f"{index}.json")  # parses to ``ann``
+            put(src.annotation_file, out / ANNOTATIONS_DIR / f"{index}.json")  # parses to ``ann``
         else:
             atomic_write_json(out / ANNOTATIONS_DIR / f"{index}.json", ann, durable=False)
         annotations[index] = ann

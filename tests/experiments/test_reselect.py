@@ -91,8 +91,13 @@ def test_cli_writes_a_run_folder_and_exit_codes(source: tuple[Path, Path], tmp_p
         "run.report=true",
         f"hydra.run.dir={out}",
     ]
-    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
+    # Buffered output, as by default: the CLI leaves by os._exit once everything is written, so what it
+    # printed must have been flushed first (a pipe is block-buffered: a missing flush loses the table).
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
+    assert "E2E" in done.stdout and "official" in done.stdout
+    assert "agent calls: 0" in done.stderr and f"run folder: {out}" in done.stderr
     for name in (
         "metrics.json",
         "metrics_strict.json",
@@ -150,3 +155,33 @@ def test_reselect_reuses_the_stored_reports_and_links_the_outputs(
     image = next(selected.glob(f"{index}.*"))
     original = next((copy / "candidates" / DATASETS[0] / str(chosen)).glob(f"*/images/{index}.*"))
     assert os.path.samefile(image, original)  # a hard link to the candidate's file, not a copy
+
+
+def test_scoring_shared_with_forks_equals_the_serial_loop(source: tuple[Path, Path], tmp_path: Path) -> None:
+    """A run's (profile, dataset) scorings go to forks of the process; the result is what scoring each
+    dataset in turn gives, in the same order (a reselection's metrics and samples.jsonl are built from it)."""
+    from benchmark.score.evaluate import score_dataset
+    from benchmark.score.forked import processes_for
+    from benchmark.score.profiles import ScoringRules
+    from experiments.results import PROFILES, score_exports
+
+    _, src = source
+    run_name = json.loads((src / "run.json").read_text())["run_name"]
+    exports = {p.name: p for p in sorted((src / "export").iterdir())}
+    assert len(exports) == len(DATASETS)
+    if processes_for(2 * len(exports), 2) != 2:
+        pytest.skip("no fork here (another thread is alive, or the platform cannot fork)")
+    forked = score_exports(exports, run_name, workers=2)
+    one_by_one = {
+        p: {
+            n: score_dataset(root, models=[run_name], profile=ScoringRules.named(p))
+            for n, root in exports.items()
+        }
+        for p in PROFILES
+    }
+    assert list(forked) == list(one_by_one) == ["official", "strict"]
+    for profile in one_by_one:
+        assert list(forked[profile]) == list(one_by_one[profile])
+    assert forked == one_by_one
+    assert score_exports(exports, run_name, workers=1) == one_by_one
+    assert all(r["models"][run_name]["metrics"] for r in one_by_one["strict"].values())
