@@ -20,6 +20,7 @@ from typing import Any
 from agents.base import OUTPUT_SUBDIR
 from benchmark.layout import ANNOTATIONS_DIR
 from experiments.mechanics_check import banner, mechanics_agent
+from strategies.base import REPORTS_DIR
 
 __all__ = ["CandidateView", "DatasetView", "RunView", "SampleRow", "load_run"]
 
@@ -166,6 +167,56 @@ def _candidate_folders(run_dir: Path, name: str) -> list[tuple[str, Path, str]]:
     return out
 
 
+def _without_image_path(doc: Any) -> Any:
+    if not isinstance(doc, dict) or not isinstance(doc.get("record"), dict):
+        return doc
+    return {**doc, "record": {k: v for k, v in doc["record"].items() if k != "image_path"}}
+
+
+def _kept_candidates_checks(
+    result: dict[str, Any], selected: Path, root: Path | None, profile: Any
+) -> dict[int, tuple[float, list[dict[str, Any]]]] | None:
+    """Each sample's checks from the stored report of the candidate it was kept from (what the selection saw),
+    when every selected sample is that candidate's annotation as it stands (a best-of-n selection; only
+    ``record.image_path`` is rewritten on assembly); None otherwise (a merge, a revision, no stored report),
+    and the selected folder is validated instead.
+
+    A reselection then shows its checks without validating anything again (issue 25: reused reports).
+    """
+    from validator.report_store import load_report
+    from validator.validate import get_profile
+
+    candidates = result.get("candidates") or []
+    decisions = result.get("decisions") or {}
+    if not candidates or not decisions:
+        return None
+    try:
+        loaded = get_profile(profile)
+    except Exception:
+        return None
+    reports: dict[int, Any] = {}
+    out: dict[int, tuple[float, list[dict[str, Any]]]] = {}
+    for key, decision in decisions.items():
+        k = decision.get("candidate") if isinstance(decision, dict) else None
+        if not str(key).isdigit() or not isinstance(k, int) or not 0 <= k < len(candidates):
+            return None
+        index = int(key)
+        folder = Path(str(candidates[k].get("output_dir", "")))
+        if k not in reports:
+            reports[k] = load_report(folder.parent / REPORTS_DIR, folder, root, loaded)
+        sample = reports[k].samples.get(index) if reports[k] is not None else None
+        mine = read_json(selected / ANNOTATIONS_DIR / f"{index}.json")
+        theirs = read_json(folder / ANNOTATIONS_DIR / f"{index}.json")
+        if sample is None or mine is None or _without_image_path(mine) != _without_image_path(theirs):
+            return None
+        checks = [
+            {"name": o.name, "score": o.score, "weight": o.weight, "message": o.result.message}
+            for o in sample.checks.values()
+        ]
+        out[index] = (sample.total, checks)
+    return out
+
+
 def _validator_checks(
     selected: Path, root: Path | None, profile: Any
 ) -> dict[int, tuple[float, list[dict[str, Any]]]]:
@@ -221,7 +272,9 @@ def _load_dataset(
     gt = _ground_truth(run_dir, name)
     selected_dir = run_dir / "selected" / name / OUTPUT_SUBDIR
     folders = _candidate_folders(run_dir, name)
-    checks = _validator_checks(selected_dir, root, profile)
+    checks = _kept_candidates_checks(result, selected_dir, root, profile)
+    if checks is None:
+        checks = _validator_checks(selected_dir, root, profile)
     indices = {i for (d, i) in rows if d == name}
     indices |= {int(k) for k in result.get("decisions", {}) if str(k).isdigit()}
     samples = []
