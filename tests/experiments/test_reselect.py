@@ -170,7 +170,29 @@ def test_scoring_shared_with_forks_equals_the_serial_loop(source: tuple[Path, Pa
     exports = {p.name: p for p in sorted((src / "export").iterdir())}
     assert len(exports) == len(DATASETS)
     if processes_for(2 * len(exports), 2) != 2:
-        pytest.skip("no fork here (another thread is alive, or the platform cannot fork)")
+        # This process runs threads (pytest-xdist's): forking is off here, so the comparison runs in a fresh
+        # interpreter, which has none.
+        code = (
+            "import sys, pathlib\n"
+            "from benchmark.score.forked import processes_for\n"
+            "from experiments.results import score_exports\n"
+            "exports = {p.name: p for p in sorted(pathlib.Path(sys.argv[1]).iterdir())}\n"
+            "assert processes_for(2 * len(exports), 2) == 2, 'no fork in a fresh interpreter'\n"
+            "forked = score_exports(exports, sys.argv[2], workers=2)\n"
+            "serial = score_exports(exports, sys.argv[2], workers=1)\n"
+            "assert list(forked) == list(serial) and forked == serial\n"
+            "assert all(list(forked[p]) == list(serial[p]) for p in serial)\n"
+            "print('forked == serial')\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(src / "export"), run_name],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])},
+        )
+        assert done.returncode == 0 and done.stdout.strip() == "forked == serial", done.stderr[-2000:]
+        return
     forked = score_exports(exports, run_name, workers=2)
     one_by_one = {
         p: {
