@@ -5,28 +5,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fake_roles import Dispatch, judge, make_suite, overrides
+from fake_roles import Dispatch, judge, overrides
 
 from agents.fakeserver import ByDataset, FakeServer
 from experiments import compose_config
 from experiments.report.sweep import build_sweep_report
 from experiments.run import run_experiment
-
-
-@pytest.fixture(scope="module")
-def suite_and_script(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ByDataset]:
-    return make_suite(tmp_path_factory.mktemp("roles-report"))
-
-
-@pytest.fixture
-def server(suite_and_script: tuple[Path, ByDataset]) -> Iterator[tuple[FakeServer, Dispatch]]:
-    dispatch = Dispatch(suite_and_script[1])
-    with FakeServer(dispatch) as fake:
-        yield fake, dispatch
 
 
 def _rows(page: str, table_id: str) -> list[list[str]]:
@@ -38,10 +25,10 @@ def _rows(page: str, table_id: str) -> list[list[str]]:
 
 
 def test_the_run_report_shows_each_agents_table_and_the_judges_summary(
-    suite_and_script: tuple[Path, ByDataset], server: tuple[FakeServer, Dispatch], tmp_path: Path
+    roles_suite: tuple[Path, ByDataset], roles_server: tuple[FakeServer, Dispatch], tmp_path: Path
 ) -> None:
-    suite, _ = suite_and_script
-    fake, dispatch = server
+    suite, _ = roles_suite
+    fake, dispatch = roles_server
     cfg = compose_config(overrides(suite, fake.url, *judge(fake.url), "run.report=true"))
     run_experiment(cfg, tmp_path / "run")
     roles = json.loads((tmp_path / "run" / "roles.json").read_text(encoding="utf-8"))
@@ -72,10 +59,10 @@ def test_the_run_report_shows_each_agents_table_and_the_judges_summary(
 
 
 def test_the_sweep_report_stacks_every_runs_agent_rows_and_judge_rows(
-    suite_and_script: tuple[Path, ByDataset], server: tuple[FakeServer, Dispatch], tmp_path: Path
+    roles_suite: tuple[Path, ByDataset], roles_server: tuple[FakeServer, Dispatch], tmp_path: Path
 ) -> None:
-    suite, _ = suite_and_script
-    fake, _dispatch = server
+    suite, _ = roles_suite
+    fake, _dispatch = roles_server
     sweep = tmp_path / "sweep"
     run_experiment(compose_config(overrides(suite, fake.url)), sweep / "0")
     run_experiment(compose_config(overrides(suite, fake.url, *judge(fake.url))), sweep / "1")

@@ -14,6 +14,7 @@ import pytest
 from PIL import Image
 from pydantic import ValidationError
 
+from benchmark.answer_shape import sample_annotation
 from validator.checks.structure import distinct_errors
 from validator.schema import Annotation
 from validator.validate import clear_cache, validate
@@ -25,57 +26,37 @@ TABLE = "series_folder,label\np1/s1,normal\np2/s1,abnormal\n"
 
 
 def _annotation(index: int, source: str, label: Any) -> dict[str, Any]:
-    name = CLASSES.get(str(label), "normal")
-    return {
-        "record": {"schema_version": "1.0.1", "dataset_name": "paths", "image_path": f"images/{index}.png"},
-        "context": {
-            "sample": {
-                "subject_id": source.split("/")[2],
-                "age_years": 0,
-                "sex": "unknown",
-                "race_ethnicity": "NA",
-                "site_id": "NA",
-                "modality_primary": "CT",
-                "modality_secondary": "NA",
-                "anatomical_structure": ["head"],
-                "modality_special_sample": "NA",
-                "extra": {
-                    "subject_id": source.split("/")[2],
-                    "source_file": source,
-                    "original_filename": Path(source).name,
-                    "map_type": "image_level_label",
-                },
-            },
-            "text": {
-                "text_id": "NA",
-                "text_path": "NA",
-                "text_type": "NA",
-                "language": "NA",
-                "length_chars": 0,
-            },
+    subject = source.split("/")[2]
+    return sample_annotation(
+        dataset_name="paths",
+        index=index,
+        subject_id=subject,
+        modality="CT",
+        anatomy=["head"],
+        extra={
+            "subject_id": subject,
+            "source_file": source,
+            "original_filename": Path(source).name,
+            "map_type": "image_level_label",
         },
-        "media_geometry": {
-            "media": {
-                "task_type": "classification",
-                "leaf_task": "series_classification",
-                "annotation_type": "multiclass",
-                "dimension": "2D",
-                "confidence_global": 1.0,
-            },
-            "spatial": {"common": {"pixel_size_px": [16, 16]}, "three_d": {}, "video": {}},
-        },
-        "tasks": {
+        task="classification",
+        leaf_task="series_classification",
+        annotation_type="multiclass",
+        dimension="2D",
+        spatial={"common": {"pixel_size_px": [16, 16]}, "three_d": {}, "video": {}},
+        tasks={
             "classification": {
                 "schema_variant": "multiclass",
                 "class_names": dict(CLASSES),
                 "label": label,
-                "label_name": name,
+                "label_name": CLASSES.get(str(label), "normal"),
             },
             "segmentation": {},
             "detection": {},
         },
-        "provenance": {"timestamp_utc": "2026-01-01T00:00:00Z", "notes": f"Converted from: {source}"},
-    }
+        timestamp_utc="2026-01-01T00:00:00Z",
+        notes=f"Converted from: {source}",
+    )
 
 
 def _dataset(root: Path, labels: tuple[Any, Any]) -> Path:
