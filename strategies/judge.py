@@ -169,6 +169,10 @@ class JudgeSelector:
             return
         answers = many(asks)
         with self._lock:
+            # What an interrupted selection of this dataset left is dropped: a later candidates list could
+            # reuse its id. A concurrent one losing its entries only asks those samples one by one.
+            for stale in [key for key in self._ready if key[0] == task.name]:
+                del self._ready[stale]
             for req, answer in zip(asks, answers, strict=True):
                 self._ready[(task.name, id(candidates), req.index)] = (req, answer)
 
