@@ -9,20 +9,19 @@ member is read with its key.
 from __future__ import annotations
 
 import dataclasses
-import json
-import shutil
-import time
 from pathlib import Path
 
 import medio
 from benchmark.independent import sets_tables, sets_volumes  # noqa: F401  # registers; catalogue order
 from benchmark.independent.sources import source_versions
 from benchmark.independent.spec import INDEPENDENT_REGISTRY, INDEPENDENT_TITLES, IndependentSample
-from benchmark.realfiles.documented_truth import write_documented_truth
-from benchmark.realfiles.spec import RealContext
+from benchmark.realfiles.documented_suite import (
+    DocumentedSuite,
+    build_documented_dataset,
+    build_documented_suite,
+)
 from benchmark.realfiles.suite import BuiltRealDataset, geometry_sample
 from benchmark.synth.spec import DatasetSpec, SynthSample, select_names
-from benchmark.synth.write_files import write_text
 
 __all__ = [
     "INDEPENDENT_AUTHORS_ROOT",
@@ -71,38 +70,18 @@ def _geometry(root: Path, spec: DatasetSpec, sample: IndependentSample) -> Synth
     return truth
 
 
+_SUITE = DocumentedSuite(
+    INDEPENDENT_REGISTRY, INDEPENDENT_TITLES, INDEPENDENT_AUTHORS_ROOT, source_versions, geometry=_geometry
+)
+
+
 def build_dataset(out: Path, name: str) -> BuiltRealDataset:
     """Write one independent dataset under ``out/<name>`` (every sample must decode).
 
     Raises:
         RuntimeError: A sample ``medio`` cannot read (a reader gap, never hidden).
     """
-    entry = INDEPENDENT_REGISTRY[name]
-    root = out / name
-    if root.exists():
-        shutil.rmtree(root)  # stale files would break byte-for-byte reproducibility
-    start = time.perf_counter()
-    samples = entry.build(RealContext(root=root))
-    truth: dict[int, SynthSample] = {}
-    for i, s in enumerate(samples):
-        try:
-            truth[i] = _geometry(root, entry.spec, s)
-        except medio.MedioError as exc:
-            raise RuntimeError(f"{name}: medio cannot read sample {i} ({s.manifest_path}): {exc}") from exc
-    write_text(
-        root / "VLM" / "random.txt",
-        "".join(f"{i} {INDEPENDENT_AUTHORS_ROOT}/{name}/{s.manifest_path}\n" for i, s in enumerate(samples)),
-    )
-    write_documented_truth(root, entry.spec, truth, INDEPENDENT_TITLES[name])
-    write_text(
-        root / "VLM" / "provenance.json",
-        json.dumps(
-            {"packages": source_versions(), "files": {s.manifest_path: s.origin for s in samples}},
-            indent=2,
-            sort_keys=True,
-        ),
-    )
-    return BuiltRealDataset(entry.spec, root, list(samples), truth, {}, time.perf_counter() - start)
+    return build_documented_dataset(out, name, _SUITE)
 
 
 def build_independent(
@@ -123,28 +102,4 @@ def build_independent(
         RuntimeError: A sample that does not decode.
         benchmark.independent.sources.MissingSource: nilearn or scikit-learn lacks a file.
     """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    built = []
-    for name in independent_names(only):
-        ds = build_dataset(out, name)
-        if oracle:
-            from benchmark.synth.oracle import write_oracle
-
-            write_oracle(ds.root, ds.spec, ds.truth, oracle)
-            _rename_oracle(ds.root / "VLM" / oracle, INDEPENDENT_TITLES[name])
-        built.append(ds)
-    return built
-
-
-def _rename_oracle(run: Path, title: str) -> None:
-    """The oracle writes the folder id as the name; a perfect answer uses the documented one."""
-    out = run / "agent1_data_organization"
-    meta = out / "data_meta.json"
-    doc = json.loads(meta.read_text(encoding="utf-8"))
-    doc["dataset_name"] = title
-    meta.write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
-    for path in sorted((out / "standardized_annotations").glob("*.json")):
-        ann = json.loads(path.read_text(encoding="utf-8"))
-        ann["record"]["dataset_name"] = title
-        path.write_text(json.dumps(ann, indent=2, ensure_ascii=False), encoding="utf-8")
+    return build_documented_suite(out, independent_names(only), _SUITE, oracle)
