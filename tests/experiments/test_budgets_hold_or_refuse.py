@@ -5,11 +5,11 @@ stops the run; the request cache is on by default and its hits are in the summar
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_process import nonblank_lines as _lines
+from cli_process import run_cli as _cli
 from replay_turns import USAGE, suite_script
 
 from agents.fakeserver import FakeServer
@@ -18,21 +18,6 @@ pytestmark = pytest.mark.heavy  # whole runs in fresh interpreters
 
 PROG = "python -m experiments: error: "
 UNPRICED = "openai/gpt-4o-mnii"  # the typo: not in LiteLLM's price map
-
-
-def _cli(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "experiments", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def _lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.strip()]
 
 
 @pytest.fixture(scope="module")

@@ -5,31 +5,16 @@ say what their macro covers, and one legend line under the metric table."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_process import nonblank_lines as _lines
+from cli_process import run_cli as _cli
 from run_overrides import FAKE_AGENT
 
 from experiments.results import METRIC_LEGEND, coverage_line
 
 PROG = "python -m experiments: error: "
-
-
-def _cli(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "experiments", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def _lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.strip()]
 
 
 def _base(suite: Path, run: Path, *extra: str) -> list[str]:

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import nonblank_lines as _lines
+from cli_process import run_cli as _cli
 from replay_turns import USAGE, three_turns
 
 from agents.base import Task
@@ -53,23 +55,6 @@ def _litellm(server: FakeServer, *extra: str) -> list[str]:
         "run.report=false",
         *extra,
     ]
-
-
-def _cli(
-    args: list[str], env: dict[str, str], cwd: Path, timeout: float = 240
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "experiments", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def _lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.strip()]
 
 
 def _selected(run: Path) -> dict[str, bytes]:

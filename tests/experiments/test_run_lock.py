@@ -12,25 +12,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from cli_process import nonblank_lines as _lines
+from cli_process import run_cli as _cli
 from replay_turns import suite_script
 
 from agents.fakeserver import ByDataset, FakeServer, Step
 from experiments.run_lock import LOCK_NAME, RunFolderBusy, hold_run_folder, holder_pid, release_run_folder
-
-
-def _cli(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "experiments", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def _lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.strip()]
 
 
 def _rules_run(suite: Path, run: Path, *extra: str, strategy: str = "s0") -> list[str]:

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
+
+from cli_process import run_cli
 
 
 def test_a_warning_goes_to_stderr_and_stdout_keeps_only_the_table(
     suite: Path, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
-    done = subprocess.run(
+    done = run_cli(
         [
-            sys.executable,
-            "-m",
-            "experiments",
             "strategy=s3_paper",
             "strategy.n=2",
             "validator=evidence",  # the paper's procedure validates with mdsbench: it says so in a warning
@@ -25,11 +22,8 @@ def test_a_warning_goes_to_stderr_and_stdout_keeps_only_the_table(
             "run.progress=false",
             "run.report=false",
         ],
-        env=cli_env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
+        cli_env,
+        tmp_path,
     )
     assert done.returncode == 0, done.stderr
     warning = "validating with the mdsbench profile instead of evidence"
