@@ -140,7 +140,7 @@ class JudgeSelector:
         self.__name__ = "hybrid" if top_k is not None else "llm_judge"
         # Verdicts asked ahead for a dataset (`prefetch`), taken by `__call__`: keyed by the dataset, the
         # candidates list of that selection (one object per `choose` call) and the sample.
-        self._ready: dict[tuple[str, int, int], tuple[JudgeRequest, JudgeAnswer]] = {}
+        self._ready: dict[tuple[str, int, int], tuple[list[int], JudgeRequest, JudgeAnswer]] = {}
         self._lock = threading.Lock()
 
     def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -150,35 +150,36 @@ class JudgeSelector:
             bind(loop)
 
     def prefetch(self, candidates: Sequence[Candidate], reports: Sequence[Report], task: Task) -> None:
-        """Ask every verdict of a dataset at once when the judge can (``judge_many``): a 100-sample dataset
-        then waits for about ``100 / judge.concurrency`` verdicts, not 100 in a row.
+        """Ask every verdict of a dataset at once when the judge can (``judge_many``, ``judge.concurrency``
+        in flight) instead of one after the other; `__call__` then takes each sample's ranking, request and
+        answer from here.
 
         `strategies.selectors.choose` calls it before its per-sample loop, with the same arguments.
         """
         many = getattr(self.judge, "judge_many", None)
         if not callable(many):
             return
-        asks: list[JudgeRequest] = []
+        asks: list[tuple[list[int], JudgeRequest]] = []
         for index in task.indices:
             shown = self._ranked(index, candidates, reports)
             if len(shown) > 1:
                 req = self.request(index, candidates, reports, task, shown)
                 if req is not None:
-                    asks.append(req)
+                    asks.append((shown, req))
         if not asks:
             return
-        answers = many(asks)
+        answers = many([req for _, req in asks])
         with self._lock:
             # What an interrupted selection of this dataset left is dropped: a later candidates list could
             # reuse its id. A concurrent one losing its entries only asks those samples one by one.
             for stale in [key for key in self._ready if key[0] == task.name]:
                 del self._ready[stale]
-            for req, answer in zip(asks, answers, strict=True):
-                self._ready[(task.name, id(candidates), req.index)] = (req, answer)
+            for (shown, req), answer in zip(asks, answers, strict=True):
+                self._ready[(task.name, id(candidates), req.index)] = (shown, req, answer)
 
     def _prefetched(
         self, index: int, candidates: Sequence[Candidate], task: Task
-    ) -> tuple[JudgeRequest, JudgeAnswer] | None:
+    ) -> tuple[list[int], JudgeRequest, JudgeAnswer] | None:
         with self._lock:
             return self._ready.pop((task.name, id(candidates), index), None)
 
@@ -235,17 +236,17 @@ class JudgeSelector:
         self, index: int, candidates: Sequence[Candidate], reports: Sequence[Report], task: Task
     ) -> Choice:
         """Ask the judge for sample ``index``; fall back to the validator's best where it cannot decide."""
-        shown = self._ranked(index, candidates, reports)
+        ready = self._prefetched(index, candidates, task)  # asked ahead: its ranking and request are kept
+        shown = ready[0] if ready is not None else self._ranked(index, candidates, reports)
         best = shown[0] if shown else 0
         if len(shown) <= 1:
             return Choice(best, f"one candidate to judge; candidate {best}", details={"status": "single"})
-        ready = self._prefetched(index, candidates, task)
-        req = ready[0] if ready is not None else self.request(index, candidates, reports, task, shown)
+        req = ready[1] if ready is not None else self.request(index, candidates, reports, task, shown)
         if req is None:
             return Choice(
                 best, f"tie (candidates agree); validator_max chose {best}", details={"status": "tie"}
             )
-        answer = ready[1] if ready is not None else self.judge.judge(req)
+        answer = ready[2] if ready is not None else self.judge.judge(req)
         details: dict[str, Any] = {"shown": shown, "judge": self.judge.name}
         if answer.stopped:
             return Choice(
