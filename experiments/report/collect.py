@@ -59,6 +59,8 @@ class SampleRow:
         gt: The ground truth's sample entry, or None.
         checks: Validator outcomes ``[{name, score, weight, message}]`` of the selected output.
         validator_total: The validator's weighted total of the selected output.
+        checks_from: Whose report ``checks`` are: ``""`` the selected output validated now, else the kept
+            candidate whose stored report they come from (what the selection saw).
     """
 
     dataset: str
@@ -71,6 +73,7 @@ class SampleRow:
     gt: dict[str, Any] | None = None
     checks: list[dict[str, Any]] = field(default_factory=list)
     validator_total: float | None = None
+    checks_from: str = ""
 
 
 @dataclass
@@ -273,6 +276,7 @@ def _load_dataset(
     selected_dir = run_dir / "selected" / name / OUTPUT_SUBDIR
     folders = _candidate_folders(run_dir, name)
     checks = _kept_candidates_checks(result, selected_dir, root, profile)
+    stored = checks is not None
     if checks is None:
         checks = _validator_checks(selected_dir, root, profile)
     indices = {i for (d, i) in rows if d == name}
@@ -282,18 +286,20 @@ def _load_dataset(
         row = rows.get((name, index), {})
         selected = _candidate_view("selected", selected_dir, index)
         total, sample_checks = checks.get(index, (None, []))
+        decision = row.get("decision") or result.get("decisions", {}).get(str(index)) or {}
         samples.append(
             SampleRow(
                 dataset=name,
                 index=index,
                 task=_task_of(selected.annotation, gt.get(str(index))),
-                decision=row.get("decision") or result.get("decisions", {}).get(str(index)) or {},
+                decision=decision,
                 scores=row.get("scores") or {},
                 selected=selected,
                 candidates=[_candidate_view(k, f, index, s) for k, f, s in folders],
                 gt=gt.get(str(index)),
                 checks=sample_checks,
                 validator_total=total,
+                checks_from=f"candidate {decision.get('candidate')}" if stored and sample_checks else "",
             )
         )
     return DatasetView(

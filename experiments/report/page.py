@@ -190,7 +190,9 @@ def _checks(sample: SampleRow) -> str:
     )
     total = f"{sample.validator_total:.4f}" if sample.validator_total is not None else "n/a"
     return (
-        f"<details{' open' if failed else ''}><summary>validator: total {total}, "
+        f"<details{' open' if failed else ''}><summary>validator"
+        + (f" ({e(sample.checks_from)}'s stored report, as selected)" if sample.checks_from else "")
+        + f": total {total}, "
         f"{len(failed)} of {len(sample.checks)} checks not passed</summary>"
         '<table class="checks"><tr><th>check</th><th>score</th><th>weight</th>'
         '<th class="l">message</th></tr>'

@@ -46,6 +46,7 @@ def test_an_s3_runs_report_shows_the_kept_candidates_stored_checks_without_valid
                 continue
             # The total the selection compared is the total the report shows.
             assert sample.validator_total == pytest.approx(sample.decision["score"], abs=1e-6)
+            assert sample.checks_from == f"candidate {sample.decision['candidate']}"  # the page says whose
             assert sample.checks and all(
                 {"name", "score", "weight", "message"} <= set(c) for c in sample.checks
             )
@@ -65,5 +66,7 @@ def test_a_selected_sample_that_is_no_candidates_as_it_stands_is_validated_again
     doc["context"] = {**doc.get("context", {}), "edited_after_selection": True}
     first.write_text(json.dumps(doc), encoding="utf-8")
     validations.clear()
-    load_run(run)
+    view = load_run(run)
     assert [p.parent.name for p in validations] == [dataset]  # that dataset only, validated as before
+    edited = next(d for d in view.datasets if d.name == dataset)
+    assert all(s.checks_from == "" for s in edited.samples)
