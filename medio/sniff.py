@@ -45,6 +45,7 @@ EXTENSIONS: dict[str, str] = {
     ".hdf5": "hdf5",
     ".hdf": "hdf5",
     ".mat": "matlab",
+    ".czi": "czi",
     ".parquet": "table",
     ".pq": "table",
     ".csv": "table",
@@ -58,6 +59,9 @@ EXTENSIONS: dict[str, str] = {
 }
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+APPLEDOUBLE_MAGIC = b"\x00\x05\x16\x07"  # RFC 1740
+# Names an ENVI header or data file may have (the pair is recognised by the header's first line "ENVI").
+_ENVI_SUFFIXES = (".hdr", ".dat", ".img", ".raw", ".bsq", ".bil", ".bip", ".sli")
 _PAR_MAGIC = b"# === DATA DESCRIPTION FILE"
 _HEAD_BYTES = 1100
 
@@ -103,7 +107,8 @@ def sniff(path: str | Path) -> str:
     Returns:
         One of ``"dicom"``, ``"dicom_series"``, ``"nifti"``, ``"nibabel"`` (MINC, MGH, PAR/REC, AFNI, ECAT,
         Analyze), ``"itk"``, ``"tiff"``, ``"bitmap"``, ``"npy"``,
-        ``"npz"``, ``"hdf5"``, ``"matlab"``, ``"table"``, ``"video"``.
+        ``"npz"``, ``"hdf5"``, ``"matlab"``, ``"table"``, ``"video"``, ``"czi"``, ``"envi"`` (header or data
+        file of a pair), ``"appledouble"`` (a macOS ``._`` stub, read as its real sibling).
 
     Raises:
         MedioError: The path does not exist.
@@ -118,11 +123,18 @@ def sniff(path: str | Path) -> str:
     if p.stat().st_size == 0:
         raise EmptyFile(p, "the file is empty (0 bytes)")
     name = p.name.lower()
+    if name.startswith("._") and _is_appledouble(p):
+        return "appledouble"  # before the extension: "._scan.tiff" is metadata, not a TIFF
     for suffix, family in EXTENSIONS.items():
         if name.endswith(suffix):
             return family
     with p.open("rb") as fh:
         head = fh.read(_HEAD_BYTES)
+    if name.endswith(_ENVI_SUFFIXES) or "." not in name.lstrip("."):
+        from medio.envi import header_of
+
+        if header_of(p) is not None:
+            return "envi"
     if name.endswith((".hdr", ".img", ".img.gz")):
         found = _analyze_pair(p, head)
         if found is not None:
@@ -150,6 +162,10 @@ def sniff_bytes(head: bytes) -> str | None:
     """
     if head[128:132] == b"DICM":
         return "dicom"
+    if head.startswith(b"ZISRAWFILE"):
+        return "czi"
+    if head.startswith(APPLEDOUBLE_MAGIC):
+        return "appledouble"
     if head[344:348] in (b"n+1\x00", b"ni1\x00") or head[4:8] in (b"n+2\x00", b"ni2\x00"):
         return "nifti"
     if head.startswith((b"MATRIX6", b"MATRIX7", b"CDF\x01", b"CDF\x02")) or head.startswith(_PAR_MAGIC):
@@ -181,6 +197,11 @@ def sniff_bytes(head: bytes) -> str | None:
     if _looks_like_delimited_text(head):
         return "table"
     return None
+
+
+def _is_appledouble(path: Path) -> bool:
+    with path.open("rb") as fh:
+        return fh.read(4) == APPLEDOUBLE_MAGIC
 
 
 def _looks_like_bmp(head: bytes) -> bool:
