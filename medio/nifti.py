@@ -22,7 +22,8 @@ def _load(path: Path) -> Any:
     if is_binary_nifti(path):
         return load_binary_nifti(path)  # 1 bit per voxel: nibabel refuses datatype 1
     try:
-        if path.name.lower().endswith((".nii", ".nii.gz", ".hdr", ".img", ".img.gz")):
+        # nibabel picks its gzip opener by a case-sensitive ".gz": "CASE.NII.GZ" is parsed from memory.
+        if path.name.endswith((".nii", ".nii.gz", ".hdr", ".img", ".img.gz", ".HDR", ".IMG", ".NII")):
             img = nib.load(str(path))
         else:
             img = _load_by_content(path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from os import PathLike
 from pathlib import Path
 
 from medio.errors import EmptyFile, MedioError, UnsupportedFormat
@@ -93,6 +94,25 @@ def split_suffix(name: str) -> tuple[str, str]:
         stem, ext = base.rsplit(".", 1)
         return stem, "." + ext
     return base, ""
+
+
+def has_suffix(name: str | PathLike[str], suffixes: str | tuple[str, ...]) -> bool:
+    """Whether a file name ends with one of ``suffixes``, ignoring case (``.TIF`` is ``.tif``, ``.NII.GZ`` is
+    ``.nii.gz``): real datasets mix both, so no extension test in the project compares case.
+
+    Args:
+        name: A file name or path.
+        suffixes: One suffix or several, written in lower case with their dot.
+
+    Returns:
+        True when the name ends with one of them.
+
+    Example:
+        >>> has_suffix("scans/CASE1.NII.GZ", ".nii.gz"), has_suffix("a.TIF", (".tif", ".tiff"))
+        (True, True)
+    """
+    wanted = (suffixes,) if isinstance(suffixes, str) else suffixes
+    return str(name).lower().endswith(tuple(s.lower() for s in wanted))
 
 
 def sniff(path: str | Path) -> str:
