@@ -206,6 +206,8 @@ def read_czi(
     czi = _open(path)
     dims = _dims(path, czi)
     facts = _metadata(czi)
+    if series is not None and not str(series).isdigit():
+        raise KeyNotFound(path, f"scene {series!r} is not a scene number (0..{dims.get('S', 1) - 1})")
     scene = int(series) if series is not None else None
     _check_range(path, "scene", scene, dims.get("S", 1))
     _check_range(path, "z plane", index, dims.get("Z", 1))
