@@ -60,15 +60,20 @@ def header_of(path: Path) -> Path | None:
 
 
 def data_of(header: Path) -> Path | None:
-    """The data file an ENVI header describes (same stem, one of :data:`DATA_SUFFIXES`, any case)."""
+    """The data file an ENVI header describes (same stem, one of :data:`DATA_SUFFIXES`, lower or upper case).
+
+    Args:
+        header: The ``.hdr`` file.
+
+    Returns:
+        The data file, or ``None`` when none exists.
+    """
     stem = header.name[: -len(".hdr")]
-    siblings = (
-        {p.name.lower(): p for p in header.parent.iterdir() if p.is_file()} if header.parent.is_dir() else {}
-    )
     for ext in DATA_SUFFIXES:
-        found = siblings.get((stem + ext).lower())
-        if found is not None and found != header:
-            return found
+        for name in dict.fromkeys((stem + ext, stem + ext.upper())):
+            candidate = header.with_name(name)
+            if candidate != header and candidate.is_file():
+                return candidate
     return None
 
 

@@ -150,16 +150,15 @@ def sniff(path: str | Path) -> str:
             return family
     with p.open("rb") as fh:
         head = fh.read(_HEAD_BYTES)
-    if name.endswith(_ENVI_SUFFIXES) or "." not in name.lstrip("."):
-        from medio.envi import header_of
-
-        if header_of(p) is not None:
-            return "envi"
+    if name.endswith(_ENVI_SUFFIXES) and _is_envi(p):
+        return "envi"
     if name.endswith((".hdr", ".img", ".img.gz")):
         found = _analyze_pair(p, head)
         if found is not None:
             return found
     found = sniff_bytes(head)
+    if found is None and "." not in name.lstrip(".") and _is_envi(p):
+        return "envi"  # an ENVI data file without extension (its header is "<name>.hdr")
     if found is None and head[:2] == b"\x1f\x8b":
         found = _sniff_gzip(p)
     if found is None:
@@ -217,6 +216,12 @@ def sniff_bytes(head: bytes) -> str | None:
     if _looks_like_delimited_text(head):
         return "table"
     return None
+
+
+def _is_envi(path: Path) -> bool:
+    from medio.envi import header_of
+
+    return header_of(path) is not None
 
 
 def _is_appledouble(path: Path) -> bool:

@@ -118,3 +118,10 @@ def test_header_without_data_file_is_corrupt(tmp_path: Path) -> None:
     data.unlink()
     with pytest.raises(medio.CorruptFile, match=r"scene\.hdr: ENVI header scene\.hdr has no data file"):
         medio.read(tmp_path / "scene.hdr")
+
+
+def test_data_file_without_extension_is_found_by_its_header(tmp_path: Path) -> None:
+    cube = _cube()
+    data = _write(tmp_path, cube, data_name="scene", header_name="scene.hdr")
+    np.testing.assert_array_equal(medio.read(data, key="1").array, cube[..., 1])
+    assert medio.inspect(tmp_path / "scene.hdr")["data_file"] == "scene"
