@@ -38,3 +38,16 @@ def test_truncated_bits_are_a_corrupt_file(tmp_path: Path) -> None:
     with pytest.raises(medio.CorruptFile, match=r"cut\.nii\.gz: 1-bit NIfTI data truncated: 8 bytes"):
         medio.read(path)
     assert medio.inspect(path)["error_type"] == "CorruptFile"
+
+
+def test_hdr_img_pair_of_bits_is_read_from_either_file(tmp_path: Path) -> None:
+    import nibabel as nib
+
+    single = write_nifti_bits(tmp_path / "single.nii", _mask()).read_bytes()
+    header = nib.Nifti1Header(single[:348], check=False)  # type: ignore[no-untyped-call]
+    header["magic"] = b"ni1"
+    header["vox_offset"] = 0
+    (tmp_path / "pair.hdr").write_bytes(header.binaryblock)
+    (tmp_path / "pair.img").write_bytes(single[352:])
+    for name in ("pair.hdr", "pair.img"):
+        np.testing.assert_array_equal(medio.read(tmp_path / name).array, _mask().astype(np.uint8))
