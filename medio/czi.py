@@ -46,22 +46,18 @@ def _open(path: Path) -> Any:
         raise CorruptFile(path, f"libCZI cannot open the CZI ({type(exc).__name__}: {exc})") from exc
 
 
-def _dims(path: Path, czi: Any) -> dict[str, int]:
-    """Size of every non-spatial dimension (``{"S": 2, "C": 3, "Z": 5, ...}``) of the first dims shape."""
+def _ranges(path: Path, czi: Any) -> dict[str, tuple[int, int]]:
+    """``{dim: (start, size)}`` of every non-spatial dimension (S, C, Z, T, M ...) in the directory."""
     try:
         shapes = czi.get_dims_shape()
-        pixel_type = str(czi.pixel_type)
     except Exception as exc:
         raise CorruptFile(
             path, f"libCZI cannot read the CZI directory ({type(exc).__name__}: {exc})"
         ) from exc
     if not shapes:
         raise CorruptFile(path, "the CZI directory lists no sub-blocks")
-    first = shapes[0]
-    sizes = {k: int(hi - lo) for k, (lo, hi) in first.items() if k not in ("X", "Y", "A")}
-    if pixel_type.lower() not in _COLOUR_TYPES and "A" in first and first["A"][1] > 1:
-        raise UnsupportedFormat(path, f"CZI pixel type {pixel_type} is not supported")
-    return sizes
+    # Scenes of different sizes give one entry each; the dimensions and their ranges are the first's.
+    return {k: (int(lo), int(hi - lo)) for k, (lo, hi) in shapes[0].items() if k not in ("X", "Y", "A")}
 
 
 def _metadata(czi: Any) -> dict[str, Any]:
@@ -123,7 +119,7 @@ def summarize_czi(path: str | Path) -> dict[str, Any]:
     """
     path = Path(path)
     czi = _open(path)
-    dims = _dims(path, czi)
+    dims = {k: size for k, (_, size) in _ranges(path, czi).items()}
     n_scenes = dims.get("S", 1)
     scenes = [_scene_box(path, czi, s if "S" in dims else None) for s in range(min(n_scenes, 16))]
     return {
@@ -136,17 +132,57 @@ def summarize_czi(path: str | Path) -> dict[str, Any]:
     }
 
 
-def _compose(
-    path: Path, czi: Any, box: tuple[int, int, int, int], scale: float, coords: dict[str, int]
-) -> np.ndarray:
-    try:
-        data = czi.read_mosaic(region=box, scale_factor=scale, **coords)
-    except Exception as exc:
-        raise CorruptFile(path, f"libCZI cannot compose {coords} ({type(exc).__name__}: {exc})") from exc
-    arr = np.asarray(data)
-    while arr.ndim > 2 and arr.shape[0] == 1 and not (arr.ndim == 3 and arr.shape[-1] in (3, 4)):
-        arr = arr[0]
-    return arr
+class _Planes:
+    """Reads 2-D planes of one scene: composed by libCZI for a mosaic, one sub-block otherwise."""
+
+    def __init__(self, path: Path, czi: Any, ranges: dict[str, tuple[int, int]], scene: int) -> None:
+        self.path, self.czi, self.ranges, self.scene = path, czi, ranges, scene
+        self.mosaic = bool(czi.is_mosaic())
+        self.box = _scene_box(path, czi, scene if "S" in ranges else None)
+        self.scale = min(1.0, math.sqrt(MAX_PIXELS / max(self.box[2] * self.box[3], 1)))
+
+    def coords(self, chosen: dict[str, int]) -> dict[str, int]:
+        # Every plane dimension must be given to libCZI, as start + index; the scene and the mosaic tile are
+        # not plane coordinates (a mosaic scene is its region of the slide).
+        return {k: lo + chosen.get(k, 0) for k, (lo, _) in self.ranges.items() if k not in ("S", "M")}
+
+    def read(self, chosen: dict[str, int], scale: float | None = None) -> np.ndarray:
+        """One plane at ``scale`` (default the scene's), ``(Y, X)`` or ``(Y, X, samples)``."""
+        scale = self.scale if scale is None else scale
+        coords = self.coords(chosen)
+        try:
+            if self.mosaic:
+                data = self.czi.read_mosaic(region=self.box, scale_factor=scale, **coords)
+            else:
+                # Scenes of a non-mosaic file may overlap on the slide: read the scene's own sub-block.
+                if "S" in self.ranges:
+                    coords["S"] = self.ranges["S"][0] + self.scene
+                data, _ = self.czi.read_image(**coords)
+        except Exception as exc:
+            raise CorruptFile(
+                self.path, f"libCZI cannot read plane {coords} ({type(exc).__name__}: {exc})"
+            ) from exc
+        arr = np.asarray(data)
+        while arr.ndim > 2 and arr.shape[0] == 1 and not (arr.ndim == 3 and arr.shape[-1] in (3, 4)):
+            arr = arr[0]
+        if not self.mosaic and scale < 1.0:
+            step = math.ceil(1.0 / scale)
+            arr = arr[::step, ::step]
+        return arr
+
+    def sharpest(self, chosen: dict[str, int], n_z: int) -> int:
+        """The Z plane of largest mean squared gradient on a small preview (a standard focus measure)."""
+        preview = min(1.0, math.sqrt(_PREVIEW_PIXELS / max(self.box[2] * self.box[3], 1)))
+        scores = []
+        for z in range(n_z):
+            plane = self.read({**chosen, "Z": z}, preview).astype(np.float64)
+            grey = plane.mean(axis=-1) if plane.ndim == 3 else plane
+            if min(grey.shape) < 2:
+                scores.append(0.0)
+                continue
+            gy, gx = np.gradient(grey)
+            scores.append(float(np.mean(gx**2 + gy**2)))
+        return int(np.argmax(scores))
 
 
 def _channel(path: Path, key: str | None, names: list[str], n_channels: int) -> int | None:
@@ -157,18 +193,6 @@ def _channel(path: Path, key: str | None, names: list[str], n_channels: int) -> 
     if key.isdigit() and int(key) < n_channels:
         return int(key)
     raise KeyNotFound(path, f"channel {key!r} not found; channels: {names or list(range(n_channels))}")
-
-
-def _sharpest(path: Path, czi: Any, box: tuple[int, int, int, int], coords: dict[str, int], n_z: int) -> int:
-    """The Z plane with the largest mean squared gradient on a small preview (a standard focus measure)."""
-    scale = min(1.0, math.sqrt(_PREVIEW_PIXELS / max(box[2] * box[3], 1)))
-    scores = []
-    for z in range(n_z):
-        plane = _compose(path, czi, box, scale, {**coords, "Z": z}).astype(np.float64)
-        grey = plane.mean(axis=-1) if plane.ndim == 3 else plane
-        gy, gx = np.gradient(grey) if min(grey.shape) > 1 else (np.zeros(1), np.zeros(1))
-        scores.append(float(np.mean(gx**2 + gy**2)))
-    return int(np.argmax(scores))
 
 
 def _check_range(path: Path, what: str, value: int | None, size: int) -> None:
@@ -204,51 +228,53 @@ def read_czi(
     """
     path = Path(path)
     czi = _open(path)
-    dims = _dims(path, czi)
+    ranges = _ranges(path, czi)
+    dims = {k: size for k, (_, size) in ranges.items()}
     facts = _metadata(czi)
     if series is not None and not str(series).isdigit():
         raise KeyNotFound(path, f"scene {series!r} is not a scene number (0..{dims.get('S', 1) - 1})")
-    scene = int(series) if series is not None else None
+    scene = int(series) if series is not None else 0
     _check_range(path, "scene", scene, dims.get("S", 1))
     _check_range(path, "z plane", index, dims.get("Z", 1))
     _check_range(path, "time point", frame, dims.get("T", 1))
     n_channels = dims.get("C", 1)
     channel = _channel(path, key, list(facts["channels"]), n_channels)
-    box = _scene_box(path, czi, (scene or 0) if "S" in dims else None)
-    scale = min(1.0, math.sqrt(MAX_PIXELS / max(box[2] * box[3], 1)))
-    coords = {"T": frame or 0} if "T" in dims else {}
+    planes = _Planes(path, czi, ranges, scene)
+    chosen = {"T": frame or 0, "C": channel or 0}
     z_rule = "given" if index is not None else "only plane"
-    if "Z" in dims:
-        if index is None and dims["Z"] > 1:
-            index, z_rule = _sharpest(path, czi, box, {**coords, "C": channel or 0}, dims["Z"]), "sharpest"
-        coords["Z"] = index or 0
+    if index is None and dims.get("Z", 1) > 1:
+        index, z_rule = planes.sharpest(chosen, dims["Z"]), "sharpest"
+    chosen["Z"] = index or 0
     colour = str(czi.pixel_type).lower() in _COLOUR_TYPES
     channels = [channel] if channel is not None else list(range(n_channels))
     if colour or len(channels) == 1:
-        arr = _compose(path, czi, box, scale, {**coords, "C": channels[0]})
+        arr = planes.read({**chosen, "C": channels[0]})
         if colour:
             arr = np.ascontiguousarray(arr[..., 2::-1])  # CZI stores blue, green, red
         view = "rgb" if colour else "grey"
     else:
         from medio.render import stretch_uint8
 
-        planes = [stretch_uint8(_compose(path, czi, box, scale, {**coords, "C": c})) for c in channels[:3]]
-        while len(planes) < 3:
-            planes.append(np.zeros_like(planes[0]))
-        arr, view = np.stack(planes, axis=-1), "composite (channels 1-3 as red, green, blue)"
+        bands = [stretch_uint8(planes.read({**chosen, "C": c})) for c in channels[:3]]
+        while len(bands) < 3:
+            bands.append(np.zeros_like(bands[0]))
+        arr, view = np.stack(bands, axis=-1), "composite (channels 1-3 as red, green, blue)"
     um = facts["scaling_um"]
-    spacing = (um["Y"] / 1000.0 / scale, um["X"] / 1000.0 / scale) if "X" in um and "Y" in um else None
+    shown_scale = arr.shape[0] / max(planes.box[3], 1)
+    spacing = (
+        (um["Y"] / 1000.0 / shown_scale, um["X"] / 1000.0 / shown_scale) if "X" in um and "Y" in um else None
+    )
     header = {
         "pixel_type": str(czi.pixel_type),
         "dims": dims,
-        "scene": scene or 0,
-        "scene_box": list(box),
-        "z": coords.get("Z"),
+        "scene": scene,
+        "scene_box": list(planes.box),
+        "z": chosen["Z"] if "Z" in dims else None,
         "z_rule": z_rule,
         "channels": facts["channels"],
         "channels_shown": channels[:3],
         "view": view,
-        "scale_factor": scale,
+        "scale_factor": planes.scale,
     }
     meta = Meta(
         format="czi",

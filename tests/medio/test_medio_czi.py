@@ -96,3 +96,11 @@ def test_czi_with_wrong_magic_is_refused(tmp_path: Path) -> None:
     bad.write_bytes(b"NOTZISRAW!" + path.read_bytes()[10:])
     with pytest.raises(medio.UnsupportedFormat, match=r"bad\.czi: not a CZI file"):
         medio.read(bad)
+
+
+def test_scenes_that_overlap_on_the_slide_are_still_read_apart(tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    planes = rng.integers(0, 255, (2, 20, 24), dtype=np.uint8)
+    path = write_czi(tmp_path / "overlap.czi", planes, axes="SYX", scene_gap=-24)  # both scenes at x = 0
+    np.testing.assert_array_equal(medio.read(path, series=0).array, planes[0])
+    np.testing.assert_array_equal(medio.read(path, series=1).array, planes[1])
