@@ -25,7 +25,7 @@ from medio.types import MedImage, Meta
 
 MAGIC = b"ZISRAWFILE"
 # The largest composed scene, in pixels; larger scenes are read at a reduced scale (libCZI's own subsampling).
-MAX_PIXELS = 4096 * 4096
+MAX_PIXELS = 2048 * 2048
 _PREVIEW_PIXELS = 256 * 256
 _COLOUR_TYPES = ("bgr24", "bgr48", "bgra32")
 
