@@ -76,3 +76,7 @@ class KeyNotFound(MedioError):
 
 class InvalidLabelMap(MedioError):
     """A label map cannot be rendered faithfully (non-integer ids or ids above 255)."""
+
+
+class MissingReference(KeyNotFound):
+    """A derived DICOM object (RTSTRUCT, SR) references an image that is not in its folder tree."""
