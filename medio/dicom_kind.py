@@ -1,4 +1,4 @@
-"""Which kind of DICOM object a file holds: an image, or a derived object (SR, SEG, RTSTRUCT) read differently.
+"""Which kind of DICOM object a file holds: an image, or a derived object (SR, SEG, RTSTRUCT).
 
 The kind comes from the header (SOP Class UID, else Modality), never from the file name: derived objects are
 stored as ``.dcm`` like any image. Only the first elements of the data set are parsed (group 0008 ends with
@@ -65,7 +65,7 @@ def dicom_kind(path: Path) -> str:
 
     try:
         with path.open("rb") as fh:
-            ds = read_partial(fh, stop_when=past_modality, force=True)  # type: ignore[arg-type]
+            ds = read_partial(fh, stop_when=past_modality, force=True)
         return kind_of(str(ds.get("SOPClassUID") or ""), str(ds.get("Modality") or ""))
     except Exception as exc:  # any parse failure is the image reader's to report
         log.debug("cannot read the SOP class of %s: %s", path, exc)

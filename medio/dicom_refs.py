@@ -84,7 +84,7 @@ def _read_uids(path: Path) -> tuple[str, str] | None:
 
     try:
         with path.open("rb") as fh:
-            ds = read_partial(fh, stop_when=past_series_uid, force=True)  # type: ignore[arg-type]
+            ds = read_partial(fh, stop_when=past_series_uid, force=True)
         sop = str(ds.get("SOPInstanceUID") or "").strip()
         series = str(ds.get("SeriesInstanceUID") or "").strip()
     except Exception as exc:  # an unreadable file is simply not a candidate (it is reported when read)
@@ -95,7 +95,7 @@ def _read_uids(path: Path) -> tuple[str, str] | None:
 
 @functools.lru_cache(maxsize=4096)
 def _folder_index(folder: str, mtime_ns: int) -> tuple[Instance, ...]:
-    """The DICOM files directly in ``folder`` (cached per folder version: ``mtime_ns`` is the key's freshness)."""
+    """The DICOM files directly in ``folder`` (cached per folder version: ``mtime_ns`` keeps it fresh)."""
     from medio.dicom import is_dicom_file
 
     out = []

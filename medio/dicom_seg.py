@@ -122,11 +122,15 @@ def frames_of(path: Path, ds: Dataset, segments: list[Segment]) -> list[Frame]:
     out = []
     for k in range(n_frames):
         group = per_frame[k] if k < len(per_frame) else None
-        ident = _first(group, "SegmentIdentificationSequence") or _first(shared, "SegmentIdentificationSequence")
+        ident = _first(group, "SegmentIdentificationSequence") or _first(
+            shared, "SegmentIdentificationSequence"
+        )
         number = tags.first_float(ident.get("ReferencedSegmentNumber")) if ident is not None else None
         if number is None:
             if len(segments) != 1:
-                raise CorruptFile(path, f"DICOM SEG frame {k + 1} names no segment (SegmentIdentificationSequence)")
+                raise CorruptFile(
+                    path, f"DICOM SEG frame {k + 1} names no segment (SegmentIdentificationSequence)"
+                )
             number = segments[0].number
         source = _first(group, "DerivationImageSequence", "SourceImageSequence")
         uid = tags.text(source, "ReferencedSOPInstanceUID") if source is not None else None
@@ -148,34 +152,43 @@ def _layout(
     if geometries:
         by_uid = {g.sop_instance_uid: z for z, g in enumerate(geometries)}
         normal = geometries[0].normal
-        along = [float(np.dot(g.position, normal)) for g in geometries]
+        heights = [float(np.dot(g.position, normal)) for g in geometries]
         where = []
         for k, frame in enumerate(frames):
             z = by_uid.get(frame.source_uid or "")
             if z is None and frame.position is not None:
-                distances = np.abs(np.asarray(along) - float(np.dot(frame.position, normal)))
-                z = int(np.argmin(distances)) if distances.min() <= _tolerance(along) else None
+                distances = np.abs(np.asarray(heights) - float(np.dot(frame.position, normal)))
+                z = int(np.argmin(distances)) if distances.min() <= _tolerance(heights) else None
             if z is None:
+                folder = geometries[0].path.parent
                 raise CorruptFile(
-                    path, f"DICOM SEG frame {k + 1} lies on no slice of its referenced series ({geometries[0].path.parent})"
+                    path, f"DICOM SEG frame {k + 1} lies on no slice of its referenced series ({folder})"
                 )
             where.append(z)
-        slices = [{"sop_instance_uid": g.sop_instance_uid, "file": str(g.path)} for g in geometries]
-        return where, slices, geometries
+        series: list[dict[str, Any]] = [
+            {"sop_instance_uid": g.sop_instance_uid, "file": str(g.path)} for g in geometries
+        ]
+        return where, series, geometries
     # No referenced image in the tree: the SEG's own planes, ordered along the normal (else by first frame).
     iop = tags.orientation(ds, 0)
-    normal = np.cross(np.asarray(iop[:3]), np.asarray(iop[3:])) if iop else None
+    own_normal = np.cross(np.asarray(iop[:3]), np.asarray(iop[3:])) if iop else None
     keys: dict[Any, tuple[float, int]] = {}
     frame_keys = []
     for k, frame in enumerate(frames):
         key = frame.source_uid or (tuple(round(v, 3) for v in frame.position) if frame.position else k)
         frame_keys.append(key)
         if key not in keys:
-            along = float(np.dot(frame.position, normal)) if frame.position and normal is not None else float(k)
-            keys[key] = (along, k)
+            height = (
+                float(np.dot(frame.position, own_normal))
+                if frame.position and own_normal is not None
+                else float(k)
+            )
+            keys[key] = (height, k)
     ordered = sorted(keys, key=lambda key: keys[key])
     index = {key: z for z, key in enumerate(ordered)}
-    slices = [{"sop_instance_uid": key if isinstance(key, str) else None, "file": None} for key in ordered]
+    slices: list[dict[str, Any]] = [
+        {"sop_instance_uid": key if isinstance(key, str) else None, "file": None} for key in ordered
+    ]
     if found.missing(u for u in ordered if isinstance(u, str)):
         log.debug("%s: referenced images not found under %s", path, found.root)
     return [index[key] for key in frame_keys], slices, []
@@ -192,10 +205,10 @@ def _foreground(path: Path, ds: Dataset, pixels: np.ndarray) -> np.ndarray:
     kind = (tags.text(ds, "SegmentationType") or "BINARY").upper()
     if kind == "FRACTIONAL":
         top = tags.first_float(ds.get("MaximumFractionalValue")) or float(np.iinfo(np.uint8).max)
-        return pixels >= top / 2.0  # type: ignore[no-any-return]
+        return np.asarray(pixels >= top / 2.0)
     if kind not in ("BINARY", "LABELMAP"):
         raise CorruptFile(path, f"DICOM SEG has an unknown SegmentationType {kind!r}")
-    return pixels != 0  # type: ignore[no-any-return]
+    return np.asarray(pixels != 0)
 
 
 def read_seg(path: str | Path) -> MedImage:
@@ -208,8 +221,9 @@ def read_seg(path: str | Path) -> MedImage:
 
     Returns:
         ``(Z, H, W)`` (or ``(H, W)`` for one slice) ``uint8`` ids (``uint16`` above 255); ``meta.header`` has
-        ``classes`` (``{"0": "background", "<number>": label}``), ``segments``, ``slices`` (the referenced
-        image of each slice, ``file`` when found), ``segment_slices`` (the slices each segment covers) and
+        ``classes`` (``{"0": "background", "<number>": label}``), ``segments``, ``slice_uids`` and
+        ``slice_files`` (the referenced image of each slice; the file ``None`` when not found),
+        ``segment_slices`` (``[first, last]`` runs of the slices each segment covers) and
         ``referenced_series_found``.
 
     Raises:
@@ -243,10 +257,10 @@ def read_seg(path: str | Path) -> MedImage:
         # Label Map Segmentation (PS3.3 C.8.20.2.13) stores the segment numbers as the pixel values.
         labels[z][masks[k]] = pixels[k][masks[k]] if labelmap_values else number
     covered: dict[int, list[int]] = {}
-    for z in np.flatnonzero(labels.reshape(len(slices), -1).any(axis=1)):
-        for number in np.unique(labels[z]):
-            if number:
-                covered.setdefault(int(number), []).append(int(z))
+    for plane in np.flatnonzero(labels.reshape(len(slices), -1).any(axis=1)):
+        for value in np.unique(labels[plane]):
+            if value:
+                covered.setdefault(int(value), []).append(int(plane))
     names = {s.number: s.label for s in segments}
     header: dict[str, Any] = tags.header_subset(ds)
     header.update(
@@ -254,7 +268,8 @@ def read_seg(path: str | Path) -> MedImage:
             "segmentation_type": tags.text(ds, "SegmentationType"),
             "classes": {"0": "background", **{str(n): label for n, label in sorted(names.items())}},
             "segments": [_segment_facts(s, frames) for s in segments],
-            "slices": slices[:2000],
+            "slice_uids": [s["sop_instance_uid"] for s in slices][:2000],
+            "slice_files": [s["file"] for s in slices][:2000],
             "segment_slices": {str(n): _runs(zs) for n, zs in sorted(covered.items())},
             "overlap_pixels": overlap,
             "referenced_series_found": bool(geometries),
@@ -267,7 +282,9 @@ def read_seg(path: str | Path) -> MedImage:
         format="dicom_seg",
         path=str(path),
         axes="YX" if array.ndim == 2 else "ZYX",
-        spacing=None if spacing is None else (tuple(spacing) if array.ndim == 2 else (_gap(geometries, ds), *spacing)),
+        spacing=None
+        if spacing is None
+        else (tuple(spacing) if array.ndim == 2 else (_gap(geometries, ds), *spacing)),
         origin=first.position if first else (frames[0].position if frames else None),
         direction=tags.direction_matrix(first.orientation if first else tags.orientation(ds, 0)),
         modality="SEG",

@@ -152,12 +152,14 @@ class _Walker:
         children = item.get("ContentSequence") or []
         if value_type == "NUM":
             measured = item.get("MeasuredValueSequence") or []
-            value = tags.first_float(measured[0].get("NumericValue")) if measured else None
+            number = tags.first_float(measured[0].get("NumericValue")) if measured else None
             unit = None
             if measured and measured[0].get("MeasurementUnitsCodeSequence"):
                 unit_item = measured[0].MeasurementUnitsCodeSequence[0]
                 unit = tags.text(unit_item, "CodeValue") or tags.text(unit_item, "CodeMeaning")
-            self.report.measurements.append({"group": group, "concept": concept, "value": value, "unit": unit})
+            self.report.measurements.append(
+                {"group": group, "concept": concept, "value": number, "unit": unit}
+            )
         elif value_type in ("TEXT", "CODE", "DATE", "TIME", "DATETIME", "UIDREF", "PNAME"):
             value = (
                 tags.text(item, "TextValue")
@@ -166,8 +168,7 @@ class _Walker:
                 or tags.text(item, "PersonName")
                 or tags.text(item, _DATE_KEYWORDS.get(value_type, "TextValue"))
             )
-            if concept not in _GROUP_NAMES or value != group:
-                self.report.findings.append({"group": group, "concept": concept, "value": value})
+            self.report.findings.append({"group": group, "concept": concept, "value": value})
         elif value_type in ("SCOORD", "SCOORD3D"):
             self.region(item, value_type, concept, group, children)
         elif value_type in ("IMAGE", "COMPOSITE"):
@@ -177,7 +178,9 @@ class _Walker:
         if children and value_type != "SCOORD":
             self.walk(children, depth + 1, group)
 
-    def region(self, item: Any, value_type: str, concept: str | None, group: str | None, children: Any) -> None:
+    def region(
+        self, item: Any, value_type: str, concept: str | None, group: str | None, children: Any
+    ) -> None:
         graphic_type = (tags.text(item, "GraphicType") or "").upper()
         data = tags.floats(item.get("GraphicData")) or ()
         width = 3 if value_type == "SCOORD3D" else 2
@@ -213,7 +216,7 @@ class _Walker:
 
 
 def _evidence(ds: Dataset) -> list[str]:
-    """Instances listed as evidence (PS3.3 C.17.2.3: Current Requested Procedure / Pertinent Other Evidence)."""
+    """Instances listed as evidence (PS3.3 C.17.2.3: Current Requested Procedure, Pertinent Other)."""
     uids = []
     for keyword in ("CurrentRequestedProcedureEvidenceSequence", "PertinentOtherEvidenceSequence"):
         for study in ds.get(keyword) or []:
@@ -242,7 +245,9 @@ def read_report(path: str | Path) -> Report:
     ds, _ = open_dataset(path)
     content = ds.get("ContentSequence")
     if not content:
-        raise CorruptFile(path, "DICOM SR with an empty content tree (no ContentSequence): it reports nothing")
+        raise CorruptFile(
+            path, "DICOM SR with an empty content tree (no ContentSequence): it reports nothing"
+        )
     sop_class = tags.text(ds, "SOPClassUID")
     report = Report(
         path,
@@ -290,10 +295,11 @@ def read_sr(path: str | Path) -> MedImage:
     )
     if target is None:
         what = f"{len(report.images)} image(s), none of them" if report.images else "no image, so nothing"
+        counts = f"{len(report.measurements)} measurement(s), {len(report.regions)} region(s)"
         raise MissingReference(
             path,
-            f"DICOM SR (no pixels: {len(report.measurements)} measurement(s), {len(report.regions)} region(s)) "
-            f"references {what} under {report.searched}; inspect it for its content",
+            f"DICOM SR (no pixels: {counts}) references {what} under {report.searched}; "
+            "inspect it for its content",
         )
     frame = target.get("frame")
     image = read_dicom(Path(target["file"]), frame=frame - 1 if frame else None)
@@ -301,9 +307,10 @@ def read_sr(path: str | Path) -> MedImage:
     summary["regions"] = sorted(summary["regions"], key=lambda r: r.get("image") != target["uid"])
     image.meta.header["structured_report"] = summary
     image.meta.header["read_from"] = str(report.path)
+    boxes = [r["box"] for r in drawn if r["file"] == target["file"]][:4]
     image.meta.header["read_note"] = (
-        f"{report.path.name} is a DICOM SR (no pixels); this is the image it references, {target['file']}"
-        + (f" (boxes: {[r['box'] for r in drawn if r['file'] == target['file']][:4]})" if drawn else "")
+        f"{report.path.name} is a DICOM SR (no pixels): these are the pixels of the image it references, "
+        f"{Path(target['file']).name}" + (f"; its boxes [x, y, w, h] on that image: {boxes}" if boxes else "")
     )
     return image
 

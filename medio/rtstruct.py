@@ -74,7 +74,9 @@ def rois_of(path: Path, ds: Dataset) -> list[Roi]:
         for c, contour in enumerate(item.get("ContourSequence") or []):
             data = tags.floats(contour.get("ContourData"))
             if not data or len(data) % 3:
-                raise CorruptFile(path, f"RTSTRUCT ROI {roi.name!r} contour {c + 1}: ContourData is not x,y,z triplets")
+                raise CorruptFile(
+                    path, f"RTSTRUCT ROI {roi.name!r} contour {c + 1}: ContourData is not x,y,z triplets"
+                )
             images = contour.get("ContourImageSequence") or []
             uid = tags.text(images[0], "ReferencedSOPInstanceUID") if images else None
             kind = tags.text(contour, "ContourGeometricType") or "CLOSED_PLANAR"
@@ -113,8 +115,11 @@ def _fill(geometry: SliceGeometry, points: np.ndarray) -> np.ndarray:
     from skimage.draw import polygon
 
     rows, cols = geometry.to_pixels(points)
+    # Contours drawn through pixel centres come back as 6.9999999 after the mm round trip; without the
+    # rounding, boundary pixels of one straight edge would be kept on some rows and lost on others.
+    rows, cols = np.round(rows, 3), np.round(cols, 3)
     mask = np.zeros((geometry.rows, geometry.columns), dtype=bool)
-    rr, cc = polygon(rows, cols, mask.shape)
+    rr, cc = polygon(rows, cols, mask.shape)  # type: ignore[no-untyped-call]
     mask[rr, cc] = True
     return mask
 
@@ -132,7 +137,7 @@ def read_rtstruct(path: str | Path) -> MedImage:
 
     Returns:
         ``(Z, H, W)`` ``uint8`` ids over the referenced series; ``meta.header`` has ``classes``, ``rois``
-        (number, id, name, type, contours, slices) and ``series_files``.
+        (number, id, name, type, contours, slices) and ``slice_files`` (the series' image of each slice).
 
     Raises:
         CorruptFile: No StructureSetROISequence, malformed contour data, or referenced images without
@@ -147,11 +152,16 @@ def read_rtstruct(path: str | Path) -> MedImage:
     geometries, found = referenced_series(path, [*contour_uids, *listed], series_uids)
     missing = found.missing(dict.fromkeys(contour_uids))
     if missing or not geometries:
-        what = f"image {missing[0]}" if missing else f"series {series_uids[0] if series_uids else '(none named)'}"
+        what = (
+            f"image {missing[0]}"
+            if missing
+            else f"series {series_uids[0] if series_uids else '(none named)'}"
+        )
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
         raise MissingReference(
             path,
-            f"RTSTRUCT contours reference {what}{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}, "
-            f"which is not under {found.root} ({found.scanned} DICOM files searched)",
+            f"RTSTRUCT contours reference {what}{more}, which is not under {found.root} "
+            f"({found.scanned} DICOM files searched)",
         )
     first = geometries[0]
     if any((g.rows, g.columns) != (first.rows, first.columns) for g in geometries):
@@ -191,7 +201,7 @@ def read_rtstruct(path: str | Path) -> MedImage:
             "classes": {"0": "background", **{str(ids[r.number]): r.name for r in rois}},
             "rois": [_roi_facts(r, ids[r.number], per_roi[r.number]) for r in rois],
             "contours_not_filled": skipped,
-            "series_files": [str(g.path) for g in geometries][:2000],
+            "slice_files": [str(g.path) for g in geometries][:2000],
         }
     )
     spacing = (float(np.median(gaps)) if len(gaps) else 1.0, *first.spacing)

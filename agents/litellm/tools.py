@@ -373,6 +373,9 @@ class ToolBox:
             mask_path = self.sandbox.read_path(args.mask_source)
             self.sandbox.check_size(mask_path, args.mask_source)
             mask_array = medio.read(mask_path).array
+        if image.meta.format in _LABEL_MAP_OBJECTS and args.slice_index is None and mask_array is None:
+            # A SEG/RTSTRUCT label map spans its whole referenced series: its middle slice is often empty.
+            mask_array = image.array if image.array.ndim == 3 else None
         window = None
         if args.window_center is not None and args.window_width is not None:
             window = (args.window_center, args.window_width)
@@ -390,7 +393,7 @@ class ToolBox:
             png=encode_png(rendered.pixels),
             width=int(width),
             height=int(height),
-            info=rendered.info,
+            info={**rendered.info, **_derived_object_note(image, source, rendered.info)},
             source={
                 "format": image.meta.format,
                 "shape": list(image.meta.shape),
@@ -486,6 +489,32 @@ class ToolBox:
         """Return the manifest indices that have an annotation file in the output folder."""
         folder = self.sandbox.output_dir / "standardized_annotations"
         return {i for i in self._indices if (folder / f"{i}.json").is_file()}
+
+
+# medio formats whose pixels are a label map drawn on another series (medio.dicom_seg, medio.rtstruct).
+_LABEL_MAP_OBJECTS = ("dicom_seg", "rtstruct")
+
+
+def _derived_object_note(image: Any, source: Path, info: dict[str, Any]) -> dict[str, Any]:
+    """What the model must know when a render shows another file's pixels or a map on another series.
+
+    An SR has no pixels: medio read the image it references (``info["source"]`` is that file). A SEG or
+    RTSTRUCT label map lies on a slice of its referenced series: name that slice's image file.
+    """
+    header = image.meta.header
+    if header.get("read_note"):
+        return {"read_from": str(source), "note": header["read_note"]}
+    files, k = header.get("slice_files"), info.get("slice_index")
+    if image.meta.format not in _LABEL_MAP_OBJECTS or not files:
+        return {}
+    k = 0 if k is None else k
+    facts: dict[str, Any] = {"referenced_image": files[k] if k < len(files) else None}
+    facts["note"] = (
+        f"label map of the {image.meta.format} on slice {k} of its referenced series"
+        + (" (referenced_image)" if facts["referenced_image"] else " (its image is not in the dataset)")
+        + f"; render that image, or the series folder with slice_index={k}, as the sample's image"
+    )
+    return facts
 
 
 def _open_image(path: Path | io.BytesIO) -> Any:

@@ -286,14 +286,22 @@ def write_sr(
     x, y, w, h = box
     polyline = [x, y, x + w, y, x + w, y + h, x, y + h, x, y]
     region = _content(
-        "CONTAINS", "SCOORD", _code("111030", "DCM", "Image Region"), GraphicType="POLYLINE", GraphicData=polyline
+        "CONTAINS",
+        "SCOORD",
+        _code("111030", "DCM", "Image Region"),
+        GraphicType="POLYLINE",
+        GraphicData=polyline,
     )
     if image is not None:
         ref = Dataset()
         ref.ReferencedSOPClassUID = CT_IMAGE
         ref.ReferencedSOPInstanceUID = image.uid
         region.ContentSequence = DicomSequence(
-            [_content("SELECTED FROM", "IMAGE", _code("260753009", "SCT", "Source"), ReferencedSOPSequence=[ref])]
+            [
+                _content(
+                    "SELECTED FROM", "IMAGE", _code("260753009", "SCT", "Source"), ReferencedSOPSequence=[ref]
+                )
+            ]
         )
     units = _code("mm", "UCUM", "millimeter")
     measured = Dataset()
@@ -309,7 +317,9 @@ def write_sr(
     )
     group.ContentSequence = DicomSequence(
         [
-            _content("HAS OBS CONTEXT", "TEXT", _code("112039", "DCM", "Tracking Identifier"), TextValue="nodule 1"),
+            _content(
+                "HAS OBS CONTEXT", "TEXT", _code("112039", "DCM", "Tracking Identifier"), TextValue="nodule 1"
+            ),
             _content(
                 "CONTAINS",
                 "CODE",
