@@ -2,7 +2,7 @@
 
 The kind comes from the header (SOP Class UID, else Modality), never from the file name: derived objects are
 stored as ``.dcm`` like any image. Only the first elements of the data set are parsed (group 0008 ends with
-Modality), so refining every DICOM read costs about one header read of a few hundred bytes.
+Modality), and a file whose meta header names an image class is not parsed at all.
 """
 
 from __future__ import annotations
@@ -23,6 +23,10 @@ RTSTRUCT_CLASS = "1.2.840.10008.5.1.4.1.1.481.3"
 _BY_MODALITY = {"SR": "dicom_sr", "KO": "dicom_sr", "SEG": "dicom_seg", "RTSTRUCT": "rtstruct"}
 
 _SOP_CLASS_UID = 0x00080016
+_HEAD_BYTES = 2048
+# (0002,0002) Media Storage SOP Class UID, little endian as group 0002 always is (PS3.10 7.1).
+_MEDIA_CLASS_TAG = b"\x02\x00\x02\x00"
+_DERIVED_UIDS = tuple(u.encode("ascii") for u in (SR_CLASS_ROOT, *SEG_CLASSES, RTSTRUCT_CLASS))
 _MODALITY = 0x00080060
 
 
@@ -59,6 +63,15 @@ def dicom_kind(path: Path) -> str:
         ``"dicom_sr"``, ``"dicom_seg"``, ``"rtstruct"`` or ``"dicom"``.
     """
     from pydicom.filereader import read_partial
+
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(_HEAD_BYTES)
+    except OSError:
+        return "dicom"
+    if head[128:132] == b"DICM" and _MEDIA_CLASS_TAG in head and not any(u in head for u in _DERIVED_UIDS):
+        # The file meta names an image SOP class (PS3.10 7.1): no need to parse the data set.
+        return "dicom"
 
     def past_modality(tag: int, vr: str | None, length: int) -> bool:
         return tag > _MODALITY

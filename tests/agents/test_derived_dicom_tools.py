@@ -18,7 +18,7 @@ from agents.litellm.tools import ToolBox
 
 # The DICOM writers of the medio tests.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "medio"))
-from dicom_derived_files import COLUMNS, ROWS, write_ct_series, write_seg, write_sr  # noqa: E402
+from dicom_derived_files import COLUMNS, ROWS, write_ct_series, write_seg, write_sr
 
 
 @pytest.fixture(autouse=True)
