@@ -32,12 +32,13 @@ MAX_INDEX_FILES = 20000
 # The raw-data folder of a benchmark dataset (`<dataset>/data/...`): references never leave it.
 DATA_ROOT_NAME = "data"
 
+_SOP_INSTANCE_UID = 0x00080018
 _SERIES_INSTANCE_UID = 0x0020000E
 
 
 @dataclass(frozen=True)
 class Instance:
-    """One DICOM file of the index: its path and the UIDs that name it."""
+    """One DICOM file of the index: its path and UIDs (the series UID only in a series search)."""
 
     path: Path
     sop_instance_uid: str
@@ -75,12 +76,26 @@ def _search_roots(start: Path) -> list[Path]:
     return roots
 
 
-def _read_uids(path: Path) -> tuple[str, str] | None:
-    """(SOP Instance UID, Series Instance UID) from the first header elements, or None when not DICOM."""
-    from pydicom.filereader import read_partial
+def _read_uids(path: Path, deep: bool) -> tuple[str, str] | None:
+    """(SOP Instance UID, Series Instance UID or "") from the first header elements; None when not DICOM.
+
+    The SOP Instance UID is also the file meta's Media Storage SOP Instance UID (PS3.10 7.1), read without
+    touching the data set; the Series Instance UID comes after all of groups 0008-0018 (a hundred elements in
+    a CT header), so it is read only when ``deep``.
+    """
+    from pydicom.filereader import read_file_meta_info, read_partial
+
+    if not deep:
+        try:
+            meta_uid = str(read_file_meta_info(path).get("MediaStorageSOPInstanceUID") or "").strip()
+        except Exception:  # no or damaged file meta: the data set is read below
+            meta_uid = ""
+        if meta_uid:
+            return meta_uid, ""
+    last = _SERIES_INSTANCE_UID if deep else _SOP_INSTANCE_UID
 
     def past_series_uid(tag: int, vr: str | None, length: int) -> bool:
-        return tag > _SERIES_INSTANCE_UID
+        return tag > last
 
     try:
         with path.open("rb") as fh:
@@ -94,7 +109,7 @@ def _read_uids(path: Path) -> tuple[str, str] | None:
 
 
 @functools.lru_cache(maxsize=4096)
-def _folder_index(folder: str, mtime_ns: int) -> tuple[Instance, ...]:
+def _folder_index(folder: str, mtime_ns: int, deep: bool) -> tuple[Instance, ...]:
     """The DICOM files directly in ``folder`` (cached per folder version: ``mtime_ns`` keeps it fresh)."""
     from medio.dicom import is_dicom_file
 
@@ -107,18 +122,18 @@ def _folder_index(folder: str, mtime_ns: int) -> tuple[Instance, ...]:
         path = Path(folder) / name
         if name.startswith(".") or not path.is_file() or not is_dicom_file(path):
             continue
-        uids = _read_uids(path)
+        uids = _read_uids(path, deep)
         if uids is not None:
             out.append(Instance(path, *uids))
     return tuple(out)
 
 
-def _index(folder: Path) -> tuple[Instance, ...]:
+def _index(folder: Path, deep: bool = False) -> tuple[Instance, ...]:
     try:
         mtime = folder.stat().st_mtime_ns
     except OSError:
         return ()
-    return _folder_index(str(folder), mtime)
+    return _folder_index(str(folder), mtime, deep)
 
 
 def find_instances(start: Path, uids: Iterable[str], *, series_uids: Iterable[str] = ()) -> Found:
@@ -148,7 +163,7 @@ def find_instances(start: Path, uids: Iterable[str], *, series_uids: Iterable[st
                 dirnames.clear()  # a subtree searched at the level below
                 continue
             seen.add(folder)
-            entries = _index(folder)
+            entries = _index(folder, deep=bool(want_series))
             found.scanned += len(entries)
             for entry in entries:
                 if entry.path == start:
@@ -167,26 +182,6 @@ def _complete(found: Found, wanted: set[str], want_series: set[str]) -> bool:
     return not want_series and wanted <= found.instances.keys()
 
 
-def series_of(found: Found, instance: Instance) -> list[Instance]:
-    """Every indexed file of ``instance``'s series in the folders where the search found its members.
-
-    Args:
-        found: A search result.
-        instance: One found instance.
-
-    Returns:
-        The series' files (at least ``instance``), in name order.
-    """
-    members = {instance.path: instance}
-    folder = instance.path.parent
-    for entry in _index(folder):
-        if entry.series_instance_uid == instance.series_instance_uid:
-            members[entry.path] = entry
-    for entry in found.series.get(instance.series_instance_uid, []):
-        members[entry.path] = entry
-    return [members[p] for p in sorted(members)]
-
-
 @dataclass(frozen=True)
 class SliceGeometry:
     """Where an image's pixels lie in patient space (PS3.3 C.7.6.2.1.1), from its header.
@@ -199,6 +194,7 @@ class SliceGeometry:
         position: ImagePositionPatient: the centre of the first pixel, in mm.
         orientation: ImageOrientationPatient: row direction cosines, then column direction cosines.
         spacing: PixelSpacing: (row spacing, column spacing) in mm, i.e. between rows, between columns.
+        series_instance_uid: Its Series Instance UID.
     """
 
     path: Path
@@ -208,6 +204,7 @@ class SliceGeometry:
     position: tuple[float, ...]
     orientation: tuple[float, ...]
     spacing: tuple[float, float]
+    series_instance_uid: str = ""
 
     @property
     def normal(self) -> np.ndarray:
@@ -258,27 +255,39 @@ def slice_geometry(path: Path) -> SliceGeometry:
     if lacking or position is None or orientation is None or spacing is None:
         raise CorruptFile(path, f"image has no patient geometry ({', '.join(lacking)} missing)")
     return SliceGeometry(
-        path, tags.text(ds, "SOPInstanceUID") or "", int(rows), int(columns), position, orientation, spacing
+        path,
+        tags.text(ds, "SOPInstanceUID") or "",
+        int(rows),
+        int(columns),
+        position,
+        orientation,
+        spacing,
+        tags.text(ds, "SeriesInstanceUID") or "",
     )
 
 
-def ordered_geometries(files: list[Path]) -> list[SliceGeometry]:
-    """The geometries of a series' files, ordered like :func:`medio.dicom_series.read_series` stacks them.
+def _geometries(files: Iterable[Path]) -> list[SliceGeometry]:
+    """The geometries of the files that have one, in name order (the others with a debug log)."""
+    out = []
+    for file in sorted(set(files)):
+        try:
+            out.append(slice_geometry(file))
+        except MedioError as exc:
+            log.debug("file without patient geometry: %s", exc)
+    return out
+
+
+def ordered_geometries(geometries: list[SliceGeometry]) -> list[SliceGeometry]:
+    """A series' slices ordered like :func:`medio.dicom_series.read_series` stacks them.
 
     Args:
-        files: The series' image files.
+        geometries: The series' slices, in file name order.
 
     Returns:
-        Their geometries along the slice normal (files without geometry are left out, with a debug log).
+        Them along the slice normal (else as given).
     """
     from medio.dicom_series import SeriesGroup, _slice_order
 
-    geometries = []
-    for file in sorted(files):
-        try:
-            geometries.append(slice_geometry(file))
-        except MedioError as exc:
-            log.debug("series file without geometry: %s", exc)
     group = SeriesGroup(
         key="",
         description=None,
@@ -310,14 +319,17 @@ def referenced_series(
     """
     uids = [u for u in dict.fromkeys(uids) if u]
     found = find_instances(obj, uids, series_uids=series_uids)
-    votes: dict[str, int] = {}
-    for instance in found.instances.values():
-        votes[instance.series_instance_uid] = votes.get(instance.series_instance_uid, 0) + 1
-    if votes:
-        best = max(votes, key=lambda s: votes[s])
-        anchor = next(i for i in found.instances.values() if i.series_instance_uid == best)
-        files = [i.path for i in series_of(found, anchor)]
+    if found.instances:
+        # Every image file in the folders holding a referenced instance; their headers tell the series.
+        folders = {i.path.parent for i in found.instances.values()}
+        candidates = _geometries(e.path for f in folders for e in _index(f) if e.path != obj.resolve())
+        votes: dict[str, int] = {}
+        for g in candidates:
+            if g.sop_instance_uid in found.instances:
+                votes[g.series_instance_uid] = votes.get(g.series_instance_uid, 0) + 1
+        best = max(votes, key=lambda s: votes[s]) if votes else None
+        chosen = [g for g in candidates if g.series_instance_uid == best]
     else:
         members = next((m for m in found.series.values() if m), [])
-        files = [i.path for i in members]
-    return (ordered_geometries(files) if files else []), found
+        chosen = _geometries(i.path for i in members)
+    return (ordered_geometries(chosen) if chosen else []), found

@@ -149,7 +149,9 @@ def read_rtstruct(path: str | Path) -> MedImage:
     rois = rois_of(path, ds)
     listed, series_uids = _referenced(ds)
     contour_uids = [uid for roi in rois for _, uid, _ in roi.contours if uid]
-    geometries, found = referenced_series(path, [*contour_uids, *listed], series_uids)
+    # The series is found by its UID only when no image is named (a deeper, slower header read per file).
+    by_series = series_uids if not (contour_uids or listed) else []
+    geometries, found = referenced_series(path, [*contour_uids, *listed], by_series)
     missing = found.missing(dict.fromkeys(contour_uids))
     if missing or not geometries:
         what = (

@@ -187,10 +187,12 @@ def write_rtstruct(
     rois: Mapping[str, Sequence[tuple[int, Sequence[tuple[float, float]]]]],
     *,
     missing_image_uid: str | None = None,
+    image_refs: bool = True,
 ) -> Path:
     """Write an RTSTRUCT with closed planar contours ``{roi_name: [(slice_index, [(x_mm, y_mm), ...])]}``.
 
-    ``missing_image_uid`` makes the first contour reference an image that exists nowhere.
+    ``missing_image_uid`` makes the first contour reference an image that exists nowhere; without
+    ``image_refs`` no image is named at all, only the series (the contours then lie at their z).
     """
     ds = Dataset()
     _patient(ds, series)
@@ -204,7 +206,8 @@ def write_rtstruct(
         contour_images.append(item)
     ref_series = Dataset()
     ref_series.SeriesInstanceUID = series.series_uid
-    ref_series.ContourImageSequence = DicomSequence(contour_images)
+    if image_refs:
+        ref_series.ContourImageSequence = DicomSequence(contour_images)
     ref_study = Dataset()
     ref_study.ReferencedSOPInstanceUID = series.study_uid
     ref_study.RTReferencedSeriesSequence = DicomSequence([ref_series])
@@ -228,7 +231,8 @@ def write_rtstruct(
             image.ReferencedSOPClassUID = CT_IMAGE
             image.ReferencedSOPInstanceUID = missing_image_uid if first and missing_image_uid else piece.uid
             first = False
-            contour.ContourImageSequence = DicomSequence([image])
+            if image_refs:
+                contour.ContourImageSequence = DicomSequence([image])
             contour.ContourGeometricType = "CLOSED_PLANAR"
             contour.NumberOfContourPoints = len(points)
             contour.ContourData = [v for x, y in points for v in (x, y, piece.z)]

@@ -159,6 +159,14 @@ def test_rtstruct_inner_contour_is_a_hole_and_a_smaller_roi_stays_on_top(study):
     assert both[0, 6, 6] == 2 and both[0, 2, 2] == 1  # painted largest first: the cord is not hidden
 
 
+def test_rtstruct_naming_only_its_series_puts_each_contour_on_the_slice_at_its_height(study):
+    root, ct = study
+    square = [_mm(2, 3), _mm(2, 7), _mm(5, 7), _mm(5, 3)]
+    rt = write_rtstruct(root / "rt.dcm", ct, {"GTV": [(3, square)]}, image_refs=False)
+    labels = medio.read(rt).array
+    assert labels.shape == (4, ROWS, COLUMNS) and labels[3].sum() == 4 * 5 and labels[:3].sum() == 0
+
+
 def test_rtstruct_referencing_a_missing_slice_fails_naming_the_file(study):
     root, ct = study
     square = [_mm(2, 3), _mm(2, 7), _mm(5, 7), _mm(5, 3)]
