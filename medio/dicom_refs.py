@@ -7,8 +7,8 @@ nearest first, and stops as soon as every UID is found.
 
 Bounds: at most :data:`MAX_LEVELS` parents, never above a folder named ``data`` (the raw-data root of a
 benchmark dataset, SPEC §3), and at most :data:`MAX_INDEX_FILES` headers read per search. Each folder's
-index (its DICOM files' instance and series UIDs, read from the first header elements only) is cached by
-folder and modification time, so a dataset of many SEG files beside one series reads the series' headers once.
+index (its DICOM files' instance UIDs, from the file meta only) is cached by folder and modification time,
+and each image's geometry by file and modification time: many SEG files beside one series read it once.
 """
 
 from __future__ import annotations
@@ -266,14 +266,27 @@ def slice_geometry(path: Path) -> SliceGeometry:
     )
 
 
+@functools.lru_cache(maxsize=65536)
+def _cached_geometry(path: str, mtime_ns: int, size: int) -> SliceGeometry | None:
+    # Many SEG/RTSTRUCT files beside one series read its headers once (the key changes when the file does).
+    try:
+        return slice_geometry(Path(path))
+    except MedioError as exc:
+        log.debug("file without patient geometry: %s", exc)
+        return None
+
+
 def _geometries(files: Iterable[Path]) -> list[SliceGeometry]:
     """The geometries of the files that have one, in name order (the others with a debug log)."""
     out = []
     for file in sorted(set(files)):
         try:
-            out.append(slice_geometry(file))
-        except MedioError as exc:
-            log.debug("file without patient geometry: %s", exc)
+            stat = file.stat()
+        except OSError:
+            continue
+        geometry = _cached_geometry(str(file), stat.st_mtime_ns, stat.st_size)
+        if geometry is not None:
+            out.append(geometry)
     return out
 
 
