@@ -21,8 +21,11 @@ import numpy as np
 
 from medio import _dicom_tags as tags
 from medio.dicom import open_dataset, read_dicom
+from medio.dicom_kind import dicom_kind
 from medio.dicom_refs import find_instances
-from medio.errors import CorruptFile, MissingReference
+from medio.dicom_seg import read_seg
+from medio.errors import CorruptFile, MedioError, MissingReference
+from medio.render import choose_slice
 from medio.types import MedImage
 
 if TYPE_CHECKING:
@@ -265,6 +268,8 @@ def read_report(path: str | Path) -> Report:
     for image in report.images:
         if image["uid"] in found.instances:
             image["file"] = str(found.instances[image["uid"]].path)
+            # TID 1500 reports point at a SEG as often as at an image (PS3.16 TID 1411).
+            image["kind"] = dicom_kind(Path(image["file"]))
     for region in report.regions:
         if region.get("image") in found.instances:
             region["file"] = str(found.instances[region["image"]].path)
@@ -288,11 +293,7 @@ def read_sr(path: str | Path) -> MedImage:
     """
     report = read_report(path)
     drawn = [r for r in report.regions if r.get("file")]
-    target = (
-        {"file": drawn[0]["file"], "frame": drawn[0].get("frame"), "uid": drawn[0]["image"]}
-        if drawn
-        else next((i for i in report.images if i["file"]), None)
-    )
+    target = _target(report, drawn)
     if target is None:
         what = f"{len(report.images)} image(s), none of them" if report.images else "no image, so nothing"
         counts = f"{len(report.measurements)} measurement(s), {len(report.regions)} region(s)"
@@ -309,10 +310,46 @@ def read_sr(path: str | Path) -> MedImage:
     image.meta.header["read_from"] = str(report.path)
     boxes = [r["box"] for r in drawn if r["file"] == target["file"]][:4]
     image.meta.header["read_note"] = (
-        f"{report.path.name} is a DICOM SR (no pixels): these are the pixels of the image it references, "
+        f"{report.path.name} is a DICOM SR (no pixels): these are the pixels of {target['why']}, "
         f"{Path(target['file']).name}" + (f"; its boxes [x, y, w, h] on that image: {boxes}" if boxes else "")
     )
     return image
+
+
+def _target(report: Report, drawn: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The image to show for a report: one a region is drawn on, else the slice under the largest part of
+    a SEG it references, else the first referenced image."""
+    if drawn:
+        first = drawn[0]
+        return {
+            "file": first["file"],
+            "frame": first.get("frame"),
+            "uid": first["image"],
+            "why": "the image it marks",
+        }
+    for image in report.images:
+        if image.get("kind") == "dicom_seg":
+            try:
+                labels = read_seg(Path(image["file"]))
+            except MedioError:
+                continue
+            volume = labels.array if labels.array.ndim == 3 else labels.array[None]
+            k = choose_slice(volume.shape, 0, volume)
+            behind = labels.meta.header["slice_files"][k]
+            if behind:
+                why = (
+                    f"the slice under the largest part of the SEG it references ({Path(image['file']).name})"
+                )
+                return {"file": behind, "frame": None, "uid": labels.meta.header["slice_uids"][k], "why": why}
+    plain = next((i for i in report.images if i.get("kind") == "dicom"), None)
+    if plain is None:
+        return None
+    return {
+        "file": plain["file"],
+        "frame": plain["frame"],
+        "uid": plain["uid"],
+        "why": "the image it references",
+    }
 
 
 def summarize_sr(path: str | Path) -> dict[str, Any]:

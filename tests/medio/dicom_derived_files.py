@@ -271,11 +271,13 @@ def write_sr(
     diameter_mm: float = 12.5,
     empty: bool = False,
     series: CtSeries | None = None,
+    segmentation: Slice | None = None,
 ) -> Path:
     """Write a Comprehensive SR: a measurement group with a nodule diameter and a SCOORD box on ``image``.
 
     ``box`` is ``(x, y, w, h)`` in image pixels, written as a closed POLYLINE of (column, row) points (PS3.3
-    C.18.6.1.2). ``empty`` writes a document without a content tree.
+    C.18.6.1.2). ``empty`` writes a document without a content tree. ``segmentation`` (a SEG file and its
+    UID) is referenced from the group the way TID 1411 does ("Referenced Segment"), without a region.
     """
     ds = Dataset()
     _patient(ds, series)
@@ -319,6 +321,14 @@ def write_sr(
         _code("125007", "DCM", "Measurement Group"),
         ContinuityOfContent="SEPARATE",
     )
+    if segmentation is not None:
+        ref = Dataset()
+        ref.ReferencedSOPClassUID = SEG_STORAGE
+        ref.ReferencedSOPInstanceUID = segmentation.uid
+        ref.ReferencedSegmentNumber = 1
+        region = _content(
+            "CONTAINS", "IMAGE", _code("121191", "DCM", "Referenced Segment"), ReferencedSOPSequence=[ref]
+        )
     group.ContentSequence = DicomSequence(
         [
             _content(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pydicom
 import pytest
 from dicom_derived_files import (
     COLUMNS,
@@ -13,6 +14,7 @@ from dicom_derived_files import (
     PIXEL_SPACING,
     ROWS,
     CtSeries,
+    Slice,
     write_ct_series,
     write_rtstruct,
     write_seg,
@@ -195,6 +197,16 @@ def test_sr_box_is_resolved_by_uid_to_the_image_it_was_drawn_on(study):
     assert int(image.array[0, 0]) == 1000 + 10 * 1 - 1024
     assert "DICOM SR" in image.meta.header["read_note"]
     assert image.meta.header["structured_report"]["regions"][0]["box"] == [4.0, 3.0, 6.0, 5.0]
+
+
+def test_sr_pointing_at_a_seg_shows_the_slice_under_its_largest_segment(study):
+    root, ct = study
+    seg = write_seg(root / "seg.dcm", ct, [(1, 0, _box(0, 0, 1, 1)), (1, 2, _box(0, 0, 5, 5))])
+    seg_uid = str(pydicom.dcmread(seg, stop_before_pixels=True).SOPInstanceUID)
+    sr = write_sr(root / "report.dcm", None, series=ct, segmentation=Slice(seg, seg_uid, 0.0))
+    image = medio.read(sr)
+    assert image.meta.path == str(ct.slices[2].path)
+    assert "largest part of the SEG" in image.meta.header["read_note"]
 
 
 def test_inspect_shows_an_sr_s_measurements_boxes_and_referenced_image(study):
