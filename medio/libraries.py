@@ -47,9 +47,9 @@ LIBRARIES: dict[str, tuple[str, ...]] = {
         "medio.dicom_kind",
     ),
     "dicom_series": ("medio.dicom_series",),
-    "dicom_sr": ("pydicom.filereader", "medio.dicom_kind", "medio.dicom_refs", "medio.dicom_sr"),
-    "dicom_seg": ("pydicom.filereader", "medio.dicom_kind", "medio.dicom_refs", "medio.dicom_seg"),
-    "rtstruct": ("skimage.draw", "medio.dicom_kind", "medio.dicom_refs", "medio.rtstruct"),
+    "dicom_sr": ("medio.dicom_refs", "medio.dicom_seg", "medio.dicom_sr"),
+    "dicom_seg": ("medio.dicom_refs", "medio.dicom_seg"),
+    "rtstruct": ("skimage.draw", "medio.dicom_refs", "medio.rtstruct"),
     "nifti": (
         "nibabel",
         "nibabel.filebasedimages",

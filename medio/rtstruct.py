@@ -73,9 +73,10 @@ def rois_of(path: Path, ds: Dataset) -> list[Roi]:
             continue
         for c, contour in enumerate(item.get("ContourSequence") or []):
             data = tags.floats(contour.get("ContourData"))
-            if not data or len(data) % 3:
+            if not data or len(data) % 3 or not all(np.isfinite(data)):
                 raise CorruptFile(
-                    path, f"RTSTRUCT ROI {roi.name!r} contour {c + 1}: ContourData is not x,y,z triplets"
+                    path,
+                    f"RTSTRUCT ROI {roi.name!r} contour {c + 1}: ContourData is not finite x,y,z triplets",
                 )
             images = contour.get("ContourImageSequence") or []
             uid = tags.text(images[0], "ReferencedSOPInstanceUID") if images else None
