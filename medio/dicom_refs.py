@@ -13,12 +13,15 @@ and each image's geometry by file and modification time: many SEG files beside o
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
-from collections.abc import Iterable
+import struct
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -64,6 +67,38 @@ class Found:
     def missing(self, uids: Iterable[str]) -> list[str]:
         """The UIDs of ``uids`` that were not found."""
         return [u for u in uids if u not in self.instances]
+
+
+@contextlib.contextmanager
+def damage_is_corrupt(path: Path) -> Iterator[None]:
+    """Report pydicom's errors from a damaged data set as ``CorruptFile`` naming ``path``.
+
+    pydicom parses sequence items when they are first accessed, so a truncated SEG or RTSTRUCT may open
+    cleanly and fail (``OSError: No tag to read ...``) only when its segments or contours are read.
+    """
+    try:
+        yield
+    except MedioError:
+        raise
+    except (OSError, EOFError, ValueError, KeyError, IndexError, TypeError, struct.error) as exc:
+        raise CorruptFile(path, f"malformed DICOM data set ({type(exc).__name__}: {exc})") from exc
+
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def reports_damage(
+    func: Callable[Concatenate[str | Path, _P], _T],
+) -> Callable[Concatenate[str | Path, _P], _T]:
+    """Wrap a reader of one derived object (first argument: its path) in :func:`damage_is_corrupt`."""
+
+    @functools.wraps(func)
+    def wrapper(path: str | Path, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        with damage_is_corrupt(Path(path)):
+            return func(path, *args, **kwargs)
+
+    return wrapper
 
 
 def _search_roots(start: Path) -> list[Path]:

@@ -21,7 +21,7 @@ import numpy as np
 from medio import _dicom_tags as tags
 from medio._axes import check_size
 from medio.dicom import _decode, open_dataset
-from medio.dicom_refs import SliceGeometry, referenced_series
+from medio.dicom_refs import SliceGeometry, referenced_series, reports_damage
 from medio.errors import CorruptFile
 from medio.types import MedImage, Meta
 
@@ -211,6 +211,7 @@ def _foreground(path: Path, ds: Dataset, pixels: np.ndarray) -> np.ndarray:
     return np.asarray(pixels != 0)
 
 
+@reports_damage
 def read_seg(path: str | Path) -> MedImage:
     """Read a SEG as a label map: segment numbers as ids on the referenced slices.
 
@@ -325,6 +326,7 @@ def _segment_facts(segment: Segment, frames: list[Frame]) -> dict[str, Any]:
     }
 
 
+@reports_damage
 def summarize_seg(path: str | Path) -> dict[str, Any]:
     """Summarise a SEG from its headers: segments, frames per segment, referenced slices (bounded).
 

@@ -22,7 +22,7 @@ import numpy as np
 from medio import _dicom_tags as tags
 from medio.dicom import open_dataset, read_dicom
 from medio.dicom_kind import dicom_kind
-from medio.dicom_refs import find_instances
+from medio.dicom_refs import find_instances, reports_damage
 from medio.dicom_seg import read_seg
 from medio.errors import CorruptFile, MedioError, MissingReference
 from medio.render import choose_slice
@@ -230,6 +230,7 @@ def _evidence(ds: Dataset) -> list[str]:
     return uids
 
 
+@reports_damage
 def read_report(path: str | Path) -> Report:
     """Walk an SR's content tree and resolve the images it references.
 
@@ -276,6 +277,7 @@ def read_report(path: str | Path) -> Report:
     return report
 
 
+@reports_damage
 def read_sr(path: str | Path) -> MedImage:
     """Read the image an SR describes (the first with a region on it, else the first referenced one).
 
@@ -352,6 +354,7 @@ def _target(report: Report, drawn: list[dict[str, Any]]) -> dict[str, Any] | Non
     }
 
 
+@reports_damage
 def summarize_sr(path: str | Path) -> dict[str, Any]:
     """Summarise an SR for ``inspect``: its content, bounded, and the files its images resolve to.
 

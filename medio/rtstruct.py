@@ -19,7 +19,7 @@ import numpy as np
 
 from medio import _dicom_tags as tags
 from medio.dicom import open_dataset
-from medio.dicom_refs import SliceGeometry, referenced_series
+from medio.dicom_refs import SliceGeometry, referenced_series, reports_damage
 from medio.errors import CorruptFile, MissingReference
 from medio.types import MedImage, Meta
 
@@ -125,6 +125,7 @@ def _fill(geometry: SliceGeometry, points: np.ndarray) -> np.ndarray:
     return mask
 
 
+@reports_damage
 def read_rtstruct(path: str | Path) -> MedImage:
     """Rasterise an RTSTRUCT's closed contours to a label map on its referenced series.
 
@@ -238,6 +239,7 @@ def _roi_facts(roi: Roi, label_id: int | None, planes: dict[int, np.ndarray] | N
     return facts
 
 
+@reports_damage
 def summarize_rtstruct(path: str | Path) -> dict[str, Any]:
     """Summarise an RTSTRUCT from its header: ROIs, contour counts, the referenced series (bounded).
 

@@ -249,3 +249,41 @@ def test_derived_objects_are_told_apart_by_sop_class_whatever_the_file_name(stud
         kind: kind for kind in names
     }
     assert medio.inspect(ct.slices[0].path)["format"] == "dicom"
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # pydicom's notes on the invalid values it reads
+def test_damaged_derived_objects_raise_only_medio_errors(study):
+    import random
+
+    root, ct = study
+    square = [_mm(2, 3), _mm(2, 7), _mm(5, 7), _mm(5, 3)]
+    originals = [
+        write_seg(root / "seg.dcm", ct, [(1, 1, _box(2, 3, 5, 7)), (2, 2, _box(0, 0, 1, 1))]),
+        write_rtstruct(root / "rt.dcm", ct, {"GTV": [(2, square)]}),
+        write_sr(root / "sr.dcm", ct.slices[1], series=ct),
+    ]
+    rng = random.Random(30)
+    damaged = root / "damaged.dcm"
+    for original in originals:
+        data = original.read_bytes()
+        for trial in range(10):
+            blob = bytearray(data)
+            if trial % 2:
+                blob = blob[: rng.randrange(132, len(blob))]  # truncated after the preamble
+            else:
+                for _ in range(rng.randrange(1, 6)):
+                    blob[rng.randrange(132, len(blob))] = rng.randrange(256)
+            damaged.write_bytes(bytes(blob))
+            try:
+                medio.read(damaged)
+            except MedioError as exc:
+                assert "\n" not in str(exc) and str(damaged) in str(exc)
+            info = medio.inspect(damaged)
+            assert "error" not in info or info["error_type"] in {
+                "CorruptFile",
+                "MissingReference",
+                "KeyNotFound",
+                "UnsupportedFormat",
+                "UnsupportedTransferSyntax",
+                "ImageTooLarge",
+            }
