@@ -199,6 +199,18 @@ def test_sr_box_is_resolved_by_uid_to_the_image_it_was_drawn_on(study):
     assert image.meta.header["structured_report"]["regions"][0]["box"] == [4.0, 3.0, 6.0, 5.0]
 
 
+def test_cli_render_of_an_sr_says_which_image_it_shows(study, tmp_path, capsys):
+    import json
+
+    from medio.__main__ import main
+
+    root, ct = study
+    sr = write_sr(root / "report.dcm", ct.slices[2], series=ct)
+    assert main(["render", str(sr), str(tmp_path / "out.png")]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["source"] == str(ct.slices[2].path) and "DICOM SR" in printed["note"]
+
+
 def test_sr_pointing_at_a_seg_shows_the_slice_under_its_largest_segment(study):
     root, ct = study
     seg = write_seg(root / "seg.dcm", ct, [(1, 0, _box(0, 0, 1, 1)), (1, 2, _box(0, 0, 5, 5))])
