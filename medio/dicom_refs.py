@@ -230,6 +230,7 @@ class SliceGeometry:
         orientation: ImageOrientationPatient: row direction cosines, then column direction cosines.
         spacing: PixelSpacing: (row spacing, column spacing) in mm, i.e. between rows, between columns.
         series_instance_uid: Its Series Instance UID.
+        n_frames: NumberOfFrames (an enhanced multi-frame image holds a whole series in one file).
     """
 
     path: Path
@@ -240,6 +241,7 @@ class SliceGeometry:
     orientation: tuple[float, ...]
     spacing: tuple[float, float]
     series_instance_uid: str = ""
+    n_frames: int = 1
 
     @property
     def normal(self) -> np.ndarray:
@@ -298,6 +300,7 @@ def slice_geometry(path: Path) -> SliceGeometry:
         orientation,
         spacing,
         tags.text(ds, "SeriesInstanceUID") or "",
+        int(tags.first_float(ds.get("NumberOfFrames")) or 1),
     )
 
 

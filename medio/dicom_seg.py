@@ -148,7 +148,19 @@ def _layout(
     Returns:
         ``(slice index per frame, slice descriptions, the referenced series' geometries or [])``.
     """
-    geometries, found = referenced_series(path, [f.source_uid for f in frames if f.source_uid])
+    # The Referenced Series Sequence lists the source instances too (PS3.3 C.7.6.1.1.5 / C.8.20.1): frames
+    # without a Derivation Image reference still find their series, then their slice by position.
+    listed = [
+        uid
+        for series in ds.get("ReferencedSeriesSequence") or []
+        for item in series.get("ReferencedInstanceSequence") or []
+        if (uid := tags.text(item, "ReferencedSOPInstanceUID"))
+    ]
+    geometries, found = referenced_series(path, [*(f.source_uid for f in frames if f.source_uid), *listed])
+    if any(g.n_frames > 1 for g in geometries):
+        # Frames of an enhanced multi-frame source are not one file per slice: use the SEG's own planes.
+        log.info("%s references a multi-frame image; slices follow the SEG's own plane positions", path)
+        geometries = []
     if geometries:
         by_uid = {g.sop_instance_uid: z for z, g in enumerate(geometries)}
         normal = geometries[0].normal

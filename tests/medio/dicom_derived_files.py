@@ -105,10 +105,12 @@ def write_seg(
     fractional: bool = False,
     with_segments: bool = True,
     truncate: bool = False,
+    derivation: bool = True,
 ) -> Path:
     """Write a SEG whose frames are ``(segment_number, slice_index, mask)`` on the series' slices.
 
     BINARY frames are bit-packed (PS3.5 8.1.1, BitsAllocated 1); FRACTIONAL frames are 8-bit (255 = 1.0).
+    Without ``derivation`` the frames name no source image; the series is listed in ReferencedSeriesSequence.
     """
     from pydicom.pixels import pack_bits
 
@@ -152,12 +154,23 @@ def write_seg(
         source.ReferencedSOPInstanceUID = ref.uid
         derivation = Dataset()
         derivation.SourceImageSequence = DicomSequence([source])
-        group.DerivationImageSequence = DicomSequence([derivation])
+        if derivation:
+            group.DerivationImageSequence = DicomSequence([derivation])
         plane = Dataset()
         plane.ImagePositionPatient = [ORIGIN[0], ORIGIN[1], ref.z]
         group.PlanePositionSequence = DicomSequence([plane])
         per_frame.append(group)
     ds.PerFrameFunctionalGroupsSequence = DicomSequence(per_frame)
+    instances = []
+    for piece in series.slices:
+        item = Dataset()
+        item.ReferencedSOPClassUID = CT_IMAGE
+        item.ReferencedSOPInstanceUID = piece.uid
+        instances.append(item)
+    referenced = Dataset()
+    referenced.SeriesInstanceUID = series.series_uid
+    referenced.ReferencedInstanceSequence = DicomSequence(instances)
+    ds.ReferencedSeriesSequence = DicomSequence([referenced])
     ds.NumberOfFrames = len(frames)
     ds.Rows, ds.Columns = ROWS, COLUMNS
     ds.SamplesPerPixel = 1

@@ -73,6 +73,13 @@ def test_seg_is_a_label_map_of_segment_numbers_aligned_with_the_referenced_serie
     assert labels.meta.header["segment_slices"] == {"1": [[1, 2]], "2": [[1, 1]]}
 
 
+def test_seg_frames_without_a_source_image_land_on_the_series_slice_at_their_position(study):
+    root, ct = study
+    seg = write_seg(root / "seg.dcm", ct, [(1, 3, _box(2, 3, 5, 7))], derivation=False)
+    labels = medio.read(seg)
+    assert labels.array.shape == (4, ROWS, COLUMNS) and labels.array[3].sum() == 4 * 5
+
+
 def test_fractional_seg_frames_count_from_half_the_maximum_value(study):
     root, ct = study
     probability = np.zeros((ROWS, COLUMNS), dtype=np.uint8)
