@@ -184,10 +184,11 @@ def _layout(
     # No referenced image in the tree: the SEG's own planes, ordered along the normal (else by first frame).
     iop = tags.orientation(ds, 0)
     own_normal = np.cross(np.asarray(iop[:3]), np.asarray(iop[3:])) if iop else None
-    keys: dict[Any, tuple[float, int]] = {}
+    # A plane is its position (several frames of one multi-frame source share a UID), else its source image.
+    keys: dict[Any, tuple[float, int, str | None]] = {}
     frame_keys = []
     for k, frame in enumerate(frames):
-        key = frame.source_uid or (tuple(round(v, 3) for v in frame.position) if frame.position else k)
+        key = tuple(round(v, 3) for v in frame.position) if frame.position else (frame.source_uid or k)
         frame_keys.append(key)
         if key not in keys:
             height = (
@@ -195,13 +196,11 @@ def _layout(
                 if frame.position and own_normal is not None
                 else float(k)
             )
-            keys[key] = (height, k)
-    ordered = sorted(keys, key=lambda key: keys[key])
+            keys[key] = (height, k, frame.source_uid)
+    ordered = sorted(keys, key=lambda key: keys[key][:2])
     index = {key: z for z, key in enumerate(ordered)}
-    slices: list[dict[str, Any]] = [
-        {"sop_instance_uid": key if isinstance(key, str) else None, "file": None} for key in ordered
-    ]
-    if found.missing(u for u in ordered if isinstance(u, str)):
+    slices: list[dict[str, Any]] = [{"sop_instance_uid": keys[key][2], "file": None} for key in ordered]
+    if found.missing(uid for *_, uid in keys.values() if uid):
         log.debug("%s: referenced images not found under %s", path, found.root)
     return [index[key] for key in frame_keys], slices, []
 
