@@ -20,7 +20,7 @@ import numpy as np
 from medio import _dicom_tags as tags
 from medio.dicom import open_dataset
 from medio.dicom_refs import SliceGeometry, referenced_series, reports_damage
-from medio.errors import CorruptFile, MissingReference
+from medio.errors import CorruptFile, MissingReference, UnsupportedFormat
 from medio.types import MedImage, Meta
 
 if TYPE_CHECKING:
@@ -145,6 +145,7 @@ def read_rtstruct(path: str | Path) -> MedImage:
         CorruptFile: No StructureSetROISequence, malformed contour data, or referenced images without
             patient geometry.
         MissingReference: A contour's image (or the whole referenced series) is not in the folder tree.
+        UnsupportedFormat: The referenced image is one enhanced multi-frame file.
     """
     path = Path(path)
     ds, _ = open_dataset(path)
@@ -168,6 +169,9 @@ def read_rtstruct(path: str | Path) -> MedImage:
             f"({found.scanned} DICOM files searched)",
         )
     first = geometries[0]
+    if any(g.n_frames > 1 for g in geometries):
+        # One file holding the whole series (enhanced multi-frame CT/MR): its slices are frames, not files.
+        raise UnsupportedFormat(path, f"RTSTRUCT on a multi-frame image ({first.path.name}) is not supported")
     if any((g.rows, g.columns) != (first.rows, first.columns) for g in geometries):
         raise CorruptFile(path, f"the referenced series {first.path.parent} mixes image sizes")
     by_uid = {g.sop_instance_uid: z for z, g in enumerate(geometries)}
