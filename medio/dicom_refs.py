@@ -314,8 +314,15 @@ def _cached_geometry(path: str, mtime_ns: int, size: int) -> SliceGeometry | Non
         return None
 
 
-def _geometries(files: Iterable[Path]) -> list[SliceGeometry]:
-    """The geometries of the files that have one, in name order (the others with a debug log)."""
+def geometries_of(files: Iterable[Path]) -> list[SliceGeometry]:
+    """The geometries of the files that have one, in name order (the others with a debug log).
+
+    Args:
+        files: DICOM image files.
+
+    Returns:
+        Their geometries (cached per file version).
+    """
     out = []
     for file in sorted(set(files)):
         try:
@@ -373,7 +380,7 @@ def referenced_series(
     if found.instances:
         # Every image file in the folders holding a referenced instance; their headers tell the series.
         folders = {i.path.parent for i in found.instances.values()}
-        candidates = _geometries(e.path for f in folders for e in _index(f) if e.path != obj.resolve())
+        candidates = geometries_of(e.path for f in folders for e in _index(f) if e.path != obj.resolve())
         votes: dict[str, int] = {}
         for g in candidates:
             if g.sop_instance_uid in found.instances:
@@ -382,5 +389,5 @@ def referenced_series(
         chosen = [g for g in candidates if g.series_instance_uid == best]
     else:
         members = next((m for m in found.series.values() if m), [])
-        chosen = _geometries(i.path for i in members)
+        chosen = geometries_of(i.path for i in members)
     return (ordered_geometries(chosen) if chosen else []), found

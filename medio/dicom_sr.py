@@ -22,7 +22,7 @@ import numpy as np
 from medio import _dicom_tags as tags
 from medio.dicom import open_dataset, read_dicom
 from medio.dicom_kind import dicom_kind
-from medio.dicom_refs import find_instances, reports_damage
+from medio.dicom_refs import find_instances, geometries_of, reports_damage
 from medio.dicom_seg import read_seg
 from medio.errors import CorruptFile, MedioError, MissingReference
 from medio.render import choose_slice
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 MAX_DEPTH = 16
 MAX_ITEMS = 5000
 MAX_LISTED = 24
+# Referenced images whose planes a SCOORD3D region is matched against (headers read, cached).
+MAX_PROJECTION_IMAGES = 2000
 # Concepts that name a measurement group (TID 1410/1411 Tracking Identifier, TID 1501 Finding).
 _GROUP_NAMES = ("Tracking Identifier", "Finding", "Finding Site", "Tracking Unique Identifier")
 _DATE_KEYWORDS = {"DATE": "Date", "TIME": "Time", "DATETIME": "DateTime"}
@@ -59,6 +61,7 @@ class Report:
         searched: The highest folder searched for the images.
         modality: The Modality element (``SR``, ``KO``).
         header: The usual identifying DICOM header subset.
+        points_mm: All points of each SCOORD3D region (by index into ``regions``), in patient mm.
     """
 
     path: Path
@@ -74,6 +77,7 @@ class Report:
     searched: str | None = None
     modality: str | None = None
     header: dict[str, Any] = field(default_factory=dict)
+    points_mm: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
 
     def summary(self, limit: int = MAX_LISTED) -> dict[str, Any]:
         """The report as a bounded JSON-able dict (the first ``limit`` of each list, with full counts)."""
@@ -205,6 +209,7 @@ class _Walker:
         else:
             region["coordinates"] = "patient mm"
             region["frame_of_reference"] = tags.text(item, "ReferencedFrameOfReferenceUID")
+            self.report.points_mm[len(self.report.regions)] = points
         self.report.regions.append(region)
 
     def image(self, uid: str | None, frame: int | None) -> None:
@@ -274,7 +279,48 @@ def read_report(path: str | Path) -> Report:
     for region in report.regions:
         if region.get("image") in found.instances:
             region["file"] = str(found.instances[region["image"]].path)
+    _project(report)
     return report
+
+
+def _project(report: Report) -> None:
+    """Put each planar SCOORD3D region on the referenced image whose plane holds it, as a pixel box.
+
+    A SCOORD3D names a frame of reference, not an image (PS3.3 C.18.9); the report's referenced images (its
+    evidence lists the series) give the planes. A region within half a slice gap of one plane gets that
+    image's ``image``/``file`` and a ``box`` in its pixels (``projected``: true).
+    """
+    if not report.points_mm:
+        return
+    files = [Path(i["file"]) for i in report.images if i.get("file") and i.get("kind") == "dicom"]
+    planes = geometries_of(files[:MAX_PROJECTION_IMAGES])
+    if not planes:
+        return
+    normal = planes[0].normal
+    heights = np.asarray([float(np.dot(g.position, normal)) for g in planes])
+    gaps = np.abs(np.diff(np.sort(heights)))
+    tolerance = float(np.median(gaps)) / 2 if len(gaps) else 0.5
+    for k, points in report.points_mm.items():
+        if points.size == 0:
+            continue
+        distances = np.abs(heights - float(np.mean(points @ normal)))
+        nearest = int(np.argmin(distances))
+        if distances[nearest] > tolerance:
+            continue
+        plane = planes[nearest]
+        rows, cols = plane.to_pixels(points)
+        # Pixel indices count pixel centres; SCOORD/COCO boxes count from the top-left corner (+0.5).
+        corner = np.stack([cols, rows], axis=1) + 0.5
+        graphic_type = report.regions[k]["graphic_type"]
+        report.regions[k].update(
+            {
+                "image": plane.sop_instance_uid,
+                "file": str(plane.path),
+                "frame": None,
+                "box": [round(v, 3) for v in _box(graphic_type, corner) or []] or None,
+                "projected": True,
+            }
+        )
 
 
 @reports_damage

@@ -285,12 +285,15 @@ def write_sr(
     empty: bool = False,
     series: CtSeries | None = None,
     segmentation: Slice | None = None,
+    in_3d: bool = False,
 ) -> Path:
     """Write a Comprehensive SR: a measurement group with a nodule diameter and a SCOORD box on ``image``.
 
     ``box`` is ``(x, y, w, h)`` in image pixels, written as a closed POLYLINE of (column, row) points (PS3.3
     C.18.6.1.2). ``empty`` writes a document without a content tree. ``segmentation`` (a SEG file and its
     UID) is referenced from the group the way TID 1411 does ("Referenced Segment"), without a region.
+    ``in_3d`` draws the box as a SCOORD3D polygon in patient mm on ``image``'s plane, naming no image; the
+    evidence sequence then lists the series (PS3.3 C.17.2.3).
     """
     ds = Dataset()
     _patient(ds, series)
@@ -311,7 +314,40 @@ def write_sr(
         GraphicType="POLYLINE",
         GraphicData=polyline,
     )
-    if image is not None:
+    if in_3d and image is not None and series is not None:
+        # Box corners in pixel-corner coordinates → mm (pixel centres are at +0.5).
+        corners = [(x, y), (x + w, y), (x + w, y + h), (x, y + h), (x, y)]
+        mm = [
+            v
+            for cx, cy in corners
+            for v in (
+                ORIGIN[0] + (cx - 0.5) * PIXEL_SPACING[1],
+                ORIGIN[1] + (cy - 0.5) * PIXEL_SPACING[0],
+                image.z,
+            )
+        ]
+        region = _content(
+            "CONTAINS",
+            "SCOORD3D",
+            _code("111030", "DCM", "Image Region"),
+            GraphicType="POLYGON",
+            GraphicData=mm,
+            ReferencedFrameOfReferenceUID=series.frame_of_reference_uid,
+        )
+        listed = []
+        for piece in series.slices:
+            item = Dataset()
+            item.ReferencedSOPClassUID = CT_IMAGE
+            item.ReferencedSOPInstanceUID = piece.uid
+            listed.append(item)
+        ref_series = Dataset()
+        ref_series.SeriesInstanceUID = series.series_uid
+        ref_series.ReferencedSOPSequence = DicomSequence(listed)
+        evidence = Dataset()
+        evidence.StudyInstanceUID = series.study_uid
+        evidence.ReferencedSeriesSequence = DicomSequence([ref_series])
+        ds.CurrentRequestedProcedureEvidenceSequence = DicomSequence([evidence])
+    elif image is not None:
         ref = Dataset()
         ref.ReferencedSOPClassUID = CT_IMAGE
         ref.ReferencedSOPInstanceUID = image.uid

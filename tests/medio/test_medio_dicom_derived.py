@@ -206,6 +206,15 @@ def test_sr_box_is_resolved_by_uid_to_the_image_it_was_drawn_on(study):
     assert image.meta.header["structured_report"]["regions"][0]["box"] == [4.0, 3.0, 6.0, 5.0]
 
 
+def test_sr_scoord3d_box_is_projected_onto_the_evidence_slice_whose_plane_holds_it(study):
+    root, ct = study
+    sr = write_sr(root / "report3d.dcm", ct.slices[2], box=(4.0, 3.0, 6.0, 5.0), series=ct, in_3d=True)
+    region = read_report(sr).regions[0]
+    assert region["graphic_type"] == "POLYGON" and region["projected"] is True
+    assert region["file"] == str(ct.slices[2].path) and region["box"] == [4.0, 3.0, 6.0, 5.0]
+    assert medio.read(sr).meta.path == str(ct.slices[2].path)
+
+
 def test_cli_render_of_an_sr_says_which_image_it_shows(study, tmp_path, capsys):
     import json
 
