@@ -93,6 +93,8 @@ def _render(args: argparse.Namespace) -> dict[str, Any]:
         "output": str(args.out),
         "modality": image.meta.modality,
         "format": image.meta.format,
+        # An SR is shown as the image it references: say which (medio.dicom_sr).
+        **({"note": image.meta.header["read_note"]} if "read_note" in image.meta.header else {}),
     }
 
 

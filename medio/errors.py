@@ -80,3 +80,7 @@ class InvalidLabelMap(MedioError):
 
 class NotAnImage(MedioError):
     """The data is not an image: a scalar, a 1-D vector or an empty array."""
+
+
+class MissingReference(KeyNotFound):
+    """A derived DICOM object (RTSTRUCT, SR) references an image that is not in its folder tree."""

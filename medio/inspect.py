@@ -9,7 +9,7 @@ from typing import Any
 
 from medio.errors import MedioError
 from medio.libraries import need
-from medio.read import SUMMARIZERS, library_failure, resolve
+from medio.read import SUMMARIZERS, library_failure, refine_dicom, resolve
 from medio.sniff import sniff
 from medio.types import jsonable
 
@@ -34,7 +34,7 @@ def inspect(path: str | PathLike[str]) -> dict[str, Any]:
     out: dict[str, Any] = {"path": str(p), "format": None, "size_bytes": None}
     try:
         out["size_bytes"] = p.stat().st_size if p.is_file() else None
-        family = sniff(p)
+        family = refine_dicom(p, sniff(p))
         out["format"] = family
         need(family)
         out.update(resolve(SUMMARIZERS[family])(p))

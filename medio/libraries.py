@@ -43,8 +43,13 @@ LIBRARIES: dict[str, tuple[str, ...]] = {
         "pydicom.pixels.decoders.base",
         "PIL.Image",
         "medio.dicom",
+        "pydicom.filereader",
+        "medio.dicom_kind",
     ),
     "dicom_series": ("medio.dicom_series",),
+    "dicom_sr": ("medio.dicom_refs", "medio.dicom_seg", "medio.dicom_sr"),
+    "dicom_seg": ("medio.dicom_refs", "medio.dicom_seg"),
+    "rtstruct": ("skimage.draw", "medio.dicom_refs", "medio.rtstruct"),
     "nifti": (
         "nibabel",
         "nibabel.filebasedimages",
@@ -76,6 +81,8 @@ LIBRARIES: dict[str, tuple[str, ...]] = {
 
 # Families that read through another family's modules as well (a DICOM folder reads DICOM files).
 _ALSO: dict[str, tuple[str, ...]] = {"dicom_series": ("dicom",), "nibabel": ("nifti",)}
+# SR, SEG and RTSTRUCT read DICOM files and their referenced series.
+_ALSO.update({kind: ("dicom", "dicom_series") for kind in ("dicom_sr", "dicom_seg", "rtstruct")})
 
 # Modules whose absence is not an error: a missing optional decoder just means fewer transfer syntaxes.
 OPTIONAL = frozenset({"av", "SimpleITK", "tifffile", "h5py", "pyarrow", "pyarrow.parquet", "pandas"})

@@ -25,6 +25,10 @@ log = logging.getLogger(__name__)
 READERS: dict[str, str] = {
     "dicom": "medio.dicom:read_dicom",
     "dicom_series": "medio.dicom_series:read_series",
+    # Derived DICOM objects, told from images by their SOP class (medio.dicom_kind).
+    "dicom_sr": "medio.dicom_sr:read_sr",
+    "dicom_seg": "medio.dicom_seg:read_seg",
+    "rtstruct": "medio.rtstruct:read_rtstruct",
     "nifti": "medio.nifti:read_nifti",
     "nibabel": "medio.nifti:read_nibabel",
     "itk": "medio.itk:read_itk",
@@ -45,6 +49,9 @@ READERS: dict[str, str] = {
 SUMMARIZERS: dict[str, str] = {
     "dicom": "medio.dicom:summarize_dicom",
     "dicom_series": "medio.dicom_series:summarize_series",
+    "dicom_sr": "medio.dicom_sr:summarize_sr",
+    "dicom_seg": "medio.dicom_seg:summarize_seg",
+    "rtstruct": "medio.rtstruct:summarize_rtstruct",
     "nifti": "medio.nifti:summarize_nifti",
     "nibabel": "medio.nifti:summarize_nibabel",
     "itk": "medio.itk:summarize_itk",
@@ -147,7 +154,7 @@ def read(
         (True, -1024)
     """
     try:
-        family = sniff(Path(path))
+        family = refine_dicom(Path(path), sniff(Path(path)))
     except OSError as exc:
         raise MedioError(path, f"cannot open ({exc.strerror or exc})") from exc
     if family == "nifti" and volume is None:
@@ -170,6 +177,24 @@ def read(
     except Exception as exc:
         raise library_failure(path, family, exc) from exc
     return image
+
+
+def refine_dicom(path: Path, family: str) -> str:
+    """A DICOM file's family by its header: SR, SEG and RTSTRUCT objects have readers of their own.
+
+    Args:
+        path: The file.
+        family: What :func:`medio.sniff.sniff` said.
+
+    Returns:
+        ``family``, or ``"dicom_sr"`` / ``"dicom_seg"`` / ``"rtstruct"`` for a DICOM file holding one.
+    """
+    if family != "dicom":
+        return family
+    need("dicom")
+    from medio.dicom_kind import dicom_kind
+
+    return dicom_kind(path)
 
 
 def library_failure(path: str | PathLike[str], family: str, exc: Exception) -> Exception:

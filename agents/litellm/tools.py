@@ -22,6 +22,11 @@ import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
 from agents.base import Task
+from agents.litellm.file_notes import (
+    LABEL_MAP_OBJECTS,
+    bounded_summary,
+    derived_object_note,
+)
 from agents.litellm.folder_tools import FOLDER_TOOLS
 from agents.litellm.render_cache import RENDERS, InspectedFile, RenderedFile, ViewedImage, file_identity
 from agents.litellm.review_tools import REVIEW_TOOLS
@@ -35,7 +40,6 @@ log = logging.getLogger(__name__)
 
 _VIEW_MAX_SIDE = 512
 # Entries per listing an inspect result shows the model (MATLAB variables, HDF5 datasets, CZI scenes ...).
-INSPECT_MAX_ENTRIES = 60
 
 
 class InspectArgs(ToolArgs):
@@ -385,6 +389,9 @@ class ToolBox:
             mask_path = self.sandbox.read_path(args.mask_source)
             self.sandbox.check_size(mask_path, args.mask_source)
             mask_array = medio.read(mask_path).array
+        if image.meta.format in LABEL_MAP_OBJECTS and args.slice_index is None and mask_array is None:
+            # A SEG/RTSTRUCT label map spans its whole referenced series: its middle slice is often empty.
+            mask_array = image.array if image.array.ndim == 3 else None
         window = None
         if args.window_center is not None and args.window_width is not None:
             window = (args.window_center, args.window_width)
@@ -402,7 +409,7 @@ class ToolBox:
             png=encode_png(rendered.pixels),
             width=int(width),
             height=int(height),
-            info=rendered.info,
+            info={**rendered.info, **derived_object_note(image, source, rendered.info)},
             source={
                 "format": image.meta.format,
                 "shape": list(image.meta.shape),
@@ -498,32 +505,6 @@ class ToolBox:
         """Return the manifest indices that have an annotation file in the output folder."""
         folder = self.sandbox.output_dir / "standardized_annotations"
         return {i for i in self._indices if (folder / f"{i}.json").is_file()}
-
-
-def bounded_summary(summary: dict[str, Any], limit: int = INSPECT_MAX_ENTRIES) -> dict[str, Any]:
-    """``summary`` with every listing (MATLAB variables, HDF5 datasets, CZI scenes ...) cut to ``limit``.
-
-    A file may hold thousands of variables or scenes; the model sees the first ``limit`` and how many were
-    left out (``"<name>_left_out"``), so one inspect stays a few kilobytes.
-
-    Args:
-        summary: What ``medio.inspect`` returned.
-        limit: Entries kept per listing.
-
-    Returns:
-        The bounded summary (nested summaries, such as an AppleDouble stub's ``resolved``, bounded too).
-    """
-    out: dict[str, Any] = {}
-    for name, value in summary.items():
-        if isinstance(value, dict) and name == "resolved":
-            out[name] = bounded_summary(value, limit)
-        elif isinstance(value, dict | list) and len(value) > limit:
-            kept = list(value.items())[:limit] if isinstance(value, dict) else value[:limit]
-            out[name] = dict(kept) if isinstance(value, dict) else kept
-            out[f"{name}_left_out"] = len(value) - limit
-        else:
-            out[name] = value
-    return out
 
 
 def _open_image(path: Path | io.BytesIO) -> Any:

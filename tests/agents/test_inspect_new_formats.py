@@ -11,8 +11,9 @@ import pytest
 import scipy.io
 
 from agents.base import Limits, ManifestEntry, Task
+from agents.litellm.file_notes import INSPECT_MAX_ENTRIES
 from agents.litellm.sandbox import Sandbox
-from agents.litellm.tools import INSPECT_MAX_ENTRIES, ToolBox
+from agents.litellm.tools import ToolBox
 from benchmark.synth.write_czi import write_czi
 
 
