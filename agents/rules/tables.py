@@ -1,4 +1,4 @@
-"""Label tables found in a raw folder (CSV, TSV, JSON records, parquet) and joining them to a sample.
+"""Label tables found in a raw folder (CSV, TSV, JSON records, Excel, parquet) and joining them to a sample.
 
 A table is joined to a sample through any column whose value names the sample: its path relative to
 ``data/`` (or to the table's folder), its file name, its stem, a folder on its path, or a header identifier
@@ -6,7 +6,8 @@ A table is joined to a sample through any column whose value names the sample: i
 too (a session beside a participant) narrows them. Headers are matched tolerantly (a UTF-8 BOM and padding
 spaces are dropped), text is decoded whatever its encoding (`medio.dataset_docs.read_text_any`), and the
 separator is sniffed (comma, tab, semicolon, pipe). Tables are read whole with pandas, so only files under
-`MAX_TABLE_BYTES` are used.
+`MAX_TABLE_BYTES` are used. A file that cannot be read as a table raises `TableSkipped` with the reason
+(`read_table`); empty cells, repeated headers and the other shapes real exports take are read (issue 30).
 """
 
 from __future__ import annotations
@@ -51,8 +52,10 @@ _SEPARATORS = (",", "\t", ";", "|")
 MAX_TABLE_BYTES = 20_000_000
 _EXCEL_SUFFIXES = (".xlsx", ".xlsm")
 TABLE_SUFFIXES = (".csv", ".tsv", ".json", ".parquet", ".txt", *_EXCEL_SUFFIXES)
-# An Excel label table is read whole; a workbook of measurements beyond this is not a label table.
+# An Excel label table is read whole (openpyxl parses the XML of every cell it returns): a workbook beyond
+# these is measurement data, not a label table, and would cost a minute to parse.
 _MAX_EXCEL_ROWS = 100_000
+_MAX_EXCEL_BYTES = 5_000_000
 
 
 @dataclass
@@ -176,8 +179,9 @@ def read_table(path: Path, relpath: str) -> Table:
         size = path.stat().st_size
     except OSError as exc:
         raise TableSkipped(relpath, f"cannot read: {exc.strerror or exc}") from None
-    if size > MAX_TABLE_BYTES:
-        raise TableSkipped(relpath, f"{size} bytes is above the {MAX_TABLE_BYTES}-byte table limit")
+    limit = _MAX_EXCEL_BYTES if suffix in _EXCEL_SUFFIXES else MAX_TABLE_BYTES
+    if size > limit:
+        raise TableSkipped(relpath, f"{size} bytes is above the {limit}-byte table limit")
     if suffix not in TABLE_SUFFIXES:
         raise TableSkipped(relpath, f"{suffix or 'no extension'} is not a table format")
     try:
