@@ -6,6 +6,19 @@ whitespace only. Paths are absolute paths on the benchmark authors' machines
 (``/data3/chenxin/Agent_test/<group>/<id>/data/...``, ``/data4/chenxin/Med-Agent/<group>/<id>/data/...``)
 and are re-rooted onto ``<dataset>/data/``.
 
+Line forms, tried in this order on each stripped line (a file may mix them):
+
+1. ``<index>:<path>``, spaces or TABs allowed around the colon (LCTSC writes ``0: /data3/...``; the reference
+   reads that form with ``split(":", 1)``, issue 30). Only the FIRST colon separates, so a path holding colons
+   of its own (``0: C:\\MDS\\data\\x.png``, ``0: /a/data/t 10:30.png``) keeps them.
+2. ``<index><whitespace><path>`` (SPEC §1, the reference S3's ``^(\\d+)\\s+(.+)$``): ``0 C:\\x`` is this
+   form, because the token before the colon (``0 C``) is not an index.
+
+The one line the two readings split differently is ``0 : /path``: the reference's whitespace rule would take
+``": /path"`` as the path, which names no file; it is read here as index 0 and ``/path``, the file the line
+means. A line without an index (the reference S3 falls back to its line number) is refused: the index names
+the outputs, and a guessed one would silently shift them.
+
 Re-rooting rule (`reroot`), in order:
 
 1. A relative path that starts with ``data/`` (optionally ``./data/``) is taken relative to the dataset root.
@@ -50,6 +63,9 @@ MANIFEST_NAME = "random.txt"
 # whitespace is the path, spaces included.
 _INDEX_RE = re.compile(r"[0-9]+")
 _SPLIT_RE = re.compile(r"(\S+)(?:\s+(.*))?", re.DOTALL)
+# Form 1 of the module docstring: an index, optional blanks, the first colon; the rest is the path.
+_COLON_RE = re.compile(r"([0-9]+)[ \t]*:[ \t]*(.*)", re.DOTALL)
+_EXPECTED = "expected '<index> <path>' or '<index>: <path>'"
 
 
 @dataclass(frozen=True)
@@ -237,18 +253,16 @@ def _parse_line(manifest: Path, root: Path, line_no: int, line: str) -> Manifest
     """Parse one stripped line; None for a blank line."""
     if not line:
         return None
-    match = _SPLIT_RE.fullmatch(line)
+    match = _COLON_RE.fullmatch(line) or _SPLIT_RE.fullmatch(line)
     if match is None:  # unreachable for a stripped non-empty line; kept for type narrowing
         raise ManifestError(manifest, f"cannot parse line {line!r}", line=line_no)
     token, raw = match.group(1), match.group(2)
     if _INDEX_RE.fullmatch(token) is None:
         raise ManifestError(
-            manifest,
-            f"index {token!r} is not a non-negative integer (expected '<index> <path>')",
-            line=line_no,
+            manifest, f"index {token!r} is not a non-negative integer ({_EXPECTED})", line=line_no
         )
     if not raw:
-        raise ManifestError(manifest, f"index {token} has no path (expected '<index> <path>')", line=line_no)
+        raise ManifestError(manifest, f"index {token} has no path ({_EXPECTED})", line=line_no)
     try:
         relpath = _relpath(raw, root.name)
     except _RerootError as exc:

@@ -40,6 +40,7 @@ __all__ = [
     "metrics_document",
     "score_exports",
     "selector_fallbacks",
+    "unwritten_line",
     "write_outputs",
 ]
 
@@ -296,6 +297,37 @@ def coverage_line(doc: Mapping[str, Any], datasets: Sequence[str], failed: Mappi
     )
     k, n = len(datasets) - len(missing), len(datasets)
     return f"INCOMPLETE: macro over {k} of {n} datasets; failed: {reasons}"
+
+
+def unwritten_line(records: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """``NOT WRITTEN: k of N samples (...); first: <dataset> #<i>: <why>`` when selected outputs lack samples.
+
+    A file no reader could open fails its sample only (the dataset is scored without it); this line puts that
+    on the terminal beside the table, with the first sample's reason (every reason is in ``samples.jsonl``).
+
+    Args:
+        records: Per dataset, its strategy result dict (``decisions`` with ``candidate`` None where no
+            candidate wrote the sample).
+
+    Returns:
+        The line, or None when every sample of every dataset has an output.
+    """
+    missing = {
+        name: sorted(
+            (int(k), str(d.get("reason") or "no output"))
+            for k, d in (rec.get("decisions") or {}).items()
+            if d.get("candidate") is None
+        )
+        for name, rec in records.items()
+    }
+    total = sum(len(rows) for rows in missing.values())
+    if not total:
+        return None
+    every = sum(len(rec.get("decisions") or {}) for rec in records.values())
+    per = ", ".join(f"{name} {len(rows)}" for name, rows in missing.items() if rows)
+    name, rows = next((n, r) for n, r in missing.items() if r)
+    index, why = rows[0]
+    return f"NOT WRITTEN: {total} of {every} samples ({per}); first: {name} #{index}: {one_line(why)[:300]}"
 
 
 def format_table(

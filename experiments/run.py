@@ -33,7 +33,14 @@ from experiments.plan import RunPlan, build_components, is_simulation, task_opti
 from experiments.pools import close_agent
 from experiments.processes import resolve_processes, run_in_processes, split_tasks
 from experiments.progress import Progress
-from experiments.results import PROFILES, export_dataset, format_table, score_exports, write_outputs
+from experiments.results import (
+    PROFILES,
+    export_dataset,
+    format_table,
+    score_exports,
+    unwritten_line,
+    write_outputs,
+)
 from experiments.resume import check_resume, resume_mode, store_config
 from experiments.run_lock import run_folder_lock, takeover_note
 from experiments.run_options import check_budget
@@ -330,6 +337,9 @@ def _finish(
         write_report(run_dir)  # never raises into the run: a failure is logged and the run still succeeds
     headline = str(cfg.get("scorer", {}).get("profile", "official"))
     table = format_table(docs, title, headline, datasets=[d.name for d in datasets], failed=errors)
+    unwritten = unwritten_line(records)
+    if unwritten is not None:
+        table += "\n" + unwritten
     if roles_text is not None:
         table += "\n" + roles_text
     if mistakes is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import tokenize
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ from medio.errors import CorruptFile, KeyNotFound, UnsupportedFormat
 from medio.types import MedImage, Meta
 
 log = logging.getLogger(__name__)
+
+_NPY_MAGIC = b"\x93NUMPY"
 
 
 def select(path: Path, arr: Any, key: str | None, index: int | None) -> np.ndarray:
@@ -63,14 +66,21 @@ def read_npy(path: str | Path, *, key: str | None = None, index: int | None = No
         KeyNotFound: See :func:`select`.
     """
     path = Path(path)
+    with path.open("rb") as fh:
+        magic = fh.read(len(_NPY_MAGIC))
+    if magic != _NPY_MAGIC:
+        # np.load would take a zip for an .npz and raise zipfile's errors; a .npy starts with its magic.
+        raise CorruptFile(path, f"not a .npy file (starts with {magic!r}, expected {_NPY_MAGIC!r})")
     try:
         raw = np.load(path, mmap_mode="r", allow_pickle=False)
     except ValueError as exc:
         if "pickle" in str(exc) or "Python objects" in str(exc):
             raise UnsupportedFormat(path, "object arrays need pickle, which medio refuses to load") from exc
         raise CorruptFile(path, f"cannot parse .npy ({exc})") from exc
-    except (OSError, EOFError) as exc:
-        raise CorruptFile(path, f"cannot parse .npy ({exc})") from exc
+    except (OSError, EOFError, SyntaxError, tokenize.TokenError) as exc:
+        # The header is a Python dict literal that NumPy parses with the tokenizer: a cut header raises
+        # tokenize's own error (NEP 1, the .npy format).
+        raise CorruptFile(path, f"cannot parse .npy header ({type(exc).__name__}: {exc})") from exc
     if index is None and key is None:
         check_size(path, raw.shape, raw.dtype)
     arr = select(path, raw, key, index)

@@ -172,9 +172,29 @@ def read_dicom(path: str | Path, *, frame: int | None = None) -> MedImage:
         CorruptFile: Truncated or malformed file.
         KeyNotFound: ``frame`` is out of range.
     """
+    return _read(Path(path), frame, header=True)
+
+
+def read_slice(path: str | Path) -> MedImage:
+    """`read_dicom` for the 2nd and later slices of a series: the same pixels and geometry, without the
+    header subset (a series keeps its first slice's header; on a 50-slice series the subsets cost a quarter
+    of the read).
+
+    Args:
+        path: The file.
+
+    Returns:
+        The image; ``meta.header`` holds only the transfer-syntax facts.
+
+    Raises:
+        MedioError: As `read_dicom`.
+    """
+    return _read(Path(path), None, header=False)
+
+
+def _read(path: Path, frame: int | None, *, header: bool) -> MedImage:
     from pydicom.pixels.processing import apply_color_lut
 
-    path = Path(path)
     ds, forced = open_dataset(path)
     if not any(k in ds for k in _PIXEL_KEYWORDS):
         sop = tags.text(ds, "SOPClassUID") or "unknown SOP class"
@@ -195,19 +215,19 @@ def read_dicom(path: str | Path, *, frame: int | None = None) -> MedImage:
     arr = _decode(path, ds, index)
     samples = int(ds.get("SamplesPerPixel") or 1)
     photometric = tags.text(ds, "PhotometricInterpretation") or ("RGB" if samples == 3 else "MONOCHROME2")
-    header: dict[str, Any] = tags.header_subset(ds)
-    header["transfer_syntax"] = str(ds.file_meta.TransferSyntaxUID)
-    header["preamble_missing"] = forced
-    header["big_endian"] = not ds.file_meta.TransferSyntaxUID.is_little_endian
+    facts: dict[str, Any] = tags.header_subset(ds) if header else {}
+    facts["transfer_syntax"] = str(ds.file_meta.TransferSyntaxUID)
+    facts["preamble_missing"] = forced
+    facts["big_endian"] = not ds.file_meta.TransferSyntaxUID.is_little_endian
     if photometric == "PALETTE COLOR":
         arr = np.asarray(apply_color_lut(arr, ds))
         if arr.dtype == np.uint16:
             # 16-bit palette entries (PS3.3 C.7.6.3.1.5) → 8-bit display values; 65535 / 257 = 255 exactly.
             arr = (arr // 257).astype(np.uint8)
-        header["photometric_original"] = photometric
+        facts["photometric_original"] = photometric
         photometric = "RGB"
     elif photometric.startswith("YBR"):
-        header["photometric_original"] = photometric
+        facts["photometric_original"] = photometric
         photometric = "RGB"
     all_frames = n_frames > 1 and frame is None
     enhanced = "PerFrameFunctionalGroupsSequence" in ds or "SharedFunctionalGroupsSequence" in ds
@@ -222,7 +242,7 @@ def read_dicom(path: str | Path, *, frame: int | None = None) -> MedImage:
         if first is not None:
             rescale_slope, rescale_intercept = first
         if len({p for p in pairs}) > 1:
-            header["rescale_per_frame"] = [list(p) if p else None for p in pairs]
+            facts["rescale_per_frame"] = [list(p) if p else None for p in pairs]
         arr, applied = _apply_rescale(arr, pairs)
     center, width = tags.window_for_frame(ds, (frame or 0) if enhanced else None)
     row_col = tags.pixel_spacing(ds)
@@ -259,7 +279,7 @@ def read_dicom(path: str | Path, *, frame: int | None = None) -> MedImage:
         n_frames=n_frames,
         fps=fps,
         frame_index=frame if n_frames > 1 else None,
-        header=header,
+        header=facts,
     )
     return MedImage(arr, meta)
 
@@ -328,4 +348,4 @@ def is_dicom_file(path: Path) -> bool:
     return sniff_bytes(head) == "dicom"
 
 
-__all__ = ["MedioError", "is_dicom_file", "open_dataset", "read_dicom", "summarize_dicom"]
+__all__ = ["MedioError", "is_dicom_file", "open_dataset", "read_dicom", "read_slice", "summarize_dicom"]

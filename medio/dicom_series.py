@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from medio import _dicom_tags as tags
-from medio.dicom import is_dicom_file, open_dataset, read_dicom
+from medio.dicom import is_dicom_file, open_dataset, read_dicom, read_slice
 from medio.errors import CorruptFile, KeyNotFound, MedioError, UnsupportedFormat
 from medio.types import MedImage
 
@@ -134,7 +134,7 @@ def read_series(folder: str | Path, *, series: str | int | None = None) -> MedIm
     groups = scan_series(folder)
     group = _select(folder, groups, series)
     order, slice_spacing = _slice_order(group)
-    images = [read_dicom(group.files[i]) for i in order]
+    images = [(read_dicom if k == 0 else read_slice)(group.files[i]) for k, i in enumerate(order)]
     if len(images) == 1:
         image = images[0]
     else:

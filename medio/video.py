@@ -101,6 +101,8 @@ def read_video(path: str | Path, *, frame: int | None = None) -> MedImage:
         else:
             check_size(path, (n_frames, stream.height, stream.width, 3), "uint8")
             frames = [f.to_ndarray(format="rgb24") for f in container.decode(stream)]
+        # Read before closing: PyAV refuses every container property once it is closed.
+        header = {"codec": stream.codec_context.name, "duration_s": _duration(container, stream)}
     except av.FFmpegError as exc:
         raise CorruptFile(path, f"cannot decode video ({exc})") from exc
     finally:
@@ -117,7 +119,7 @@ def read_video(path: str | Path, *, frame: int | None = None) -> MedImage:
         fps=fps,
         frame_index=frame,
         spacing=(1.0 / fps if fps else 1.0, 1.0, 1.0, 1.0),
-        header={"codec": stream.codec_context.name, "duration_s": _duration(container, stream)},
+        header=header,
     )
     return MedImage(arr, meta)
 

@@ -63,6 +63,12 @@ class DatasetFacts:
     def annotation_files(self) -> list[str]:
         """Non-text files whose folder or name carries an annotation word (``masks/``, ``_dseg``,
         ``labelsTr``): the label maps a mask may come from (a ``labels.csv`` table is not one)."""
+        return list(self._annotation_files)
+
+    @functools.cached_property
+    def _annotation_files(self) -> tuple[str, ...]:
+        # Computed once per dataset: a check asks for every sample, and a tree of 20,000 files made that
+        # 20,000 x samples word splits (perf/big_tree.py).
         out = []
         for rel in self.files:
             if rel.lower().endswith(_TEXT_SUFFIXES) or "readme" in rel.lower().rsplit("/", 1)[-1]:
@@ -72,7 +78,7 @@ class DatasetFacts:
                 found.update(words(part).split())
             if found & ANNOTATION_WORDS:
                 out.append(rel)
-        return out
+        return tuple(out)
 
 
 @functools.lru_cache(maxsize=32)

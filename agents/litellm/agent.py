@@ -110,6 +110,8 @@ class _Candidate:
     extra_tools: dict[str, Any] | None
     states: dict[str, ConversationState]
     stop: asyncio.Event
+    #: Per sample, the last failed read of its file in any conversation (`ToolBox.sample_failures`).
+    sample_failures: dict[int, str] = dataclasses.field(default_factory=dict)
 
 
 class LiteLLMAgent:
@@ -406,6 +408,8 @@ class LiteLLMAgent:
             reason=reason,
             candidate_index=task.candidate_index,
             agent=self.name,
+            # A sample left unwritten after its file failed to read: that read's error is the reason.
+            skipped={i: run.sample_failures[i] for i in missing if i in run.sample_failures},
             missing=tuple(missing) if status == "incomplete" else (),
         )
 
@@ -445,6 +449,7 @@ class LiteLLMAgent:
         setup = dataclasses.replace(run.setup, tools=self._plan_tools) if plan_tools else run.setup
         state = await converse(setup, messages, toolbox, self._limits(run.task), label, finish_check)
         run.states[label] = state
+        run.sample_failures.update(toolbox.sample_failures)
         if state.failed is not None:
             run.stop.set()  # the model or the provider failed: batches not yet started are not started
         return state
@@ -477,6 +482,7 @@ class LiteLLMAgent:
             run.setup, messages, toolbox, self._limits(task), "script", lambda box: samples(box) + meta(box)
         )
         run.states["script"] = state
+        run.sample_failures.update(toolbox.sample_failures)
 
     async def _phases(self, run: _Candidate, revision: Revision | None, plan: dict[str, Any] | None) -> None:
         """A larger dataset: plan (generate only), batches concurrently, then the dataset JSON."""

@@ -207,6 +207,10 @@ class ToolBox:
         self.sandbox = sandbox
         self.vision = vision
         self._indices = set(task.indices)
+        #: The last failed read (``render``/``inspect``) of each sample, one line: why the model may have
+        #: left it unwritten (the agent names it in ``Candidate.skipped`` when it did).
+        self.sample_failures: dict[int, str] = {}
+        self._by_source = {e.relpath: e.index for e in task.entries}
         self._handlers: dict[str, Callable[[Any], ToolResult]] = {
             **{name: self._text_tool(handler) for name, (_model, handler) in _TEXT_TOOLS.items()},
             "inspect": self._inspect,
@@ -268,12 +272,29 @@ class ToolBox:
             )
             return ToolResult(f"Invalid arguments for {name}: {problems}.", "invalid_arguments")
         try:
-            return self._handlers[name](args)
+            result = self._handlers[name](args)
         except SandboxError as exc:
             return ToolResult(str(exc), "sandbox")
         except Exception as exc:  # a tool failure is the model's information, not a crash of the run
             log.debug("tool %s failed", name, exc_info=True)
-            return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", "tool_error")
+            result = ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", "tool_error")
+        if name in ("render", "inspect"):
+            self._note_read(args, result)
+        return result
+
+    def _note_read(self, args: Any, result: ToolResult) -> None:
+        """Remember a failed read of a sample's file (``render`` names the index, ``inspect`` its path)."""
+        index = getattr(args, "index", None)
+        if not isinstance(index, int):
+            index = self._by_source.get(str(getattr(args, "path", "")).strip().lstrip("./"))
+        if index is None:
+            return
+        why = result.error and result.text
+        if not why and result.text.startswith("{") and '"error"' in result.text:
+            summary = json.loads(result.text)  # inspect reports a damaged file in its summary, never raises
+            why = f"inspect: {summary['error']}" if isinstance(summary, dict) and summary.get("error") else ""
+        if why:
+            self.sample_failures[index] = " / ".join(p.strip() for p in why.splitlines() if p.strip())[:400]
 
     def _text_tool(self, handler: Callable[[Sandbox, Any, Any], str]) -> Callable[[Any], ToolResult]:
         return lambda args: ToolResult(handler(self.sandbox, self.task, args))

@@ -129,16 +129,24 @@ class RulesAgent:
             seen[entry.relpath] = occurrence + 1
             try:
                 done = standardize_sample(ctx, plan, entry.index, entry.relpath, occurrence, decider)
-            except (medio.MedioError, ValueError, IndexError, KeyError, OSError) as exc:
+                # Rendering belongs to the sample too: an array no renderer takes fails this sample only.
+                self._write_sample(layout, done, only_write)
+            except Exception as exc:
                 if is_storage_failure(exc):
                     raise  # not this sample's fault: the output disk is read-only or full
-                why = _one_line(exc)
-                log.info("rules: sample %s of %s skipped: %s", entry.index, task.name, why)
+                why = _sample_failure(exc)
+                if isinstance(exc, _INPUT_ERRORS):
+                    log.info("rules: sample %s of %s skipped: %s", entry.index, task.name, why)
+                else:
+                    # A heuristic tripped on this file (a bug to fix, hence the traceback); the sample records
+                    # it and the dataset goes on.
+                    log.warning(
+                        "rules: sample %s of %s failed: %s", entry.index, task.name, why, exc_info=True
+                    )
                 trace.write("sample_error", sample=entry.index, source=entry.relpath, error=why)
                 skipped[entry.index] = why
                 continue
             results.append(done.result)
-            self._write_sample(layout, done, only_write)
         classes = next((r.classes for r in reversed(results) if r.classes), {})
         modality = _majority([r.modality for r in results]) or "NA"
         meta = build_data_meta(
@@ -277,6 +285,17 @@ class RulesAgent:
             agent=self.name,
             skipped=revised.skipped,
         )
+
+
+# What a raw file can make a reader or a table parser raise: the sample's input is at fault.
+_INPUT_ERRORS = (medio.MedioError, ValueError, IndexError, KeyError, OSError)
+
+
+def _sample_failure(exc: BaseException) -> str:
+    """The one-line reason a sample failed; anything but an input error is named by its type."""
+    if isinstance(exc, _INPUT_ERRORS):
+        return _one_line(exc)
+    return f"internal error {type(exc).__name__}: {_one_line(exc)}"
 
 
 def _one_line(exc: BaseException) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 from agents.rules.decisions import Decider, Hypothesis
 from agents.rules.labels import code_maps_from_text
 from agents.rules.source import DatasetFiles, stem
-from agents.rules.tables import Table, join, load_table, sample_ids
+from agents.rules.tables import Table, TableSkipped, join, read_table, sample_ids
 from agents.rules.vocab import ANNOTATION_TOKENS, anatomy_from_words, modality_scores, tokens
 from medio.dataset_docs import DatasetDocs, bids_entities, read_dataset_docs, read_text_any
 
@@ -93,6 +93,7 @@ class DatasetContext:
         files: The listing of ``data/``.
         sources: The manifest's source paths (``data/...``), in manifest order.
         tables: Label/box tables (not the samples' own files).
+        skipped_tables: Files under a table suffix that were not used, with the one-line reason.
         readme: README text (bounded).
         code_maps: README ``code → name`` maps by context word.
         class_maps: ``{id: name}`` maps from JSON class files (``classes.json``) and ``classes.txt`` lists.
@@ -106,6 +107,7 @@ class DatasetContext:
     files: DatasetFiles
     sources: list[str]
     tables: list[Table] = field(default_factory=list)
+    skipped_tables: dict[str, str] = field(default_factory=dict)
     readme: str = ""
     code_maps: dict[str, dict[int, str]] = field(default_factory=dict)
     class_maps: list[dict[int, str]] = field(default_factory=list)
@@ -154,18 +156,32 @@ class DatasetContext:
             if rel.lower().endswith(".txt"):
                 ctx._maybe_class_list(rel)
                 continue
-            table = load_table(root / rel, rel)
-            if table is None:
-                continue
-            raw = table.raw
-            if isinstance(raw, dict) and "annotations" in raw and "images" in raw:
-                ctx.coco.append((rel, raw))
-            elif isinstance(raw, dict) and raw and all(isinstance(v, str) for v in raw.values()):
-                ctx.class_maps.append({int(k): v for k, v in raw.items() if str(k).isdigit()})
-            elif not table.frame.empty:
-                ctx.tables.append(table)
-                ctx._maybe_legend_table(table)
+            try:
+                ctx._add_table(read_table(root / rel, rel))
+            except TableSkipped as exc:
+                ctx.skipped_tables[rel] = exc.reason
+            except Exception as exc:
+                # A table that parses but trips a heuristic (cells of an unforeseen shape) is a bug to fix,
+                # logged with its traceback; the dataset goes on without that table.
+                log.warning("rules: table %s skipped: %s: %s", rel, type(exc).__name__, exc, exc_info=True)
+                ctx.skipped_tables[rel] = f"{type(exc).__name__}: {exc}"
+        if ctx.skipped_tables:
+            log.info(
+                "rules: %d table file(s) not used; first: %s",
+                len(ctx.skipped_tables),
+                "; ".join(f"{k}: {v}" for k, v in list(ctx.skipped_tables.items())[:1]),
+            )
         return ctx
+
+    def _add_table(self, table: Table) -> None:
+        raw = table.raw
+        if isinstance(raw, dict) and "annotations" in raw and "images" in raw:
+            self.coco.append((table.relpath, raw))
+        elif isinstance(raw, dict) and raw and all(isinstance(v, str) for v in raw.values()):
+            self.class_maps.append({int(k): v for k, v in raw.items() if str(k).isdigit()})
+        elif not table.frame.empty:
+            self.tables.append(table)
+            self._maybe_legend_table(table)
 
     def _maybe_class_list(self, rel: str) -> None:
         name = rel.rsplit("/", 1)[-1].lower()
@@ -415,6 +431,7 @@ class DatasetContext:
         return {
             "files": len(self.files.files),
             "tables": [t.relpath for t in self.tables],
+            "skipped_tables": dict(self.skipped_tables),
             "coco": [rel for rel, _ in self.coco],
             "code_maps": {k: {str(c): n for c, n in v.items()} for k, v in self.code_maps.items()},
             "class_maps": [

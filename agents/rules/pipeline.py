@@ -394,8 +394,9 @@ def standardize_sample(
     if mask_file == rel and target != rel:
         result.extra["image_file"] = target
     elif target != rel:
+        # Asked of the disk, not of the name: NBIA names series folders "1.000000-NA-28547", with a dot.
         result.extra["source_sample_dir"] = (
-            target if "." not in target.rsplit("/", 1)[-1] else target.rsplit("/", 1)[0]
+            target if (ctx.root / target).is_dir() else target.rsplit("/", 1)[0]
         )
     return Rendered(result, pixels, mask_plane)
 

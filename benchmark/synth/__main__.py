@@ -1,5 +1,6 @@
 """CLI: ``python -m benchmark.synth OUT_DIR [--suite bundled|realfiles|foreign|independent]
-[--size small|full] [--seed N] [--samples N] [--oracle RUN] [--only ...]``."""
+[--size small|full] [--seed N] [--samples N] [--oracle RUN] [--only ...]``, or
+``python -m benchmark.synth OUT_DIR --files N [--samples K]`` for one four-level DICOM tree of N files."""
 
 from __future__ import annotations
 
@@ -45,6 +46,13 @@ def main(argv: list[str] | None = None) -> int:
         help=f"samples per dataset, 1 to {MAX_SAMPLES} (overrides --size; bundled suite only)",
     )
     parser.add_argument("--seed", type=int, default=0, help="suite seed (same seed => byte-identical files)")
+    parser.add_argument(
+        "--files",
+        type=int,
+        metavar="N",
+        help="instead of a suite, write synth-big-dicom-tree: N small DICOM files in a patient/study/"
+        "series/instance tree (--samples manifest lines, default 24; benchmark.synth.big_tree)",
+    )
     parser.add_argument("--oracle", metavar="RUN", help="also write the perfect prediction as VLM/RUN/")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="restrict to these datasets")
     parser.add_argument("--list", action="store_true", help="print the dataset names and exit")
@@ -53,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         "--update-doc", metavar="MD", help="rewrite the catalogue table embedded in MD and exit"
     )
     args = parser.parse_args(argv)
+    if args.files is not None:
+        return _big_tree(parser, args)
     suites = {
         "realfiles": _realfiles_suite,
         "foreign": _foreign_suite,
@@ -86,6 +96,26 @@ def main(argv: list[str] | None = None) -> int:
     lines = suite.build()
     print("\n".join(lines))
     print(f"{len(lines)} datasets written to {args.out} in {time.perf_counter() - start:.1f}s")
+    return 0
+
+
+def _big_tree(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``--files N``: one dataset of real size (a suite's options do not apply)."""
+    from benchmark.synth.big_tree import BIG_TREE, DEFAULT_SAMPLES, build_big_tree
+
+    if args.suite != "bundled" or args.only or args.oracle or args.list or args.catalogue or args.update_doc:
+        raise CliError("--files writes one dataset; it takes only OUT_DIR, --samples and --seed")
+    if not args.out:
+        parser.error("OUT_DIR is required")
+    samples = DEFAULT_SAMPLES if args.samples is None else args.samples
+    try:
+        built = build_big_tree(args.out, files=args.files, samples=samples, seed=args.seed)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    print(
+        f"{BIG_TREE.name}: {args.files} DICOM files, {len(built.samples)} samples in {built.root} "
+        f"({built.seconds:.1f}s)"
+    )
     return 0
 
 

@@ -19,6 +19,7 @@ from benchmark.synth.groundtruth import write_ground_truth
 from benchmark.synth.spec import (
     REGISTRY,
     BuildContext,
+    Builder,
     DatasetSpec,
     SynthSample,
     dataset_rng,
@@ -65,7 +66,7 @@ def dataset_names(only: list[str] | None = None) -> list[str]:
 
 
 def build_dataset(out: Path, name: str, n: int, seed: int) -> BuiltDataset:
-    """Write one dataset's raw data, manifest, ground truth and geometry under ``out/<name>``.
+    """Write one registered dataset's raw data, manifest, ground truth and geometry under ``out/<name>``.
 
     Args:
         out: Benchmark root.
@@ -77,19 +78,38 @@ def build_dataset(out: Path, name: str, n: int, seed: int) -> BuiltDataset:
         The built dataset.
     """
     entry = REGISTRY[name]
-    root = out / name
+    return write_dataset(out, entry.spec, entry.build, n, seed)
+
+
+def write_dataset(out: Path, spec: DatasetSpec, build: Builder, n: int, seed: int) -> BuiltDataset:
+    """Run ``build`` into a fresh ``out/<spec.name>``, then write its manifest and ground truth.
+
+    Args:
+        out: Benchmark root.
+        spec: The dataset's catalogue entry.
+        build: Writes the raw files and returns one sample per manifest line.
+        n: Manifest samples.
+        seed: Suite seed (the builder's generator derives from it and the name).
+
+    Returns:
+        The built dataset.
+
+    Raises:
+        RuntimeError: The builder returned another number of samples or did not write a manifest path.
+    """
+    root = out / spec.name
     if root.exists():
         shutil.rmtree(root)  # a stale dataset would leave files that break byte-for-byte reproducibility
     start = time.perf_counter()
-    samples = entry.build(BuildContext(root=root, n=n, rng=dataset_rng(seed, name)))
+    samples = build(BuildContext(root=root, n=n, rng=dataset_rng(seed, spec.name)))
     if len(samples) != n:
-        raise RuntimeError(f"builder of {name} returned {len(samples)} samples, expected {n}")
+        raise RuntimeError(f"builder of {spec.name} returned {len(samples)} samples, expected {n}")
     for s in samples:
         if not (root / s.manifest_path).is_file():
-            raise RuntimeError(f"{name}: manifest path {s.manifest_path} was not written")
-    write_text(root / "VLM" / "random.txt", manifest_text(entry.spec, samples))
-    write_ground_truth(root, entry.spec, samples)
-    return BuiltDataset(entry.spec, root, samples, time.perf_counter() - start)
+            raise RuntimeError(f"{spec.name}: manifest path {s.manifest_path} was not written")
+    write_text(root / "VLM" / "random.txt", manifest_text(spec, samples))
+    write_ground_truth(root, spec, samples)
+    return BuiltDataset(spec, root, samples, time.perf_counter() - start)
 
 
 def generate_suite(
