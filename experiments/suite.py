@@ -138,11 +138,12 @@ def ensure_replica_suite(source: str | Path | None = None, cache_dir: str | Path
     Raises:
         ReplicaSourceError: No material where it looked (one line naming the places; exit 2 from the CLI).
     """
+    import dataclasses
     import sys
 
     import benchmark.replica
     import benchmark.synth
-    from benchmark.replica import build_replica, find_replica_source, source_digest
+    from benchmark.replica import ReplicaBuild, build_replica, find_replica_source, source_digest
     from benchmark.replica.build import package_versions
 
     material = find_replica_source(source)
@@ -152,11 +153,15 @@ def ensure_replica_suite(source: str | Path | None = None, cache_dir: str | Path
         for path in sorted(Path(str(package.__file__)).parent.glob("*.py")):
             digest.update(path.name.encode() + path.read_bytes())
 
-    def build(out: Path) -> None:
-        built = build_replica(out, material)
-        print(built.summary(), file=sys.stderr)
+    built: list[ReplicaBuild] = []
 
-    return _cached_suite(f"replica-{digest.hexdigest()[:12]}", build, "the replica suite", cache_dir)
+    def build(out: Path) -> None:
+        built.append(build_replica(out, material))
+
+    root = _cached_suite(f"replica-{digest.hexdigest()[:12]}", build, "the replica suite", cache_dir)
+    if built:  # built now, not found in the cache: name the cached folder, not the temporary one
+        print(dataclasses.replace(built[0], root=root).summary(), file=sys.stderr)
+    return root
 
 
 def _cached_suite(key: str, build: Callable[[Path], Any], what: str, cache_dir: str | Path | None) -> Path:

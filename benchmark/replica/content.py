@@ -139,16 +139,16 @@ def _vessels(
 
 def fundus_photo(rng: np.random.Generator, shape: tuple[int, int], left_eye: bool) -> np.ndarray:
     """A colour fundus photograph (uint8 RGB): orange retina in a black field, bright disc, dark vessels and
-    macula; the disc sits nasally (left in a right eye, right in a left eye)."""
+    macula; the disc sits nasally, so on the viewer's right in a right eye and on the left in a left eye."""
     h, w = shape
     small = (max(8, h // 4), max(8, w // 4))
     sh, sw = small
     field = ellipse(small, (sh / 2, sw / 2), (sh * 0.48, sw * 0.40))
-    disc = (sh * 0.5, sw * (0.62 if left_eye else 0.38))
+    disc = (sh * 0.5, sw * (0.38 if left_eye else 0.62))
     img = np.zeros((*small, 3), dtype=np.float32)
     img[field] = (190.0, 90.0, 40.0)
     img[ellipse(small, disc, (sh * 0.07, sw * 0.05))] = (250.0, 220.0, 150.0)
-    img[ellipse(small, (sh * 0.52, sw * (0.42 if left_eye else 0.58)), (sh * 0.06, sw * 0.05)) & field] *= 0.7
+    img[ellipse(small, (sh * 0.52, sw * (0.58 if left_eye else 0.42)), (sh * 0.06, sw * 0.05)) & field] *= 0.7
     vessels = _vessels(rng, small, disc, 6) * field
     img *= (1.0 - 0.45 * vessels)[..., None]
     big = _upsampled(img, shape)

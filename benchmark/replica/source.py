@@ -110,11 +110,11 @@ def find_replica_source(explicit: str | Path | None = None) -> Path:
     for candidate in candidates:
         if (candidate / MANIFEST_FILE).is_file():
             return candidate.absolute()
-    looked = ", ".join(str(c) for c in candidates)
+    others = "".join(f", nor at {c}" for c in candidates[1:])
     raise ReplicaSourceError(
         candidates[0],
-        f"no replica material (a folder with {MANIFEST_FILE}) at {looked}; set benchmark.source=<folder> "
-        "or MEDSTRAT_SHARED=<shared>",
+        f"no replica material here (no {MANIFEST_FILE}){others}; set benchmark.source=<folder> or "
+        "MEDSTRAT_SHARED=<shared>",
     )
 
 

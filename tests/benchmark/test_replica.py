@@ -166,6 +166,6 @@ def test_build_report_names_what_each_binary_is(replica: Path) -> None:
 
 
 def test_missing_material_is_one_error_naming_where_it_looked(tmp_path: Path) -> None:
-    with pytest.raises(ReplicaSourceError, match="no replica material") as info:
+    with pytest.raises(ReplicaSourceError, match="no replica material here") as info:
         find_replica_source(tmp_path / "absent")
     assert str(tmp_path / "absent") in str(info.value) and "\n" not in str(info.value)
