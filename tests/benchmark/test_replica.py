@@ -9,6 +9,7 @@ import json
 import struct
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -112,14 +113,16 @@ def _open(path: Path) -> object:
     if name.startswith("._"):
         return struct.unpack(">I", path.read_bytes()[:4])[0] == 0x00051607
     if name.endswith(".mha"):
-        return sitk.ReadImage(str(path)).GetSize()
+        return sitk.ReadImage(str(path)).GetSize()  # type: ignore[no-untyped-call]
     if name.endswith((".nii", ".nii.gz")):
         raw = gzip.decompress(path.read_bytes()) if name.endswith(".gz") else path.read_bytes()
-        header = nib.Nifti1Header(binaryblock=raw[:348], check=False)  # the fixed NIfTI-1 header
+        # The fixed 348-byte NIfTI-1 header.
+        header: Any = nib.Nifti1Header(binaryblock=raw[:348], check=False)  # type: ignore[no-untyped-call]
         if header["datatype"] == 1:  # DT_BINARY: nibabel parses the header, not the bits; count them
             voxels = int(np.prod(header.get_data_shape()))
             return len(raw) - int(header["vox_offset"]) == (voxels + 7) // 8
-        return np.asarray(nib.load(path).dataobj).shape
+        image: Any = nib.load(path)
+        return np.asarray(image.dataobj).shape
     if name.endswith(".czi"):
         return czifile.imread(str(path)).shape
     if name.endswith((".tif", ".tiff")):
