@@ -24,6 +24,7 @@ from medio.errors import (
     InvalidLabelMap,
     KeyNotFound,
     MedioError,
+    NotAnImage,
     UnsupportedFormat,
     UnsupportedTransferSyntax,
 )
@@ -86,6 +87,7 @@ __all__ = [
     "MedImage",
     "MedioError",
     "Meta",
+    "NotAnImage",
     "Rendered",
     "UnsupportedFormat",
     "UnsupportedTransferSyntax",

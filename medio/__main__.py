@@ -62,13 +62,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_render.add_argument("--frame", type=int, default=None, help="frame of a video / multi-frame image")
     p_render.add_argument(
-        "--key", default=None, help="container key: npz member, HDF5 path, MAT variable, column"
+        "--key",
+        default=None,
+        help="container key: npz member, HDF5 path, MAT variable path, column, CZI channel, ENVI band",
     )
     p_render.add_argument(
         "--index", type=int, default=None, help="item along axis 0 of a container, or table row"
     )
     p_render.add_argument(
-        "--series", type=_series, default=None, help="DICOM series UID (or index) in a folder"
+        "--series", type=_series, default=None, help="DICOM series UID (or index) in a folder; CZI scene"
     )
     p_render.add_argument("--volume", type=int, default=None, help="volume of a 4D NIfTI (default 0)")
     p_render.add_argument(

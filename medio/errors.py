@@ -76,3 +76,7 @@ class KeyNotFound(MedioError):
 
 class InvalidLabelMap(MedioError):
     """A label map cannot be rendered faithfully (non-integer ids or ids above 255)."""
+
+
+class NotAnImage(MedioError):
+    """The data is not an image: a scalar, a 1-D vector or an empty array."""

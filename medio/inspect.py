@@ -20,7 +20,8 @@ def inspect(path: str | PathLike[str]) -> dict[str, Any]:
     """Summarise a file or DICOM folder without loading large payloads.
 
     Headers only: DICOM with ``stop_before_pixels``, NIfTI/MetaImage/TIFF/PNG headers, HDF5 trees, npz member
-    headers, MATLAB ``whosmat``, the first table rows, video container headers.
+    headers, MATLAB ``whosmat`` (structs and cells walked), the first table rows, video container headers, the
+    CZI directory and metadata, ENVI headers; a macOS AppleDouble stub is summarised with its real file.
 
     Args:
         path: File or folder.

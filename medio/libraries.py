@@ -69,6 +69,9 @@ LIBRARIES: dict[str, tuple[str, ...]] = {
     "matlab": ("scipy.io", "scipy.io.matlab", "h5py", "medio.matlab"),
     "table": ("pyarrow", "pyarrow.parquet", "pandas", "PIL.Image", "medio.bitmap", "medio.table"),
     "video": ("av", "medio.video"),
+    "czi": ("aicspylibczi", "medio.render", "medio.czi"),
+    "envi": ("spectral", "spectral.io.envi", "medio.render", "medio.envi"),
+    "appledouble": ("medio.appledouble",),
 }
 
 # Families that read through another family's modules as well (a DICOM folder reads DICOM files).

@@ -14,7 +14,19 @@ from typing import Any
 import numpy as np
 
 from medio._axes import check_size, guess_axes
-from medio.errors import CorruptFile, KeyNotFound, UnsupportedFormat
+from medio.errors import CorruptFile, KeyNotFound, NotAnImage, UnsupportedFormat
+from medio.mat_vars import (
+    MAX_WALK_BYTES,
+    MatVar,
+    choose_image,
+    describe,
+    get_v5_value,
+    get_v73,
+    matlab_class,
+    tokens,
+    walk_v5_value,
+    walk_v73,
+)
 from medio.sniff import HDF5_SIGNATURE
 from medio.types import MedImage, Meta
 
@@ -53,74 +65,99 @@ def to_canonical(arr: np.ndarray) -> tuple[np.ndarray, str]:
     return arr, guess_axes(arr.shape, "uint8" if arr.ndim == 3 else arr.dtype)
 
 
-def _numeric_vars(variables: list[tuple[str, tuple[int, ...], str]]) -> list[str]:
-    return [
-        name for name, shape, cls in variables if cls not in ("struct", "cell", "char") and len(shape) >= 2
-    ]
-
-
-def _read_v5(path: Path, key: str | None) -> tuple[np.ndarray, list[str]]:
+def _v5_variables(path: Path) -> tuple[list[MatVar], list[str]]:
+    """Every variable of a v5 file: ``whosmat`` for the top level, structs and cells loaded and walked."""
     import scipy.io
 
     try:
-        variables = scipy.io.whosmat(str(path))
+        top = scipy.io.whosmat(str(path))
     except (ValueError, OSError, TypeError, EOFError) as exc:
         raise CorruptFile(path, f"cannot parse MATLAB v5 file ({exc})") from exc
-    names = [v[0] for v in variables]
-    top, _, rest = (key or "").partition(".")
-    if not top:
-        numeric = [n for n, s, _ in variables if n in _numeric_vars(variables) and min(s) > 1] or names
-        if not numeric:
-            raise KeyNotFound(path, "the file holds no variables")
-        top = max(numeric, key=lambda n: int(np.prod(next(s for m, s, _ in variables if m == n))))
-        log.info("%s: no key given, reading the largest numeric variable %r", path, top)
+    names = [name for name, _, _ in top]
+    nested = [name for name, _, cls in top if cls in ("struct", "cell", "object")]
+    loaded: dict[str, Any] = {}
+    if nested and path.stat().st_size <= MAX_WALK_BYTES:
+        loaded = _load_v5(path, nested)
+    out: list[MatVar] = []
+    for name, shape, cls in top:
+        if name in loaded:
+            walk_v5_value(name, loaded[name], out)
+        else:
+            out.append(MatVar(name, tuple(int(s) for s in shape), cls))
+    return out, names
+
+
+def _load_v5(path: Path, names: list[str]) -> dict[str, Any]:
+    import scipy.io
+
+    try:
+        # struct_as_record=False keeps structs as objects with field names, squeeze_me=False keeps MATLAB's
+        # shapes (a 1×64 vector stays 1×64, which is how it is recognised as a vector).
+        return dict(
+            scipy.io.loadmat(str(path), variable_names=names, struct_as_record=False, squeeze_me=False)
+        )
+    except (ValueError, OSError, TypeError, EOFError, NotImplementedError) as exc:
+        raise CorruptFile(path, f"cannot read variables {names} ({exc})") from exc
+
+
+def _chosen(path: Path, variables: list[MatVar], key: str | None) -> tuple[str, str]:
+    if key:
+        return key, "given"
+    found, why = choose_image(variables)
+    if found is None:
+        raise NotAnImage(path, f"no image-like variable ({why}); the file holds {describe(variables)}")
+    log.info("%s: no key given, reading %r (%s)", path, found.path, why)
+    return found.path, why
+
+
+def _read_v5(path: Path, key: str | None) -> tuple[np.ndarray, list[str], str, str]:
+    variables, names = _v5_variables(path)
+    name, why = _chosen(path, variables, key)
+    top = _top_name(path, name)
+    parts = tokens(name)
     if top not in names:
         raise KeyNotFound(path, f"variable {top!r} not found; variables: {names}")
-    shape = next(s for n, s, _ in variables if n == top)
-    check_size(path, tuple(shape), "float64")  # whosmat reads headers only; loadmat would read it all
-    try:
-        data = scipy.io.loadmat(str(path), variable_names=[top], simplify_cells=True)
-    except (ValueError, OSError, TypeError, EOFError, NotImplementedError) as exc:
-        raise CorruptFile(path, f"cannot read variable {top!r} ({exc})") from exc
-    value: Any = data[top]
-    for part in filter(None, rest.split(".")):
-        if not isinstance(value, dict) or part not in value:
-            raise KeyNotFound(path, f"field {part!r} not found in {key!r}")
-        value = value[part]
+    listed = next((v for v in variables if v.path == top), None)
+    if listed is not None and len(parts) == 1:
+        check_size(path, listed.shape, "float64")  # whosmat reads headers only; loadmat would read it all
+    value = get_v5_value(path, _load_v5(path, [top])[top], parts[1:], name)
     arr = np.asarray(value)
     if arr.dtype == object or arr.dtype.kind in "US":
-        raise UnsupportedFormat(path, f"variable {key or top!r} is not a numeric array ({arr.dtype})")
-    return arr, names
+        raise UnsupportedFormat(path, f"variable {name!r} is not a numeric array ({arr.dtype})")
+    return arr, names, name, why
 
 
-def _read_v73(path: Path, key: str | None) -> tuple[np.ndarray, list[str]]:
+def _read_v73(path: Path, key: str | None) -> tuple[np.ndarray, list[str], str, str]:
     import h5py
-
-    from medio.hdf5 import dataset_tree
 
     try:
         h5 = h5py.File(path, "r")
     except OSError as exc:
         raise CorruptFile(path, f"cannot open MATLAB v7.3 (HDF5) file ({exc})") from exc
     with h5:
-        tree = {k: v for k, v in dataset_tree(h5).items() if not k.startswith("#")}
-        name = (key or "").replace(".", "/")
-        if not name:
-            candidates = sorted(
-                (k for k, v in tree.items() if len(v["shape"]) >= 2 and min(v["shape"]) > 1),
-                key=lambda k: -int(np.prod(tree[k]["shape"])),
-            )
-            if not candidates:
-                raise KeyNotFound(path, "the file holds no numeric arrays")
-            name = candidates[0]
-        if name not in tree:
-            raise KeyNotFound(path, f"variable {name!r} not found; variables: {list(tree)}")
-        dset = h5[name]
-        if dset.attrs.get("MATLAB_class", b"") in (b"cell", b"struct") or dset.dtype.kind in "OV":
+        variables: list[MatVar] = []
+        walk_v73(h5, variables)
+        names = [k for k in h5 if not k.startswith("#")]
+        name, why = _chosen(path, variables, key)
+        if str(_top_name(path, name)) not in names:
+            raise KeyNotFound(path, f"variable {_top_name(path, name)!r} not found; variables: {names}")
+        dset = get_v73(path, h5, name)
+        if (
+            matlab_class(dset) in ("cell", "struct")
+            or dset.dtype.kind in "OV"
+            or dset.dtype == h5py.ref_dtype
+        ):
             raise UnsupportedFormat(path, f"variable {name!r} is not a numeric array")
         check_size(path, dset.shape, dset.dtype)
         arr = np.asarray(dset[()]).T  # HDF5 shows MATLAB's column-major array with reversed axes.
-    return arr, list(tree)
+    return arr, names, name, why
+
+
+def _top_name(path: Path, name: str) -> str:
+    try:
+        return str(tokens(name)[0])
+    except (ValueError, IndexError) as exc:
+        raise KeyNotFound(path, f"cannot parse variable path {name!r}") from exc
 
 
 def read_matlab(path: str | Path, *, key: str | None = None, index: int | None = None) -> MedImage:
@@ -128,7 +165,8 @@ def read_matlab(path: str | Path, *, key: str | None = None, index: int | None =
 
     Args:
         path: The ``.mat`` file (v5 or v7.3).
-        key: Variable name (``"s.field"`` reaches into a struct); default the largest numeric array (logged).
+        key: Variable path (``"s.field"``, ``"c{2}"``, ``"s.cells{1}.img"``); default the image variable
+            chosen by :func:`medio.mat_vars.choose_image` (logged, and named in ``meta.header["variable"]``).
         index: Item along the canonical axis 0 (a slice of a volume).
 
     Returns:
@@ -137,11 +175,12 @@ def read_matlab(path: str | Path, *, key: str | None = None, index: int | None =
     Raises:
         KeyNotFound: Unknown variable/field or index out of range.
         UnsupportedFormat: The variable is a cell/struct/char array.
+        NotAnImage: No key given and no variable looks like an image (only vectors or tiny arrays).
         CorruptFile: Malformed file.
     """
     path = Path(path)
     v73 = is_v73(path)
-    arr, names = _read_v73(path, key) if v73 else _read_v5(path, key)
+    arr, names, chosen, why = _read_v73(path, key) if v73 else _read_v5(path, key)
     matlab_shape = list(arr.shape)
     arr, axes = to_canonical(arr)
     if index is not None:
@@ -153,19 +192,26 @@ def read_matlab(path: str | Path, *, key: str | None = None, index: int | None =
         path=str(path),
         axes=axes,
         keys=names,
-        header={"mat_version": "7.3" if v73 else "5", "key": key, "matlab_shape": matlab_shape},
+        header={
+            "mat_version": "7.3" if v73 else "5",
+            "key": key,
+            "variable": chosen,
+            "variable_rule": why,
+            "matlab_shape": matlab_shape,
+        },
     )
     return MedImage(np.ascontiguousarray(arr), meta)
 
 
 def summarize_matlab(path: str | Path) -> dict[str, Any]:
-    """List a MATLAB file's variables without loading them (``whosmat``, or the HDF5 tree for v7.3).
+    """List every variable of a MATLAB file, structs and cells walked, and the one ``read`` would take.
 
     Args:
         path: The file.
 
     Returns:
-        ``mat_version``, ``keys`` and ``variables`` (name → MATLAB shape and class).
+        ``mat_version``, ``keys`` (top-level names), ``variables`` (MATLAB path → MATLAB shape and class, at
+        most 500), ``image_variable`` (path and the evidence, or ``None`` and why not).
 
     Raises:
         CorruptFile: Malformed file.
@@ -174,20 +220,22 @@ def summarize_matlab(path: str | Path) -> dict[str, Any]:
     if is_v73(path):
         import h5py
 
-        from medio.hdf5 import dataset_tree
-
         try:
             with h5py.File(path, "r") as h5:
-                tree = {k: v for k, v in dataset_tree(h5).items() if not k.startswith("#")}
+                variables: list[MatVar] = []
+                walk_v73(h5, variables)
+                keys = [k for k in h5 if not k.startswith("#")]
         except OSError as exc:
             raise CorruptFile(path, f"cannot open MATLAB v7.3 (HDF5) file ({exc})") from exc
-        variables = {k: {"shape": v["shape"][::-1], "class": v["dtype"]} for k, v in tree.items()}
-        return {"mat_version": "7.3", "keys": list(variables), "variables": variables}
-    import scipy.io
-
-    try:
-        found = scipy.io.whosmat(str(path))
-    except (ValueError, OSError, TypeError, EOFError) as exc:
-        raise CorruptFile(path, f"cannot parse MATLAB v5 file ({exc})") from exc
-    variables = {name: {"shape": list(shape), "class": cls} for name, shape, cls in found}
-    return {"mat_version": "5", "keys": list(variables), "variables": variables}
+        version = "7.3"
+    else:
+        variables, keys = _v5_variables(path)
+        version = "5"
+    found, why = choose_image(variables)
+    return {
+        "mat_version": version,
+        "keys": keys,
+        "variables": {v.path: {"shape": list(v.shape), "class": v.cls} for v in variables},
+        "image_variable": {"path": found.path if found else None, "rule": why},
+        "how_to_read": "read(path, key='<variable path, e.g. s.img or c{2}>')",
+    }

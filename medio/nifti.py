@@ -17,8 +17,13 @@ def _load(path: Path) -> Any:
     import nibabel as nib
     from nibabel.filebasedimages import ImageFileError
 
+    from medio.nifti_bits import is_binary_nifti, load_binary_nifti
+
+    if is_binary_nifti(path):
+        return load_binary_nifti(path)  # 1 bit per voxel: nibabel refuses datatype 1
     try:
-        if path.name.lower().endswith((".nii", ".nii.gz", ".hdr", ".img", ".img.gz")):
+        # nibabel picks its gzip opener by a case-sensitive ".gz": "CASE.NII.GZ" is parsed from memory.
+        if path.name.endswith((".nii", ".nii.gz", ".hdr", ".img", ".img.gz", ".HDR", ".IMG", ".NII")):
             img = nib.load(str(path))
         else:
             img = _load_by_content(path)
@@ -128,6 +133,8 @@ def _direction(affine: np.ndarray) -> tuple[float, ...]:
 def _header_facts(img: Any) -> dict[str, Any]:
     hdr = img.header
     out: dict[str, Any] = {"data_dtype": str(img.get_data_dtype())}
+    if getattr(img, "extra", {}).get("packed_bits"):
+        out["data_dtype_on_disk"] = "binary (DT_BINARY: 1 bit per voxel, unpacked to uint8 0/1)"
     for key in ("descrip", "intent_name", "aux_file"):
         try:
             value = hdr[key]

@@ -36,6 +36,9 @@ READERS: dict[str, str] = {
     "matlab": "medio.matlab:read_matlab",
     "table": "medio.table:read_table_image",
     "video": "medio.video:read_video",
+    "czi": "medio.czi:read_czi",
+    "envi": "medio.envi:read_envi",
+    "appledouble": "medio.appledouble:read_appledouble",
 }
 
 # Summaries for `inspect`, same lazy scheme.
@@ -53,6 +56,9 @@ SUMMARIZERS: dict[str, str] = {
     "matlab": "medio.matlab:summarize_matlab",
     "table": "medio.table:summarize_table",
     "video": "medio.video:summarize_video",
+    "czi": "medio.czi:summarize_czi",
+    "envi": "medio.envi:summarize_envi",
+    "appledouble": "medio.appledouble:summarize_appledouble",
 }
 
 # Top-level packages whose own exceptions on a file are damage to report, not bugs of medio.
@@ -69,6 +75,9 @@ _LIBRARY_PACKAGES = frozenset(
         "pandas",
         "av",
         "numpy",
+        "aicspylibczi",
+        "_aicspylibczi",
+        "spectral",
     }
 )
 

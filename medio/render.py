@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from medio.errors import InvalidLabelMap
+from medio.errors import InvalidLabelMap, NotAnImage
 from medio.types import MedImage, Meta, Rendered
 
 # CT window presets (center, width) in HU by BodyPartExamined keyword; the usual radiology defaults.
@@ -149,6 +149,28 @@ def _linear(arr: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return np.clip((arr - lo) * (255.0 / (hi - lo)), 0.0, 255.0)
 
 
+def stretch_uint8(arr: np.ndarray) -> np.ndarray:
+    """Stretch one band to 0..255 between its 0.5 and 99.5 percentiles (min/max when those are equal).
+
+    Used where several bands become the channels of one RGB view (CZI fluorescence, ENVI cubes), so each
+    band gets its own range.
+
+    Args:
+        arr: A 2-D band of any numeric dtype.
+
+    Returns:
+        ``uint8`` array of the same shape (all zeros for a constant or non-finite band).
+    """
+    values = np.nan_to_num(arr.astype(np.float64), nan=0.0, posinf=0.0, neginf=0.0)
+    if values.size == 0:
+        return np.zeros(arr.shape, np.uint8)
+    lo, hi = (float(v) for v in np.percentile(values, PERCENTILES))
+    if not hi > lo:
+        lo, hi = float(values.min()), float(values.max())
+    out: np.ndarray = np.rint(_linear(values, lo, hi)).astype(np.uint8)
+    return out
+
+
 def _grey(
     arr: np.ndarray, meta: Meta, window: tuple[float, float] | None
 ) -> tuple[np.ndarray, dict[str, Any]]:
@@ -230,11 +252,13 @@ def render(
 
     Raises:
         InvalidLabelMap: ``label=True`` with non-integer ids or ids outside 0..255.
+        NotAnImage: The array is a scalar, a 1-D vector or empty.
         IndexError: Slice, axis or frame out of range.
         ValueError: ``mask`` shape mismatch.
     """
     image = _as_image(image)
     meta = image.meta
+    _require_image(image)
     plane, info = _pick_plane(image, slice_index, axis, frame, mask)
     is_colour = plane.ndim == 3
     inverted = False
@@ -266,6 +290,18 @@ def render(
         }
     )
     return Rendered(pixels, info)
+
+
+def _require_image(image: MedImage) -> None:
+    # A 1×64 axis vector picked from a .mat file crashed here with an IndexError (issue 30): say what it is.
+    arr, axes = image.array, image.meta.axes or ""
+    spatial = arr.shape[:-1] if axes.endswith("C") and arr.ndim >= 3 else arr.shape
+    if arr.size == 0 or len(spatial) < 2:
+        raise NotAnImage(
+            image.meta.path or "<array>",
+            f"array of shape {list(arr.shape)} is not an image (a scalar, 1-D vector or empty array); "
+            "choose an array with rows and columns",
+        )
 
 
 def _label_pixels(plane: np.ndarray, meta: Meta) -> np.ndarray:

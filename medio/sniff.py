@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from os import PathLike
 from pathlib import Path
 
 from medio.errors import EmptyFile, MedioError, UnsupportedFormat
@@ -45,6 +46,7 @@ EXTENSIONS: dict[str, str] = {
     ".hdf5": "hdf5",
     ".hdf": "hdf5",
     ".mat": "matlab",
+    ".czi": "czi",
     ".parquet": "table",
     ".pq": "table",
     ".csv": "table",
@@ -58,6 +60,9 @@ EXTENSIONS: dict[str, str] = {
 }
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+APPLEDOUBLE_MAGIC = b"\x00\x05\x16\x07"  # RFC 1740
+# Names an ENVI header or data file may have (the pair is recognised by the header's first line "ENVI").
+_ENVI_SUFFIXES = (".hdr", ".dat", ".img", ".raw", ".bsq", ".bil", ".bip", ".sli")
 _PAR_MAGIC = b"# === DATA DESCRIPTION FILE"
 _HEAD_BYTES = 1100
 
@@ -91,6 +96,25 @@ def split_suffix(name: str) -> tuple[str, str]:
     return base, ""
 
 
+def has_suffix(name: str | PathLike[str], suffixes: str | tuple[str, ...]) -> bool:
+    """Whether a file name ends with one of ``suffixes``, ignoring case (``.TIF`` is ``.tif``, ``.NII.GZ`` is
+    ``.nii.gz``): real datasets mix both, so no extension test in the project compares case.
+
+    Args:
+        name: A file name or path.
+        suffixes: One suffix or several, written in lower case with their dot.
+
+    Returns:
+        True when the name ends with one of them.
+
+    Example:
+        >>> has_suffix("scans/CASE1.NII.GZ", ".nii.gz"), has_suffix("a.TIF", (".tif", ".tiff"))
+        (True, True)
+    """
+    wanted = (suffixes,) if isinstance(suffixes, str) else suffixes
+    return str(name).lower().endswith(tuple(s.lower() for s in wanted))
+
+
 def sniff(path: str | Path) -> str:
     """Return the format family of ``path``.
 
@@ -103,7 +127,8 @@ def sniff(path: str | Path) -> str:
     Returns:
         One of ``"dicom"``, ``"dicom_series"``, ``"nifti"``, ``"nibabel"`` (MINC, MGH, PAR/REC, AFNI, ECAT,
         Analyze), ``"itk"``, ``"tiff"``, ``"bitmap"``, ``"npy"``,
-        ``"npz"``, ``"hdf5"``, ``"matlab"``, ``"table"``, ``"video"``.
+        ``"npz"``, ``"hdf5"``, ``"matlab"``, ``"table"``, ``"video"``, ``"czi"``, ``"envi"`` (header or data
+        file of a pair), ``"appledouble"`` (a macOS ``._`` stub, read as its real sibling).
 
     Raises:
         MedioError: The path does not exist.
@@ -118,16 +143,22 @@ def sniff(path: str | Path) -> str:
     if p.stat().st_size == 0:
         raise EmptyFile(p, "the file is empty (0 bytes)")
     name = p.name.lower()
+    if name.startswith("._") and _is_appledouble(p):
+        return "appledouble"  # before the extension: "._scan.tiff" is metadata, not a TIFF
     for suffix, family in EXTENSIONS.items():
         if name.endswith(suffix):
             return family
     with p.open("rb") as fh:
         head = fh.read(_HEAD_BYTES)
+    if name.endswith(_ENVI_SUFFIXES) and _is_envi(p):
+        return "envi"
     if name.endswith((".hdr", ".img", ".img.gz")):
         found = _analyze_pair(p, head)
         if found is not None:
             return found
     found = sniff_bytes(head)
+    if found is None and "." not in name.lstrip(".") and _is_envi(p):
+        return "envi"  # an ENVI data file without extension (its header is "<name>.hdr")
     if found is None and head[:2] == b"\x1f\x8b":
         found = _sniff_gzip(p)
     if found is None:
@@ -150,6 +181,10 @@ def sniff_bytes(head: bytes) -> str | None:
     """
     if head[128:132] == b"DICM":
         return "dicom"
+    if head.startswith(b"ZISRAWFILE"):
+        return "czi"
+    if head.startswith(APPLEDOUBLE_MAGIC):
+        return "appledouble"
     if head[344:348] in (b"n+1\x00", b"ni1\x00") or head[4:8] in (b"n+2\x00", b"ni2\x00"):
         return "nifti"
     if head.startswith((b"MATRIX6", b"MATRIX7", b"CDF\x01", b"CDF\x02")) or head.startswith(_PAR_MAGIC):
@@ -181,6 +216,17 @@ def sniff_bytes(head: bytes) -> str | None:
     if _looks_like_delimited_text(head):
         return "table"
     return None
+
+
+def _is_envi(path: Path) -> bool:
+    from medio.envi import header_of
+
+    return header_of(path) is not None
+
+
+def _is_appledouble(path: Path) -> bool:
+    with path.open("rb") as fh:
+        return fh.read(4) == APPLEDOUBLE_MAGIC
 
 
 def _looks_like_bmp(head: bytes) -> bool:

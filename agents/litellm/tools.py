@@ -34,10 +34,14 @@ __all__ = ["TOOL_MODELS", "ToolBox", "ToolResult", "tool_definitions"]
 log = logging.getLogger(__name__)
 
 _VIEW_MAX_SIDE = 512
+# Entries per listing an inspect result shows the model (MATLAB variables, HDF5 datasets, CZI scenes ...).
+INSPECT_MAX_ENTRIES = 60
 
 
 class InspectArgs(ToolArgs):
-    """Summarise a raw file: format, shape, dtype, spacing, modality, key headers, container keys, columns."""
+    """Summarise a raw file: format, shape, dtype, spacing, modality, key headers, container keys, columns;
+    CZI scenes/channels/z, ENVI bands/wavelengths/interleave, every MATLAB variable (path, shape, class) and
+    the one read by default, and the real file behind a macOS '._' stub."""
 
     path: str = Field(description="File or DICOM folder relative to the dataset root.")
 
@@ -50,7 +54,13 @@ class RenderArgs(ToolArgs):
     )
     source: str = Field(description="Raw file relative to the dataset root.")
     kind: Literal["image", "mask"] = Field("image", description="'mask' keeps integer class ids unscaled.")
-    key: str | None = Field(None, description="Container key (npz/h5/mat member) to read.")
+    key: str | None = Field(
+        None,
+        description="Container key: npz/h5 member, MATLAB path ('s.img', 'c{2}'), CZI channel, ENVI band.",
+    )
+    series: int | None = Field(
+        None, ge=0, description="CZI scene (or DICOM series of a folder), when needed."
+    )
     item: int | None = Field(None, description="Item index inside a stacked container, when needed.")
     volume: int | None = Field(None, description="Volume index of a 4D file, when needed.")
     slice_index: int | None = Field(
@@ -281,7 +291,7 @@ class ToolBox:
             # A failure (an unreadable file ...) is not kept: it is asked again, in case it was passing.
             if key is not None and "error" not in summary:
                 RENDERS.put(key, InspectedFile(summary, len(_json(summary))))
-        return ToolResult(_json(self._relativize(summary)))
+        return ToolResult(_json(self._relativize(bounded_summary(summary))))
 
     def _relativize(self, obj: Any) -> Any:
         # Never show the model (or the cache key) absolute paths: they differ between machines and runs.
@@ -367,7 +377,9 @@ class ToolBox:
         import medio
         from medio.png import encode_png
 
-        image = medio.read(source, key=args.key, index=args.item, volume=args.volume, frame=args.frame)
+        image = medio.read(
+            source, key=args.key, index=args.item, volume=args.volume, frame=args.frame, series=args.series
+        )
         mask_array = None
         if args.mask_source is not None:
             mask_path = self.sandbox.read_path(args.mask_source)
@@ -486,6 +498,32 @@ class ToolBox:
         """Return the manifest indices that have an annotation file in the output folder."""
         folder = self.sandbox.output_dir / "standardized_annotations"
         return {i for i in self._indices if (folder / f"{i}.json").is_file()}
+
+
+def bounded_summary(summary: dict[str, Any], limit: int = INSPECT_MAX_ENTRIES) -> dict[str, Any]:
+    """``summary`` with every listing (MATLAB variables, HDF5 datasets, CZI scenes ...) cut to ``limit``.
+
+    A file may hold thousands of variables or scenes; the model sees the first ``limit`` and how many were
+    left out (``"<name>_left_out"``), so one inspect stays a few kilobytes.
+
+    Args:
+        summary: What ``medio.inspect`` returned.
+        limit: Entries kept per listing.
+
+    Returns:
+        The bounded summary (nested summaries, such as an AppleDouble stub's ``resolved``, bounded too).
+    """
+    out: dict[str, Any] = {}
+    for name, value in summary.items():
+        if isinstance(value, dict) and name == "resolved":
+            out[name] = bounded_summary(value, limit)
+        elif isinstance(value, dict | list) and len(value) > limit:
+            kept = list(value.items())[:limit] if isinstance(value, dict) else value[:limit]
+            out[name] = dict(kept) if isinstance(value, dict) else kept
+            out[f"{name}_left_out"] = len(value) - limit
+        else:
+            out[name] = value
+    return out
 
 
 def _open_image(path: Path | io.BytesIO) -> Any:

@@ -30,6 +30,7 @@ from agents.rules.source import (
 from agents.rules.tables import join, sample_ids
 from agents.rules.vocab import DICOM_MODALITY
 from agents.rules.writer import SampleResult
+from medio.sniff import has_suffix
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +125,7 @@ def _choose_image(
             for f in ctx.files.files
             if f.rsplit("/", 1)[0] == folder
             and f != rel
-            and f.endswith("." + ext)
+            and has_suffix(f, "." + ext)
             and not ctx.files.is_annotation(f)
         ]
         hyps = [

@@ -312,7 +312,7 @@ def image_key_hypotheses(
 
     Args:
         keys: The container's keys.
-        shapes: Known shapes per key (a key with fewer than 2 dimensions is skipped).
+        shapes: Known shapes per key (a vector, fewer than 2 dimensions longer than 1, is skipped).
 
     Returns:
         Hypotheses over keys, best first.
@@ -320,8 +320,8 @@ def image_key_hypotheses(
     out: list[Hypothesis[str]] = []
     for position, key in enumerate(keys):
         words = tokens(key.rsplit("/", 1)[-1])
-        if shapes and len(shapes.get(key, (2, 2))) < 2:
-            continue
+        if shapes and sum(1 for n in shapes.get(key, (2, 2)) if n > 1) < 2:
+            continue  # a vector, also when MATLAB stores it 1×N: an axis or a label list, never the image
         if set(words) & _MASK_KEY_WORDS:
             continue
         score = max((_IMAGE_KEY_WORDS.get(w, 0.0) for w in words), default=0.0) + 1.0 - 0.1 * position

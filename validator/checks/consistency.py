@@ -28,7 +28,7 @@ import numpy as np
 
 import medio
 from benchmark.fields import MODALITY_PRIMARY, SUBJECT_ID, TASK_TYPE
-from medio.sniff import split_suffix
+from medio.sniff import has_suffix, split_suffix
 from validator import _raw
 from validator.registry import check
 from validator.report import CheckResult
@@ -227,7 +227,7 @@ def _expected_slice(sample: SampleView) -> tuple[int | None, str]:
 def _frame_tables(root: str) -> tuple[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]], ...]:
     """CSV tables under ``data/`` with a ``frame`` column: ``(header, rows)`` each, lower-cased header."""
     tables = []
-    for path in sorted(Path(root, "data").rglob("*.csv")):
+    for path in sorted(p for p in Path(root, "data").rglob("*") if has_suffix(p.name, ".csv")):
         try:
             if path.stat().st_size > _MAX_TABLE_BYTES:
                 continue

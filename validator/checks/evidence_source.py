@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from benchmark.fields import DIMENSION, IMAGE_PATH, SOURCE_FILE
+from medio.sniff import has_suffix
 from validator import _raw
 from validator.checks.render_range import clipped_cast
 from validator.registry import check
@@ -264,9 +265,11 @@ def image_alternates(sample: SampleView, path: Path) -> list[Path]:
         out.append(declared)
     labels = {_rel(v) for k in SIBLING_KEYS[:3] if isinstance(v := sample.extra.get(k), str)}
     if _rel(str(source_value(sample))) in labels and path.is_file() and not _shared_folder(sample, path):
-        suffix = "".join(path.suffixes[-2:]) if path.name.endswith(".gz") else path.suffix
+        suffix = "".join(path.suffixes[-2:]) if has_suffix(path.name, ".gz") else path.suffix
         out += sorted(
-            p for p in path.parent.iterdir() if p != path and p.name.endswith(suffix) and not p.is_symlink()
+            p
+            for p in path.parent.iterdir()
+            if p != path and has_suffix(p.name, suffix) and not p.is_symlink()
         )[:4]
     sample.memo["image_alternates"] = out
     return out
