@@ -48,6 +48,7 @@ from experiments.suite import (
     ensure_bundled_suite,
     ensure_foreign_suite,
     ensure_realfiles_suite,
+    ensure_replica_suite,
     select_datasets,
 )
 
@@ -87,13 +88,16 @@ def _plain_node(node: Any) -> Any:
 
 def benchmark_root(cfg: DictConfig) -> Path:
     """The benchmark root: ``benchmark.root`` when set, else the bundled, the realfiles
-    (``benchmark=realfiles``) or the foreign (``benchmark=foreign``) suite, generated on first use."""
+    (``benchmark=realfiles``), the foreign (``benchmark=foreign``) or the replica
+    (``benchmark=replica``) suite, generated on first use."""
     if cfg.get("root"):
         return Path(str(cfg.root)).expanduser()
     if cfg.get("suite") == "realfiles":
         return ensure_realfiles_suite(cfg.get("cache_dir"))
     if cfg.get("suite") == "foreign":
         return ensure_foreign_suite(cfg.get("cache_dir"))
+    if cfg.get("suite") == "replica":
+        return ensure_replica_suite(cfg.get("source"), cfg.get("cache_dir"))
     return ensure_bundled_suite(str(cfg.get("size", "small")), int(cfg.get("seed", 0)), cfg.get("cache_dir"))
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "ensure_bundled_suite",
     "ensure_foreign_suite",
     "ensure_realfiles_suite",
+    "ensure_replica_suite",
     "parse_shard",
     "select_datasets",
 ]
@@ -118,6 +119,49 @@ def ensure_foreign_suite(cache_dir: str | Path | None = None) -> Path:
     return _cached_suite(
         f"foreign-{digest.hexdigest()[:12]}", lambda out: build_foreign(out), "the foreign suite", cache_dir
     )
+
+
+def ensure_replica_suite(source: str | Path | None = None, cache_dir: str | Path | None = None) -> Path:
+    """Return the replica suite's root (``benchmark=replica``), building it first if it is not cached.
+
+    The key covers the material (its ``MANIFEST.sha256``), the builder's source (``benchmark.replica`` and the
+    ``benchmark.synth`` writers it uses) and the versions of the packages that write the containers.
+
+    Args:
+        source: The replica material (default: ``$MEDSTRAT_SHARED/mdsbench/replica``, else
+            ``../shared/mdsbench/replica`` beside the checkout).
+        cache_dir: Cache folder (default: `cache_root`).
+
+    Returns:
+        ``<cache>/replica-<key>``.
+
+    Raises:
+        ReplicaSourceError: No material where it looked (one line naming the places; exit 2 from the CLI).
+    """
+    import dataclasses
+    import sys
+
+    import benchmark.replica
+    import benchmark.synth
+    from benchmark.replica import ReplicaBuild, build_replica, find_replica_source, source_digest
+    from benchmark.replica.build import package_versions
+
+    material = find_replica_source(source)
+    digest = hashlib.sha256(source_digest(material).encode())
+    digest.update(json.dumps(package_versions(), sort_keys=True).encode())
+    for package in (benchmark.replica, benchmark.synth):
+        for path in sorted(Path(str(package.__file__)).parent.glob("*.py")):
+            digest.update(path.name.encode() + path.read_bytes())
+
+    built: list[ReplicaBuild] = []
+
+    def build(out: Path) -> None:
+        built.append(build_replica(out, material))
+
+    root = _cached_suite(f"replica-{digest.hexdigest()[:12]}", build, "the replica suite", cache_dir)
+    if built:  # built now, not found in the cache: name the cached folder, not the temporary one
+        print(dataclasses.replace(built[0], root=root).summary(), file=sys.stderr)
+    return root
 
 
 def _cached_suite(key: str, build: Callable[[Path], Any], what: str, cache_dir: str | Path | None) -> Path:
