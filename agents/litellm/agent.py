@@ -35,7 +35,7 @@ from agents.base import Candidate, FatalAgentError, Feedback, ManifestEntry, Tas
 from agents.budget import Budget, BudgetExceeded
 from agents.instructions import instruction_text
 from agents.litellm import phases, prompts
-from agents.litellm.cache import RequestCache
+from agents.litellm.cache import RequestCache, sampling_seed
 from agents.litellm.client import ModelClient, TokenPrice
 from agents.litellm.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
 from agents.litellm.context import ContextWindow
@@ -67,6 +67,12 @@ log = logging.getLogger(__name__)
 
 # Models already warned about in this process: the warning is one line per model, not one per candidate.
 _WARNED_VISION: set[str] = set()
+
+MAX_BARREN = 2
+"""Conversations of a candidate that may end on a limit with nothing written before the rest are not started."""
+
+BARREN_FRACTION = 4
+"""After one such conversation, the next ones get ``max_turns // BARREN_FRACTION`` turns to write something."""
 
 
 def resolve_vision(setting: bool | str | None, model: str, known: bool | None) -> bool:
@@ -110,6 +116,8 @@ class _Candidate:
     extra_tools: dict[str, Any] | None
     states: dict[str, ConversationState]
     stop: asyncio.Event
+    #: Conversations that ended on a limit with nothing written (`ConversationState.barren`).
+    barren: int = 0
 
 
 class LiteLLMAgent:
@@ -409,8 +417,12 @@ class LiteLLMAgent:
             missing=tuple(missing) if status == "incomplete" else (),
         )
 
-    def _limits(self, task: Task) -> ConversationLimits:
+    def _limits(self, task: Task, barren: int = 0) -> ConversationLimits:
+        # After one conversation ended on a limit with nothing written, the next ones must write something
+        # within a quarter of the turns: a model that makes no progress pays for about one conversation, not
+        # for every phase of the candidate (issue 33).
         return ConversationLimits(
+            write_within=max(1, task.limits.max_turns // BARREN_FRACTION) if barren else None,
             max_turns=task.limits.max_turns,
             max_tool_calls=task.limits.max_tool_calls,
             max_tokens=task.limits.max_tokens,
@@ -443,10 +455,16 @@ class LiteLLMAgent:
             tools = {**(run.extra_tools or {}), **(extra or {})}
             toolbox = ToolBox(phases.scoped(run.task, entries), run.sandbox, self.vision, tools or None)
         setup = dataclasses.replace(run.setup, tools=self._plan_tools) if plan_tools else run.setup
-        state = await converse(setup, messages, toolbox, self._limits(run.task), label, finish_check)
+        limits = self._limits(run.task, run.barren)
+        state = await converse(setup, messages, toolbox, limits, label, finish_check)
         run.states[label] = state
         if state.failed is not None:
             run.stop.set()  # the model or the provider failed: batches not yet started are not started
+        if state.barren and not self._budget_spent():
+            run.barren += 1
+            if run.barren >= MAX_BARREN:
+                # The model explores without ever writing: its other conversations would each repeat that.
+                run.stop.set()
         return state
 
     async def _single(self, run: _Candidate, revision: Revision | None) -> None:
@@ -511,10 +529,12 @@ class LiteLLMAgent:
         entries = task.entries if revision is None else revision.entries(task.entries)
         batches = phases.split_batches(entries, self.batch_size)
         slots = asyncio.Semaphore(self.concurrency)
+        unstarted: list[str] = []
 
         async def batch(k: int, members: tuple[ManifestEntry, ...]) -> None:
             async with slots:
                 if run.stop.is_set():
+                    unstarted.append(f"batch {k}/{len(batches)}")
                     return
                 prompt = prompts.BATCH_PROMPT.format(
                     name=task.name,
@@ -535,7 +555,14 @@ class LiteLLMAgent:
                 await self._talk(run, label, opening, members, phases.samples_check(out, indices))
 
         await asyncio.gather(*(batch(k, members) for k, members in enumerate(batches, start=1)))
-        if run.stop.is_set() or (revision is not None and not revision.touches_meta):
+        meta_due = revision is None or revision.touches_meta
+        if run.barren >= MAX_BARREN and (unstarted or meta_due):
+            # Said in the candidate's status: the phases it skipped and why.
+            skipped = ", ".join([*unstarted, *(["meta"] if meta_due else [])])
+            run.states["not started"] = ConversationState(
+                stop_reason=f"{skipped}: {run.barren} conversations ended on a limit with nothing written"
+            )
+        if run.stop.is_set() or not meta_due:
             return
         folder = out / "standardized_annotations"
         written = [i for i in task.indices if (folder / f"{i}.json").is_file()]
@@ -582,8 +609,11 @@ class LiteLLMAgent:
         )
 
     def _params(self, task: Task) -> dict[str, Any]:
+        # The seed carries run.seed and the candidate index to the provider (where it takes one) and always
+        # into the cache key: three seeds are three samples, a rerun of one seed is answered by the cache.
         params: dict[str, Any] = {
             "temperature": task.temperature if self.temperature is None else self.temperature,
+            "seed": sampling_seed(task.seed, task.candidate_index),
         }
         if self.max_tokens_per_call is not None:
             params["max_tokens"] = self.max_tokens_per_call
