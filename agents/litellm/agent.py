@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import json
 import logging
 import os
@@ -357,7 +358,7 @@ class LiteLLMAgent:
         setup = ConversationSetup(
             client=self.client,
             tools=self.tools,
-            params=self._params(task),
+            params=self._params(task, revision),
             candidate_index=task.candidate_index,
             budget=self.budget,
             executor=self._tools_executor(),
@@ -608,16 +609,29 @@ class LiteLLMAgent:
             schema=self._schema(task),
         )
 
-    def _params(self, task: Task) -> dict[str, Any]:
+    def _params(self, task: Task, revision: Revision | None = None) -> dict[str, Any]:
         # The seed carries run.seed and the candidate index to the provider (where it takes one) and always
-        # into the cache key: three seeds are three samples, a rerun of one seed is answered by the cache.
+        # into the cache key: three seeds are three samples, a rerun of one seed is answered by the cache. A
+        # revision also mixes in what it revises: S1's second round opens with the same prompt as its first
+        # but revises another output, and must be a sample of its own, not the first round's replay.
+        salt = _outputs_digest(revision.output_dir) if revision is not None else ""
         params: dict[str, Any] = {
             "temperature": task.temperature if self.temperature is None else self.temperature,
-            "seed": sampling_seed(task.seed, task.candidate_index),
+            "seed": sampling_seed(task.seed, task.candidate_index, salt),
         }
         if self.max_tokens_per_call is not None:
             params["max_tokens"] = self.max_tokens_per_call
         return params
+
+
+def _outputs_digest(output_dir: Path) -> str:
+    """A digest of a candidate's JSON outputs (annotations and data_meta.json): what a revision starts from."""
+    digest = hashlib.sha256()
+    files = sorted((output_dir / "standardized_annotations").glob("*.json"))
+    for path in [*files, output_dir / "data_meta.json"]:
+        if path.is_file():
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def _read_plan(path: Path) -> dict[str, Any] | None:

@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
-def sampling_seed(seed: int, candidate_index: int) -> int:
+def sampling_seed(seed: int, candidate_index: int, salt: str = "") -> int:
     """The provider ``seed`` of one candidate: a stable 31-bit mix of its task seed and its index.
 
     A task seed is ``run.seed + k`` for candidate k, so ``run.seed=1``'s candidate 0 and ``run.seed=0``'s
@@ -48,11 +48,13 @@ def sampling_seed(seed: int, candidate_index: int) -> int:
     Args:
         seed: The task's seed (``Task.seed``).
         candidate_index: The candidate index.
+        salt: Further material (a revision's digest of what it revises), empty for a generation.
 
     Returns:
         An integer in ``[0, 2**31)``.
     """
-    digest = hashlib.sha256(f"{int(seed)}:{int(candidate_index)}".encode()).digest()
+    material = f"{int(seed)}:{int(candidate_index)}" + (f":{salt}" if salt else "")
+    digest = hashlib.sha256(material.encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 

@@ -88,3 +88,31 @@ def test_the_judge_asks_each_run_seed_for_its_own_verdict(tmp_path: Path, fake_s
     assert [a.choice for a in answers] == [1, 1, 1]
     assert [r["seed"] for r in server.chat_requests] == [sampling_seed(0, 0), sampling_seed(1, 0)]
     assert answers[2].usage.cache_hits == 1
+
+
+def test_a_second_revision_round_of_a_changed_output_is_a_sample_of_its_own(
+    seg_dataset: Path, tmp_path: Path, fake_server
+) -> None:
+    from agents.base import Feedback
+    from agents.fakeserver import Reply, TurnScript, assistant_turn, tool_call
+
+    server = fake_server(standard_script())
+    agent = make_agent(server, cache=tmp_path / "cache.sqlite")
+    first = asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "c0")))
+    server.script = TurnScript([assistant_turn(tool_call("finish", {}))], after_end=Reply(content="?"))
+    review = Feedback("Check everything.")  # S1's feedback: the same text every round
+
+    def revise(candidate, out: str):  # type: ignore[no-untyped-def]
+        server.reset()
+        task = make_task(seg_dataset, tmp_path / out)
+        revised = asyncio.run(agent.revise(task, candidate, review, ["*"]))
+        return revised, [r["seed"] for r in server.chat_requests]
+
+    round1, seeds1 = revise(first, "r1")
+    changed = round1.output_dir / "standardized_annotations" / "1.json"
+    changed.write_text(changed.read_text().replace("tiny_seg", "tiny_seg_v2"))
+    _round2, seeds2 = revise(round1, "r2")
+    again, seeds_again = revise(first, "r1b")
+
+    assert len(seeds1) == len(seeds2) == 1 and seeds1 != seeds2  # same prompt, another output: bought
+    assert seeds_again == [] and again.usage.cache_hits == 1  # the same revision again: the cache
