@@ -124,7 +124,7 @@ class ReplayScript(TurnScript):
         return [s for s in self.steps if isinstance(s, Reply)]
 
     def __call__(self, request: Mapping[str, Any], serial: int) -> Step:
-        """Answer turn k of the request's conversation with turn k of its phase (sampled above temperature 0)."""
+        """Answer turn k of a request's conversation with turn k of its phase, sampled above temperature 0."""
         steps = self.phase_steps(request)
         turn = _turn_of(request)
         step = steps[turn] if turn < len(steps) else self.after_end

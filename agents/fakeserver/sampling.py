@@ -1,4 +1,4 @@
-"""How the fake provider samples: at temperature > 0 a replayed annotation carries the request seed's mistakes.
+"""How the fake provider samples: above temperature 0 a replayed annotation carries its seed's mistakes.
 
 A real model asked the same question with another ``seed`` at a temperature above 0 answers differently; a
 replay that answered every seed alike would make a three-seed ablation show an sd of 0 and hide a seed that is
@@ -57,7 +57,7 @@ class AnnotationSampler:
     """Draws a seed's mistakes into the annotations of a replay's ``write_annotation`` calls.
 
     Args:
-        reference_dir: The correct ``agent1_data_organization`` folder (the rules agent's, the replay's source).
+        reference_dir: The correct ``agent1_data_organization`` folder (the rules agent's: the replay's).
         dataset_root: The dataset folder (some mistakes look at the raw files).
         dataset: The dataset name (seed material, so datasets sharing a seed draw differently).
         clean: Probability that a sample stays clean in a draw.
@@ -94,7 +94,7 @@ class AnnotationSampler:
         from benchmark.perturb import SampleState, draw_mistakes
         from validator.schema import Annotation
 
-        original = json.loads(json.dumps(dict(annotation)))
+        original: dict[str, Any] = json.loads(json.dumps(dict(annotation)))
         state = SampleState(
             index=index,
             annotation=json.loads(json.dumps(original)),

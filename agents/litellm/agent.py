@@ -70,10 +70,10 @@ log = logging.getLogger(__name__)
 _WARNED_VISION: set[str] = set()
 
 MAX_BARREN = 2
-"""Conversations of a candidate that may end on a limit with nothing written before the rest are not started."""
+"""Conversations of a candidate that may end on a limit with nothing written before the rest are skipped."""
 
 BARREN_FRACTION = 4
-"""After one such conversation, the next ones get ``max_turns // BARREN_FRACTION`` turns to write something."""
+"""After one such conversation, the next get ``max_turns // BARREN_FRACTION`` turns to write something."""
 
 
 def resolve_vision(setting: bool | str | None, model: str, known: bool | None) -> bool:
@@ -625,7 +625,7 @@ class LiteLLMAgent:
 
 
 def _outputs_digest(output_dir: Path) -> str:
-    """A digest of a candidate's JSON outputs (annotations and data_meta.json): what a revision starts from."""
+    """A digest of a candidate's JSON outputs (annotations, data_meta.json): what a revision starts from."""
     digest = hashlib.sha256()
     files = sorted((output_dir / "standardized_annotations").glob("*.json"))
     for path in [*files, output_dir / "data_meta.json"]:

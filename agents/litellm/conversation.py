@@ -45,9 +45,7 @@ FinishCheck = Callable[[ToolBox], list[str]]
 # Context-window errors retried with a smaller window before the conversation gives up.
 _MAX_SHRINKS = 3
 
-WRITING_TOOLS = frozenset(
-    {"write_annotation", "write_data_meta", "write_plan", "edit_fields", "run_python"}
-)
+WRITING_TOOLS = frozenset({"write_annotation", "write_data_meta", "write_plan", "edit_fields", "run_python"})
 """The tools whose successful call is progress: an output, the plan, an edit, or code that may write them."""
 
 
@@ -94,8 +92,8 @@ class ConversationState:
         largest_request_images: Most image parts sent in one request.
         shrinks: Context-window errors answered by shrinking the window.
         writes: Successful calls of the `WRITING_TOOLS`.
-        limit_hit: It was stopped by one of its own limits (turns, tokens, tool calls, first write), not by the
-            budget, the model or the provider.
+        limit_hit: One of its own limits stopped it (turns, tokens, tool calls, first write), not the budget,
+            the model or the provider.
     """
 
     usage: Usage = field(default_factory=Usage)
