@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 import json
 import logging
 import os
@@ -48,6 +47,7 @@ from agents.litellm.conversation import (
     converse,
 )
 from agents.litellm.outcome import Revision, candidate_outcome, short_list
+from agents.litellm.progress import ProgressGuard
 from agents.litellm.retry import RetryPolicy
 from agents.litellm.review_tools import EDITABLE_OPTION
 from agents.litellm.sandbox import Sandbox, SandboxLimits
@@ -60,51 +60,12 @@ from agents.litellm.script_mode import (
 )
 from agents.litellm.tool_pool import ToolPool
 from agents.litellm.tools import ToolBox, tool_definitions
+from agents.litellm.vision import resolve_vision
 from agents.trace import TraceWriter
 
 __all__ = ["LiteLLMAgent", "resolve_vision"]
 
 log = logging.getLogger(__name__)
-
-# Models already warned about in this process: the warning is one line per model, not one per candidate.
-_WARNED_VISION: set[str] = set()
-
-MAX_BARREN = 2
-"""Conversations of a candidate that may end on a limit with nothing written before the rest are skipped."""
-
-BARREN_FRACTION = 4
-"""After one such conversation, the next get ``max_turns // BARREN_FRACTION`` turns to write something."""
-
-
-def resolve_vision(setting: bool | str | None, model: str, known: bool | None) -> bool:
-    """Decide whether images are sent, from ``agent.vision`` and what LiteLLM knows of the model.
-
-    Args:
-        setting: ``True``/``"true"``, ``False``/``"false"``, or ``"auto"``/None (ask LiteLLM).
-        model: The model string (named in the warning).
-        known: LiteLLM's answer for the model: True/False, None when it does not know the model.
-
-    Returns:
-        Whether the agent sends images.
-
-    Raises:
-        ValueError: An unknown setting.
-    """
-    text = str(setting).lower() if setting is not None else "auto"
-    if text in ("true", "false"):
-        return text == "true"
-    if text != "auto":
-        raise ValueError(f"agent.vision must be auto, true or false, got {setting!r}")
-    if known is None:
-        if model not in _WARNED_VISION:
-            _WARNED_VISION.add(model)
-            log.warning(
-                "agent.vision=auto: LiteLLM does not know whether %s takes images; running it text-only "
-                "(set agent.vision=true if it sees images)",
-                model,
-            )
-        return False
-    return known
 
 
 @dataclass
@@ -117,8 +78,8 @@ class _Candidate:
     extra_tools: dict[str, Any] | None
     states: dict[str, ConversationState]
     stop: asyncio.Event
-    #: Conversations that ended on a limit with nothing written (`ConversationState.barren`).
-    barren: int = 0
+    #: Counts conversations that end on a limit with nothing written (`agents.litellm.progress`).
+    progress: ProgressGuard = dataclasses.field(default_factory=ProgressGuard)
 
 
 class LiteLLMAgent:
@@ -418,12 +379,8 @@ class LiteLLMAgent:
             missing=tuple(missing) if status == "incomplete" else (),
         )
 
-    def _limits(self, task: Task, barren: int = 0) -> ConversationLimits:
-        # After one conversation ended on a limit with nothing written, the next ones must write something
-        # within a quarter of the turns: a model that makes no progress pays for about one conversation, not
-        # for every phase of the candidate (issue 33).
+    def _limits(self, task: Task) -> ConversationLimits:
         return ConversationLimits(
-            write_within=max(1, task.limits.max_turns // BARREN_FRACTION) if barren else None,
             max_turns=task.limits.max_turns,
             max_tool_calls=task.limits.max_tool_calls,
             max_tokens=task.limits.max_tokens,
@@ -456,16 +413,13 @@ class LiteLLMAgent:
             tools = {**(run.extra_tools or {}), **(extra or {})}
             toolbox = ToolBox(phases.scoped(run.task, entries), run.sandbox, self.vision, tools or None)
         setup = dataclasses.replace(run.setup, tools=self._plan_tools) if plan_tools else run.setup
-        limits = self._limits(run.task, run.barren)
+        limits = run.progress.limits(self._limits(run.task))
         state = await converse(setup, messages, toolbox, limits, label, finish_check)
         run.states[label] = state
         if state.failed is not None:
             run.stop.set()  # the model or the provider failed: batches not yet started are not started
-        if state.barren and not self._budget_spent():
-            run.barren += 1
-            if run.barren >= MAX_BARREN:
-                # The model explores without ever writing: its other conversations would each repeat that.
-                run.stop.set()
+        if run.progress.record(state, self._budget_spent()):
+            run.stop.set()  # the model makes no progress: its other conversations would each repeat that
         return state
 
     async def _single(self, run: _Candidate, revision: Revision | None) -> None:
@@ -557,12 +511,9 @@ class LiteLLMAgent:
 
         await asyncio.gather(*(batch(k, members) for k, members in enumerate(batches, start=1)))
         meta_due = revision is None or revision.touches_meta
-        if run.barren >= MAX_BARREN and (unstarted or meta_due):
-            # Said in the candidate's status: the phases it skipped and why.
-            skipped = ", ".join([*unstarted, *(["meta"] if meta_due else [])])
-            run.states["not started"] = ConversationState(
-                stop_reason=f"{skipped}: {run.barren} conversations ended on a limit with nothing written"
-            )
+        skipped = run.progress.skipped([*unstarted, *(["meta"] if meta_due else [])])
+        if skipped is not None:  # said in the candidate's status: the conversations it skipped and why
+            run.states["not started"] = skipped
         if run.stop.is_set() or not meta_due:
             return
         folder = out / "standardized_annotations"
@@ -614,7 +565,7 @@ class LiteLLMAgent:
         # into the cache key: three seeds are three samples, a rerun of one seed is answered by the cache. A
         # revision also mixes in what it revises: S1's second round opens with the same prompt as its first
         # but revises another output, and must be a sample of its own, not the first round's replay.
-        salt = _outputs_digest(revision.output_dir) if revision is not None else ""
+        salt = revision.digest() if revision is not None else ""
         params: dict[str, Any] = {
             "temperature": task.temperature if self.temperature is None else self.temperature,
             "seed": sampling_seed(task.seed, task.candidate_index, salt),
@@ -622,16 +573,6 @@ class LiteLLMAgent:
         if self.max_tokens_per_call is not None:
             params["max_tokens"] = self.max_tokens_per_call
         return params
-
-
-def _outputs_digest(output_dir: Path) -> str:
-    """A digest of a candidate's JSON outputs (annotations, data_meta.json): what a revision starts from."""
-    digest = hashlib.sha256()
-    files = sorted((output_dir / "standardized_annotations").glob("*.json"))
-    for path in [*files, output_dir / "data_meta.json"]:
-        if path.is_file():
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
 
 
 def _read_plan(path: Path) -> dict[str, Any] | None:

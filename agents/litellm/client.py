@@ -192,7 +192,7 @@ class ModelClient:
         if missing is not None:
             raise MissingApiKeyError(missing)
         try:
-            _name, provider, _key, _base = self._litellm.get_llm_provider(model=model, api_base=api_base)
+            _name, provider, _key, routed = self._litellm.get_llm_provider(model=model, api_base=api_base)
         except Exception as exc:  # LiteLLM's BadRequestError: no provider for this model string
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ValueError(f"unknown model {model!r}: {first[:300]}") from None
@@ -201,9 +201,10 @@ class ModelClient:
         self.model = model
         self.api_base = api_base
         #: Who serves the model, part of every cache key: the same name on another server is another model.
-        self.endpoint = endpoint_of(str(provider), api_base)
-        #: The sampling parameters this provider takes (LiteLLM's list); a ``seed`` it does not take is kept
-        #: in the cache key but not sent, so no provider rejects a request for it.
+        #: Without ``api_base``, the endpoint LiteLLM routes to (``HOSTED_VLLM_API_BASE``, Ollama's default).
+        self.endpoint = endpoint_of(str(provider), api_base or routed)
+        #: Sampling parameters this provider does not take (LiteLLM's parameter map): a ``seed`` it has no use
+        #: for is kept in the cache key but not sent, so no provider rejects a request for it.
         self.unsent_params = _unsupported(self._litellm, model, str(provider), ("seed",))
         self._api_key = api_key
         self.timeout_s = timeout_s

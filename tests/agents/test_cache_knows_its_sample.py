@@ -116,3 +116,12 @@ def test_a_second_revision_round_of_a_changed_output_is_a_sample_of_its_own(
 
     assert len(seeds1) == len(seeds2) == 1 and seeds1 != seeds2  # same prompt, another output: bought
     assert seeds_again == [] and again.usage.cache_hits == 1  # the same revision again: the cache
+
+
+def test_an_endpoint_set_in_the_environment_is_part_of_the_key(monkeypatch) -> None:
+    # hosted_vllm/... without api_base goes where HOSTED_VLLM_API_BASE points: that server is the model.
+    monkeypatch.setenv("HOSTED_VLLM_API_BASE", "http://gpu1:8000/v1")
+    first = ModelClient("hosted_vllm/local").endpoint
+    monkeypatch.setenv("HOSTED_VLLM_API_BASE", "http://gpu2:8000/v1/")
+    second = ModelClient("hosted_vllm/local").endpoint
+    assert (first, second) == ("hosted_vllm http://gpu1:8000/v1", "hosted_vllm http://gpu2:8000/v1")
