@@ -30,6 +30,8 @@ class JudgeRequest:
         text: The question: per candidate, the fields that differ and the validator's failed checks.
         image_png: One PNG with the candidates' images side by side (numbered), or None when none has one.
         key: What makes two requests the same (the request cache key and the judge's seed come from it).
+        seed: The run's seed (``Task.seed``): another seed asks for another verdict, even on the same
+            candidates; the same seed is answered by the request cache.
     """
 
     dataset: str
@@ -38,6 +40,7 @@ class JudgeRequest:
     text: str
     image_png: bytes | None
     key: str
+    seed: int = 0
 
 
 @dataclass(frozen=True)

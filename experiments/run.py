@@ -304,8 +304,8 @@ def _finish(
     usd = sum(u.cost_usd for u in usage.values())
     title = f"{plan.name} · {len(datasets)} datasets · agent {agent_name} · {tokens} tokens · ${usd:.4f}"
     calls, hits = sum(u.calls for u in usage.values()), sum(u.cache_hits for u in usage.values())
-    if calls:  # an agent that calls a model: how many answers came from the request cache (no token spent)
-        title += f" · {hits} of {calls} calls from the cache"
+    if calls:  # an agent that calls a model: what this seed bought, what the request cache answered (free)
+        title += f" · seed {int(cfg.run.seed)}: {calls - hits} calls bought, {hits} from the cache"
     fitted = _plain_node(cfg.get("validator", {}).get("fitted"))
     if fitted:
         # Weights learned from ground truth (experiments.validator_eval --fit): never to be read as hand-set.

@@ -230,7 +230,7 @@ class JudgeSelector:
         text = "\n".join(lines)
         image = composite_image(images, self.max_image_px)
         key = hashlib.sha256(text.encode() + (image or b"")).hexdigest()
-        return JudgeRequest(task.name, index, len(shown), text, image, key)
+        return JudgeRequest(task.name, index, len(shown), text, image, key, seed=task.seed)
 
     def __call__(
         self, index: int, candidates: Sequence[Candidate], reports: Sequence[Report], task: Task

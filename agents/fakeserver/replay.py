@@ -5,7 +5,9 @@ did into a scripted conversation: per manifest sample ``inspect`` the source, ``
 mask) with the rules agent's read options, ``view_image`` the result and ``write_annotation`` with the rules
 agent's JSON; then ``write_data_meta`` and ``finish``. Served by `FakeServer`, the script lets the LiteLLM
 agent standardize a whole dataset through the real LiteLLM path offline, and its outputs can be compared with
-the rules agent's, file by file.
+the rules agent's, file by file. That is at temperature 0; a request at a temperature above 0 gets its
+``write_annotation`` calls sampled at the request's ``seed`` (`agents.fakeserver.sampling`), so seeds and
+candidates differ as a model's samples do.
 
 How the rules agent's read options map onto the ``render`` tool (``agents/litellm/tools.py:RenderArgs``):
 
@@ -37,6 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from agents.fakeserver.sampling import AnnotationSampler
 from agents.fakeserver.script import Reply, Step, TurnScript, _turn_of, assistant_turn, tool_call
 
 __all__ = ["ReplayScript", "replay_script"]
@@ -59,6 +62,8 @@ class ReplayScript(TurnScript):
         skipped: Manifest indices the rules agent did not write (no calls are scripted for them).
         mismatches: Indices whose rendered PNGs differ from the rules agent's, with the reason
             (filled only when the script was built with ``check=True``).
+        sampler: Samples the annotations of requests at a temperature above 0 (None: every request is
+            answered by the exact replay).
     """
 
     def __init__(
@@ -73,8 +78,10 @@ class ReplayScript(TurnScript):
         sample_steps: dict[int, list[Reply]] | None = None,
         plan_steps: list[Reply] | None = None,
         meta_steps: list[Reply] | None = None,
+        sampler: AnnotationSampler | None = None,
     ) -> None:
         super().__init__(steps, after_end=Reply(content="The dataset is done."))
+        self.sampler = sampler
         self.dataset = dataset
         self.reference_dir = reference_dir
         self.render_args = render_args
@@ -117,10 +124,11 @@ class ReplayScript(TurnScript):
         return [s for s in self.steps if isinstance(s, Reply)]
 
     def __call__(self, request: Mapping[str, Any], serial: int) -> Step:
-        """Answer turn k of the request's conversation with turn k of its phase."""
+        """Answer turn k of a request's conversation with turn k of its phase, sampled above temperature 0."""
         steps = self.phase_steps(request)
         turn = _turn_of(request)
-        return steps[turn] if turn < len(steps) else self.after_end
+        step = steps[turn] if turn < len(steps) else self.after_end
+        return step if self.sampler is None else self.sampler.reply(step, request)
 
     def to_json(self) -> list[dict[str, Any]]:
         """Return the turns in the ``--script FILE`` format of ``python -m agents.fakeserver``.
@@ -339,6 +347,7 @@ def replay_script(
         sample_steps={i: fixed(r) for i, r in sample_steps.items()},
         plan_steps=fixed(plan_steps),
         meta_steps=fixed(meta_steps),
+        sampler=AnnotationSampler(reference, task.root, dataset.name),
     )
 
 

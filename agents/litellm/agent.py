@@ -35,7 +35,7 @@ from agents.base import Candidate, FatalAgentError, Feedback, ManifestEntry, Tas
 from agents.budget import Budget, BudgetExceeded
 from agents.instructions import instruction_text
 from agents.litellm import phases, prompts
-from agents.litellm.cache import RequestCache
+from agents.litellm.cache import RequestCache, sampling_seed
 from agents.litellm.client import ModelClient, TokenPrice
 from agents.litellm.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
 from agents.litellm.context import ContextWindow
@@ -47,6 +47,7 @@ from agents.litellm.conversation import (
     converse,
 )
 from agents.litellm.outcome import Revision, candidate_outcome, short_list
+from agents.litellm.progress import ProgressGuard
 from agents.litellm.retry import RetryPolicy
 from agents.litellm.review_tools import EDITABLE_OPTION
 from agents.litellm.sandbox import Sandbox, SandboxLimits
@@ -59,45 +60,12 @@ from agents.litellm.script_mode import (
 )
 from agents.litellm.tool_pool import ToolPool
 from agents.litellm.tools import ToolBox, tool_definitions
+from agents.litellm.vision import resolve_vision
 from agents.trace import TraceWriter
 
 __all__ = ["LiteLLMAgent", "resolve_vision"]
 
 log = logging.getLogger(__name__)
-
-# Models already warned about in this process: the warning is one line per model, not one per candidate.
-_WARNED_VISION: set[str] = set()
-
-
-def resolve_vision(setting: bool | str | None, model: str, known: bool | None) -> bool:
-    """Decide whether images are sent, from ``agent.vision`` and what LiteLLM knows of the model.
-
-    Args:
-        setting: ``True``/``"true"``, ``False``/``"false"``, or ``"auto"``/None (ask LiteLLM).
-        model: The model string (named in the warning).
-        known: LiteLLM's answer for the model: True/False, None when it does not know the model.
-
-    Returns:
-        Whether the agent sends images.
-
-    Raises:
-        ValueError: An unknown setting.
-    """
-    text = str(setting).lower() if setting is not None else "auto"
-    if text in ("true", "false"):
-        return text == "true"
-    if text != "auto":
-        raise ValueError(f"agent.vision must be auto, true or false, got {setting!r}")
-    if known is None:
-        if model not in _WARNED_VISION:
-            _WARNED_VISION.add(model)
-            log.warning(
-                "agent.vision=auto: LiteLLM does not know whether %s takes images; running it text-only "
-                "(set agent.vision=true if it sees images)",
-                model,
-            )
-        return False
-    return known
 
 
 @dataclass
@@ -112,6 +80,8 @@ class _Candidate:
     stop: asyncio.Event
     #: Per sample, the last failed read of its file in any conversation (`ToolBox.sample_failures`).
     sample_failures: dict[int, str] = dataclasses.field(default_factory=dict)
+    #: Counts conversations that end on a limit with nothing written (`agents.litellm.progress`).
+    progress: ProgressGuard = dataclasses.field(default_factory=ProgressGuard)
 
 
 class LiteLLMAgent:
@@ -351,7 +321,7 @@ class LiteLLMAgent:
         setup = ConversationSetup(
             client=self.client,
             tools=self.tools,
-            params=self._params(task),
+            params=self._params(task, revision),
             candidate_index=task.candidate_index,
             budget=self.budget,
             executor=self._tools_executor(),
@@ -447,11 +417,14 @@ class LiteLLMAgent:
             tools = {**(run.extra_tools or {}), **(extra or {})}
             toolbox = ToolBox(phases.scoped(run.task, entries), run.sandbox, self.vision, tools or None)
         setup = dataclasses.replace(run.setup, tools=self._plan_tools) if plan_tools else run.setup
-        state = await converse(setup, messages, toolbox, self._limits(run.task), label, finish_check)
+        limits = run.progress.limits(self._limits(run.task))
+        state = await converse(setup, messages, toolbox, limits, label, finish_check)
         run.states[label] = state
         run.sample_failures.update(toolbox.sample_failures)
         if state.failed is not None:
             run.stop.set()  # the model or the provider failed: batches not yet started are not started
+        if run.progress.record(state, self._budget_spent()):
+            run.stop.set()  # the model makes no progress: its other conversations would each repeat that
         return state
 
     async def _single(self, run: _Candidate, revision: Revision | None) -> None:
@@ -517,10 +490,12 @@ class LiteLLMAgent:
         entries = task.entries if revision is None else revision.entries(task.entries)
         batches = phases.split_batches(entries, self.batch_size)
         slots = asyncio.Semaphore(self.concurrency)
+        unstarted: list[str] = []
 
         async def batch(k: int, members: tuple[ManifestEntry, ...]) -> None:
             async with slots:
                 if run.stop.is_set():
+                    unstarted.append(f"batch {k}/{len(batches)}")
                     return
                 prompt = prompts.BATCH_PROMPT.format(
                     name=task.name,
@@ -541,7 +516,11 @@ class LiteLLMAgent:
                 await self._talk(run, label, opening, members, phases.samples_check(out, indices))
 
         await asyncio.gather(*(batch(k, members) for k, members in enumerate(batches, start=1)))
-        if run.stop.is_set() or (revision is not None and not revision.touches_meta):
+        meta_due = revision is None or revision.touches_meta
+        skipped = run.progress.skipped([*unstarted, *(["meta"] if meta_due else [])])
+        if skipped is not None:  # said in the candidate's status: the conversations it skipped and why
+            run.states["not started"] = skipped
+        if run.stop.is_set() or not meta_due:
             return
         folder = out / "standardized_annotations"
         written = [i for i in task.indices if (folder / f"{i}.json").is_file()]
@@ -587,9 +566,15 @@ class LiteLLMAgent:
             schema=self._schema(task),
         )
 
-    def _params(self, task: Task) -> dict[str, Any]:
+    def _params(self, task: Task, revision: Revision | None = None) -> dict[str, Any]:
+        # The seed carries run.seed and the candidate index to the provider (where it takes one) and always
+        # into the cache key: three seeds are three samples, a rerun of one seed is answered by the cache. A
+        # revision also mixes in what it revises: S1's second round opens with the same prompt as its first
+        # but revises another output, and must be a sample of its own, not the first round's replay.
+        salt = revision.digest() if revision is not None else ""
         params: dict[str, Any] = {
             "temperature": task.temperature if self.temperature is None else self.temperature,
+            "seed": sampling_seed(task.seed, task.candidate_index, salt),
         }
         if self.max_tokens_per_call is not None:
             params["max_tokens"] = self.max_tokens_per_call

@@ -1,10 +1,15 @@
 """A persistent SQLite cache of model responses, so rerunning an experiment spends no tokens.
 
 The key is a SHA-256 of the canonical JSON of everything that determines a sample: the model string, the
-messages, the tool definitions, the sampling parameters and the candidate index (so n candidates are n
-distinct samples even at identical prompts). Endpoint and credentials are not part of the key and never
-stored. The value is our normalized response (the assistant message) with the usage and cost it had when it
-was first bought, so a replay reports the same usage.
+endpoint that serves it (the provider LiteLLM routes to and ``api_base``: the same model name on another
+server is another model), the messages, the tool definitions, the sampling parameters (with the ``seed``,
+which carries ``run.seed`` and the candidate index: a repeat is a new sample, a rerun of the same seed is
+free) and the candidate index (so n candidates are n distinct samples even at identical prompts).
+Credentials are never part of the key and never stored. The value is our normalized response (the assistant
+message) with the usage and cost it had when it was first bought, so a replay reports the same usage.
+``RequestCache(path, refresh=True)`` (``agent.cache=refresh``) answers nothing and overwrites what it buys:
+the way to re-buy after the model behind an unchanged name and endpoint changed (a new checkpoint, an
+``ollama pull``), which no key can see.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CachedResponse", "RequestCache", "request_key"]
+__all__ = ["CachedResponse", "RequestCache", "endpoint_of", "request_key", "sampling_seed"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -33,12 +38,47 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
+def sampling_seed(seed: int, candidate_index: int, salt: str = "") -> int:
+    """The provider ``seed`` of one candidate: a stable 31-bit mix of its task seed and its index.
+
+    A task seed is ``run.seed + k`` for candidate k, so ``run.seed=1``'s candidate 0 and ``run.seed=0``'s
+    candidate 1 share one; mixed with the index every (run seed, candidate) pair samples with its own seed.
+    31 bits: every provider that takes a seed takes a non-negative 32-bit integer.
+
+    Args:
+        seed: The task's seed (``Task.seed``).
+        candidate_index: The candidate index.
+        salt: Further material (a revision's digest of what it revises), empty for a generation.
+
+    Returns:
+        An integer in ``[0, 2**31)``.
+    """
+    material = f"{int(seed)}:{int(candidate_index)}" + (f":{salt}" if salt else "")
+    digest = hashlib.sha256(material.encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def endpoint_of(provider: str, api_base: str | None) -> str:
+    """The endpoint part of a key: the provider LiteLLM routes to and the ``api_base`` (no credentials).
+
+    Args:
+        provider: LiteLLM's provider name (``openai``, ``ollama``, ``hosted_vllm`` ...).
+        api_base: The endpoint override, or None for the provider's default endpoint.
+
+    Returns:
+        ``"<provider> <api_base>"`` with the trailing slash dropped (``"openai "`` for the default).
+    """
+    return f"{provider} {(api_base or '').strip().rstrip('/')}"
+
+
 def request_key(
     model: str,
     messages: Sequence[Mapping[str, Any]],
     tools: Sequence[Mapping[str, Any]] | None,
     params: Mapping[str, Any],
     candidate_index: int,
+    *,
+    endpoint: str,
 ) -> str:
     """Hash one request into a cache key.
 
@@ -46,14 +86,17 @@ def request_key(
         model: The LiteLLM model string.
         messages: The chat messages sent.
         tools: The tool definitions sent.
-        params: Sampling parameters (temperature, max_tokens, seed, ...).
+        params: Sampling parameters (temperature, max_tokens, seed, ...), also those the provider is not
+            sent (a ``seed`` for a provider without one still makes seeds distinct samples).
         candidate_index: Which candidate asks, so n candidates draw n samples.
+        endpoint: Who serves the model (`endpoint_of`).
 
     Returns:
         A hex SHA-256 digest.
     """
     payload = {
         "model": model,
+        "endpoint": endpoint,
         "messages": list(messages),
         "tools": list(tools or []),
         "params": dict(params),
@@ -85,13 +128,16 @@ class RequestCache:
 
     Args:
         path: The database file (created with its folder when missing).
+        refresh: Answer nothing and overwrite what is stored (``agent.cache=refresh``): every call is bought
+            again and its answer replaces the old one.
 
     Raises:
         sqlite3.Error: The file exists but is not a usable SQLite database.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, refresh: bool = False) -> None:
         self.path = Path(path)
+        self.refresh = refresh
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
@@ -109,8 +155,10 @@ class RequestCache:
             key: From `request_key`.
 
         Returns:
-            The stored response, or None.
+            The stored response, or None (always None when refreshing).
         """
+        if self.refresh:
+            return None
         with self._lock:
             row = self._conn.execute(
                 "SELECT message, prompt_tokens, completion_tokens, cost_usd FROM responses WHERE key = ?",
@@ -121,7 +169,7 @@ class RequestCache:
         return CachedResponse(json.loads(row[0]), int(row[1]), int(row[2]), float(row[3]))
 
     def put(self, key: str, model: str, response: CachedResponse) -> None:
-        """Store a response (the first one stored for a key wins).
+        """Store a response (the first one stored for a key wins; when refreshing, the last one).
 
         Args:
             key: From `request_key`.
@@ -131,7 +179,7 @@ class RequestCache:
         blob = json.dumps(response.message, ensure_ascii=False, sort_keys=True)
         with self._lock:
             self._conn.execute(
-                "INSERT OR IGNORE INTO responses "
+                f"INSERT OR {'REPLACE' if self.refresh else 'IGNORE'} INTO responses "
                 "(key, model, message, prompt_tokens, completion_tokens, cost_usd) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (key, model, blob, response.prompt_tokens, response.completion_tokens, response.cost_usd),

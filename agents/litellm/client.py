@@ -27,7 +27,7 @@ from types import ModuleType
 from typing import Any
 
 from agents.base import FatalAgentError
-from agents.litellm.cache import CachedResponse, RequestCache, request_key
+from agents.litellm.cache import CachedResponse, RequestCache, endpoint_of, request_key
 from agents.litellm.credentials import MissingApiKeyError, litellm_missing_key_message, missing_key_message
 from agents.litellm.retry import RetryPolicy, fatal_reason
 
@@ -192,7 +192,7 @@ class ModelClient:
         if missing is not None:
             raise MissingApiKeyError(missing)
         try:
-            self._litellm.get_llm_provider(model=model, api_base=api_base)
+            _name, provider, _key, routed = self._litellm.get_llm_provider(model=model, api_base=api_base)
         except Exception as exc:  # LiteLLM's BadRequestError: no provider for this model string
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ValueError(f"unknown model {model!r}: {first[:300]}") from None
@@ -200,6 +200,12 @@ class ModelClient:
         self.answered = 0
         self.model = model
         self.api_base = api_base
+        #: Who serves the model, part of every cache key: the same name on another server is another model.
+        #: Without ``api_base``, the endpoint LiteLLM routes to (``HOSTED_VLLM_API_BASE``, Ollama's default).
+        self.endpoint = endpoint_of(str(provider), api_base or routed)
+        #: Sampling parameters this provider does not take (LiteLLM's parameter map): a ``seed`` it has no use
+        #: for is kept in the cache key but not sent, so no provider rejects a request for it.
+        self.unsent_params = _unsupported(self._litellm, model, str(provider), ("seed",))
         self._api_key = api_key
         self.timeout_s = timeout_s
         self.retry = retry or RetryPolicy()
@@ -267,9 +273,10 @@ class ModelClient:
         """
         start = time.perf_counter()
         all_params = {**self.extra_params, **params}
+        sent = {k: v for k, v in all_params.items() if k not in self.unsent_params}
         # Hashing a long conversation costs time; only pay for it when there is a cache to ask.
         key = (
-            request_key(self.model, messages, tools, all_params, candidate_index)
+            request_key(self.model, messages, tools, all_params, candidate_index, endpoint=self.endpoint)
             if self.cache is not None
             else ""
         )
@@ -303,7 +310,7 @@ class ModelClient:
                 max_retries=0,
                 num_retries=0,
                 **self.pricing_params,
-                **all_params,
+                **sent,
             )
 
         try:
@@ -338,6 +345,15 @@ class ModelClient:
             if cost:
                 return float(cost)
         return self.price.cost(prompt_tokens, completion_tokens)
+
+
+def _unsupported(litellm: ModuleType, model: str, provider: str, names: Sequence[str]) -> frozenset[str]:
+    """Which of ``names`` LiteLLM says the provider does not take (all of them when it cannot say)."""
+    try:
+        supported = litellm.get_supported_openai_params(model=model, custom_llm_provider=provider)
+    except Exception:  # a provider LiteLLM has no parameter map for: send none of the optional ones
+        supported = None
+    return frozenset(n for n in names if supported is None or n not in supported)
 
 
 def _litellm_prices(litellm: ModuleType, model: str) -> bool:

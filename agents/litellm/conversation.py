@@ -35,7 +35,7 @@ from agents.litellm.tool_pool import ToolPool
 from agents.litellm.tools import ToolBox, ToolResult
 from agents.trace import TraceWriter
 
-__all__ = ["ConversationLimits", "ConversationState", "FinishCheck", "converse"]
+__all__ = ["WRITING_TOOLS", "ConversationLimits", "ConversationState", "FinishCheck", "converse"]
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +44,9 @@ FinishCheck = Callable[[ToolBox], list[str]]
 
 # Context-window errors retried with a smaller window before the conversation gives up.
 _MAX_SHRINKS = 3
+
+WRITING_TOOLS = frozenset({"write_annotation", "write_data_meta", "write_plan", "edit_fields", "run_python"})
+"""The tools whose successful call is progress: an output, the plan, an edit, or code that may write them."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,9 @@ class ConversationLimits:
         max_text_replies: Replies in a row without a tool call before it ends.
         max_failed_turns: Turns in a row whose every tool call failed before it ends.
         max_argument_chars: Longest tool-call argument string run; a longer one is refused unrun.
+        write_within: Turns the conversation gets to make its first write (`WRITING_TOOLS`) before it is
+            stopped; None: no such bound (the agent sets it once another conversation of the candidate ended
+            on a limit with nothing written).
     """
 
     max_turns: int
@@ -65,6 +71,7 @@ class ConversationLimits:
     max_text_replies: int = 3
     max_failed_turns: int = 4
     max_argument_chars: int = 1_000_000
+    write_within: int | None = None
 
 
 @dataclass
@@ -84,6 +91,9 @@ class ConversationState:
         failed_turns: Turns in a row whose every tool call failed.
         largest_request_images: Most image parts sent in one request.
         shrinks: Context-window errors answered by shrinking the window.
+        writes: Successful calls of the `WRITING_TOOLS`.
+        limit_hit: One of its own limits stopped it (turns, tokens, tool calls, first write), not the budget,
+            the model or the provider.
     """
 
     usage: Usage = field(default_factory=Usage)
@@ -98,6 +108,13 @@ class ConversationState:
     failed_turns: int = 0
     largest_request_images: int = 0
     shrinks: int = 0
+    writes: int = 0
+    limit_hit: bool = False
+
+    @property
+    def barren(self) -> bool:
+        """It ended on one of its limits with nothing written: what a model that makes no progress does."""
+        return self.limit_hit and self.writes == 0 and self.failed is None
 
 
 @dataclass
@@ -154,7 +171,7 @@ async def converse(
     while not state.finished:
         limit = _limit_hit(limits, state)
         if limit is not None:
-            state.stop_reason = limit
+            state.stop_reason, state.limit_hit = limit, True
             trace.write("stop", conversation=label, reason=limit)
             return state
         view = window.view(messages)
@@ -248,6 +265,11 @@ async def converse(
 
 
 def _limit_hit(limits: ConversationLimits, state: ConversationState) -> str | None:
+    if limits.write_within is not None and state.writes == 0 and state.turns >= limits.write_within:
+        return (
+            f"nothing written in {limits.write_within} turns (the bound after a conversation of this "
+            "candidate ended on a limit with nothing written)"
+        )
     if state.turns >= limits.max_turns:
         return f"max_turns ({limits.max_turns}) reached"
     if state.usage.total_tokens >= limits.max_tokens:
@@ -331,6 +353,7 @@ def _run_tools(
                 {"role": "tool", "tool_call_id": call.call_id, "content": "Not run: tool-call limit."}
             )
             state.stop_reason = f"max_tool_calls ({limits.max_tool_calls}) reached"
+            state.limit_hit = True
             continue
         state.tool_calls += 1
         if call.refused is not None:
@@ -362,6 +385,8 @@ def _run_tools(
             caption = prompts.VIEW_IMAGE_CAPTION.format(path=call.path, call_id=call.call_id)
             images.append({"type": "text", "text": caption})
             images.append({"type": "image_url", "image_url": {"url": result.image_url}})
+        if result.error is None and call.name in WRITING_TOOLS and call.refused is None:
+            state.writes += 1
         if result.error is not None:
             failures += 1
             last_error = f"{result.error} in {call.name or '?'}: {result.text[:200]}"

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from agents.base import Usage
 from agents.budget import Budget, BudgetExceeded
 from agents.judge import CHOOSE_TOOL, JudgeAnswer, JudgeRequest
-from agents.litellm.cache import RequestCache
+from agents.litellm.cache import RequestCache, sampling_seed
 from agents.litellm.client import ModelClient, TokenPrice
 from agents.litellm.retry import RetryPolicy
 
@@ -65,7 +65,7 @@ class LiteLLMJudge:
         max_tokens_per_call: Completion token cap of a verdict.
         timeout_s: Per-attempt timeout.
         retry: Retry policy for transient errors (a mapping from the config, or a policy).
-        cache: Path of the SQLite request cache (shared with the agent's is fine), or None.
+        cache: The SQLite request cache or its path (shared with the agent's is fine), or None.
         price: Fallback price when LiteLLM does not price the model, as the agent takes it
             (``{input_per_mtok: ..., output_per_mtok: ...}``, dollars per million tokens).
         vision: Send the composite image (False: text only, for a text model).
@@ -84,7 +84,7 @@ class LiteLLMJudge:
         max_tokens_per_call: int = 256,
         timeout_s: float = 120.0,
         retry: RetryPolicy | Mapping[str, Any] | None = None,
-        cache: str | Path | None = None,
+        cache: RequestCache | str | Path | None = None,
         price: Mapping[str, Any] | TokenPrice | None = None,
         vision: bool = True,
         name: str | None = None,
@@ -101,7 +101,7 @@ class LiteLLMJudge:
             api_key=api_key,
             timeout_s=timeout_s,
             retry=retry,
-            cache=RequestCache(Path(cache)) if cache else None,
+            cache=cache if isinstance(cache, RequestCache) else RequestCache(Path(cache)) if cache else None,
             price=TokenPrice.of(price),
         )
         self.model = model
@@ -166,7 +166,12 @@ class LiteLLMJudge:
             except BudgetExceeded as exc:  # no verdict is started once the run's money is spent
                 return JudgeAnswer(None, exc.reason, Usage(), stopped=True)
         start = time.perf_counter()
-        params = {"temperature": self.temperature, "max_tokens": self.max_tokens_per_call}
+        # The run's seed reaches the provider and the cache key: each seed of a sweep gets its own verdicts.
+        params = {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens_per_call,
+            "seed": sampling_seed(request.seed, 0),
+        }
         try:
             reply = await self.client.complete(
                 self.messages(request), [choose_tool(request.choices)], params, 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,19 @@ class Revision:
         """Whether data_meta.json is revised: its items exist, or the feedback names no item at all."""
         items = self._items
         return not items or any(i is None or p.startswith("data_meta") for i, p, _m in items)
+
+    def digest(self) -> str:
+        """A digest of the JSON outputs being revised (annotations and data_meta.json).
+
+        Part of the revision's seed: S1's rounds open with the same prompt, and a round that revises another
+        output must be a sample of its own, not the previous round's answer replayed by the cache.
+        """
+        digest = hashlib.sha256()
+        files = sorted((self.output_dir / "standardized_annotations").glob("*.json"))
+        for path in [*files, self.output_dir / "data_meta.json"]:
+            if path.is_file():
+                digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        return digest.hexdigest()
 
     def entries(self, entries: Sequence[ManifestEntry]) -> list[ManifestEntry]:
         """The samples to revisit: those the items name, or every sample for item-less feedback."""

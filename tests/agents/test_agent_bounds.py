@@ -24,7 +24,7 @@ from agent_scripts import (
     standard_steps,
 )
 
-from agents.base import Limits
+from agents.base import Limits, ManifestEntry, Task
 from agents.fakeserver import Fault, Reply, TurnScript, assistant_turn, tool_call
 from agents.litellm import RetryPolicy
 
@@ -260,3 +260,23 @@ def test_retry_policy_sees_the_header_litellm_attaches(seg_dataset: Path, tmp_pa
         asyncio.run(agent.client.complete([{"role": "user", "content": "hi"}], [], {}, 0))
     assert retry_after_s(caught.value) == 7.0
     assert FAST_RETRY.max_wait_s < 7.0
+
+
+def test_a_model_that_only_explores_pays_for_about_one_conversation_not_for_every_phase(
+    seg_dataset: Path, tmp_path: Path, fake_server
+):
+    # Ten samples at batch_size 8: plan, two batches and meta, each allowed 20 turns (80 requests before; 240
+    # at the default 60, the count).
+    looking = Reply(tool_calls=(tool_call("list_dir", {"path": "data"}, "look"),), usage=USAGE)
+    server = fake_server(TurnScript([], after_end=looking))
+    entries = tuple(ManifestEntry(i, f"data/case{i % 2}/image.nii.gz") for i in range(10))
+    limits = Limits(max_turns=20, max_tool_calls=200, max_tokens=10_000_000)
+    task = Task(root=seg_dataset, name="tiny_seg", entries=entries, out_dir=tmp_path / "c0", limits=limits)
+    candidate = asyncio.run(make_agent(server).generate(task))
+
+    # The plan's 20 turns, then each batch a quarter of them to write something; meta is not started.
+    assert len(server.chat_requests) == candidate.usage.calls == 20 + 5 + 5
+    assert candidate.status == "failed"
+    assert "plan: max_turns (20) reached" in candidate.reason
+    assert "batch 1/2: nothing written in 5 turns" in candidate.reason
+    assert "not started: meta: 3 conversations ended on a limit with nothing written" in candidate.reason

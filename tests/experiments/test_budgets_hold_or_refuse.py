@@ -118,6 +118,6 @@ def test_the_request_cache_is_on_by_default_and_its_hits_are_in_the_summary(
     assert first.returncode == again.returncode == off.returncode == 0, again.stderr
     assert bought > 0 and replayed == 0 and uncached == bought
     assert (Path(env["MEDSTRAT_CACHE"]) / "requests.sqlite").is_file()  # the user's cache folder
-    assert f" · 0 of {bought} calls from the cache · " in first.stdout.splitlines()[0]
-    assert f" · {bought} of {bought} calls from the cache · " in again.stdout.splitlines()[0]
-    assert f" · 0 of {bought} calls from the cache · " in off.stdout.splitlines()[0]
+    assert f" · seed 0: {bought} calls bought, 0 from the cache · " in first.stdout.splitlines()[0]
+    assert f" · seed 0: 0 calls bought, {bought} from the cache · " in again.stdout.splitlines()[0]
+    assert f" · seed 0: {bought} calls bought, 0 from the cache · " in off.stdout.splitlines()[0]

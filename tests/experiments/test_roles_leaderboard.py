@@ -120,6 +120,7 @@ def test_a_judge_whose_every_call_fails_is_one_line_never_a_row_of_fallbacks(
     frame, stats = leaderboard([tmp_path / "run"], None, ["evidence"], workers=1)
     assert "llm_judge" not in set(frame["selector"]) and "validator_max" in set(frame["selector"])
     assert stats["skipped"]["llm_judge"].startswith("judge unavailable: judge call failed")
-    # hybrid's top two are the two models' identical candidates: ties, no call to fail, so it keeps its row.
-    hybrid = frame.set_index("selector").loc["hybrid"]
-    assert hybrid["judge_calls"] == 0 and "hybrid" not in stats["skipped"]
+    # hybrid asks the same judge: the two models' candidates are samples of their own seeds (issue 33), not
+    # ties, so its calls fail alike and it is skipped with the same one line, never a row of fallbacks.
+    assert "hybrid" not in set(frame["selector"])
+    assert stats["skipped"]["hybrid"].startswith("judge unavailable: judge call failed")
