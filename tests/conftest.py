@@ -86,3 +86,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if group is not None and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(group))
     items.sort(key=lambda item: item.get_closest_marker("heavy") is None)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every subprocess a test starts must run this interpreter (`interpreter_guard`; every xdist worker)."""
+    from interpreter_guard import install
+
+    install()
