@@ -17,13 +17,17 @@ Example:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import os
 import signal
 import sys
+import threading
+import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any, NoReturn, TypeVar
 
 from core.errors import InputError
@@ -35,15 +39,17 @@ __all__ = [
     "EXIT_NOTHING",
     "EXIT_OK",
     "EXIT_USAGE",
+    "TERMINATION_GRACE_S",
     "CliError",
     "OneLineParser",
+    "Terminated",
     "cli_main",
     "debug_requested",
     "existing_dir",
     "existing_path",
     "one_line",
     "report_error",
-    "sigterm_as_sigint",
+    "sigterm_stops",
 ]
 
 EXIT_OK = 0
@@ -153,8 +159,9 @@ def cli_main(prog: str, *, expected: tuple[type[BaseException], ...] = ()) -> Ca
     """Decorate a ``main(argv) -> int`` so that every failure follows the policy.
 
     `CliError`, ``expected`` and the input errors (a missing path, a `core.errors.InputError` such as
-    `medio.MedioError`) give one line and their exit code; Ctrl-C gives ``interrupted`` and 130; a closed
-    stdout pipe (``| head``) ends quietly; anything else is an internal error (one line, exit 1).
+    `medio.MedioError`) give one line and their exit code; Ctrl-C and SIGTERM (`sigterm_stops`) give
+    ``interrupted`` and 130; a closed stdout pipe (``| head``) ends quietly; anything else is an internal
+    error (one line, exit 1).
     ``--debug`` / ``HYDRA_FULL_ERROR=1`` adds the traceback.
 
     Args:
@@ -171,8 +178,9 @@ def cli_main(prog: str, *, expected: tuple[type[BaseException], ...] = ()) -> Ca
         def wrapper(argv: Sequence[str] | None = None, *args: Any, **kwargs: Any) -> int:
             debug = debug_requested(argv)
             try:
-                return int(main(argv, *args, **kwargs))
-            except KeyboardInterrupt:
+                with sigterm_stops(prog):
+                    return int(main(argv, *args, **kwargs))
+            except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (`Terminated`)
                 print(f"{prog}: interrupted", file=sys.stderr, flush=True)
                 return EXIT_INTERRUPTED
             except BrokenPipeError:  # the reader went away (`... | head`): stop quietly, as Unix tools do
@@ -253,11 +261,83 @@ def existing_dir(option: str, value: str | os.PathLike[str]) -> Path:
     return path
 
 
-def sigterm_as_sigint() -> None:
-    """Make SIGTERM behave like Ctrl-C (KeyboardInterrupt, asyncio's cancellation), so a killed run ends the
-    same way as an interrupted one: finished work kept, one line, exit 130."""
+class Terminated(KeyboardInterrupt):
+    """SIGTERM ended the command (``kill PID``, ``timeout``, a supervisor, SLURM's ``scancel``).
 
-    def _handler(signum: int, frame: object) -> None:
-        signal.raise_signal(signal.SIGINT)
+    A `KeyboardInterrupt`, so every path that handles Ctrl-C (finished work kept, one line, exit 130) handles
+    it too.
+    """
 
-    signal.signal(signal.SIGTERM, _handler)
+
+TERMINATION_GRACE_S = 5.0
+"""How long a command may clean up after SIGTERM before it exits anyway (`sigterm_stops`)."""
+
+
+@contextlib.contextmanager
+def sigterm_stops(prog: str, grace_s: float = TERMINATION_GRACE_S) -> Iterator[None]:
+    """While inside, SIGTERM stops the command as Ctrl-C does, whatever SIGINT's disposition is.
+
+    Why not re-send SIGINT: a job started with ``&`` from a script (or under ``nohup``, or by a supervisor)
+    inherits SIGINT set to "ignore" (POSIX, "Shell Command Language", 2.11 *Signals and Error Handling*), so
+    a SIGINT raised for it does nothing and the process keeps running. Instead the handler calls the Python
+    SIGINT handler when there is one (asyncio's, which cancels the main task; or the default, which raises
+    `KeyboardInterrupt`) and raises `Terminated` itself otherwise. Then:
+
+    - a second SIGTERM kills the process at once (the default action is back);
+    - if the clean-up takes more than ``grace_s`` (a thread stuck in a model call that interpreter exit
+      would join, a pool waiting for its running tasks), one line on stderr and exit 130 without waiting:
+      finished work is on disk already (every done-marker is written atomically);
+    - a process forked inside (a pool worker) that receives SIGTERM dies of it, as by default.
+
+    Outside the main thread (signal handlers can only be set there) it does nothing.
+
+    Args:
+        prog: The program name of the line printed when the grace period runs out.
+        grace_s: Seconds of clean-up allowed after SIGTERM.
+
+    Yields:
+        Nothing; the previous SIGTERM handler is restored on exit.
+
+    Example:
+        >>> with sigterm_stops("python -m tool"):
+        ...     pass  # `kill PID` here raises Terminated (a KeyboardInterrupt)
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    owner = os.getpid()
+
+    def _handler(signum: int, frame: FrameType | None) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if os.getpid() != owner:  # a forked child inherited this handler: end as SIGTERM ends it by default
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        _exit_after(prog, grace_s)
+        on_sigint = signal.getsignal(signal.SIGINT)
+        if callable(on_sigint):
+            on_sigint(signal.SIGINT, frame)  # asyncio cancels its main task; the default raises
+            return
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, _handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_after(prog: str, grace_s: float) -> None:
+    """End the process in ``grace_s`` seconds unless it has ended by itself (a daemon thread)."""
+
+    def _watch() -> None:
+        time.sleep(grace_s)
+        with contextlib.suppress(OSError, ValueError):
+            print(
+                f"{prog}: stopped after SIGTERM without finishing the clean-up in {grace_s:g} s; "
+                "finished work is kept",
+                file=sys.stderr,
+                flush=True,
+            )
+        os._exit(EXIT_INTERRUPTED)
+
+    threading.Thread(target=_watch, name="sigterm-grace", daemon=True).start()

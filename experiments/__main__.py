@@ -33,7 +33,7 @@ from core.cli_errors import (
     debug_requested,
     one_line,
     report_error,
-    sigterm_as_sigint,
+    sigterm_stops,
 )
 from experiments._config_path import config_dir
 from experiments.callbacks import PreflightFailed
@@ -103,8 +103,11 @@ def main(cfg: DictConfig) -> None:
             handler.setStream(sys.stderr)
     debug = os.environ.get(_DEBUG_ENV) == "1"
     try:
-        outcome = run_experiment(cfg, run_dir)
-    except KeyboardInterrupt:
+        # Here too, not only in `cli`: a launcher's job process (submitit on SLURM, where `scancel` sends
+        # SIGTERM and submitit's own handler would ignore it) runs this function without `cli`.
+        with sigterm_stops(PROG):
+            outcome = run_experiment(cfg, run_dir)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM
         print(f"interrupted — resume with: {_resume_hint(run_dir)}", file=sys.stderr, flush=True)
         sys.exit(EXIT_INTERRUPTED)
     except WorkerLost as exc:
@@ -205,9 +208,9 @@ def cli() -> int:
                 f"{retired}: the paper's procedure is strategy=s3_paper or strategy=s4_paper", EXIT_USAGE
             ),
         )
-    sigterm_as_sigint()
     try:
-        main()
+        with sigterm_stops(PROG):
+            main()
     except (HydraException, OmegaConfBaseException) as exc:
         return report_error(PROG, CliError(_hydra_error(exc), EXIT_USAGE), debug=debug)
     except PreflightFailed as exc:  # the config was refused before Hydra created the run folder

@@ -338,7 +338,12 @@ def _evaluate_all(
             on_error=on_error,
             judges=judges,
         )
-        return list(pool.map(job, stored))
+        try:
+            return list(pool.map(job, stored))
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: leaving the pool would wait for every running dataset
+            for worker in multiprocessing.active_children():
+                worker.terminate()
+            raise
 
 
 def leaderboard(

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import resource
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -86,3 +89,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if group is not None and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(group))
     items.sort(key=lambda item: item.get_closest_marker("heavy") is None)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every subprocess a test starts must run this interpreter (`interpreter_guard`; every xdist worker)."""
+    from interpreter_guard import install
+
+    install()
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU of this process and of the children it waited for (subprocesses, forks)."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """With ``MEDSTRAT_TEST_CPU=FILE``: append each test's CPU seconds (setup, call, teardown) to FILE.
+
+    CPU moves far less than wall time with the machine's load (docs/performance.md, "The test suite"):
+    ``MEDSTRAT_TEST_CPU=/tmp/cpu.jsonl python -m pytest -q``, then sum or sort the lines.
+    """
+    target = os.environ.get("MEDSTRAT_TEST_CPU")
+    start = _cpu_seconds() if target else 0.0
+    try:
+        return (yield)
+    finally:
+        if target:
+            line = json.dumps({"test": item.nodeid, "cpu_s": round(_cpu_seconds() - start, 3)})
+            with open(target, "a", encoding="utf-8") as out:  # one short append per line: workers interleave
+                out.write(line + "\n")

@@ -23,7 +23,7 @@ from pathlib import Path
 from agents.fakeserver.dispatch import OneDataset
 from agents.fakeserver.script import Reply, Script, TurnScript, script_from_json
 from agents.fakeserver.server import FakeServer
-from core.cli_errors import CliError, OneLineParser, cli_main, existing_path, sigterm_as_sigint
+from core.cli_errors import CliError, OneLineParser, cli_main, existing_path
 
 
 def _script(args: argparse.Namespace, cleanup: contextlib.ExitStack) -> Script:
@@ -98,8 +98,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.mode != "tools" and args.replay is None:
         raise CliError("--mode applies to --replay only; give --replay DATASET_ROOT")
-    # SIGTERM (`kill %1`) ends the server like Ctrl-C, so the replay's scratch folder is removed either way.
-    sigterm_as_sigint()
     with contextlib.ExitStack() as cleanup:
         served = _script(args, cleanup)
         if args.judge is not None:
@@ -109,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
             served = with_judge(served, args.judge)
         server = FakeServer(served, latency_s=args.latency, port=args.port).start()
         cleanup.callback(server.stop)
+        # SIGTERM (`kill %1`) ends the server like Ctrl-C (`cli_main`), so the replay's scratch folder is
+        # removed either way.
         try:
             # Inside the try: a SIGTERM sent the moment the URL is read must still end the server cleanly.
             print(server.url, flush=True)

@@ -1,10 +1,12 @@
-"""``python -m experiments`` in a fresh interpreter, as a user runs it (a plain module: test files import
-it by a unique name)."""
+"""``python -m experiments`` (and the other commands) in a fresh interpreter, as a user or a script runs it
+(a plain module: test files import it by a unique name)."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,3 +28,63 @@ def run_cli(
 def nonblank_lines(text: str) -> list[str]:
     """The lines of ``text`` that are not blank (what a one-line failure is checked against)."""
     return [line for line in text.splitlines() if line.strip()]
+
+
+# Exec'd by `start_as_background_job`: SIGINT set to "ignore" survives exec (POSIX exec: ignored signals stay
+# ignored), which is what a shell does for `CMD &` in a script (POSIX Shell Command Language, 2.11).
+_IGNORE_SIGINT_THEN_EXEC = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    "os.execv(sys.argv[1], sys.argv[1:])"
+)
+
+
+def start_as_background_job(args: Sequence[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    """Start ``python ARGS`` the way ``python ARGS &`` in a script does: SIGINT ignored, output piped.
+
+    A small exec wrapper sets the disposition (``preexec_fn`` is unsafe in a threaded test process); the
+    pid stays the command's own, as ``$!`` is.
+    """
+    return subprocess.Popen(
+        [sys.executable, "-c", _IGNORE_SIGINT_THEN_EXEC, sys.executable, *args],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def sigint_ignored(pid: int) -> bool:
+    """Whether process ``pid`` ignores SIGINT (Linux's ``/proc/PID/status``; True where it cannot be read)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    mask = next(int(line.split()[1], 16) for line in status.splitlines() if line.startswith("SigIgn:"))
+    return bool(mask & (1 << (signal.SIGINT - 1)))
+
+
+def end_with_sigterm(proc: subprocess.Popen[str], within_s: float = 10.0) -> tuple[float, str]:
+    """Send SIGTERM to ``proc`` and wait at most ``within_s`` for it to exit.
+
+    Returns:
+        The seconds it took and its stderr.
+
+    Raises:
+        AssertionError: It was still running after ``within_s`` (it is killed then), or a process it
+            started still holds its output open.
+    """
+    start = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=within_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError(f"still running {within_s:g} s after SIGTERM") from None
+    took = time.monotonic() - start
+    try:
+        _, err = proc.communicate(timeout=within_s)
+    except subprocess.TimeoutExpired:  # a child it left behind still holds its output open
+        raise AssertionError("a process it started outlived it (its output is still open)") from None
+    return took, err

@@ -1,6 +1,7 @@
 """`python -m experiments` failure modes a new user meets (docs/cli.md), in a fresh process: a resume under
 another config is refused, a run where nothing was produced exits 4, Ctrl-C keeps the finished work and prints
-the command that resumes it."""
+the command that resumes it, and so does SIGTERM to a run a script started in the background (SIGINT
+ignored)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_process import end_with_sigterm, sigint_ignored, start_as_background_job
 from strategy_fakes import SMALL_DATASETS
 
 
@@ -111,21 +113,29 @@ def test_a_signal_after_the_first_dataset_keeps_it_and_prints_the_resume_command
         "agent._target_=strategy_fakes.UnevenAgent",
         f"+agent.slow={slow}",
     ]
-    proc = subprocess.Popen(
-        _cmd(*args, f"hydra.run.dir={run}"),
-        env=cli_env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    if signum == signal.SIGTERM:  # `python -m experiments ... &` then `kill $!` in a script: SIGINT ignored
+        proc = start_as_background_job(_cmd(*args, f"hydra.run.dir={run}")[1:], cli_env, tmp_path)
+    else:
+        proc = subprocess.Popen(
+            _cmd(*args, f"hydra.run.dir={run}"),
+            env=cli_env,
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     marker = run / "selected" / quick / "result.json"
     deadline = time.time() + 120
     while not marker.is_file() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
     assert marker.is_file(), "the quick dataset never finished"
-    proc.send_signal(signum)
-    _, err = proc.communicate(timeout=60)
+    if signum == signal.SIGTERM:
+        assert sigint_ignored(proc.pid)
+        took, err = end_with_sigterm(proc)
+        assert took < 10, err
+    else:
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     (line,) = _lines(err)
     assert line.startswith("interrupted — resume with: python -m experiments ")
@@ -136,7 +146,7 @@ def test_a_signal_after_the_first_dataset_keeps_it_and_prints_the_resume_command
     record = json.loads(marker.read_text())
     assert record["decisions"]
 
-    if signum != signal.SIGINT:
+    if signum != signal.SIGTERM:
         return  # the resume below is the same for both signals
     # The printed command is the resume: with the slow agent made quick it is another config (refused),
     # with run.resume=force it finishes and reuses the finished dataset.

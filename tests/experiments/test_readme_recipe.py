@@ -40,11 +40,9 @@ def test_the_offline_recipe_of_the_readme_runs_and_scores(tmp_path: Path) -> Non
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     env["MEDSTRAT_CACHE"] = str(tmp_path / "cache")
     env.pop("OPENAI_API_KEY", None)  # the recipe passes its own
-    # The recipe says `python`: the interpreter running the tests, not whichever one PATH finds first.
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "python").symlink_to(sys.executable)
-    env["PATH"] = os.pathsep.join([str(bin_dir), env.get("PATH", "")])
+    # The recipe says `python`: the interpreter running the tests, found in its own folder (a link to it
+    # elsewhere would start the base interpreter, outside the venv: tests/interpreter_guard.py).
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
 
     def bash(line: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

@@ -43,10 +43,9 @@ def test_the_readme_roles_recipe_runs_a_judged_pool_offline(tmp_path: Path) -> N
     env.pop(
         "MEDSTRAT_REQUEST_CACHE", None
     )  # the default request cache, as a user has it: under MEDSTRAT_CACHE
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "python").symlink_to(sys.executable)
-    env["PATH"] = os.pathsep.join([str(bin_dir), env.get("PATH", "")])
+    # The recipe says `python`: the interpreter running the tests, found in its own folder (a link to it
+    # elsewhere would start the base interpreter, outside the venv: tests/interpreter_guard.py).
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
 
     def bash(line: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

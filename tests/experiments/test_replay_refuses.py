@@ -1,6 +1,6 @@
 """The fake server's replay (issue 23 item 4): a run over a root holding more than the replayed dataset stops
 with one line naming the dataset it has no script for (never a garbage score), and the server's scratch
-folder is removed however it is stopped (SIGTERM, SIGINT)."""
+folder is removed however it is stopped (SIGTERM, also with SIGINT ignored; SIGINT)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_process import start_as_background_job
 
 from agents.fakeserver import FakeServer, OneDataset, Reply, TurnScript, unscripted
 from agents.fakeserver.dispatch import ByDataset
@@ -36,14 +37,17 @@ def test_a_request_about_another_dataset_is_refused_with_a_404_naming_it() -> No
     assert by(_request("c"), 0) == unscripted("c", ["a"])
 
 
-def _serve(dataset: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
-    server = subprocess.Popen(
-        [sys.executable, "-m", "agents.fakeserver", "--replay", str(dataset)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+def _serve(
+    dataset: Path, env: dict[str, str], *, background: bool = False
+) -> tuple[subprocess.Popen[str], str]:
+    """The replay server; ``background``: started as ``... &`` in a script starts it (SIGINT ignored)."""
+    args = ["-m", "agents.fakeserver", "--replay", str(dataset)]
+    if background:
+        server = start_as_background_job(args, env, Path.cwd())
+    else:
+        server = subprocess.Popen(
+            [sys.executable, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
     assert server.stdout is not None
     url = server.stdout.readline().strip()
     assert url.startswith("http://127.0.0.1:"), server.communicate(timeout=60)
@@ -99,7 +103,8 @@ def test_the_replay_scratch_folder_is_removed_when_the_server_is_stopped(
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     name = sorted(p.name for p in suite.iterdir() if (p / "VLM" / "random.txt").is_file())[0]
-    server, _ = _serve(suite / name, {**cli_env, "TMPDIR": str(scratch)})
+    # SIGTERM as `kill %1` in a script sends it: to a server started with `&` (SIGINT ignored).
+    server, _ = _serve(suite / name, {**cli_env, "TMPDIR": str(scratch)}, background=sig == signal.SIGTERM)
     made = [p.name for p in scratch.iterdir()]
     os.kill(server.pid, sig)
     _, err = server.communicate(timeout=60)

@@ -1,0 +1,141 @@
+"""`core.cli_errors.sigterm_stops`: SIGTERM stops a command like Ctrl-C whatever SIGINT's disposition, a stuck
+clean-up cannot keep it alive past the grace period, and a forked child still dies of SIGTERM."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from core.cli_errors import Terminated, sigterm_stops
+
+
+def _program(body: str) -> list[str]:
+    """A Python program that ignores SIGINT (as ``CMD &`` in a script), prints ``ready`` and runs ``body``."""
+    head = "import os, signal, sys, time\nfrom core.cli_errors import sigterm_stops\n"
+    head += "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+    return [sys.executable, "-c", head + textwrap.dedent(body)]
+
+
+def _terminate(args: list[str]) -> tuple[float, int, str]:
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready", proc.communicate()
+    start = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    return time.monotonic() - start, proc.returncode, err
+
+
+def test_sigterm_raises_terminated_with_sigint_ignored() -> None:
+    took, code, err = _terminate(
+        _program("""
+        try:
+            with sigterm_stops("prog"):
+                print("ready", flush=True)
+                time.sleep(60)
+        except KeyboardInterrupt as exc:
+            print(type(exc).__name__, file=sys.stderr)
+            sys.exit(130)
+        """)
+    )
+    assert (code, err.strip()) == (130, "Terminated") and took < 5
+
+
+def test_a_clean_up_that_hangs_ends_after_the_grace_period_with_one_line() -> None:
+    took, code, err = _terminate(
+        _program("""
+        try:
+            with sigterm_stops("prog", grace_s=1):
+                print("ready", flush=True)
+                time.sleep(60)
+        except KeyboardInterrupt:
+            time.sleep(60)  # a pool waiting for its running tasks
+        """)
+    )
+    assert code == 130 and 1 <= took < 10
+    assert (
+        err.strip()
+        == "prog: stopped after SIGTERM without finishing the clean-up in 1 s; finished work is kept"
+    )
+
+
+def test_a_forked_child_dies_of_sigterm_as_by_default() -> None:
+    _, code, err = _terminate(
+        _program("""
+        try:
+            with sigterm_stops("prog"):
+                started, up = os.pipe()
+                pid = os.fork()
+                if pid == 0:
+                    os.write(up, b"up")  # Python drops a signal that arrives before its after-fork reset
+                    time.sleep(60)
+                    os._exit(0)
+                os.read(started, 2)
+                os.kill(pid, signal.SIGTERM)
+                _, status = os.waitpid(pid, 0)
+                print(os.waitstatus_to_exitcode(status), file=sys.stderr)
+                print("ready", flush=True)
+                time.sleep(60)
+        except KeyboardInterrupt as exc:
+            print(type(exc).__name__, file=sys.stderr)
+            sys.exit(130)
+        """)
+    )
+    # The child: killed by SIGTERM, no exception; the parent: Terminated.
+    assert (code, err.split()) == (130, [str(-signal.SIGTERM), "Terminated"]), err
+
+
+def test_the_previous_handler_is_back_after_the_block() -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    with sigterm_stops("prog"):
+        assert signal.getsignal(signal.SIGTERM) is not before
+    assert signal.getsignal(signal.SIGTERM) is before
+    assert issubclass(Terminated, KeyboardInterrupt)
+
+
+def test_outside_the_main_thread_it_changes_nothing() -> None:
+    import threading
+
+    seen: list[object] = []
+
+    def work() -> None:
+        with sigterm_stops("prog"):
+            seen.append(signal.getsignal(signal.SIGTERM))
+
+    before = signal.getsignal(signal.SIGTERM)
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    assert seen == [before]
+
+
+@pytest.mark.parametrize("ignored", [False, True], ids=["SIGINT default", "SIGINT ignored"])
+def test_a_second_sigterm_kills_at_once(ignored: bool) -> None:
+    setup = "" if ignored else "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    proc = subprocess.Popen(
+        _program(
+            setup
+            + textwrap.dedent("""
+        try:
+            with sigterm_stops("prog"):
+                print("ready", flush=True)
+                time.sleep(60)
+        except KeyboardInterrupt:
+            print("cleaning", flush=True)
+            time.sleep(60)
+        """)
+        ),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.stdout.readline().strip() == "cleaning"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=5) == -signal.SIGTERM
