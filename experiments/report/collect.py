@@ -19,7 +19,7 @@ from typing import Any
 
 from agents.base import OUTPUT_SUBDIR
 from benchmark.layout import ANNOTATIONS_DIR
-from experiments.mechanics_check import banner, mechanics_agent
+from experiments.stored.mechanics import banner, mechanics_agent
 from strategies.base import REPORTS_DIR
 
 __all__ = ["CandidateView", "DatasetView", "RunView", "SampleRow", "load_run"]

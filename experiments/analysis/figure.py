@@ -8,23 +8,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")  # headless: sweeps run on servers and in CI
-
 import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
 
 from benchmark.score.analysis import CAPABILITY_GROUPS
 from benchmark.score.constants import METRIC_NAMES
-from experiments.stats import CI_METHOD
+from experiments.publish.figures import WIDTH_IN, error_bars, save_figure
+from experiments.publish.stats import CI_METHOD
 
 __all__ = ["ablation_figure", "cost_figure", "draw_ablation", "draw_cost", "zoomed_floor"]
 
-WIDTH_IN = 11.0
-"""Figure width in inches; at 110 dpi it is 1210 px, so it fits a 1400 px page without scrolling."""
-DPI = 110
 COST_AXES = (
     ("USD", "USD per run"),
     ("calls", "model calls per run"),
@@ -57,12 +51,7 @@ def _yerr(summary: pd.DataFrame, column: str) -> list[list[float]] | None:
     lo, hi = f"{column}_lo", f"{column}_hi"
     if lo not in summary or hi not in summary:
         return None
-    below, above = [], []
-    for value, low, high in zip(summary[column], summary[lo], summary[hi], strict=True):
-        bad = any(x is None or pd.isna(x) for x in (value, low, high))
-        below.append(0.0 if bad else max(0.0, float(value) - float(low)))
-        above.append(0.0 if bad else max(0.0, float(high) - float(value)))
-    return [below, above]
+    return error_bars(summary[column], summary[lo], summary[hi])
 
 
 def _caption(fig: Figure, text: str, banner: str | None) -> None:
@@ -78,35 +67,28 @@ def ablation_figure(summary: pd.DataFrame, path: Path, *, banner: str | None = N
     """Draw the ablation bars (`draw_ablation`) and save them as PNG.
 
     Args:
-        summary: `experiments.ablation.summary_frame` output.
+        summary: `experiments.analysis.ablation.summary_frame` output.
         path: Target PNG.
         banner: A line shown above the caption (the mechanics-check banner), or None.
 
     Returns:
         ``path``.
     """
-    return _save(draw_ablation(summary, banner=banner), path)
+    return save_figure(draw_ablation(summary, banner=banner), path)
 
 
 def cost_figure(summary: pd.DataFrame, path: Path, *, banner: str | None = None) -> Path:
     """Draw E2E against cost (`draw_cost`) and save it as PNG.
 
     Args:
-        summary: `experiments.ablation.summary_frame` output.
+        summary: `experiments.analysis.ablation.summary_frame` output.
         path: Target PNG.
         banner: A line shown above the caption (the mechanics-check banner), or None.
 
     Returns:
         ``path``.
     """
-    return _save(draw_cost(summary, banner=banner), path)
-
-
-def _save(fig: Figure, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return save_figure(draw_cost(summary, banner=banner), path)
 
 
 def draw_ablation(summary: pd.DataFrame, *, banner: str | None = None) -> Figure:
@@ -114,11 +96,11 @@ def draw_ablation(summary: pd.DataFrame, *, banner: str | None = None) -> Figure
 
     One colour per strategy throughout; the legend sits under the panels (never on the bars); every bar
     carries its dataset-bootstrap 95 % CI (``<metric>_lo``/``_hi``, ``avg11_lo``/``_hi`` of
-    `experiments.ablation.summary_frame`); every axis starts at 0; the caption names the CI method.
+    `experiments.analysis.ablation.summary_frame`); every axis starts at 0; the caption names the CI method.
 
     Args:
-        summary: `experiments.ablation.summary_frame` output (``strategy``, the eleven metric columns, their
-            CIs and ``avg11``).
+        summary: `experiments.analysis.ablation.summary_frame` output (``strategy``, the eleven metric
+            columns, their CIs and ``avg11``).
         banner: A line shown above the caption (the mechanics-check banner), or None.
 
     Returns:
@@ -200,7 +182,8 @@ def draw_cost(summary: pd.DataFrame, *, banner: str | None = None) -> Figure:
     set side by side: no label or point hides another. The y-axis starts at 0.
 
     Args:
-        summary: `experiments.ablation.summary_frame` output (``strategy``, ``E2E``, ``USD``, ``calls``).
+        summary: `experiments.analysis.ablation.summary_frame` output (``strategy``, ``E2E``, ``USD``,
+            ``calls``).
         banner: A line shown above the caption (the mechanics-check banner), or None.
 
     Returns:

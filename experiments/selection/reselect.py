@@ -161,7 +161,7 @@ def _apply(config: dict[str, Any], overrides: Sequence[str]) -> tuple[DictConfig
     from omegaconf import DictConfig, OmegaConf
 
     from core.registry import UnknownNameError
-    from experiments.plan import strategy_kind
+    from experiments.run.plan import strategy_kind
     from strategies.base import strategies
 
     cfg = OmegaConf.create(config)
@@ -241,7 +241,7 @@ def reselect(
     """
     from omegaconf import OmegaConf
 
-    from experiments.run import run_experiment
+    from experiments.run.experiment import run_experiment
 
     source = Path(source)
     cfg, out = _apply(load_source_config(source), overrides)
@@ -258,7 +258,7 @@ def reselect(
     want_report = bool(cfg.run.get("report", True))
     cfg.agent = {
         **{k: v for k, v in dict(source_agent).items() if k in ("temperature", "limits", "options")},  # type: ignore[arg-type]
-        "_target_": "experiments.reselect.ReplayAgent",
+        "_target_": "experiments.selection.reselect.ReplayAgent",
     }
     cfg.run.resume = True
     cfg.run.budget_tokens = 0  # nothing new may be generated: a missing candidate leaves the run incomplete
@@ -316,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     from benchmark.errors import BenchmarkError
     from core.registry import UnknownNameError
-    from experiments.run import NothingProduced
+    from experiments.run.experiment import NothingProduced
     from strategies.selectors import OracleNotAllowed
 
     args = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--debug"]

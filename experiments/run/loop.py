@@ -1,7 +1,7 @@
 """The datasets of a run in this process: one event loop, one semaphore for model calls, a thread pool.
 
 With ``run.processes=1`` this is the whole run; with ``run.processes=N`` each worker process
-(`experiments.processes`) runs its share of the datasets here. Either way the same code writes the same
+(`experiments.run.processes`) runs its share of the datasets here. Either way the same code writes the same
 done-markers (``candidate.json`` per candidate, ``result.json`` per dataset) and returns the same records.
 """
 
@@ -21,7 +21,7 @@ from agents.base import Agent, Candidate, FatalAgentError, Task, Usage
 from agents.budget import Budget
 from benchmark.errors import is_storage_failure
 from core.atomic import atomic_write_json
-from experiments.pools import close_agent, validation_executor
+from experiments.run.pools import close_agent, validation_executor
 from strategies.base import ProfileValidator, Strategy, Validator
 from strategies.context import RunContext, use
 from strategies.selectors import SelectorError
@@ -56,7 +56,7 @@ class TasksJob:
 
 
 class ProgressEvents(Protocol):
-    """What the runner reports as it goes: `experiments.progress.Progress`, or a worker's pipe to it."""
+    """What the runner reports as it goes: `experiments.run.progress.Progress`, or a worker's pipe to it."""
 
     def candidate_done(self, candidate: Candidate) -> None:
         """Count one finished candidate and its usage."""
@@ -80,7 +80,7 @@ def run_tasks(
     Args:
         cfg: The composed config (``run.workers``, ``run.validation_processes``).
         strategy: The strategy.
-        agent: The agent (built with ``budget`` when it takes one: `experiments.plan.build_components`).
+        agent: The agent (built with ``budget`` when it takes one: `experiments.run.plan.build_components`).
         job: The datasets and this process's limits.
         budget: The run's budget (the plan's): checked before each agent call, and charged with the
             candidates of agents that do not charge it per model call.

@@ -29,7 +29,7 @@ from core.atomic import atomic_write_json, atomic_write_text
 from core.cli_errors import one_line
 
 if TYPE_CHECKING:
-    from experiments.mistakes import RunMistakes
+    from experiments.run.mistakes import RunMistakes
 
 __all__ = [
     "METRIC_LEGEND",

@@ -1,7 +1,7 @@
 """Where the LiteLLM agent's request cache lives: on by default, in the user's cache folder.
 
 ``agent.cache`` is ``auto`` (the default: ``$MEDSTRAT_REQUEST_CACHE`` when set, else
-``<cache root>/requests.sqlite`` under `experiments.suite.cache_root`, i.e. ``$MEDSTRAT_CACHE``,
+``<cache root>/requests.sqlite`` under `experiments.run.suite.cache_root`, i.e. ``$MEDSTRAT_CACHE``,
 ``$XDG_CACHE_HOME/medstrat`` or ``~/.cache/medstrat``), ``false`` (no cache) or a file path. A request is
 answered from the cache only when everything that shapes the answer is equal (model, messages, tools,
 sampling parameters, candidate index: `agents.litellm.cache.request_key`), so rerunning a run spends nothing.
@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from experiments.suite import cache_root
+from experiments.run.suite import cache_root
 
 __all__ = ["CACHE_ENV", "resolve_cache"]
 

@@ -1,8 +1,8 @@
 """The runs of a sweep folder, read once: `RunData` per run, `load_runs`, and `groups` of repeats.
 
-What the ablation tables (`experiments.ablation`), the budget-matched comparison
-(`experiments.budget_matched`) and the sweep report read; a module of its own so that those never import
-each other.
+What the ablation tables (`experiments.analysis.ablation`), the budget-matched comparison
+(`experiments.analysis.budget_matched`) and the sweep report read; a module of its own so that those never
+import each other.
 """
 
 from __future__ import annotations

@@ -7,9 +7,14 @@ from typing import Any
 
 import pandas as pd
 
-from experiments.validator_eval.collect import Evidence
-from experiments.validator_eval.fit import FitResult
-from experiments.validator_eval.measures import auroc, calibration, failure_precision_recall, spearman
+from experiments.analysis.validator_eval.collect import Evidence
+from experiments.analysis.validator_eval.fit import FitResult
+from experiments.analysis.validator_eval.measures import (
+    auroc,
+    calibration,
+    failure_precision_recall,
+    spearman,
+)
 
 __all__ = ["check_frame", "figure", "fit_frame", "total_frame"]
 
@@ -98,7 +103,7 @@ def figure(evidence: Evidence, label: str, checks: pd.DataFrame, path: Path) -> 
     """Two panels: per-check AUROC (coverage as the bar colour) and the total's reliability curve."""
     import matplotlib.pyplot as plt
 
-    from experiments.figure import DPI, WIDTH_IN
+    from experiments.publish.figures import WIDTH_IN, save_figure
 
     rows = [r for r in evidence.rows if label in r.totals]
     cal = calibration([r.totals[label] for r in rows], [r.e2e for r in rows])
@@ -132,7 +137,4 @@ def figure(evidence: Evidence, label: str, checks: pd.DataFrame, path: Path) -> 
     right.set_title(f"calibration, ECE {cal.ece:.3f}", fontsize="small")
     fig.suptitle(f"Validator {label} against the ground truth", fontsize="medium")
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_candidate
-from experiments.leaderboard import StoredDataset, load_stored
+from experiments.selection.leaderboard import StoredDataset, load_stored
 from strategies.base import DONE_MARKER, REPORTS_DIR
 from validator.registry import Profile
 from validator.report import Report

@@ -25,9 +25,9 @@ import pandas as pd
 
 from agents.base import Usage
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
-from experiments.leaderboard import ReportCache, ScoreCache, StoredDataset, load_stored
-from experiments.stats import format_pm, mean_spread
-from experiments.sweep_runs import RunData, groups, load_runs
+from experiments.publish.stats import format_pm, mean_spread
+from experiments.selection.leaderboard import ReportCache, ScoreCache, StoredDataset, load_stored
+from experiments.stored.sweep import RunData, groups, load_runs
 from strategies.selectors import build_selector
 
 __all__ = ["COST_AXES", "budget_curve", "budget_matched", "main", "shown_table"]
@@ -115,7 +115,7 @@ def budget_matched(runs: Sequence[RunData]) -> pd.DataFrame:
     difference of the means (sd None).
 
     Args:
-        runs: `experiments.ablation.load_runs` output.
+        runs: `experiments.analysis.ablation.load_runs` output.
 
     Returns:
         Rows ``s3``, ``strategy``, ``axis``, ``seeds``, ``s3_seeds``, ``budget`` (the other strategy's mean

@@ -9,9 +9,9 @@ Analysis only: the truth comes from the scorer (ground truth of the stored runs'
 run. See docs/validator.md ("Measuring the validator").
 """
 
-from experiments.validator_eval.collect import Evidence, SampleRow, collect
-from experiments.validator_eval.fit import FitResult, leave_one_dataset_out, write_fitted
-from experiments.validator_eval.tables import check_frame, fit_frame, total_frame
+from experiments.analysis.validator_eval.collect import Evidence, SampleRow, collect
+from experiments.analysis.validator_eval.fit import FitResult, leave_one_dataset_out, write_fitted
+from experiments.analysis.validator_eval.tables import check_frame, fit_frame, total_frame
 
 __all__ = [
     "Evidence",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.stats import CI_METHOD
+from experiments.publish.stats import CI_METHOD
 
 __all__ = ["leaderboard_figure"]
 
@@ -17,7 +17,7 @@ def leaderboard_figure(frame: pd.DataFrame, path: Path) -> Path:
     caption."""
     import matplotlib.pyplot as plt
 
-    from experiments.figure import DPI, WIDTH_IN
+    from experiments.publish.figures import WIDTH_IN, error_bars, save_figure
 
     validators = list(dict.fromkeys(frame["validator"]))
     names = list(dict.fromkeys(frame["selector"]))
@@ -25,24 +25,13 @@ def leaderboard_figure(frame: pd.DataFrame, path: Path) -> Path:
     width = 0.8 / max(1, len(validators))
     for j, v in enumerate(validators):
         part = frame[frame["validator"] == v].set_index("selector")
-        ys, below, above = [], [], []
-        for n in names:
-            if n not in part.index:
-                ys.append(float("nan"))
-                below.append(0.0)
-                above.append(0.0)
-                continue
-            y, lo, hi = (part.loc[n, c] for c in ("E2E", "E2E_lo", "E2E_hi"))
-            ys.append(float(y))
-            known = not any(pd.isna(x) for x in (y, lo, hi))
-            below.append(max(0.0, float(y) - float(lo)) if known else 0.0)
-            above.append(max(0.0, float(hi) - float(y)) if known else 0.0)
+        shown = part.reindex(names)  # a selector this profile did not rank: no bar, no error bar
         ax.bar(
             [i + j * width for i in range(len(names))],
-            ys,
+            [float(y) for y in shown["E2E"]],
             width,
             label=f"validator {v}",
-            yerr=[below, above],
+            yerr=error_bars(shown["E2E"], shown["E2E_lo"], shown["E2E_hi"]),
             capsize=2,
             error_kw={"elinewidth": 0.8, "ecolor": "black"},
         )
@@ -59,7 +48,4 @@ def leaderboard_figure(frame: pd.DataFrame, path: Path) -> Path:
     ax.grid(axis="y", alpha=0.3)
     fig.text(0.5, 0.01, f"Error bars: {CI_METHOD}.", ha="center", va="bottom", fontsize="x-small")
     fig.tight_layout(rect=(0, 0.05, 1, 1))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

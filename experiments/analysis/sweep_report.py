@@ -23,15 +23,15 @@ from agents.base import OUTPUT_SUBDIR
 from benchmark.fields import TASK_TYPE
 from benchmark.score.constants import METRIC_NAMES
 from core.atomic import atomic_write_text
-from experiments.ablation import COST_COLUMNS, STAT_COLUMNS, write_ablation
-from experiments.mechanics_check import sweep_banner
+from experiments.analysis.ablation import COST_COLUMNS, STAT_COLUMNS, write_ablation
+from experiments.publish.stats import CI_METHOD, TEST_METHOD
 from experiments.report.assets import CSS
 from experiments.report.build import REPORT_NAME
 from experiments.report.collect import read_json
 from experiments.report.roles import sweep_roles_html
 from experiments.report.thumbs import Thumbnailer
-from experiments.stats import CI_METHOD, TEST_METHOD
-from experiments.sweep_runs import RunData, groups, load_runs
+from experiments.stored.mechanics import sweep_banner
+from experiments.stored.sweep import RunData, groups, load_runs
 from strategies.mechanics import find_image, get_path, read_annotation
 
 __all__ = ["build_sweep_report", "is_sweep"]

@@ -48,10 +48,10 @@ from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_candidate
 from core.atomic import atomic_write_text
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
-from experiments.leaderboard import StoredDataset, _selector_names, load_stored
-from experiments.reselect import ReselectError
-from experiments.stats import bootstrap_ci
-from experiments.tables import write_csv
+from experiments.publish.stats import bootstrap_ci
+from experiments.publish.tables import write_csv
+from experiments.selection.leaderboard import StoredDataset, _selector_names, load_stored
+from experiments.selection.reselect import ReselectError
 from strategies.base import DONE_MARKER, REPORTS_DIR
 from strategies.selectors import build_selector, choose
 from validator.report import Report
@@ -305,7 +305,7 @@ def passk_figure(frame: pd.DataFrame, path: Path) -> Path:
     """The curves against k with their dataset-bootstrap CI bands; pass@k and pass^k dashed."""
     import matplotlib.pyplot as plt
 
-    from experiments.figure import DPI, WIDTH_IN
+    from experiments.publish.figures import WIDTH_IN, save_figure
 
     fig, ax = plt.subplots(figsize=(WIDTH_IN * 0.75, 3.8))
     for name, part in frame.groupby("curve", sort=False):
@@ -323,10 +323,7 @@ def passk_figure(frame: pd.DataFrame, path: Path) -> Path:
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def passk_markdown(frame: pd.DataFrame) -> str:

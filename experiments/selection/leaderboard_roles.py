@@ -1,9 +1,9 @@
-"""Model roles on the selector leaderboard (`experiments.leaderboard`): judge selectors, their cost, and the
-per-agent win rates of a candidate pool.
+"""Model roles on the selector leaderboard (`experiments.selection.leaderboard`): judge selectors, their
+cost, and the per-agent win rates of a candidate pool.
 
 - **Judge selectors** (``llm_judge``, ``hybrid``, any factory marked ``needs_judge``) re-rank the stored
   candidates with the judge the source run configured: its ``judge`` node, else its agent's config, as
-  `experiments.roles.build_judge` builds it for a run, with the run's selector options when it ran that
+  `experiments.run.roles.build_judge` builds it for a run, with the run's selector options when it ran that
   selector. The judge's request cache is the run's (``judge.cache``; ``auto`` is the user's cache file), and a
   verdict's request is built from the same candidates and validator reports, so a re-ranking of a judged run
   re-asks nothing already answered: those verdicts are cache hits.
@@ -107,7 +107,7 @@ def build_judge_selector(name: str, source: JudgeSource) -> Selector:
     Raises:
         OptionError: No judge can be made from the run's config.
     """
-    from experiments.roles import build_judge, judge_selector
+    from experiments.run.roles import build_judge, judge_selector
 
     node = source.selector
     options = (

@@ -11,11 +11,11 @@ from pathlib import Path
 from benchmark.score.analysis import to_markdown
 from core.atomic import atomic_write_text
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
-from experiments.reselect import ReselectError
-from experiments.tables import markdown_page, write_csv
-from experiments.validator_eval.collect import collect
-from experiments.validator_eval.fit import leave_one_dataset_out, write_fitted
-from experiments.validator_eval.tables import check_frame, figure, fit_frame, total_frame
+from experiments.analysis.validator_eval.collect import collect
+from experiments.analysis.validator_eval.fit import leave_one_dataset_out, write_fitted
+from experiments.analysis.validator_eval.tables import check_frame, figure, fit_frame, total_frame
+from experiments.publish.tables import markdown_page, write_csv
+from experiments.selection.reselect import ReselectError
 from validator.registry import ProfileError
 
 PROG = "python -m experiments.validator_eval"

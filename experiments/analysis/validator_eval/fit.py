@@ -27,7 +27,7 @@ import yaml
 from scipy.optimize import minimize
 
 from core.atomic import atomic_write_text
-from experiments.validator_eval.collect import Evidence
+from experiments.analysis.validator_eval.collect import Evidence
 from strategies.selectors import choose, validator_max
 from validator.registry import BUILTIN_MODULES, Profile
 from validator.report import CheckOutcome, Report, SampleReport, weighted_total

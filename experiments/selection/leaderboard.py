@@ -1,6 +1,6 @@
 """The selector leaderboard: every registered selector × validator profile on the candidates stored in
 finished S3 runs, with no agent call (a judge selector asks the run's judge, through the run's request cache:
-`experiments.leaderboard_roles`).
+`experiments.selection.leaderboard_roles`).
 
     python -m experiments.leaderboard RUN... [--selectors a,b,c] [--validators evidence,mdsbench]
                                            [--imports my_pkg.selectors] [--out DIR]
@@ -44,8 +44,11 @@ from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_candidate
 from core.atomic import atomic_write_text
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
-from experiments.leaderboard_figure import leaderboard_figure
-from experiments.leaderboard_roles import (
+from experiments.publish.stats import CI_METHOD, TEST_METHOD, bootstrap_ci, cluster_diffs, paired_cluster_test
+from experiments.publish.tables import write_tables
+from experiments.run.plan import import_plugins, task_options
+from experiments.selection.leaderboard_figure import leaderboard_figure
+from experiments.selection.leaderboard_roles import (
     JudgeSource,
     Spend,
     build_judge_selector,
@@ -58,10 +61,7 @@ from experiments.leaderboard_roles import (
     spend_of,
     unavailable_judges,
 )
-from experiments.plan import import_plugins, task_options
-from experiments.reselect import ReselectError, load_source_config
-from experiments.stats import CI_METHOD, TEST_METHOD, bootstrap_ci, cluster_diffs, paired_cluster_test
-from experiments.tables import write_tables
+from experiments.selection.reselect import ReselectError, load_source_config
 from strategies.base import DONE_MARKER, REPORTS_DIR, SampleDecision
 from strategies.context import candidate_from_marker
 from strategies.mechanics import assemble
@@ -117,7 +117,7 @@ def load_stored(run_dir: Path) -> list[StoredDataset]:
         ReselectError: Not a finished run, or no candidates.
     """
     from benchmark.discover import discover
-    from experiments.run import benchmark_root
+    from experiments.run.experiment import benchmark_root
 
     cfg = OmegaConf.create(load_source_config(run_dir))
     import_plugins(cfg.run.get("imports"))
@@ -255,7 +255,7 @@ def _selector_names(wanted: Sequence[str] | None, judges: bool = False) -> list[
         obj = selectors.get(name)  # raises UnknownNameError listing the valid names
         if getattr(obj, "needs_judge", False) and not judges:
             # A judge selector calls a model per sample; callers other than the leaderboard make no model call
-            # (experiments.leaderboard_roles ranks judges with the run's judge and request cache).
+            # (experiments.selection.leaderboard_roles ranks judges with the run's judge and request cache).
             if wanted:
                 raise ReselectError(
                     f"selector {name} calls a judge model, and this analysis calls none: rank it with "

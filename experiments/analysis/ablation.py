@@ -23,9 +23,8 @@ import pandas as pd
 from benchmark.score.analysis import to_markdown
 from benchmark.score.constants import METRIC_NAMES
 from core.cli_errors import OneLineParser, cli_main, existing_dir
-from experiments.mechanics_check import sweep_banner
-from experiments.oracle_bound import oracle_upper_bound
-from experiments.stats import (
+from experiments.analysis.oracle_bound import oracle_upper_bound
+from experiments.publish.stats import (
     CI_METHOD,
     TEST_METHOD,
     bootstrap_ci,
@@ -34,8 +33,9 @@ from experiments.stats import (
     mean_spread,
     paired_cluster_test,
 )
-from experiments.sweep_runs import RunData, groups, load_runs
-from experiments.tables import write_csv, write_tables
+from experiments.publish.tables import write_csv, write_tables
+from experiments.stored.mechanics import sweep_banner
+from experiments.stored.sweep import RunData, groups, load_runs
 
 __all__ = [
     "COST_COLUMNS",
@@ -271,7 +271,7 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
     for agent, meaning in REVISION_MEANING.items():
         if any(r.agent == agent and r.strategy in ("s1", "s2") for r in runs):
             notes.append(meaning)
-    from experiments.budget_matched import shown_table
+    from experiments.analysis.budget_matched import shown_table
 
     budget = _budget(runs)
     budget_md: list[str] = []
@@ -307,7 +307,7 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
     tables = write_tables(sweep_dir / "ablation", summary, [md], shown[[*main_cols, *cost_cols[1:]]])
     written = [tables[0], written[0], *tables[1:], *written[1:]]  # .csv, _thresholds.csv, .md, .tex, ...
     if figure:
-        from experiments.figure import ablation_figure, cost_figure
+        from experiments.analysis.figure import ablation_figure, cost_figure
 
         written.append(ablation_figure(summary, sweep_dir / "ablation.png", banner=mechanics))
         written.append(cost_figure(summary, sweep_dir / "ablation_cost.png", banner=mechanics))
@@ -315,8 +315,9 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
 
 
 def _passk(runs: Sequence[RunData], sweep_dir: Path) -> tuple[list[str], list[Path]]:
-    """`experiments.passk.sweep_section` over the S3 rows that stored two or more candidates per dataset."""
-    from experiments.passk import is_best_of_n_run, sweep_section
+    """`experiments.analysis.passk.sweep_section` over the S3 rows that stored two or more candidates per
+    dataset."""
+    from experiments.analysis.passk import is_best_of_n_run, sweep_section
 
     rows: dict[str, list[Path]] = {}
     for label, members in groups(runs).items():
@@ -326,8 +327,9 @@ def _passk(runs: Sequence[RunData], sweep_dir: Path) -> tuple[list[str], list[Pa
 
 
 def _budget(runs: Sequence[RunData]) -> pd.DataFrame:
-    """`experiments.budget_matched.budget_matched`, or an empty frame (logged) when it cannot be computed."""
-    from experiments.budget_matched import budget_matched
+    """`experiments.analysis.budget_matched.budget_matched`, or an empty frame (logged) when it cannot be
+    computed."""
+    from experiments.analysis.budget_matched import budget_matched
 
     try:
         return budget_matched(runs)

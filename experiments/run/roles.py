@@ -9,7 +9,7 @@
 - ``reviser``: the S1/S2 revisions (the ``reviser`` group; null: whoever made the candidate).
 - ``judge``: the judge of ``selector=llm_judge|hybrid`` (the ``judge`` group; null: the agent's config).
 
-`experiments.plan.build_components` calls these once and puts the result in the `RunPlan`.
+`experiments.run.plan.build_components` calls these once and puts the result in the `RunPlan`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ __all__ = [
     "judge_selector",
 ]
 
-AGENT_CONF = Path(__file__).resolve().parents[1] / "conf" / "agent"
+AGENT_CONF = Path(__file__).resolve().parents[2] / "conf" / "agent"
 """The agent group's files: a role named ``litellm`` starts from ``conf/agent/litellm.yaml``."""
 
 _TASK_KEYS = ("temperature", "limits", "options")
@@ -141,7 +141,7 @@ def build_roles(
         agent_cfg: The ``agent`` node.
         pool: ``strategy.pool`` (None or empty: the agent makes every candidate).
         reviser_cfg: The ``reviser`` node (None: no separate reviser).
-        build_agent: Builds one agent from its config (`experiments.plan.build_agent`).
+        build_agent: Builds one agent from its config (`experiments.run.plan.build_agent`).
         allow_simulated: ``analysis.simulated``.
         budget: The run's budget, handed to every role's agent that takes one.
 
@@ -215,13 +215,13 @@ def build_judge(
             option, or the object built is not a `Judge`.
     """
     from agents.litellm.judge import LiteLLMJudge
-    from experiments.request_cache import resolve_cache
+    from experiments.run.request_cache import resolve_cache
 
     explicit = _plain(judge_cfg)
     data = dict(explicit) if explicit else dict(_plain(agent_cfg))
     if "cache" in data and not data.get("_target_"):
-        # ``auto`` is the user's cache file, as for the agent (experiments.request_cache): a judged rerun, or
-        # a leaderboard re-ranking a judged run, is answered from it.
+        # ``auto`` is the user's cache file, as for the agent (experiments.run.request_cache): a judged
+        # rerun, or a leaderboard re-ranking a judged run, is answered from it.
         data["cache"] = resolve_cache(data["cache"])
     target = data.get("_target_")
     if target:

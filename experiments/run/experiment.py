@@ -1,7 +1,7 @@
 """One run of ``python -m experiments``: every dataset concurrently under one semaphore for model calls and
-a thread pool for CPU work (`experiments.loop`), in this process or split over ``run.processes`` worker
-processes (`experiments.processes`), resumable (done-markers), bounded (budget), with progress, ending in the
-run folder.
+a thread pool for CPU work (`experiments.run.loop`), in this process or split over ``run.processes``
+worker processes (`experiments.run.processes`), resumable (done-markers), bounded (budget), with progress,
+ending in the run folder.
 
 Run folder: ``candidates/<dataset>/<k>/`` (each with its ``candidate.json`` done-marker),
 ``selected/<dataset>/`` (``agent1_data_organization`` + ``result.json`` written last), ``export/``,
@@ -26,23 +26,23 @@ from agents.instructions import Instruction, resolve_instructions
 from benchmark.discover import Dataset
 from benchmark.layout import ANNOTATIONS_DIR
 from core.atomic import atomic_write_json
-from experiments.loop import RESULT_MARKER, TasksJob, run_tasks
-from experiments.mechanics_check import banner, mechanics_agent
-from experiments.mistakes import format_miss_table, run_mistakes
-from experiments.plan import RunPlan, build_components, is_simulation, task_options, validator_profile
-from experiments.pools import close_agent
-from experiments.processes import resolve_processes, run_in_processes, split_tasks
-from experiments.progress import Progress
-from experiments.results import PROFILES, export_dataset, format_table, score_exports, write_outputs
-from experiments.resume import check_resume, resume_mode, store_config
-from experiments.run_lock import run_folder_lock, takeover_note
-from experiments.run_options import check_budget
-from experiments.suite import (
+from experiments.run.lock import run_folder_lock, takeover_note
+from experiments.run.loop import RESULT_MARKER, TasksJob, run_tasks
+from experiments.run.mistakes import format_miss_table, run_mistakes
+from experiments.run.options import check_budget
+from experiments.run.plan import RunPlan, build_components, is_simulation, task_options, validator_profile
+from experiments.run.pools import close_agent
+from experiments.run.processes import resolve_processes, run_in_processes, split_tasks
+from experiments.run.progress import Progress
+from experiments.run.results import PROFILES, export_dataset, format_table, score_exports, write_outputs
+from experiments.run.resume import check_resume, resume_mode, store_config
+from experiments.run.suite import (
     ensure_bundled_suite,
     ensure_foreign_suite,
     ensure_realfiles_suite,
     select_datasets,
 )
+from experiments.stored.mechanics import banner, mechanics_agent
 
 __all__ = ["RESULT_MARKER", "NothingProduced", "RunOutcome", "benchmark_root", "preflight", "run_experiment"]
 
@@ -319,7 +319,7 @@ def _finish(
     if plan.pool or plan.judge is not None or plan.reviser is not None:
         # Imported here: only runs with roles pay for the per-agent table (it scores every candidate). Written
         # before the HTML report, which shows it.
-        from experiments.role_table import role_table, write_role_table
+        from experiments.run.role_table import role_table, write_role_table
 
         roots = {d.name: Path(d.root) for d in datasets}
         roles_text = write_role_table(run_dir, role_table(records, roots))

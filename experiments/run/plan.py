@@ -22,9 +22,9 @@ from agents.base import Agent, Limits
 from agents.budget import Budget, Ledger
 from agents.judge import Judge
 from core.registry import OptionError, Registry, call_with_options, load_object
-from experiments.request_cache import resolve_cache
-from experiments.roles import build_judge, build_roles, judge_selector
-from experiments.run_options import run_budget
+from experiments.run.options import run_budget
+from experiments.run.request_cache import resolve_cache
+from experiments.run.roles import build_judge, build_roles, judge_selector
 from strategies.base import Strategy, strategies
 from strategies.selectors import Selector, build_selector, is_oracle, selectors
 
@@ -104,7 +104,7 @@ def build_agent(
     kwargs = {k: v for k, v in data.items() if k not in AGENT_TASK_KEYS}
     if (
         "cache" in kwargs
-    ):  # agent.cache=auto (the default): the user's cache folder (experiments.request_cache)
+    ):  # agent.cache=auto (the default): the user's cache folder (experiments.run.request_cache)
         kwargs["cache"] = resolve_cache(kwargs["cache"])
     params = inspect.signature(factory).parameters
     if "temperature" in params and "temperature" in data:

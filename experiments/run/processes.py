@@ -10,8 +10,8 @@ largest expected work first (samples x candidates) onto the least loaded worker;
 of ``run.concurrency`` proportional to its work (the shares sum to the total, each >= 1).
 
 What each worker does (`_worker`): rebuilds the strategy and the agent from the plain config
-(`experiments.plan.build_components`; live objects never cross a process boundary) and runs its share with
-`experiments.loop.run_tasks`, the code a one-process run executes, so it writes the same done-markers and
+(`experiments.run.plan.build_components`; live objects never cross a process boundary) and runs its share with
+`experiments.run.loop.run_tasks`, the code a one-process run executes, so it writes the same done-markers and
 returns the same records. Its log records, finished candidates and datasets, and finally its records (or
 the exception that stopped it) travel to the parent through its own pipe.
 
@@ -58,8 +58,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from agents.base import Agent, Candidate, calls_model
 from agents.budget import Budget
-from experiments.loop import TasksJob
-from experiments.run_options import run_budget
+from experiments.run.loop import TasksJob
+from experiments.run.options import run_budget
 
 __all__ = [
     "SharedLedger",
@@ -206,7 +206,7 @@ def _context(method: str) -> BaseContext:
         return multiprocessing.get_context("fork")
     from medio.processes import preload_in_workers, worker_context
 
-    modules = ["experiments.processes", "experiments.plan", "experiments.loop"]
+    modules = ["experiments.run.processes", "experiments.run.plan", "experiments.run.loop"]
     if "litellm" in sys.modules:
         modules += ["agents.litellm.client", "agents.litellm.agent", "litellm"]
     preload_in_workers(*modules)
@@ -278,8 +278,8 @@ def _worker(spec: _WorkerSpec, conn: multiprocessing.connection.Connection, ledg
     root.setLevel(spec.log_level)
     try:
         import medio
-        from experiments.loop import run_tasks
-        from experiments.plan import build_components
+        from experiments.run.loop import run_tasks
+        from experiments.run.plan import build_components
 
         medio.preload()  # before this process starts a thread (docs/medio.md); a no-op after a fork
         _watch_parent()
@@ -339,7 +339,7 @@ def run_in_processes(
         WorkerLost: A worker died; the others finished first.
         KeyboardInterrupt: SIGINT/SIGTERM; the workers were stopped.
     """
-    from experiments.progress import Progress
+    from experiments.run.progress import Progress
 
     method = start_method()
     ctx = _context(method)

@@ -18,7 +18,7 @@ from typing import Any
 from benchmark.score.constants import METRIC_NAMES
 from core.atomic import atomic_write_json, atomic_write_text
 from core.cli_errors import OneLineParser, cli_main, existing_dir
-from experiments.results import PROFILES, format_table
+from experiments.run.results import PROFILES, format_table
 
 __all__ = ["main", "merge_runs"]
 
