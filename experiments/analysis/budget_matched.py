@@ -15,7 +15,6 @@ the offline ``rules`` agent makes no model call).
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -27,6 +26,7 @@ from agents.base import Usage
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from experiments.publish.stats import format_pm, mean_spread
 from experiments.selection.leaderboard import ReportCache, ScoreCache, StoredDataset, load_stored
+from experiments.stored.run_folder import RUN_INFO, json_or_empty
 from experiments.stored.sweep import RunData, groups, load_runs
 from strategies.selectors import build_selector
 
@@ -77,8 +77,7 @@ def budget_curve(run_dir: Path, selector: str = "validator_max", validator: str 
 
 
 def _info(run: RunData) -> dict[str, Any]:
-    path = run.run_dir / "run.json"
-    info = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    info = json_or_empty(run.run_dir / RUN_INFO)
     return info if isinstance(info, dict) else {}
 
 

@@ -30,7 +30,6 @@ no validation when the run stored them. Writes ``passk.csv``, ``passk.md`` and `
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import math
 import random
@@ -52,6 +51,7 @@ from experiments.publish.stats import bootstrap_ci
 from experiments.publish.tables import write_csv
 from experiments.selection.leaderboard import StoredDataset, _selector_names, load_stored
 from experiments.selection.reselect import ReselectError
+from experiments.stored.run_folder import run_info
 from strategies.base import DONE_MARKER, REPORTS_DIR
 from strategies.selectors import build_selector, choose
 from validator.report import Report
@@ -363,7 +363,7 @@ def _own_validator(run_dir: Path) -> str:
     if written:
         return str(written[0])
     try:
-        info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+        info = run_info(run_dir)
         return str(((info.get("config") or {}).get("validator") or {}).get("name") or "evidence")
     except (OSError, ValueError):
         return "evidence"
@@ -372,7 +372,7 @@ def _own_validator(run_dir: Path) -> str:
 def is_best_of_n_run(run_dir: Path) -> bool:
     """Whether a run folder holds an S3 (``best_of_n``) run: its candidates are n independent generations."""
     try:
-        info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+        info = run_info(run_dir)
     except (OSError, ValueError):
         return False
     kind = str(((info.get("config") or {}).get("strategy") or {}).get("kind") or "")

@@ -27,10 +27,10 @@ from experiments.analysis.ablation import COST_COLUMNS, STAT_COLUMNS, write_abla
 from experiments.publish.stats import CI_METHOD, TEST_METHOD
 from experiments.report.assets import CSS
 from experiments.report.build import REPORT_NAME
-from experiments.report.collect import read_json
 from experiments.report.roles import sweep_roles_html
 from experiments.report.thumbs import Thumbnailer
 from experiments.stored.mechanics import sweep_banner
+from experiments.stored.run_folder import ROLES, read_json
 from experiments.stored.sweep import RunData, groups, load_runs
 from strategies.mechanics import find_image, get_path, read_annotation
 
@@ -232,7 +232,7 @@ def build_sweep_report(sweep_dir: str | Path) -> Path:
             [
                 (
                     r.label + ("" if r.seed is None else f" · seed {r.seed}"),
-                    read_json(r.run_dir / "roles.json"),
+                    read_json(r.run_dir / ROLES),
                 )
                 for r in runs
             ]

@@ -13,11 +13,10 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from omegaconf import DictConfig, OmegaConf
+from typing import TYPE_CHECKING, Any
 
 import medio
 from agents.base import Task, Usage
@@ -30,7 +29,15 @@ from experiments.run.lock import run_folder_lock, takeover_note
 from experiments.run.loop import RESULT_MARKER, TasksJob, run_tasks
 from experiments.run.mistakes import format_miss_table, run_mistakes
 from experiments.run.options import check_budget
-from experiments.run.plan import RunPlan, build_components, is_simulation, task_options, validator_profile
+from experiments.run.plan import (
+    RunPlan,
+    RunSettings,
+    build_components,
+    is_simulation,
+    read_settings,
+    task_options,
+    validator_profile,
+)
 from experiments.run.pools import close_agent
 from experiments.run.processes import resolve_processes, run_in_processes, split_tasks
 from experiments.run.progress import Progress
@@ -42,6 +49,9 @@ from experiments.run.suite import (
     ensure_realfiles_suite,
     select_datasets,
 )
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 from experiments.stored.mechanics import banner, mechanics_agent
 
 __all__ = ["RESULT_MARKER", "NothingProduced", "RunOutcome", "benchmark_root", "preflight", "run_experiment"]
@@ -74,20 +84,21 @@ class RunOutcome:
     errors: dict[str, str] = field(default_factory=dict)
 
 
-def _plain_node(node: Any) -> Any:
-    return OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else node
-
-
-def benchmark_root(cfg: DictConfig) -> Path:
+def benchmark_root(benchmark: Mapping[str, Any]) -> Path:
     """The benchmark root: ``benchmark.root`` when set, else the bundled, the realfiles
-    (``benchmark=realfiles``) or the foreign (``benchmark=foreign``) suite, generated on first use."""
-    if cfg.get("root"):
-        return Path(str(cfg.root)).expanduser()
-    if cfg.get("suite") == "realfiles":
-        return ensure_realfiles_suite(cfg.get("cache_dir"))
-    if cfg.get("suite") == "foreign":
-        return ensure_foreign_suite(cfg.get("cache_dir"))
-    return ensure_bundled_suite(str(cfg.get("size", "small")), int(cfg.get("seed", 0)), cfg.get("cache_dir"))
+    (``benchmark=realfiles``) or the foreign (``benchmark=foreign``) suite, generated on first use.
+
+    Args:
+        benchmark: The ``benchmark`` node (`experiments.run.plan.RunSettings.benchmark`).
+    """
+    if benchmark.get("root"):
+        return Path(str(benchmark["root"])).expanduser()
+    if benchmark.get("suite") == "realfiles":
+        return ensure_realfiles_suite(benchmark.get("cache_dir"))
+    if benchmark.get("suite") == "foreign":
+        return ensure_foreign_suite(benchmark.get("cache_dir"))
+    size, seed = str(benchmark.get("size", "small")), int(benchmark.get("seed", 0))
+    return ensure_bundled_suite(size, seed, benchmark.get("cache_dir"))
 
 
 def _require_samples(records: dict[str, dict[str, Any]]) -> None:
@@ -114,15 +125,16 @@ def _usage(record: dict[str, Any]) -> Usage:
     return Usage(**data)
 
 
-def preflight(cfg: DictConfig, run_dir: Path) -> RunPlan:
+def preflight(cfg: DictConfig, run_dir: Path, settings: RunSettings | None = None) -> RunPlan:
     """Every check that needs no data, before any work: resume config, plug-ins, options, names.
 
     Called by `run_experiment` and, for a single run, by `experiments.callbacks.Preflight` before Hydra
     creates or rewrites the run folder.
 
     Args:
-        cfg: The composed config.
+        cfg: The composed config (read by the plan builder only: `experiments.run.plan`).
         run_dir: The run folder (read only: for the resume check).
+        settings: ``read_settings(cfg)`` when the caller has read it already.
 
     Returns:
         The run plan (strategy, agent, selector, validator profile, expected candidates, upper bound).
@@ -133,16 +145,17 @@ def preflight(cfg: DictConfig, run_dir: Path) -> RunPlan:
         OptionError: A strategy, selector or agent option its factory does not take or refuses.
         ValueError: An unknown ``scorer.profile`` or ``run.resume`` value.
     """
-    check_resume(cfg, run_dir)  # before anything is written into the old run folder
-    headline = str(cfg.get("scorer", {}).get("profile", "official"))
+    settings = settings if settings is not None else read_settings(cfg)
+    check_resume(settings, run_dir)  # before anything is written into the old run folder
+    headline = settings.headline
     if headline not in PROFILES:  # checked before any work, not when the table is printed
         raise ValueError(f"unknown scorer.profile {headline!r}; valid: {', '.join(PROFILES)}")
     # Options are checked against the factories' signatures before the suite is generated or a call is made.
-    plan = build_components(cfg)
+    plan = build_components(cfg, settings=settings)
     # Before any call: a budget the run could not hold (an unpriced role) is refused, not ignored.
-    check_budget(cfg.run, plan.agent, plan.judge)
-    resolve_processes(cfg.run.get("processes"), plan.agent)
-    root = cfg.benchmark.get("root")
+    check_budget(settings.run, plan.agent, plan.judge)
+    resolve_processes(settings.processes, plan.agent)
+    root = settings.benchmark.get("root")
     if root and not Path(str(root)).expanduser().is_dir():
         raise ValueError(
             f"benchmark.root={root}: no such folder (expected a benchmark root or a dataset folder)"
@@ -175,33 +188,32 @@ def run_experiment(cfg: DictConfig, run_dir: Path, *, preload: bool = True) -> R
         RunFolderBusy: Another live process is writing into ``run_dir``.
     """
     start = time.perf_counter()
-    resume, _ = resume_mode(cfg)
-    plan = preflight(cfg, run_dir)
+    settings = read_settings(cfg)
+    resume, _ = resume_mode(settings.run)
+    plan = preflight(cfg, run_dir, settings)
     # A single run of the CLI holds the lock already (the Preflight callback) and keeps it until it exits; a
     # sweep's job, or a caller in Python (a notebook, a test), takes it here and gives it back at the end.
     with run_folder_lock(run_dir) as dead:
         if dead is not None:
             log.warning(takeover_note(run_dir, dead))
-        return _run_locked(cfg, run_dir, start, resume, plan, preload)
+        return _run_locked(run_dir, start, resume, plan, preload)
 
 
-def _run_locked(
-    cfg: DictConfig, run_dir: Path, start: float, resume: bool, plan: RunPlan, preload: bool
-) -> RunOutcome:
-    agent = plan.agent
-    root = benchmark_root(cfg.benchmark)
-    datasets = select_datasets(root, cfg.benchmark.get("datasets"), cfg.benchmark.get("shard"))
+def _run_locked(run_dir: Path, start: float, resume: bool, plan: RunPlan, preload: bool) -> RunOutcome:
+    agent, settings = plan.agent, plan.settings
+    root = benchmark_root(settings.benchmark)
+    datasets = select_datasets(root, settings.benchmark.get("datasets"), settings.benchmark.get("shard"))
     # Format libraries are imported here, in the main thread, before any worker thread exists: threads that
     # import pydicom/nibabel for the first time concurrently get half-initialised modules (docs/medio.md).
     # Not earlier: a config error (unknown dataset, empty root) is reported without paying for the imports.
     if preload:
         medio.preload()
-    store_config(cfg, run_dir)
-    profile = validator_profile(cfg.validator, run_dir / ".validator", plan.validator)
-    options = task_options(cfg.agent, int(cfg.run.seed))
+    store_config(settings, run_dir)
+    profile = validator_profile(settings.validator, run_dir / ".validator", plan.validator)
+    options = task_options(settings.agent, settings.seed)
     # Read now, at run time, from the user's checkout (never copied into the repository): run.json records
     # which files were used and their hashes.
-    instructions = resolve_instructions(root, _plain_node(cfg.agent.get("instructions")))
+    instructions = resolve_instructions(root, settings.instructions)
     options["options"] = {**options["options"], "instructions": {k: v.text for k, v in instructions.items()}}
     tasks = {d.name: Task.from_dataset(d, run_dir / "selected" / d.name, **options) for d in datasets}
     agent_check = getattr(agent, "preflight", None)
@@ -212,29 +224,26 @@ def _run_locked(
         run_dir=run_dir,
         resume=resume,
         profile=profile,
-        concurrency=int(cfg.run.concurrency),
+        concurrency=settings.concurrency,
     )
-    shares = split_tasks(job, resolve_processes(cfg.run.get("processes"), agent), plan.candidates)
-    progress_on = bool(cfg.run.get("progress", True))
+    shares = split_tasks(job, resolve_processes(settings.processes, agent), plan.candidates)
+    progress_on = settings.progress
     if len(shares) > 1:
         close_agent(agent)  # built to check the config; the workers build their own
-        merged, budget = run_in_processes(cfg, shares, progress_enabled=progress_on)
+        merged, budget = run_in_processes(settings, shares, progress_enabled=progress_on)
         records = {name: merged[name] for name in tasks}  # the run's order, as one process returns them
     else:
         budget = plan.budget
         progress = Progress(len(tasks), enabled=progress_on)
         try:
-            records = run_tasks(cfg, plan.strategy, agent, job, budget, progress)
+            records = run_tasks(settings.run, plan.strategy, agent, job, budget, progress)
         finally:
             progress.close()
     simulation = is_simulation(agent)
-    return _finish(
-        cfg, run_dir, datasets, records, budget, plan, start, simulation, instructions=instructions
-    )
+    return _finish(run_dir, datasets, records, budget, plan, start, simulation, instructions=instructions)
 
 
 def _finish(
-    cfg: DictConfig,
     run_dir: Path,
     datasets: list[Dataset],
     records: dict[str, dict[str, Any]],
@@ -245,9 +254,10 @@ def _finish(
     *,
     instructions: dict[str, Instruction] | None = None,
 ) -> RunOutcome:
+    settings = plan.settings
     if not budget.hit:
         _require_samples(records)
-    run_name = str(cfg.run.name)
+    run_name = settings.name
     exports = {
         d.name: export_dataset(
             d, run_dir / "selected" / d.name / "agent1_data_organization", run_dir / "export", run_name
@@ -260,7 +270,7 @@ def _finish(
     incomplete = budget.hit or bool(errors) or any(r.get("incomplete") for r in records.values())
     usage = {name: _usage(r) for name, r in records.items()}
     n_candidates = sum(len(r.get("candidates", [])) for r in records.values())
-    mistakes = run_mistakes(records, datasets, plan.label, int(cfg.run.seed), run_dir / "selected")
+    mistakes = run_mistakes(records, datasets, plan.label, settings.seed, run_dir / "selected")
     # Labelled candidates only come from the simulator: a run over them (a reselection) is a simulation too.
     simulation = simulation or mistakes is not None
     docs = write_outputs(
@@ -286,7 +296,7 @@ def _finish(
         },
     )
     wall = time.perf_counter() - start
-    agent_name = cfg.agent.get("_target_") or cfg.agent.get("name", "?")
+    agent_name = settings.agent_name
     if plan.pool:
         agent_name = "+".join(f"{label}×{n}" for label, n in plan.pool)
     tokens = sum(u.total_tokens for u in usage.values())
@@ -295,10 +305,10 @@ def _finish(
     calls, hits = sum(u.calls for u in usage.values()), sum(u.cache_hits for u in usage.values())
     if calls:  # an agent that calls a model: how many answers came from the request cache (no token spent)
         title += f" · {hits} of {calls} calls from the cache"
-    fitted = _plain_node(cfg.get("validator", {}).get("fitted"))
+    fitted = settings.fitted
     if fitted:
         # Weights learned from ground truth (experiments.validator_eval --fit): never to be read as hand-set.
-        title += f" · validator {cfg.validator.get('profile')} (FITTED to ground truth)"
+        title += f" · validator {settings.validator.get('profile')} (FITTED to ground truth)"
     title += f" · {wall:.1f}s"
     atomic_write_json(
         run_dir / "run.json",
@@ -310,9 +320,7 @@ def _finish(
             "instructions": {stage: i.record() for stage, i in (instructions or {}).items()},
             **({"simulation": True} if simulation else {}),
             **({"validator_fitted": fitted} if fitted else {}),
-            "config": OmegaConf.to_container(
-                OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k != "hydra"]), resolve=True
-            ),
+            "config": dict(settings.config),
         },
     )
     roles_text = None
@@ -323,18 +331,17 @@ def _finish(
 
         roots = {d.name: Path(d.root) for d in datasets}
         roles_text = write_role_table(run_dir, role_table(records, roots))
-    if cfg.run.get("report", True):
+    if settings.report:
         # Imported here: the report's modules stay out of --help and of runs that do not want it.
         from experiments.report import write_report
 
         write_report(run_dir)  # never raises into the run: a failure is logged and the run still succeeds
-    headline = str(cfg.get("scorer", {}).get("profile", "official"))
-    table = format_table(docs, title, headline, datasets=[d.name for d in datasets], failed=errors)
+    table = format_table(docs, title, settings.headline, datasets=[d.name for d in datasets], failed=errors)
     if roles_text is not None:
         table += "\n" + roles_text
     if mistakes is not None:
         table += "\n" + format_miss_table(mistakes.document)
-    mechanics = mechanics_agent(cfg.agent)
+    mechanics = mechanics_agent(settings.agent)
     if mechanics is not None:
         table += "\n" + banner(mechanics)
     return RunOutcome(run_dir, docs, incomplete, wall, table, errors)

@@ -11,11 +11,10 @@ import asyncio
 import gc
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
-
-from omegaconf import DictConfig
 
 from agents.base import Agent, Candidate, FatalAgentError, Task, Usage
 from agents.budget import Budget
@@ -66,7 +65,7 @@ class ProgressEvents(Protocol):
 
 
 def run_tasks(
-    cfg: DictConfig,
+    run_options: Mapping[str, Any],
     strategy: Strategy,
     agent: Agent,
     job: TasksJob,
@@ -78,7 +77,8 @@ def run_tasks(
     The whole run with ``run.processes=1``, and each worker's share of it otherwise.
 
     Args:
-        cfg: The composed config (``run.workers``, ``run.validation_processes``).
+        run_options: The ``run`` node (`experiments.run.plan.RunSettings.run`: ``workers``,
+            ``validation_processes``).
         strategy: The strategy.
         agent: The agent (built with ``budget`` when it takes one: `experiments.run.plan.build_components`).
         job: The datasets and this process's limits.
@@ -89,7 +89,7 @@ def run_tasks(
     Returns:
         The records by dataset name (in the job's order); ``budget.hit`` says whether the budget stopped work.
     """
-    executor = validation_executor(cfg.run)
+    executor = validation_executor(run_options)
     validator = ProfileValidator(job.profile, executor)
 
     async def main() -> dict[str, dict[str, Any]]:

@@ -2,7 +2,9 @@
 expects, built once (`build_components`) and read by the run, its worker processes, resume and the reports.
 
 Everything is looked up in a registry or imported from ``_target_``; nothing here branches on a strategy name.
-Only this module reads the ``strategy`` config node.
+This module (with `experiments.run.roles` and `experiments.run.options`, which it calls) is the only one of
+`experiments.run` that reads the Hydra config: the rest of the run takes the plan and its `RunSettings`
+(``tests/architecture/test_config_read_once.py``).
 """
 
 from __future__ import annotations
@@ -31,12 +33,15 @@ from strategies.selectors import Selector, build_selector, is_oracle, selectors
 __all__ = [
     "AGENT_TASK_KEYS",
     "RunPlan",
+    "RunSettings",
     "agents",
     "build_agent",
     "build_components",
+    "build_from_plain",
     "build_strategy",
     "import_plugins",
     "is_simulation",
+    "read_settings",
     "required_validator",
     "strategy_kind",
     "task_options",
@@ -220,6 +225,92 @@ def validator_profile(
 
 
 @dataclass(frozen=True)
+class RunSettings:
+    """What the run reads of its config besides the plan's objects, taken once by the plan builder.
+
+    The nodes are plain data (resolved, no `DictConfig`): the run hands them to the helpers that take a whole
+    node (the budget, the CPU executor, the suite, the task options, the validator profile file).
+
+    Attributes:
+        config: The composed config without Hydra's node, resolved: ``config.json`` (the resume check),
+            ``run.json``, and what each worker process rebuilds its plan from.
+        run: The ``run`` node.
+        benchmark: The ``benchmark`` node.
+        agent: The ``agent`` node.
+        validator: The ``validator`` node.
+        headline: ``scorer.profile``: the metrics file the terminal table shows.
+    """
+
+    config: Mapping[str, Any]
+    run: Mapping[str, Any]
+    benchmark: Mapping[str, Any]
+    agent: Mapping[str, Any]
+    validator: Mapping[str, Any]
+    headline: str
+
+    @property
+    def name(self) -> str:
+        """``run.name``: the model name the export and the scorer record."""
+        return str(self.run["name"])
+
+    @property
+    def seed(self) -> int:
+        """``run.seed``."""
+        return int(self.run["seed"])
+
+    @property
+    def concurrency(self) -> int:
+        """``run.concurrency``: model calls in flight."""
+        return int(self.run["concurrency"])
+
+    @property
+    def processes(self) -> Any:
+        """``run.processes`` as configured (`experiments.run.processes.resolve_processes` reads it)."""
+        return self.run.get("processes")
+
+    @property
+    def progress(self) -> bool:
+        """``run.progress``."""
+        return bool(self.run.get("progress", True))
+
+    @property
+    def report(self) -> bool:
+        """``run.report``: write ``report.html`` at the end."""
+        return bool(self.run.get("report", True))
+
+    @property
+    def agent_name(self) -> str:
+        """The agent as the run's title names it (``_target_``, else ``name``)."""
+        return str(self.agent.get("_target_") or self.agent.get("name", "?"))
+
+    @property
+    def instructions(self) -> Any:
+        """``agent.instructions``: the instruction files of each stage (`agents.instructions`)."""
+        return self.agent.get("instructions")
+
+    @property
+    def fitted(self) -> Any:
+        """``validator.fitted``: how the profile's weights were learned from ground truth (None: hand-set)."""
+        return self.validator.get("fitted")
+
+
+def read_settings(cfg: DictConfig) -> RunSettings:
+    """The run's `RunSettings` from the composed config (plain data; nothing is checked here)."""
+    config = OmegaConf.to_container(
+        OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k != "hydra"]), resolve=True
+    )
+    assert isinstance(config, dict)
+    plain = {str(k): v for k, v in config.items()}
+
+    def node(key: str) -> Mapping[str, Any]:
+        value = plain.get(key)
+        return value if isinstance(value, dict) else {}
+
+    headline = str(node("scorer").get("profile", "official"))
+    return RunSettings(plain, node("run"), node("benchmark"), node("agent"), node("validator"), headline)
+
+
+@dataclass(frozen=True)
 class RunPlan:
     """What a run does, resolved from the config once.
 
@@ -240,6 +331,7 @@ class RunPlan:
         judge: The judge of a judge selector (None: the selector needs none).
         budget: The run's one budget, already handed to every agent and judge that takes one (the runner
             checks it before each agent call and charges the candidates of the others).
+        settings: What the run reads of its config besides these objects (`RunSettings`).
     """
 
     strategy: Strategy
@@ -252,6 +344,7 @@ class RunPlan:
     candidates: int | None
     upper_bound: bool
     label: str
+    settings: RunSettings
     pool: tuple[tuple[str, int], ...] = ()
     reviser: str | None = None
     judge: Judge | None = None
@@ -295,7 +388,9 @@ def _extra_metrics(cfg: DictConfig) -> tuple[str, ...]:
     return check_names(names)
 
 
-def build_components(cfg: DictConfig, ledger: Ledger | None = None) -> RunPlan:
+def build_components(
+    cfg: DictConfig, ledger: Ledger | None = None, settings: RunSettings | None = None
+) -> RunPlan:
     """The run's plug-ins imported, then its plan: the strategy (with its selector, built once), the agent.
 
     Also what each worker process of ``run.processes=N`` calls: the objects are rebuilt there from the
@@ -304,6 +399,7 @@ def build_components(cfg: DictConfig, ledger: Ledger | None = None) -> RunPlan:
     Args:
         cfg: The composed config.
         ledger: Where the budget keeps its spend (None: this process; a worker passes the run's shared one).
+        settings: The settings already read from ``cfg`` (`read_settings`; None: read here).
 
     Returns:
         The plan.
@@ -371,7 +467,13 @@ def build_components(cfg: DictConfig, ledger: Ledger | None = None) -> RunPlan:
         reviser=roles.reviser,
         judge=judge,
         metrics=_extra_metrics(cfg),
+        settings=settings if settings is not None else read_settings(cfg),
     )
+
+
+def build_from_plain(config: Mapping[str, Any], ledger: Ledger | None = None) -> RunPlan:
+    """`build_components` over a config sent as plain data (`RunSettings.config`): a worker process's plan."""
+    return build_components(OmegaConf.create(dict(config)), ledger)
 
 
 def _selector_with_roles(

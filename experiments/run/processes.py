@@ -52,14 +52,15 @@ import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from multiprocessing.context import BaseContext
-from typing import Any
-
-from omegaconf import DictConfig, OmegaConf
+from typing import TYPE_CHECKING, Any
 
 from agents.base import Agent, Candidate, calls_model
 from agents.budget import Budget
 from experiments.run.loop import TasksJob
 from experiments.run.options import run_budget
+
+if TYPE_CHECKING:
+    from experiments.run.plan import RunSettings
 
 __all__ = [
     "SharedLedger",
@@ -279,7 +280,7 @@ def _worker(spec: _WorkerSpec, conn: multiprocessing.connection.Connection, ledg
     try:
         import medio
         from experiments.run.loop import run_tasks
-        from experiments.run.plan import build_components
+        from experiments.run.plan import build_from_plain
 
         medio.preload()  # before this process starts a thread (docs/medio.md); a no-op after a fork
         _watch_parent()
@@ -290,9 +291,8 @@ def _worker(spec: _WorkerSpec, conn: multiprocessing.connection.Connection, ledg
             ", ".join(t.name for t in spec.job.tasks),
             spec.job.concurrency,
         )
-        cfg = OmegaConf.create(spec.config)
-        plan = build_components(cfg, ledger)  # the run's budget over the shared ledger, in every role
-        records = run_tasks(cfg, plan.strategy, plan.agent, spec.job, plan.budget, pipe)
+        plan = build_from_plain(spec.config, ledger)  # the run's budget over the shared ledger, in every role
+        records = run_tasks(plan.settings.run, plan.strategy, plan.agent, spec.job, plan.budget, pipe)
         pipe.send(("done", records))
     except BaseException as exc:  # everything goes to the parent, which decides (and prints one line)
         pipe.send(("raised", _portable(exc), traceback.format_exc()))
@@ -320,12 +320,12 @@ class _Running:
 
 
 def run_in_processes(
-    cfg: DictConfig, shares: Sequence[TasksJob], *, progress_enabled: bool
+    settings: RunSettings, shares: Sequence[TasksJob], *, progress_enabled: bool
 ) -> tuple[dict[str, dict[str, Any]], Budget]:
     """Run each share in its own worker process and merge what they return.
 
     Args:
-        cfg: The composed config (sent to the workers as plain data).
+        settings: The run's settings (its plain config is what each worker builds its plan from).
         shares: One job per worker (`split_tasks`).
         progress_enabled: Show the progress bar (``run.progress``).
 
@@ -344,11 +344,8 @@ def run_in_processes(
     method = start_method()
     ctx = _context(method)
     ledger = SharedLedger(ctx)
-    budget = run_budget(cfg.run, ledger)
-    config = OmegaConf.to_container(
-        OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k != "hydra"]), resolve=True
-    )
-    assert isinstance(config, dict)
+    budget = run_budget(settings.run, ledger)
+    config = settings.config
     level = logging.getLogger().getEffectiveLevel()
     running: list[_Running] = []
     try:

@@ -10,12 +10,14 @@ resume compares the new config with it and refuses (exit 2) listing the keys tha
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-from omegaconf import DictConfig, OmegaConf
+from typing import TYPE_CHECKING, Any
 
 from core.atomic import atomic_write_json
+
+if TYPE_CHECKING:
+    from experiments.run.plan import RunSettings
 
 __all__ = [
     "COMPARED",
@@ -39,11 +41,11 @@ class ResumeMismatch(ValueError):
     """A resume under a config that differs from the stored one (the message lists the differing keys)."""
 
 
-def resume_mode(cfg: DictConfig) -> tuple[bool, bool]:
+def resume_mode(run: Mapping[str, Any]) -> tuple[bool, bool]:
     """``run.resume`` as ``(resume, force)``: ``true`` resumes with the check, ``force`` without it.
 
     Args:
-        cfg: The composed config.
+        run: The ``run`` node (`experiments.run.plan.RunSettings.run`).
 
     Returns:
         Whether to resume and whether to skip the config check.
@@ -51,20 +53,12 @@ def resume_mode(cfg: DictConfig) -> tuple[bool, bool]:
     Raises:
         ValueError: A value other than true, false or force.
     """
-    value = cfg.run.get("resume", False)
+    value = run.get("resume", False)
     if isinstance(value, bool) or value is None:
         return bool(value), False
     if str(value).lower() == "force":
         return True, True
     raise ValueError(f"run.resume={value!r}: expected true, false or force")
-
-
-def _plain(cfg: DictConfig) -> dict[str, Any]:
-    data = OmegaConf.to_container(
-        OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k != "hydra"]), resolve=True
-    )
-    assert isinstance(data, dict)
-    return {str(k): v for k, v in data.items()}
 
 
 def _select(data: dict[str, Any], dotted: str) -> Any:
@@ -112,23 +106,23 @@ def _stored(run_dir: Path) -> dict[str, Any] | None:
     return None
 
 
-def check_resume(cfg: DictConfig, run_dir: Path) -> None:
+def check_resume(settings: RunSettings, run_dir: Path) -> None:
     """Refuse to resume ``run_dir`` under a config that differs from the one it was started with.
 
     Args:
-        cfg: The composed config of this start.
+        settings: The settings of this start (its config, plain).
         run_dir: The run folder.
 
     Raises:
         ResumeMismatch: The compared keys differ (the message lists them and names ``run.resume=force``).
     """
-    resume, force = resume_mode(cfg)
+    resume, force = resume_mode(settings.run)
     if not resume or force:
         return
     stored = _stored(run_dir)
     if stored is None:
         return  # a folder never started (or started before configs were stored): nothing to contradict
-    diff = config_diff(stored, _plain(cfg))
+    diff = config_diff(stored, dict(settings.config))
     if diff:
         shown = "; ".join(f"{k}: {a!r} → {b!r}" for k, a, b in ((k, *v) for k, v in diff.items()))
         raise ResumeMismatch(
@@ -137,13 +131,13 @@ def check_resume(cfg: DictConfig, run_dir: Path) -> None:
         )
 
 
-def store_config(cfg: DictConfig, run_dir: Path) -> None:
+def store_config(settings: RunSettings, run_dir: Path) -> None:
     """Write ``config.json`` at a run's first start (a resume keeps the original).
 
     Args:
-        cfg: The composed config.
+        settings: The run's settings (its config, plain).
         run_dir: The run folder.
     """
     path = run_dir / CONFIG_FILE
     if not path.is_file():
-        atomic_write_json(path, _plain(cfg))
+        atomic_write_json(path, dict(settings.config))

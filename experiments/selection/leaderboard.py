@@ -62,6 +62,7 @@ from experiments.selection.leaderboard_roles import (
     unavailable_judges,
 )
 from experiments.selection.reselect import ReselectError, load_source_config
+from experiments.stored.run_folder import CANDIDATES, run_info
 from strategies.base import DONE_MARKER, REPORTS_DIR, SampleDecision
 from strategies.context import candidate_from_marker
 from strategies.mechanics import assemble
@@ -122,12 +123,12 @@ def load_stored(run_dir: Path) -> list[StoredDataset]:
     cfg = OmegaConf.create(load_source_config(run_dir))
     import_plugins(cfg.run.get("imports"))
     root = benchmark_root(cfg.benchmark)
-    info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    info = run_info(run_dir)
     names = list(info.get("datasets") or [])
     options = task_options(cfg.agent, int(cfg.run.seed))
     out = []
     for dataset in discover(root, names=names or None):
-        folder = run_dir / "candidates" / dataset.name
+        folder = run_dir / CANDIDATES / dataset.name
         keys = (
             sorted((p for p in folder.iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
             if folder.is_dir()

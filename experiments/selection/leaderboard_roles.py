@@ -21,7 +21,6 @@ cost, and the per-agent win rates of a candidate pool.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ import pandas as pd
 from agents.base import Usage
 from benchmark.score.analysis import to_markdown
 from core.registry import OptionError
+from experiments.stored.run_folder import run_info
 from strategies.base import SampleDecision
 from strategies.choice import decision_usage
 from strategies.selectors import Selector, selectors
@@ -96,7 +96,7 @@ def judge_sources(runs: Iterable[Path]) -> dict[str, JudgeSource]:
     """Per run folder (as a string), its judge configuration from ``run.json``."""
     out = {}
     for run in map(Path, runs):  # keyed as `StoredDataset.source` spells the folder
-        config = json.loads((run / "run.json").read_text(encoding="utf-8")).get("config") or {}
+        config = run_info(run).get("config") or {}
         out[str(run)] = JudgeSource(config.get("judge"), config.get("agent") or {}, config.get("selector"))
     return out
 

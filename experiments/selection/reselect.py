@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from core.atomic import atomic_write_json
 from core.cli_errors import EXIT_INCOMPLETE, EXIT_NOTHING, EXIT_OK, CliError, cli_main, existing_dir
 from experiments._config_path import config_dir
+from experiments.stored.run_folder import RUN_INFO, run_info
 
 if TYPE_CHECKING:
     from omegaconf import DictConfig
@@ -141,9 +142,9 @@ def load_source_config(source: Path) -> dict[str, Any]:
     """
     if not source.is_dir():
         raise ReselectError(f"{source} is not a run folder")
-    info_path = source / "run.json"
+    info_path = source / RUN_INFO
     try:
-        info = json.loads(info_path.read_text(encoding="utf-8"))
+        info = run_info(source)
         config = info["config"]
     except FileNotFoundError as exc:
         raise ReselectError(f"{info_path} is missing: {source} is not a finished run folder") from exc

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from experiments.stored.run_folder import RUN_INFO, USAGE, json_or_empty, read_samples
+
 __all__ = ["RunData", "groups", "load_runs"]
 
 
@@ -56,10 +58,6 @@ SEED_KEYS = ("run.seed",)
 """Overrides that make a repeat of the same configuration, not a new row."""
 
 
-def _read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-
-
 def _overrides(run_dir: Path) -> list[str]:
     path = run_dir / ".hydra" / "overrides.yaml"
     if not path.is_file():
@@ -90,20 +88,15 @@ def load_runs(sweep_dir: Path) -> list[RunData]:
     infos = []
     for metrics_path in sorted(sweep_dir.rglob("metrics.json")):
         run_dir = metrics_path.parent
-        info = _read_json(run_dir / "run.json")
-        samples_path = run_dir / "samples.jsonl"
-        samples = (
-            [json.loads(line) for line in samples_path.read_text(encoding="utf-8").splitlines() if line]
-            if samples_path.is_file()
-            else []
-        )
+        info = json_or_empty(run_dir / RUN_INFO)
+        samples = read_samples(run_dir)
         seed = ((info.get("config") or {}).get("run") or {}).get("seed")
         runs.append(
             RunData(
                 str(info.get("strategy") or run_dir.name),
                 run_dir,
                 json.loads(metrics_path.read_text(encoding="utf-8")),
-                _read_json(run_dir / "usage.json"),
+                json_or_empty(run_dir / USAGE),
                 samples,
                 int(seed) if seed is not None else None,
                 float(info["wall_s"]) if info.get("wall_s") is not None else None,
