@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
 import logging
 import os
 import sys
@@ -33,7 +32,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from core.atomic import atomic_write_json
 from core.cli_errors import EXIT_INCOMPLETE, EXIT_NOTHING, EXIT_OK, CliError, cli_main, existing_dir
 from experiments._config_path import config_dir
-from experiments.stored.run_folder import RUN_INFO, run_info
+from experiments.stored.run_folder import RUN_INFO, USAGE, run_file, run_info
 
 if TYPE_CHECKING:
     from omegaconf import DictConfig
@@ -270,9 +269,9 @@ def reselect(
     ReplayAgent.attempts = 0
     outcome = run_experiment(cfg, out, preload=False)
     calls = ReplayAgent.attempts
-    usage = json.loads((out / "usage.json").read_text(encoding="utf-8"))
+    usage = run_file(out, USAGE)
     reused = int(usage.get("candidates", 0))
-    info = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    info = run_info(out)
     info["config"]["agent"] = source_agent
     info["config"]["run"]["budget_tokens"] = None
     info["reselect"] = {

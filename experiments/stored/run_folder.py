@@ -7,7 +7,8 @@ treated are decided once:
 - `read_json`: for pages that show what is there: None (logged) when a file is missing or malformed;
 - `json_or_empty`: ``{}`` when the file is absent, a malformed file raises (a table must not silently lose
   a run);
-- `run_info`: ``run.json``, which every finished run has: raises `OSError` / `ValueError` when it cannot;
+- `run_file` / `run_info`: a file every finished run has (``run.json``, ``usage.json``, ``metrics.json``):
+  raises `OSError` / `ValueError` when it cannot;
 - `read_samples`: ``samples.jsonl``, one scored sample per line.
 """
 
@@ -28,6 +29,7 @@ __all__ = [
     "json_or_empty",
     "read_json",
     "read_samples",
+    "run_file",
     "run_info",
 ]
 
@@ -60,9 +62,14 @@ def json_or_empty(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
+def run_file(run_dir: Path, name: str) -> Any:
+    """The JSON file ``name`` of a finished run (`FileNotFoundError` when the run wrote none)."""
+    return json.loads((run_dir / name).read_text(encoding="utf-8"))
+
+
 def run_info(run_dir: Path) -> Any:
     """``run.json`` of a finished run (`FileNotFoundError` for a folder that is none)."""
-    return json.loads((run_dir / RUN_INFO).read_text(encoding="utf-8"))
+    return run_file(run_dir, RUN_INFO)
 
 
 def read_samples(run_dir: Path, *, skip_torn: bool = False) -> list[Any]:

@@ -7,13 +7,12 @@ import each other.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from experiments.stored.run_folder import RUN_INFO, USAGE, json_or_empty, read_samples
+from experiments.stored.run_folder import RUN_INFO, USAGE, json_or_empty, read_samples, run_file
 
 __all__ = ["RunData", "groups", "load_runs"]
 
@@ -95,7 +94,7 @@ def load_runs(sweep_dir: Path) -> list[RunData]:
             RunData(
                 str(info.get("strategy") or run_dir.name),
                 run_dir,
-                json.loads(metrics_path.read_text(encoding="utf-8")),
+                run_file(run_dir, metrics_path.name),
                 json_or_empty(run_dir / USAGE),
                 samples,
                 int(seed) if seed is not None else None,

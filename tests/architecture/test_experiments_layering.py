@@ -8,6 +8,7 @@ sub-package, the ones below it, and the command line's helpers at the top level 
 
 from __future__ import annotations
 
+import ast
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -92,3 +93,28 @@ def test_experiments_keeps_at_most_eight_modules_beside_its_subpackages() -> Non
     for package in FLOORS:
         doc = (ROOT / "experiments" / package / "__init__.py").read_text(encoding="utf-8")
         assert doc.startswith('"""') and len(doc) > 200, f"experiments/{package}/__init__.py: no docstring"
+
+
+STUDIES = ("analysis", "report", "selection", "stored")
+READER = ROOT / "experiments" / "stored" / "run_folder.py"
+
+
+def _json_parses(path: Path) -> list[int]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        n.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr in ("load", "loads")
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == "json"
+    ]
+
+
+def test_what_studies_runs_reads_run_folders_through_the_one_reader() -> None:
+    # metrics.json, samples.jsonl, run.json, usage.json, roles.json: parsed in stored/run_folder.py only
+    files = sorted(p for pkg in STUDIES for p in (ROOT / "experiments" / pkg).rglob("*.py") if p != READER)
+    hits = [f"{p.relative_to(ROOT)}:{line}" for p in files for line in _json_parses(p)]
+    assert hits == [], "parse run-folder files with experiments.stored.run_folder"
+    assert _json_parses(READER)  # the reader itself is seen by the same scan
