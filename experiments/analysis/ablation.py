@@ -20,7 +20,6 @@ from typing import Any
 
 import pandas as pd
 
-from benchmark.score.analysis import to_markdown
 from benchmark.score.constants import METRIC_NAMES
 from core.cli_errors import OneLineParser, cli_main, existing_dir
 from experiments.analysis.oracle_bound import oracle_upper_bound
@@ -274,37 +273,35 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
     from experiments.analysis.budget_matched import shown_table
 
     budget = _budget(runs)
-    budget_md: list[str] = []
+    budget_md: list[str | pd.DataFrame] = []
     if not budget.empty:
         written.append(write_csv(sweep_dir / "ablation_budget.csv", budget))
         budget_md = [
             "## Budget-matched: S3 (best-of-n') with n' chosen so that it spends no more than each other "
             f"strategy (cost axis: {budget['axis'].iloc[0]}; from the stored candidates, no new call); "
             "E2E as mean ± sd over seeds (the seeds column), costs as the mean over seeds",
-            to_markdown(shown_table(budget)),
+            shown_table(budget),
         ]
     passk_md, passk_files = _passk(runs, sweep_dir)
     written += passk_files
-    md = "\n\n".join(
-        [
-            "# Ablation (official profile, macro over datasets; mean over seeds)",
-            *([f"**{mechanics}**"] if mechanics is not None else []),
-            "E2E ± sd: the spread over seeds (sample sd); a single seed shows ± 0.0000.",
-            to_markdown(shown[main_cols]),
-            "## Cost per run (mean over seeds): model calls, tokens, USD, wall-clock seconds",
-            to_markdown(shown[cost_cols]),
-            f"## E2E with datasets as the unit: {CI_METHOD} (E2E_lo, E2E_hi); paired comparison vs S0: the "
-            f"mean difference of per-dataset E2E (dE2E_vs_s0) with its {CI_METHOD} (dE2E_lo, dE2E_hi); "
-            f"{TEST_METHOD}; oracle best-of-n upper bound (ground truth; not a strategy result)",
-            to_markdown(shown[stat_cols]),
-            "## E2E threshold sensitivity (g = schema, q = f = semantic and content thresholds)",
-            to_markdown(slice_),
-            *budget_md,
-            *passk_md,
-            *notes,
-        ]
-    )
-    tables = write_tables(sweep_dir / "ablation", summary, [md], shown[[*main_cols, *cost_cols[1:]]])
+    page: list[str | pd.DataFrame] = [
+        "# Ablation (official profile, macro over datasets; mean over seeds)",
+        *([f"**{mechanics}**"] if mechanics is not None else []),
+        "E2E ± sd: the spread over seeds (sample sd); a single seed shows ± 0.0000.",
+        shown[main_cols],
+        "## Cost per run (mean over seeds): model calls, tokens, USD, wall-clock seconds",
+        shown[cost_cols],
+        f"## E2E with datasets as the unit: {CI_METHOD} (E2E_lo, E2E_hi); paired comparison vs S0: the "
+        f"mean difference of per-dataset E2E (dE2E_vs_s0) with its {CI_METHOD} (dE2E_lo, dE2E_hi); "
+        f"{TEST_METHOD}; oracle best-of-n upper bound (ground truth; not a strategy result)",
+        shown[stat_cols],
+        "## E2E threshold sensitivity (g = schema, q = f = semantic and content thresholds)",
+        slice_,
+        *budget_md,
+        *passk_md,
+        *notes,
+    ]
+    tables = write_tables(sweep_dir / "ablation", summary, page, shown[[*main_cols, *cost_cols[1:]]])
     written = [tables[0], written[0], *tables[1:], *written[1:]]  # .csv, _thresholds.csv, .md, .tex, ...
     if figure:
         from experiments.analysis.figure import ablation_figure, cost_figure

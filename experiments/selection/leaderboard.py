@@ -39,7 +39,6 @@ from omegaconf import OmegaConf
 
 from agents.base import Candidate, Task
 from benchmark.perturb import MISTAKES_FILE, miss_rates, read_mistakes
-from benchmark.score.analysis import to_markdown
 from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_candidate
 from core.atomic import atomic_write_text
@@ -499,7 +498,7 @@ def write_leaderboard(frame: pd.DataFrame, stats: Mapping[str, Any], out: Path) 
         "selector",
         *[c for c in frame.columns if c.startswith(("miss_", "n_")) and c != "n_datasets"],
     ]
-    parts = [
+    parts: list[str | pd.DataFrame] = [
         "# Selectors on stored candidates (macro over datasets; official profile unless marked strict)",
         f"E2E_lo, E2E_hi: {CI_METHOD}.",
         *(
@@ -511,16 +510,16 @@ def write_leaderboard(frame: pd.DataFrame, stats: Mapping[str, Any], out: Path) 
             if fell_back
             else []
         ),
-        to_markdown(frame[head]),
+        frame[head],
         f"## Paired test vs {BASELINE} (same validator; datasets as the unit): the mean difference of "
         f"per-dataset E2E with its {CI_METHOD}; {TEST_METHOD}",
-        to_markdown(frame[test]),
+        frame[test],
     ]
     if len(miss) > 2:
         parts += [
             "## Mistake miss rates: per mistake type, on the samples where some candidate avoided it (n), "
             "the share where the kept candidate has it (one column per validator/selector)",
-            to_markdown(_miss_table(frame)),
+            _miss_table(frame),
         ]
     parts += role_sections(frame, stats.get("skipped") or {})
     parts.append(

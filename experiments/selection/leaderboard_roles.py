@@ -29,7 +29,6 @@ from typing import Any
 import pandas as pd
 
 from agents.base import Usage
-from benchmark.score.analysis import to_markdown
 from core.registry import OptionError
 from experiments.stored.run_folder import run_info
 from strategies.base import SampleDecision
@@ -251,19 +250,19 @@ def role_columns(
     return out
 
 
-def role_sections(frame: pd.DataFrame, skipped: Mapping[str, str]) -> list[str]:
+def role_sections(frame: pd.DataFrame, skipped: Mapping[str, str]) -> list[str | pd.DataFrame]:
     """The leaderboard's Markdown sections for cost, per-agent win rates and skipped judge selectors."""
     cost = ["validator", "selector", *[c for c in COST_COLUMNS if c in frame.columns]]
-    parts = [
+    parts: list[str | pd.DataFrame] = [
         "## Cost per selector: the stored candidates' plus the judge's (cached verdicts at the original "
         "call's price), so selectors compare at equal spend",
-        to_markdown(frame[cost]),
+        frame[cost],
     ]
     wins = [c for c in frame.columns if str(c).startswith("win:")]
     if wins:
         parts += [
             "## Per agent: share of decided samples whose kept candidate each agent made",
-            to_markdown(frame[["validator", "selector", *wins]]),
+            frame[["validator", "selector", *wins]],
         ]
     parts += [f"**{name} skipped**: {why}" for name, why in skipped.items()]
     return parts

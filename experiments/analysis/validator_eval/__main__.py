@@ -7,8 +7,8 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from benchmark.score.analysis import to_markdown
 from core.atomic import atomic_write_text
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from experiments.analysis.validator_eval.collect import collect
@@ -17,6 +17,9 @@ from experiments.analysis.validator_eval.tables import check_frame, figure, fit_
 from experiments.publish.tables import markdown_page, write_csv
 from experiments.selection.reselect import ReselectError
 from validator.registry import ProfileError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PROG = "python -m experiments.validator_eval"
 
@@ -64,13 +67,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     written = [out / "totals.csv"]
     write_csv(written[0], totals)
     positives = sum(r.e2e for r in evidence.rows)
-    parts = [
+    parts: list[str | pd.DataFrame] = [
         "# The validator against the ground truth (stored candidates; official E2E, strict content score)",
         f"{len(evidence.rows)} candidate samples of {len(evidence.stored)} stored datasets, {positives} pass "
         f"official E2E; {evidence.validations} validations run (the rest read from stored reports).",
         "## Total score per profile (AUROC for E2E pass; ECE of the total read as a pass probability, "
         "10 bins; Spearman rho with the strict content score)",
-        to_markdown(totals),
+        totals,
     ]
     for label in labels:
         checks = check_frame(evidence, label)
@@ -80,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parts += [
             f"## Checks of {label} (AUROC of the check's score for E2E pass; precision/recall of its "
             "failures for E2E failures; coverage = share of samples where it did not abstain)",
-            to_markdown(checks),
+            checks,
         ]
     if args.fit is not None:
         base = args.fit or labels[0]
@@ -95,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parts += [
             f"## Fitted weights for {match[0]}: held-out selection E2E (validator_max; "
             "leave-one-dataset-out, macro over datasets) beside the hand-set profiles on the same candidates",
-            to_markdown(table),
+            table,
             f"Fitted on every dataset ({result.pairs} within-sample pass/fail pairs): `{fitted}` "
             f"(use `validator={fitted}`).",
         ]
