@@ -1,8 +1,8 @@
 """The run's budget in tokens and/or US dollars: one object, handed explicitly to everything that spends.
 
-One `Budget` exists per run. `experiments.plan.build_components` creates it and hands it to every agent and
-judge whose constructor takes a ``budget`` argument; the runner holds the same object. Two ways of spending
-are counted, once each:
+One `Budget` exists per run. `experiments.run.plan.build_components` creates it and hands it to every agent
+and judge whose constructor takes a ``budget`` argument; the runner holds the same object.
+Two ways of spending are counted, once each:
 
 - **per model call**: an agent (or judge) that holds the budget calls `Budget.check` before each model call
   and `Budget.charge` after it (cache hits cost nothing and are not charged);
@@ -13,7 +13,7 @@ are counted, once each:
   its context, as ``asyncio.gather`` and ``asyncio.to_thread`` do) marks the candidate as charged per call.
 
 Where the counts live is the `Ledger`: `LocalLedger` in one process, a shared-memory ledger
-(`experiments.processes.SharedLedger`) across the worker processes of ``run.processes=N``; the rules above
+(`experiments.run.processes.SharedLedger`) across the worker processes of ``run.processes=N``; the rules above
 are this class's in both cases. A call already in flight when the budget runs out is still charged, so a run
 overshoots by at most the calls in flight.
 """

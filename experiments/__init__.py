@@ -1,8 +1,17 @@
-"""`python -m experiments`: the Hydra app that runs strategies S0-S4 over a benchmark.
+"""`python -m experiments`: the Hydra app that runs strategies S0-S4 over a benchmark, and what studies runs.
 
-The run itself arrives with the strategies; today the app composes and prints its configuration.
+Sub-packages, each importing only those listed before it (checked by
+``tests/architecture/test_experiments_layering.py``): `stored` (reading run folders back) and `publish`
+(statistics, the table writer), `report` (a run's HTML page), `run` (config → plan → the run folder),
+`selection` (reselection, the selector leaderboard), `analysis` (ablation, pass@k, budget-matched, validator
+meta-evaluation, the sweep page). The modules at this level are the command line's: `__main__` (the app),
+`callbacks` (Hydra's), `help`, `validator_file`, `_config_path`, and `_commands`, which keeps the commands of
+the earlier flat layout (``python -m experiments.reselect``, ...) working.
 """
 
+from experiments._commands import install as _install_commands
 from experiments._config_path import compose_config, config_dir
+
+_install_commands()
 
 __all__ = ["compose_config", "config_dir"]

@@ -52,8 +52,8 @@ def _config_errors() -> tuple[type[Exception], ...]:
     """
     from benchmark.errors import BenchmarkError
     from core.registry import UnknownNameError
-    from experiments.run_lock import RunFolderBusy
-    from experiments.suite import NoDatasetsError
+    from experiments.run.lock import RunFolderBusy
+    from experiments.run.suite import NoDatasetsError
     from strategies.selectors import OracleNotAllowed
 
     return (
@@ -87,9 +87,9 @@ def main(cfg: DictConfig) -> None:
     """
     from agents.base import FatalAgentError
     from benchmark.errors import is_storage_failure
-    from experiments.processes import WorkerLost
-    from experiments.results import METRIC_LEGEND
-    from experiments.run import NothingProduced, run_experiment
+    from experiments.run.experiment import NothingProduced, run_experiment
+    from experiments.run.processes import WorkerLost
+    from experiments.run.results import METRIC_LEGEND
     from strategies.selectors import SelectorError
 
     config_errors = _config_errors()

@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 
 
 class AblationCallback(Callback):
-    """Runs `experiments.ablation.write_ablation` on the sweep folder once every job has finished."""
+    """Runs `experiments.analysis.ablation.write_ablation` on the sweep folder once every job has finished."""
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         """Write ``ablation.{md,csv,tex,png}`` into the sweep folder (a failure is logged, never raised).
@@ -26,7 +26,7 @@ class AblationCallback(Callback):
             config: The sweep's config (``hydra.sweep.dir`` is read).
             **kwargs: Unused (Hydra's signature).
         """
-        from experiments.ablation import write_ablation
+        from experiments.analysis.ablation import write_ablation
 
         sweep_dir = Path(str(config.hydra.sweep.dir))
         try:
@@ -41,8 +41,8 @@ class AblationCallback(Callback):
     @staticmethod
     def _banner(sweep_dir: Path) -> None:
         """The mechanics-check banner on the console when a run of the sweep used `rules` or `simulated`."""
-        from experiments.ablation import load_runs
-        from experiments.mechanics_check import sweep_banner
+        from experiments.analysis.ablation import load_runs
+        from experiments.stored.mechanics import sweep_banner
 
         line = sweep_banner(r.agent for r in load_runs(sweep_dir))
         if line is not None:
@@ -52,9 +52,9 @@ class AblationCallback(Callback):
     def _reports(sweep_dir: Path) -> None:
         """The sweep's own report.html, and each job's report again so it shows the sweep's ablation figure
         (the jobs wrote theirs before the figure existed). Failures are logged, never raised."""
-        from experiments.ablation import load_runs
+        from experiments.analysis.ablation import load_runs
+        from experiments.analysis.sweep_report import build_sweep_report
         from experiments.report import write_report
-        from experiments.report.sweep import build_sweep_report
 
         for run in load_runs(sweep_dir):
             if (run.run_dir / "report.html").is_file():
@@ -66,7 +66,8 @@ class AblationCallback(Callback):
 
 
 class PreflightFailed(BaseException):
-    """A single run's config failed `experiments.run.preflight` before Hydra created the run folder.
+    """A single run's config failed `experiments.run.experiment.preflight` before Hydra created the run
+    folder.
 
     Hydra logs and ignores an ``Exception`` raised by a callback, so the failure travels as a
     ``BaseException`` to ``python -m experiments`` (`experiments.__main__.cli`), which prints its one line.
@@ -82,7 +83,7 @@ class PreflightFailed(BaseException):
 
 class Preflight(Callback):
     """Checks a single run's config (resume, names, options) before Hydra creates or rewrites its folder, then
-    takes the folder's lock (`experiments.run_lock`).
+    takes the folder's lock (`experiments.run.lock`).
 
     A bad option then leaves no run folder behind, a refused resume does not overwrite the old run's
     ``.hydra/config.yaml``, and a second run into a busy folder is refused before it writes anything. The
@@ -90,13 +91,13 @@ class Preflight(Callback):
     """
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
-        """Raise `PreflightFailed` when `experiments.run.preflight` refuses the config.
+        """Raise `PreflightFailed` when `experiments.run.experiment.preflight` refuses the config.
 
         Args:
             config: The composed config, ``hydra`` node included.
             **kwargs: Unused (Hydra's signature).
         """
-        from experiments.run_lock import abandon_run_folder, hold_run_folder, takeover_note
+        from experiments.run.lock import abandon_run_folder, hold_run_folder, takeover_note
 
         run_dir = Path(str(config.hydra.run.dir))
         try:
@@ -111,7 +112,7 @@ class Preflight(Callback):
         if dead is not None:
             # Printed, not logged: Hydra has not set up the job's logging yet, so a warning would be lost.
             print(takeover_note(run_dir, dead), file=sys.stderr)
-        from experiments.run import preflight
+        from experiments.run.experiment import preflight
 
         try:
             preflight(config, run_dir)

@@ -1,5 +1,5 @@
-"""``validator=<file.yaml>`` on the command line: a profile file (e.g. the one ``experiments.validator_eval
---fit`` writes) used like a built-in profile name.
+"""``validator=<file.yaml>`` on the command line: a profile file (e.g. the one ``python -m
+experiments.validator_eval --fit`` writes) used like a built-in profile name.
 
 Hydra selects a config group option by name from its search path, not by file. A file that lies in a folder
 named ``validator/`` (as ``--fit`` writes it: ``<out>/validator/<name>_fitted.yaml``) is exactly such an

@@ -328,7 +328,7 @@ def measure_ours(
         Our side, the main process's CPU per thread group in the phase, the run's wall time, its outcome
         (None for ``--light``, whose candidates write nothing).
     """
-    from experiments.run import NothingProduced, run_experiment
+    from experiments.run.experiment import NothingProduced, run_experiment
 
     work.runs += 1
     if threading.active_count() > 1:

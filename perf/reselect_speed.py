@@ -37,9 +37,9 @@ from pathlib import Path
 
 from agents.base import Candidate, Task
 from experiments import compose_config
-from experiments.leaderboard import leaderboard
-from experiments.reselect import reselect
-from experiments.run import run_experiment
+from experiments.run.experiment import run_experiment
+from experiments.selection.leaderboard import leaderboard
+from experiments.selection.reselect import reselect
 from strategies.selectors import selectors
 from validator.report import Report
 

@@ -69,7 +69,7 @@ class ProfileValidator:
     Attributes:
         profile: ``"evidence"``, ``"mdsbench"`` or a profile YAML path.
         executor: Where the CPU-bound steps of the strategies run (None: the loop's default thread pool;
-            `run_cpu`); `experiments.pools.RunExecutor` sends the validations to worker processes.
+            `run_cpu`); `experiments.run.pools.RunExecutor` sends the validations to worker processes.
         store_reports: Keep each stored candidate's report beside it (``candidates/<dataset>/<k>/reports/``)
             and reuse it while the candidate and the checks are unchanged (`validator.report_store`), so a
             reselection or a resumed run does not validate the same candidate again.

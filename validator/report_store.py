@@ -3,7 +3,7 @@
 A stored report holds every check's raw result (score, message, field paths, details) for every sample and for
 ``data_meta.json``, not the weighted totals: the totals are recomputed from the weights of the profile that
 loads it, so a profile with the same checks and options but other weights (a weight override, a fitted
-profile, ``experiments.validator_eval --fit``) reuses the same file.
+profile, ``experiments.analysis.validator_eval --fit``) reuses the same file.
 
 The file is ``<store>/<fingerprint>.json``. The fingerprint covers what a check's result depends on besides
 the candidate: the check names, the profile's options, and the source bytes of the modules the checks are

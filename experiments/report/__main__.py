@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    from experiments.report.sweep import build_sweep_report, is_sweep
+    from experiments.analysis.sweep_report import build_sweep_report, is_sweep
 
     run_dir = existing_dir("RUN_DIR", args.run_dir)
     if is_sweep(run_dir):

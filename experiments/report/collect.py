@@ -10,7 +10,6 @@ analysis after scoring, like the scorer itself, and nothing read here flows back
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from dataclasses import dataclass, field
@@ -19,7 +18,8 @@ from typing import Any
 
 from agents.base import OUTPUT_SUBDIR
 from benchmark.layout import ANNOTATIONS_DIR
-from experiments.mechanics_check import banner, mechanics_agent
+from experiments.stored.mechanics import banner, mechanics_agent
+from experiments.stored.run_folder import CANDIDATES, METRICS, ROLES, RUN_INFO, USAGE, read_json, read_samples
 from strategies.base import REPORTS_DIR
 
 __all__ = ["CandidateView", "DatasetView", "RunView", "SampleRow", "load_run"]
@@ -102,28 +102,13 @@ class RunView:
     roles: dict[str, Any] | None = None
 
 
-def read_json(path: Path) -> Any:
-    """Parse a JSON file; None (logged) when it is missing or malformed."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        log.warning("report: cannot read %s: %s", path, exc)
-        return None
-
-
 def _samples_jsonl(run_dir: Path) -> dict[tuple[str, int], dict[str, Any]]:
     rows: dict[tuple[str, int], dict[str, Any]] = {}
-    path = run_dir / "samples.jsonl"
-    if not path.is_file():
-        return rows
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for row in read_samples(run_dir, skip_torn=True):  # a torn last line must not hide the rest
         try:
-            row = json.loads(line)
             rows[(str(row["dataset"]), int(row["index"]))] = row
         except (ValueError, KeyError, TypeError):
-            continue  # a torn last line must not hide the rest
+            continue
     return rows
 
 
@@ -157,7 +142,7 @@ def _candidate_view(key: str, folder: Path, index: int, status: str = "") -> Can
 
 
 def _candidate_folders(run_dir: Path, name: str) -> list[tuple[str, Path, str]]:
-    base = run_dir / "candidates" / name
+    base = run_dir / CANDIDATES / name
     out = []
     if base.is_dir():
         numbered = [p for p in base.iterdir() if p.is_dir() and p.name.isdigit()]
@@ -330,14 +315,11 @@ def load_run(run_dir: Path) -> RunView:
         raise FileNotFoundError(f"{run_dir}: not a run folder")
     metrics = {
         p: doc
-        for p, doc in (
-            ("official", read_json(run_dir / "metrics.json")),
-            ("strict", read_json(run_dir / "metrics_strict.json")),
-        )
+        for p, doc in ((profile, read_json(run_dir / name)) for profile, name in METRICS.items())
         if isinstance(doc, dict)
     }
-    usage = read_json(run_dir / "usage.json") or {}
-    run_info = read_json(run_dir / "run.json") or {}
+    usage = read_json(run_dir / USAGE) or {}
+    run_info = read_json(run_dir / RUN_INFO) or {}
     rows = _samples_jsonl(run_dir)
     names = list(run_info.get("datasets") or [])
     for pool in (
@@ -367,6 +349,6 @@ def load_run(run_dir: Path) -> RunView:
     if mechanics is not None:
         notes.insert(0, banner(mechanics))
     title = f"{run_info.get('strategy', '?')} · {run_info.get('run_name', run_dir.name)} · {run_dir.name}"
-    roles = read_json(run_dir / "roles.json")  # written by runs with a pool, a reviser or a judge
+    roles = read_json(run_dir / ROLES)  # written by runs with a pool, a reviser or a judge
     roles = roles if isinstance(roles, dict) else None
     return RunView(run_dir, title, metrics, usage, datasets, ablation, notes, roles)

@@ -1,6 +1,6 @@
-"""HTML of a run's model roles (``roles.json``, `experiments.role_table`): one row per agent of the candidate
-pool (candidates, selected, win rate, oracle rate, calls, tokens, dollars) and the judge's summary (verdicts,
-fallbacks by reason, calls, tokens, dollars).
+"""HTML of a run's model roles (``roles.json``, `experiments.run.role_table`): one row per agent of the
+candidate pool (candidates, selected, win rate, oracle rate, calls, tokens, dollars) and the judge's summary
+(verdicts, fallbacks by reason, calls, tokens, dollars).
 
 The run page shows its own table; the sweep page stacks every run's rows under the run's strategy label, so
 pools and selectors compare side by side.

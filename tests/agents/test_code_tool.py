@@ -146,7 +146,7 @@ def test_runaway_scripts_are_stopped_and_reported_and_the_candidate_goes_on(
 
 def test_the_config_switches_the_code_tool_on_with_its_limits(monkeypatch) -> None:
     from experiments import compose_config
-    from experiments.plan import build_agent
+    from experiments.run.plan import build_agent
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
     for tools in ("agent.tools=[code]", "agent.tools=code"):

@@ -13,7 +13,7 @@ from agent_scripts import standard_script
 
 from agents.instructions import BUNDLED, InstructionError, instruction_text, resolve_instructions
 from experiments import compose_config
-from experiments.run import run_experiment
+from experiments.run.experiment import run_experiment
 
 
 def _sha(text: str) -> str:

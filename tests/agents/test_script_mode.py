@@ -285,7 +285,7 @@ def test_the_fake_servers_mode_flag_needs_a_replay() -> None:
 
 def test_a_misspelt_script_or_code_limit_option_in_the_config_is_refused_by_name() -> None:
     from core.registry import OptionError
-    from experiments.plan import build_agent
+    from experiments.run.plan import build_agent
 
     base = {"name": "litellm", "model": "openai/fake-model", "api_key": "sk-fake", "mode": "script"}
     # A mapping from the config must reach the agent's own check, not be coerced (extras dropped) on the way.

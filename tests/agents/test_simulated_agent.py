@@ -13,7 +13,7 @@ from agents.simulated import SimulatedAgent, SimulationNotAllowed
 from benchmark.discover import Dataset
 from benchmark.perturb import MISTAKES, read_mistakes
 from benchmark.synth.suite import generate_suite
-from experiments.plan import build_agent
+from experiments.run.plan import build_agent
 
 DATASET = "synth-thyroid-us-bmp"
 

@@ -15,7 +15,7 @@ from benchmark.manifest import parse_manifest
 from benchmark.synth.__main__ import main as synth_main
 from benchmark.synth.big_tree import BIG_TREE, build_big_tree
 from experiments import compose_config
-from experiments.run import run_experiment
+from experiments.run.experiment import run_experiment
 
 
 def _dicom_files(root: Path) -> list[Path]:

@@ -22,8 +22,8 @@ from omegaconf import DictConfig
 from agents.base import Candidate, Task
 from benchmark.synth.suite import dataset_names, generate_suite
 from experiments import compose_config
-from experiments.leaderboard import leaderboard
-from experiments.run import run_experiment
+from experiments.run.experiment import run_experiment
+from experiments.selection.leaderboard import leaderboard
 from strategies.selectors import selectors
 from validator.report import Report
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from experiments.ablation import write_ablation
-from experiments.run import run_experiment
+from experiments.analysis.ablation import write_ablation
+from experiments.run.experiment import run_experiment
 
 
 def test_s1_rows_of_the_rules_agent_are_explained_and_other_agents_rows_are_not(make_cfg, tmp_path: Path):

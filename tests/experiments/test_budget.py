@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from rules_runs import DATASETS, N, rules_cfg
 
-from experiments.ablation import load_runs
-from experiments.budget_matched import budget_curve, budget_matched
-from experiments.run import run_experiment
+from experiments.analysis.ablation import load_runs
+from experiments.analysis.budget_matched import budget_curve, budget_matched
+from experiments.run.experiment import run_experiment
 
 
 def test_best_of_fewer_from_stored_candidates_equals_a_fresh_smaller_run(

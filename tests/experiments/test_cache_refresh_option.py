@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agents.litellm import RequestCache
-from experiments.request_cache import CACHE_ENV, resolve_cache
+from experiments.run.request_cache import CACHE_ENV, resolve_cache
 
 
 def test_refresh_opens_the_default_file_to_rebuy_and_overwrite(

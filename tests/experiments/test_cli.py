@@ -16,8 +16,8 @@ import pytest
 from benchmark.score.aggregate import macro
 from benchmark.score.constants import METRIC_NAMES
 from benchmark.score.evaluate import score_root
-from experiments.ablation import write_ablation
-from experiments.run import run_experiment
+from experiments.analysis.ablation import write_ablation
+from experiments.run.experiment import run_experiment
 
 
 def cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -119,7 +119,7 @@ def test_the_ablation_writes_tables_tests_and_a_figure(make_cfg, tmp_path: Path)
         "ablation.png",
         "ablation_cost.png",
         "ablation_budget.csv",
-        "passk.csv",  # the S3 row's pass@k / selected@k curves (experiments.passk), table and figure
+        "passk.csv",  # the S3 row's pass@k / selected@k curves (experiments.analysis.passk), table and figure
         "passk.png",
     }
     assert "## pass@k, pass^k and selected@k: s3" in (sweep / "ablation.md").read_text()

@@ -30,7 +30,7 @@ import json, os, sys
 from pathlib import Path
 
 from experiments import compose_config
-from experiments.run import run_experiment
+from experiments.run.experiment import run_experiment
 
 # pandas is no format library: a real run imports it in its main thread while it builds the rules agent,
 # before any worker thread exists, so importing it here leaves each child's threads exactly what a fresh

@@ -12,7 +12,7 @@ from cli_process import nonblank_lines as _lines
 from cli_process import run_cli as _cli
 from run_overrides import FAKE_AGENT
 
-from experiments.results import METRIC_LEGEND, coverage_line
+from experiments.run.results import METRIC_LEGEND, coverage_line
 
 PROG = "python -m experiments: error: "
 

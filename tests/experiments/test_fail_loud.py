@@ -15,7 +15,7 @@ import pytest
 
 from agents.fakeserver import FakeServer, Fault, Reply, TurnScript, tool_call
 from experiments import compose_config
-from experiments.run import run_experiment
+from experiments.run.experiment import run_experiment
 
 
 def _free_port() -> int:

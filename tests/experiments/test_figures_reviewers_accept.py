@@ -16,13 +16,13 @@ from matplotlib.container import BarContainer
 from rules_runs import N, rules_cfg
 
 from benchmark.score.constants import METRIC_NAMES
-from experiments.ablation import summary_frame, write_ablation
-from experiments.budget_matched import budget_curve, budget_matched
-from experiments.figure import draw_ablation, draw_cost
-from experiments.mechanics_check import banner, mechanics_agent, sweep_banner
-from experiments.run import run_experiment
-from experiments.stats import CI_METHOD, TEST_METHOD
-from experiments.sweep_runs import load_runs
+from experiments.analysis.ablation import summary_frame, write_ablation
+from experiments.analysis.budget_matched import budget_curve, budget_matched
+from experiments.analysis.figure import draw_ablation, draw_cost
+from experiments.publish.stats import CI_METHOD, TEST_METHOD
+from experiments.run.experiment import run_experiment
+from experiments.stored.mechanics import banner, mechanics_agent, sweep_banner
+from experiments.stored.sweep import load_runs
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +115,7 @@ def test_the_ablation_names_its_methods_and_the_mechanics_check(two_seed_sweep: 
     budget = md.split("## Budget-matched")[1].split("\n\n**")[0]
     assert "mean ± sd over seeds" in budget and "| s0 | 2 | 2 |" in budget and " ± " in budget
 
-    from experiments.report.sweep import build_sweep_report
+    from experiments.analysis.sweep_report import build_sweep_report
 
     html = build_sweep_report(sweep).read_text()
     assert banner("rules") in html

@@ -24,10 +24,10 @@ from agents.budget import Budget, BudgetExceeded
 from agents.fakeserver import ByDataset, FakeServer, Step
 from agents.fakeserver.judge import is_judge_request
 from experiments import compose_config
-from experiments.plan import build_components
-from experiments.processes import SharedLedger
-from experiments.run import run_experiment
-from experiments.run_options import check_budget
+from experiments.run.experiment import run_experiment
+from experiments.run.options import check_budget
+from experiments.run.plan import build_components
+from experiments.run.processes import SharedLedger
 from strategies.context import RunContext, call_agent, use
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ from fake_roles import DATASET, Dispatch, model, read_record
 
 from agents.fakeserver import ByDataset, FakeServer
 from experiments import compose_config
-from experiments.run import run_experiment
+from experiments.run.experiment import run_experiment
 
 REPO = Path(__file__).resolve().parents[2]
 

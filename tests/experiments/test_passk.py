@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.leaderboard import load_stored
-from experiments.passk import (
+from experiments.analysis.passk import (
     candidate_passes,
     curves_frame,
     dataset_curves,
@@ -19,6 +18,7 @@ from experiments.passk import (
     subsets,
     write_passk,
 )
+from experiments.selection.leaderboard import load_stored
 from strategies.selectors import validator_max
 from validator.validate import validate
 

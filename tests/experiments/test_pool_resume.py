@@ -17,9 +17,9 @@ from fake_roles import DATASET, Dispatch, judge, make_suite, overrides, read_rec
 
 from agents.fakeserver import ByDataset, FakeServer
 from experiments import compose_config
-from experiments.loop import RESULT_MARKER
-from experiments.resume import ResumeMismatch
-from experiments.run import run_experiment
+from experiments.run.experiment import run_experiment
+from experiments.run.loop import RESULT_MARKER
+from experiments.run.resume import ResumeMismatch
 
 
 @pytest.fixture(scope="module")

@@ -23,8 +23,8 @@ from agents.fakeserver import ByDataset, FakeServer, Reply, TurnScript
 from agents.fakeserver.replay import ReplayScript, replay_script
 from benchmark.discover import Dataset
 from experiments import compose_config
-from experiments.pools import RunExecutor, validation_executor
-from experiments.run import run_experiment
+from experiments.run.experiment import run_experiment
+from experiments.run.pools import RunExecutor, validation_executor
 from strategies.base import ProfileValidator, run_cpu
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -31,9 +31,9 @@ from agents.fakeserver import (
     tool_call,
 )
 from experiments import compose_config
-from experiments.loop import TasksJob
-from experiments.processes import resolve_processes, split_tasks
-from experiments.run import preflight, run_experiment
+from experiments.run.experiment import preflight, run_experiment
+from experiments.run.loop import TasksJob
+from experiments.run.processes import resolve_processes, split_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
 

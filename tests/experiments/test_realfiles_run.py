@@ -111,7 +111,7 @@ def test_every_decodable_sample_is_written_or_its_failure_is_reported(
 
 
 def test_benchmark_realfiles_builds_the_suite_once_into_the_cache(tmp_path: Path) -> None:
-    from experiments.suite import ensure_realfiles_suite
+    from experiments.run.suite import ensure_realfiles_suite
 
     root = ensure_realfiles_suite(tmp_path)
     assert root.parent == tmp_path and root.name.startswith("realfiles-")

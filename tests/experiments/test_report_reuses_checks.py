@@ -15,7 +15,7 @@ from omegaconf import DictConfig
 
 import validator.validate
 from experiments.report.collect import load_run
-from experiments.run import run_experiment
+from experiments.run.experiment import run_experiment
 
 
 @pytest.fixture

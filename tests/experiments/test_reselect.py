@@ -13,8 +13,8 @@ import pytest
 from omegaconf import DictConfig
 from rules_runs import DATASETS, rules_cfg
 
-from experiments.reselect import ReselectError, reselect
-from experiments.run import run_experiment
+from experiments.run.experiment import run_experiment
+from experiments.selection.reselect import ReselectError, reselect
 
 pytestmark = pytest.mark.heavy
 
@@ -163,7 +163,7 @@ def test_scoring_shared_with_forks_equals_the_serial_loop(source: tuple[Path, Pa
     from benchmark.score.evaluate import score_dataset
     from benchmark.score.forked import processes_for
     from benchmark.score.profiles import ScoringRules
-    from experiments.results import PROFILES, score_exports
+    from experiments.run.results import PROFILES, score_exports
 
     _, src = source
     run_name = json.loads((src / "run.json").read_text())["run_name"]
@@ -175,7 +175,7 @@ def test_scoring_shared_with_forks_equals_the_serial_loop(source: tuple[Path, Pa
         code = (
             "import sys, pathlib\n"
             "from benchmark.score.forked import processes_for\n"
-            "from experiments.results import score_exports\n"
+            "from experiments.run.results import score_exports\n"
             "exports = {p.name: p for p in sorted(pathlib.Path(sys.argv[1]).iterdir())}\n"
             "assert processes_for(2 * len(exports), 2) == 2, 'no fork in a fresh interpreter'\n"
             "forked = score_exports(exports, sys.argv[2], workers=2)\n"

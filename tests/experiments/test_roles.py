@@ -12,11 +12,11 @@ from fake_roles import JUDGE_USAGE, Dispatch, judge, overrides, read_record
 from agents.fakeserver import ByDataset, FakeServer, Reply, tool_call
 from agents.judge import CHOOSE_TOOL
 from experiments import compose_config
-from experiments.ablation import summary_frame
-from experiments.leaderboard import _selector_names
-from experiments.reselect import ReselectError
-from experiments.run import run_experiment
-from experiments.sweep_runs import load_runs
+from experiments.analysis.ablation import summary_frame
+from experiments.run.experiment import run_experiment
+from experiments.selection.leaderboard import _selector_names
+from experiments.selection.reselect import ReselectError
+from experiments.stored.sweep import load_runs
 
 
 def test_a_pool_records_each_candidates_agent_and_per_agent_win_rates(

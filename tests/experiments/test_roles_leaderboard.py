@@ -15,10 +15,10 @@ from fake_roles import JUDGE_USAGE, Dispatch, judge, overrides, read_record
 
 from agents.fakeserver import ByDataset, FakeServer
 from experiments import compose_config
-from experiments.leaderboard import leaderboard, write_leaderboard
-from experiments.leaderboard_roles import judge_notes
-from experiments.reselect import ReselectError
-from experiments.run import run_experiment
+from experiments.run.experiment import run_experiment
+from experiments.selection.leaderboard import leaderboard, write_leaderboard
+from experiments.selection.leaderboard_roles import judge_notes
+from experiments.selection.reselect import ReselectError
 
 REPO = Path(__file__).resolve().parents[2]
 

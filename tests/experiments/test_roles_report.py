@@ -12,8 +12,8 @@ from fake_roles import Dispatch, judge, overrides
 
 from agents.fakeserver import ByDataset, FakeServer
 from experiments import compose_config
-from experiments.report.sweep import build_sweep_report
-from experiments.run import run_experiment
+from experiments.analysis.sweep_report import build_sweep_report
+from experiments.run.experiment import run_experiment
 
 
 def _rows(page: str, table_id: str) -> list[list[str]]:

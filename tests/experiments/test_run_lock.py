@@ -17,7 +17,7 @@ from cli_process import run_cli as _cli
 from replay_turns import suite_script
 
 from agents.fakeserver import ByDataset, FakeServer, Step
-from experiments.run_lock import LOCK_NAME, RunFolderBusy, hold_run_folder, holder_pid, release_run_folder
+from experiments.run.lock import LOCK_NAME, RunFolderBusy, hold_run_folder, holder_pid, release_run_folder
 
 
 def _rules_run(suite: Path, run: Path, *extra: str, strategy: str = "s0") -> list[str]:
@@ -49,7 +49,7 @@ def test_a_run_into_a_folder_another_process_holds_is_refused_with_its_pid_and_w
         [
             sys.executable,
             "-c",
-            f"from experiments.run_lock import hold_run_folder as h; h({str(run)!r}); "
+            f"from experiments.run.lock import hold_run_folder as h; h({str(run)!r}); "
             "print('held', flush=True); input()",
         ],
         env=cli_env,

@@ -12,9 +12,9 @@ from omegaconf import DictConfig
 
 from benchmark.score.constants import METRIC_NAMES
 from core.registry import UnknownNameError
-from experiments.merge import merge_runs
-from experiments.run import run_experiment
-from experiments.suite import NoDatasetsError
+from experiments.run.experiment import run_experiment
+from experiments.run.merge import merge_runs
+from experiments.run.suite import NoDatasetsError
 
 Make = Callable[..., DictConfig]
 
@@ -126,7 +126,7 @@ def test_shards_merge_into_the_unsharded_metrics(make_cfg: Make, tmp_path: Path)
 
 
 def test_scorer_profile_orders_the_terminal_table_and_rejects_unknown_names() -> None:
-    from experiments.results import format_table
+    from experiments.run.results import format_table
 
     docs = {
         "official": {"macro": dict.fromkeys(METRIC_NAMES, 0.5)},

@@ -15,9 +15,9 @@ from fake_roles import make_suite
 
 from agents.fakeserver import FakeServer
 from experiments import compose_config
-from experiments.ablation import summary_frame
-from experiments.run import run_experiment
-from experiments.sweep_runs import load_runs
+from experiments.analysis.ablation import summary_frame
+from experiments.run.experiment import run_experiment
+from experiments.stored.sweep import load_runs
 
 
 def _cfg(suite: Path, url: str, cache: Path, seed: int):  # type: ignore[no-untyped-def]

@@ -16,7 +16,7 @@ import pytest
 from rules_runs import DATASETS, N
 
 from agents.base import Candidate, Task
-from experiments.leaderboard import leaderboard, write_leaderboard
+from experiments.selection.leaderboard import leaderboard, write_leaderboard
 from strategies.selectors import selectors
 from validator.report import Report
 
@@ -140,7 +140,7 @@ def test_on_simulated_candidates_a_worst_picking_selector_misses_more_mistakes(
     the labels, and keeping the validator's least favourite candidate misses more mistakes than keeping its
     favourite, and scores lower."""
     from experiments import compose_config
-    from experiments.run import run_experiment
+    from experiments.run.experiment import run_experiment
 
     cfg = compose_config(
         [

@@ -12,8 +12,8 @@ from omegaconf import DictConfig
 
 from agents.simulated import SimulationSourceMissing
 from experiments import compose_config
-from experiments.reselect import reselect
-from experiments.run import run_experiment
+from experiments.run.experiment import run_experiment
+from experiments.selection.reselect import reselect
 
 
 def simulated_cfg(suite: Path, *overrides: str) -> DictConfig:
@@ -111,7 +111,7 @@ def test_a_dataset_without_a_correct_output_stops_the_run_before_any_work(
 
 def test_the_ablation_says_which_rows_ran_on_simulated_candidates(tmp_path: Path) -> None:
     from benchmark.score.constants import METRIC_NAMES
-    from experiments.ablation import write_ablation
+    from experiments.analysis.ablation import write_ablation
 
     sweep = tmp_path / "sweep"
     for job, (strategy, simulated) in enumerate((("s0", False), ("s3", True))):

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from benchmark.score.constants import METRIC_NAMES
-from experiments.ablation import load_runs, summary_frame, write_ablation
-from experiments.figure import zoomed_floor
-from experiments.stats import cluster_diffs, mean_spread, paired_cluster_test
+from experiments.analysis.ablation import load_runs, summary_frame, write_ablation
+from experiments.analysis.figure import zoomed_floor
+from experiments.publish.stats import cluster_diffs, mean_spread, paired_cluster_test
 
 
 def test_the_paired_test_uses_datasets_not_samples() -> None:

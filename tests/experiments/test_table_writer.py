@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-import experiments.ablation
-import experiments.leaderboard
-from experiments.tables import markdown_page, write_tables
+import experiments.analysis.ablation
+import experiments.selection.leaderboard
+from experiments.publish.tables import markdown_page, write_tables
 
 
 def test_the_three_files_hold_data_page_and_headline(tmp_path: Path) -> None:
@@ -32,7 +32,7 @@ def test_a_page_of_text_only_is_written_as_given() -> None:
 
 
 def test_the_ablation_and_the_leaderboard_write_their_tables_through_it() -> None:
-    for module in (experiments.ablation, experiments.leaderboard):
+    for module in (experiments.analysis.ablation, experiments.selection.leaderboard):
         tree = ast.parse(inspect.getsource(module))
         called = {getattr(n.func, "id", "") for n in ast.walk(tree) if isinstance(n, ast.Call)}
         assert "write_tables" in called, module.__name__

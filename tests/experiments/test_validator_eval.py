@@ -16,10 +16,10 @@ import pytest
 import yaml
 
 from experiments import compose_config
-from experiments.validator_eval.collect import Evidence, SampleRow
-from experiments.validator_eval.fit import fit_weights
-from experiments.validator_eval.measures import auroc, calibration, failure_precision_recall
-from experiments.validator_eval.tables import check_frame
+from experiments.analysis.validator_eval.collect import Evidence, SampleRow
+from experiments.analysis.validator_eval.fit import fit_weights
+from experiments.analysis.validator_eval.measures import auroc, calibration, failure_precision_recall
+from experiments.analysis.validator_eval.tables import check_frame
 from validator.registry import Profile, get_check, load_profile, registered_checks
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ from pathlib import Path
 from benchmark.manifest import parse_manifest
 from benchmark.synth.suite import generate_suite
 from experiments import compose_config
-from experiments.run import run_experiment
+from experiments.run.experiment import run_experiment
 
 DATASET = "synth-chest-xray-dicom"
 

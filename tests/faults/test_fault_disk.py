@@ -20,7 +20,7 @@ from fault_builders import broken_files
 
 from benchmark.synth.suite import generate_suite
 from experiments import compose_config
-from experiments.run import NothingProduced, run_experiment
+from experiments.run.experiment import NothingProduced, run_experiment
 
 DATASETS = ["synth-histology-png", "synth-polyp-coco-png"]
 

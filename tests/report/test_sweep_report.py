@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sweep_builders import make_sweep
 
-from experiments.report.sweep import build_sweep_report, is_sweep
+from experiments.analysis.sweep_report import build_sweep_report, is_sweep
 
 REPO = Path(__file__).resolve().parents[2]
 

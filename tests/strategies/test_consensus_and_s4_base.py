@@ -10,7 +10,7 @@ from strategy_fakes import NoisyOracleAgent, oracle_dir
 
 from agents.base import Candidate, Task
 from benchmark.perturb import correct_annotations, replay_sample
-from experiments.plan import build_strategy
+from experiments.run.plan import build_strategy
 from strategies import ProfileValidator, strategies
 from strategies.consensus import Consensus
 from strategies.selectors import build_selector, choose, first, validator_max

@@ -14,7 +14,7 @@ from agents.base import Candidate, ManifestEntry, Task, Usage
 from agents.judge import CHOOSE_TOOL, JudgeAnswer, JudgeRequest
 from agents.litellm.judge import parse_choice
 from core.registry import OptionError
-from experiments.roles import build_judge
+from experiments.run.roles import build_judge
 from strategies.judge import JudgeSelector, composite_image, differing_fields
 from validator.report import CheckOutcome, CheckResult, Report, SampleReport
 
@@ -130,7 +130,7 @@ def test_a_judge_selector_with_the_rules_agent_and_no_judge_is_refused_in_one_li
 
 
 def test_a_role_named_like_the_run_agent_inherits_its_node_and_overrides_its_own_keys() -> None:
-    from experiments.roles import agent_config
+    from experiments.run.roles import agent_config
 
     run_agent = {
         "name": "litellm",

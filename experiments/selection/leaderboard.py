@@ -1,0 +1,586 @@
+"""The selector leaderboard: every registered selector × validator profile on the candidates stored in
+finished S3 runs, with no agent call (a judge selector asks the run's judge, through the run's request cache:
+`experiments.selection.leaderboard_roles`).
+
+    python -m experiments.leaderboard RUN... [--selectors a,b,c] [--validators evidence,mdsbench]
+                                           [--imports my_pkg.selectors] [--out DIR]
+
+Per (selector, validator): official and strict E2E, SCJ and CF (macro over datasets), the gap to the
+oracle best-of-n bound (any stored candidate passes E2E), per-mistake-type miss rates when the candidates
+carry mistake labels (``<candidate>/mistakes.json``, written by the ``simulated`` agent), and a paired test
+against ``validator_max`` under the same validator with datasets as the unit; each row's calls, tokens and
+dollars (the stored candidates' plus its judge's) and, for a candidate pool, each agent's win rate. Several
+RUNs (shards, seeds) are pooled: each (run, dataset) is one cluster. Writes ``selectors.{md,csv,tex,png}``
+into ``--out`` (default ``<first RUN>/selectors``).
+
+Selection, assembly and scoring are the code a fresh S3 run executes (`strategies.best_of_n`,
+`benchmark.score`), so ``validator_max`` × the source's validator reproduces the source's ``metrics.json``.
+Each candidate is validated once per profile and each distinct assembled output scored once
+(`ReportCache`, `ScoreCache`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import logging
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from omegaconf import OmegaConf
+
+from agents.base import Candidate, Task
+from benchmark.perturb import MISTAKES_FILE, miss_rates, read_mistakes
+from benchmark.score.dataset import e2e_pass
+from benchmark.score.evaluate import score_candidate
+from core.atomic import atomic_write_text
+from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
+from experiments.publish.stats import CI_METHOD, TEST_METHOD, bootstrap_ci, cluster_diffs, paired_cluster_test
+from experiments.publish.tables import write_tables
+from experiments.run.plan import import_plugins, task_options
+from experiments.selection.leaderboard_figure import leaderboard_figure
+from experiments.selection.leaderboard_roles import (
+    JudgeSource,
+    Spend,
+    build_judge_selector,
+    is_judge,
+    judge_notes,
+    judge_sources,
+    ready_judges,
+    role_columns,
+    role_sections,
+    spend_of,
+    unavailable_judges,
+)
+from experiments.selection.reselect import ReselectError, load_source_config
+from experiments.stored.run_folder import CANDIDATES, run_info
+from strategies.base import DONE_MARKER, REPORTS_DIR, SampleDecision
+from strategies.context import candidate_from_marker
+from strategies.mechanics import assemble
+from strategies.selectors import ORACLE, Selector, build_selector, selectors
+from validator.report import Report
+from validator.report_store import validate_stored
+from validator.validate import get_profile, validate
+
+__all__ = [
+    "BASELINE",
+    "MISTAKES_FILE",
+    "ReportCache",
+    "StoredDataset",
+    "leaderboard",
+    "load_stored",
+    "main",
+    "write_leaderboard",
+]
+
+log = logging.getLogger(__name__)
+
+BASELINE = "validator_max"
+PROFILES = ("official", "strict")
+
+
+@dataclass
+class StoredDataset:
+    """One dataset of a stored run: its task (seed and options of the source) and its candidates.
+
+    Attributes:
+        key: ``<run folder name>/<dataset>`` (the cluster id when runs are pooled).
+        task: The task as the source run built it (``out_dir`` set per evaluation).
+        candidates: The finished generations ``0..n-1``, in order.
+        source: The run folder it was read from (its judge config re-ranks it with a judge selector).
+    """
+
+    key: str
+    task: Task
+    candidates: list[Candidate]
+    source: str = ""
+
+
+def load_stored(run_dir: Path) -> list[StoredDataset]:
+    """The datasets and finished candidates of an S3/S4 run folder.
+
+    Args:
+        run_dir: A finished run folder.
+
+    Returns:
+        One entry per dataset with at least one finished candidate.
+
+    Raises:
+        ReselectError: Not a finished run, or no candidates.
+    """
+    from benchmark.discover import discover
+    from experiments.run.experiment import benchmark_root
+
+    cfg = OmegaConf.create(load_source_config(run_dir))
+    import_plugins(cfg.run.get("imports"))
+    root = benchmark_root(cfg.benchmark)
+    info = run_info(run_dir)
+    names = list(info.get("datasets") or [])
+    options = task_options(cfg.agent, int(cfg.run.seed))
+    out = []
+    for dataset in discover(root, names=names or None):
+        folder = run_dir / CANDIDATES / dataset.name
+        keys = (
+            sorted((p for p in folder.iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
+            if folder.is_dir()
+            else []
+        )
+        cands = [c for c in (candidate_from_marker(p) for p in keys) if c is not None]
+        if cands:
+            task = Task.from_dataset(dataset, run_dir / "selected" / dataset.name, **options)
+            out.append(StoredDataset(f"{run_dir.name}/{dataset.name}", task, cands, str(run_dir)))
+    if not out:
+        raise ReselectError(f"{run_dir} holds no finished candidates")
+    return out
+
+
+class ReportCache:
+    """Validator reports per (candidate folder, profile): each candidate is validated once per profile, or
+    its report stored with it is read (`validator.report_store`).
+
+    Attributes:
+        validations: Reports obtained, validated or read (for the perf script and tests).
+    """
+
+    def __init__(self) -> None:
+        self._reports: dict[tuple[str, str], Report] = {}
+        self.validations = 0
+
+    def get(self, candidate: Candidate, task: Task, profile: str) -> Report:
+        """The report of ``candidate`` under ``profile`` (validated on first use)."""
+        key = (str(candidate.output_dir), profile)
+        if key not in self._reports:
+            folder = Path(candidate.output_dir)
+            if (folder.parent / DONE_MARKER).is_file():  # a stored candidate: its report, if still valid
+                store = folder.parent / REPORTS_DIR
+                self._reports[key] = validate_stored(folder, task.root, get_profile(profile), store)[0]
+            else:
+                self._reports[key] = validate(candidate.output_dir, task.root, profile=profile)
+            self.validations += 1
+        return self._reports[key]
+
+
+@dataclass
+class _Scored:
+    metrics: dict[str, dict[str, float]]  # profile -> the eleven
+    e2e: dict[int, bool]  # official per-sample E2E
+
+
+@dataclass
+class ScoreCache:
+    """Scores of assembled outputs keyed by (dataset, chosen candidates, validator profile), and the oracle
+    bound per dataset; identical choices (common: selectors often agree) are assembled and scored once."""
+
+    work: Path
+    _scores: dict[tuple[str, tuple[tuple[int, int | None], ...], str], _Scored] = field(default_factory=dict)
+    _oracle: dict[str, float] = field(default_factory=dict)
+    assembled: int = 0
+
+    def score(
+        self, stored: StoredDataset, sel: Selector, profile: str, reports: Sequence[Report]
+    ) -> tuple[dict[int, int | None], _Scored]:
+        """Choose with ``sel``, assemble (unless this choice was scored before) and score."""
+        decisions, scored = self.score_decisions(stored, sel, profile, reports)
+        return {i: d.candidate for i, d in decisions.items()}, scored
+
+    def score_decisions(
+        self, stored: StoredDataset, sel: Selector, profile: str, reports: Sequence[Report]
+    ) -> tuple[dict[int, SampleDecision], _Scored]:
+        """`score`, with the selector's whole decisions (``fallback`` flags, a judge's verdicts and usage)."""
+        from strategies.selectors import choose
+
+        decisions = choose(sel, stored.task, stored.candidates, reports)
+        chosen = {i: d.candidate for i, d in decisions.items()}
+        key = (stored.key, tuple(sorted(chosen.items())), profile)
+        if key not in self._scores:
+            out = self.work / f"{len(self._scores)}"
+            task = dataclasses.replace(stored.task, out_dir=out)
+            assemble(task, stored.candidates, chosen, reports)  # S3's assembly of this choice
+            self.assembled += 1
+            metrics: dict[str, dict[str, float]] = {}
+            e2e: dict[int, bool] = {}
+            for p in PROFILES:
+                scored = score_candidate(task.output_dir, task.root, profile=p)
+                metrics[p] = dict(scored.metrics) if not scored.error else {}
+                if p == "official":
+                    e2e = {int(s.index): e2e_pass(s.to_dict()) for s in scored.per_sample}
+            self._scores[key] = _Scored(metrics, e2e)
+            shutil.rmtree(out, ignore_errors=True)
+        return decisions, self._scores[key]
+
+    def oracle(self, stored: StoredDataset) -> float | None:
+        """The share of samples where some stored candidate passes E2E (ground truth, through the scorer)."""
+        if stored.key not in self._oracle:
+            best: dict[int, bool] = {}
+            for cand in stored.candidates:
+                scored = score_candidate(
+                    cand.output_dir, stored.task.root, profile="official", unreadable_as_missing=True
+                )
+                for s in scored.per_sample:
+                    best[int(s.index)] = best.get(int(s.index), False) or e2e_pass(s.to_dict())
+            self._oracle[stored.key] = sum(best.values()) / len(best) if best else float("nan")
+        value = self._oracle[stored.key]
+        return None if value != value else value
+
+
+def _read_mistakes(candidate: Candidate) -> dict[int, frozenset[str]]:
+    folder = Path(candidate.output_dir).parent
+    try:
+        return read_mistakes(folder)
+    except ValueError as exc:  # one broken label file must not stop the leaderboard
+        log.warning("%s", exc)
+        return {}
+
+
+def _miss_rates(
+    chosen: Mapping[int, int], mistakes: Sequence[Mapping[int, frozenset[str]]]
+) -> dict[str, tuple[int, int]]:
+    """Per mistake type, (misses, opportunities) (`benchmark.perturb.miss_rates`)."""
+    return miss_rates(chosen, mistakes)
+
+
+def _selector_names(wanted: Sequence[str] | None, judges: bool = False) -> list[str]:
+    names = list(wanted) if wanted else [n for n in selectors.names() if n != ORACLE]
+    unique: list[str] = []
+    seen: set[int] = set()
+    for name in names:
+        obj = selectors.get(name)  # raises UnknownNameError listing the valid names
+        if getattr(obj, "needs_judge", False) and not judges:
+            # A judge selector calls a model per sample; callers other than the leaderboard make no model call
+            # (experiments.selection.leaderboard_roles ranks judges with the run's judge and request cache).
+            if wanted:
+                raise ReselectError(
+                    f"selector {name} calls a judge model, and this analysis calls none: rank it with "
+                    f"python -m experiments.leaderboard RUN --selectors validator_max,{name}, or in a run"
+                )
+            continue
+        if id(obj) in seen and not wanted:
+            continue  # an alias of a selector already listed
+        seen.add(id(obj))
+        unique.append(name)
+    return unique
+
+
+@dataclass
+class _DatasetResult:
+    """Everything the leaderboard needs from one stored dataset (small, so it crosses process borders)."""
+
+    key: str
+    oracle: float | None
+    cells: dict[tuple[str, str], tuple[dict[str, dict[str, float]], dict[int, int | None], int, Spend]]
+    validations: int
+    assembled: int
+
+
+def _evaluate(
+    stored: StoredDataset,
+    names: Sequence[str],
+    validators: Sequence[str],
+    work: str,
+    on_error: str = "raise",
+    judges: Mapping[str, JudgeSource] | None = None,
+) -> _DatasetResult:
+    """Every (validator, selector) on one dataset: each candidate validated once per profile, each distinct
+    choice assembled and scored once. Runs in a worker process (datasets are independent); a judge selector is
+    built there from its run's judge config (``judges``)."""
+    reports = ReportCache()
+    with tempfile.TemporaryDirectory(dir=work) as scratch:
+        scores = ScoreCache(Path(scratch))
+        oracle = scores.oracle(stored)
+        cells: dict[
+            tuple[str, str], tuple[dict[str, dict[str, float]], dict[int, int | None], int, Spend]
+        ] = {}
+        for profile in validators:
+            reps = [reports.get(c, stored.task, profile) for c in stored.candidates]
+            for name in names:
+                sel = (
+                    build_judge_selector(name, judges[stored.source])
+                    if judges is not None and is_judge(name)
+                    else build_selector(name, on_error=on_error)
+                )
+                decisions, scored = scores.score_decisions(stored, sel, profile, reps)
+                chosen = {i: d.candidate for i, d in decisions.items()}
+                fallbacks = sum(1 for d in decisions.values() if d.fallback)
+                cells[(profile, name)] = (scored.metrics, chosen, fallbacks, spend_of(decisions))
+        return _DatasetResult(stored.key, oracle, cells, reports.validations, scores.assembled)
+
+
+def _evaluate_all(
+    stored: Sequence[StoredDataset],
+    names: Sequence[str],
+    validators: Sequence[str],
+    work: str,
+    workers: int,
+    on_error: str = "raise",
+    judges: Mapping[str, JudgeSource] | None = None,
+) -> list[_DatasetResult]:
+    if workers <= 1 or len(stored) <= 1:
+        return [_evaluate(s, names, validators, work, on_error, judges) for s in stored]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # fork: workers inherit the selectors registered in this process (plug-ins, run.imports, tests).
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=min(workers, len(stored)), mp_context=context) as pool:
+        job = functools.partial(
+            _evaluate,
+            names=list(names),
+            validators=list(validators),
+            work=work,
+            on_error=on_error,
+            judges=judges,
+        )
+        try:
+            return list(pool.map(job, stored))
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: leaving the pool would wait for every running dataset
+            for worker in multiprocessing.active_children():
+                worker.terminate()
+            raise
+
+
+def leaderboard(
+    runs: Sequence[Path],
+    selector_names: Sequence[str] | None = None,
+    validators: Sequence[str] = ("evidence", "mdsbench"),
+    *,
+    work: Path | None = None,
+    workers: int | None = None,
+    on_error: str = "raise",
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Evaluate selectors × validator profiles on the stored candidates of ``runs``.
+
+    Args:
+        runs: Finished S3 (or S4) run folders.
+        selector_names: Registered selector names (default: every registered one but the oracle).
+        validators: Validator profiles (names or YAML paths).
+        work: Scratch folder for assembled outputs (default: a temporary folder).
+        workers: Processes (datasets are evaluated in parallel); default the CPU count, 1 in-process.
+        on_error: ``raise`` (a selector that raises stops the leaderboard) or ``fallback`` (validator_max
+            chooses there; the ``fallbacks`` column counts those samples per row).
+
+    Returns:
+        ``(frame, stats)``: one row per (validator, selector); stats count validations, assemblies, seconds,
+        and hold ``per_dataset_E2E`` (``"<validator>/<selector>"`` → cluster → E2E).
+
+    Raises:
+        ReselectError: A run is not a finished run with candidates.
+        UnknownNameError: An unknown selector name.
+        SelectorError: A selector raised on a sample under ``on_error="raise"``.
+    """
+    import os
+
+    start, started = time.perf_counter(), time.time()
+    stored = [s for run in runs for s in load_stored(Path(run))]
+    sources = judge_sources(runs)
+    names, skipped = ready_judges(_selector_names(selector_names, judges=True), sources, bool(selector_names))
+    for name in names:
+        if not is_judge(name):
+            build_selector(name, on_error=on_error)  # an oracle or a broken entry fails here, once
+    profiles = [str(v) for v in validators]
+    labels = {s.key: [_read_mistakes(c) for c in s.candidates] for s in stored}
+    labelled = any(any(m) for ms in labels.values() for m in ms)
+    with tempfile.TemporaryDirectory(dir=work) as scratch:
+        results = _evaluate_all(
+            stored, names, profiles, scratch, workers or os.cpu_count() or 1, on_error, sources
+        )
+    down = unavailable_judges({n: [r.cells[(p, n)][3] for r in results for p in profiles] for n in names})
+    if down and selector_names:
+        raise ReselectError("; ".join(f"selector {n}: {why}" for n, why in down.items()))
+    skipped |= down  # one line each (main prints them), never a row of validator_max's choices under its name
+    names = [n for n in names if n not in down]
+    judged = any(is_judge(n) for n in names)
+    agents = sorted({c.agent for s in stored for c in s.candidates})
+    by_key = {s.key: s for s in stored}
+    oracle = {r.key: r.oracle for r in results}
+    rows: list[dict[str, Any]] = []
+    by_dataset: dict[str, dict[str, float]] = {}
+    for profile in profiles:
+        per_dataset: dict[str, dict[str, float]] = {}
+        for name in names:
+            row: dict[str, Any] = {"validator": Path(profile).stem, "selector": name}
+            e2e: dict[str, float] = {}
+            macro: dict[str, dict[str, list[float]]] = {p: {} for p in PROFILES}
+            misses: dict[str, list[int]] = {}
+            row["fallbacks"] = 0
+            for res in results:
+                metrics, chosen, fallbacks, _ = res.cells[(profile, name)]
+                row["fallbacks"] += fallbacks
+                for p in PROFILES:
+                    for k, v in metrics[p].items():
+                        macro[p].setdefault(k, []).append(float(v))
+                if metrics["official"]:
+                    e2e[res.key] = float(metrics["official"]["E2E"])
+                if labelled:
+                    kept = {i: k for i, k in chosen.items() if k is not None}
+                    for t, (m, o) in _miss_rates(kept, labels[res.key]).items():
+                        acc = misses.setdefault(t, [0, 0])
+                        acc[0] += m
+                        acc[1] += o
+            per_dataset[name] = e2e
+            by_dataset[f"{Path(profile).stem}/{name}"] = e2e
+            for p, tag in (("official", ""), ("strict", "strict_")):
+                for metric in ("E2E", "SCJ", "CF"):
+                    vals = macro[p].get(metric, [])
+                    row[f"{tag}{metric}"] = sum(vals) / len(vals) if vals else None
+            row["E2E_lo"], row["E2E_hi"] = bootstrap_ci(e2e)  # the error bar of its bar in selectors.png
+            bound = [b for k in e2e if (b := oracle[k]) is not None]
+            row["oracle_E2E"] = sum(bound) / len(bound) if bound else None
+            row["gap_to_oracle"] = (
+                row["oracle_E2E"] - row["E2E"]
+                if row["oracle_E2E"] is not None and row["E2E"] is not None
+                else None
+            )
+            for t, (m, o) in sorted(misses.items()):
+                row[f"miss_{t}"] = m / o if o else None
+                row[f"n_{t}"] = o
+            cells = [(by_key[r.key].candidates, *r.cells[(profile, name)][1::2]) for r in results]
+            row.update(role_columns(cells, agents, judged))
+            rows.append(row)
+        base = per_dataset.get(BASELINE)
+        for row in rows:
+            if row["validator"] != Path(profile).stem:
+                continue
+            diffs = cluster_diffs(per_dataset[row["selector"]], base) if base is not None else {}
+            test: tuple[float | None, ...] = (
+                paired_cluster_test(diffs) if diffs and row["selector"] != BASELINE else (None,) * 4
+            )
+            row["dE2E_vs_validator_max"], row["dE2E_lo"], row["dE2E_hi"], row["p_vs_validator_max"] = test
+            row["n_datasets"] = len(per_dataset[row["selector"]])
+    stats = {
+        "runs": [str(r) for r in runs],
+        "datasets": len(stored),
+        "candidates": sum(len(s.candidates) for s in stored),
+        "validations": sum(r.validations for r in results),
+        "assembled": sum(r.assembled for r in results),
+        "seconds": time.perf_counter() - start,
+        "started": started,
+        "per_dataset_E2E": by_dataset,
+        "skipped": skipped,
+    }
+    return pd.DataFrame(rows), stats
+
+
+def _miss_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Mistake types as rows, ``validator/selector`` as columns, cells ``rate (n)``; stays legible."""
+    types = sorted(c[len("miss_") :] for c in frame.columns if c.startswith("miss_"))
+    table: dict[str, list[str]] = {"mistake": types}
+    for _, row in frame.iterrows():
+        cells = []
+        for t in types:
+            rate, n = row.get(f"miss_{t}"), row.get(f"n_{t}")
+            cells.append("n/a" if rate is None or pd.isna(rate) else f"{rate:.2f} ({int(n)})")
+        table[f"{row['validator']}/{row['selector']}"] = cells
+    return pd.DataFrame(table)
+
+
+def write_leaderboard(frame: pd.DataFrame, stats: Mapping[str, Any], out: Path) -> list[Path]:
+    """Write ``selectors.{csv,md,tex,png}`` (and ``selectors_stats.json``) into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    head = ["validator", "selector", "E2E", "E2E_lo", "E2E_hi", "strict_E2E", "SCJ", "CF", "oracle_E2E"]
+    head.append("gap_to_oracle")
+    fell_back = "fallbacks" in frame and bool((frame["fallbacks"] > 0).any())
+    if fell_back:
+        head.append("fallbacks")
+    test = [
+        "validator",
+        "selector",
+        "dE2E_vs_validator_max",
+        "dE2E_lo",
+        "dE2E_hi",
+        "p_vs_validator_max",
+        "n_datasets",
+    ]
+    miss = [
+        "validator",
+        "selector",
+        *[c for c in frame.columns if c.startswith(("miss_", "n_")) and c != "n_datasets"],
+    ]
+    parts: list[str | pd.DataFrame] = [
+        "# Selectors on stored candidates (macro over datasets; official profile unless marked strict)",
+        f"E2E_lo, E2E_hi: {CI_METHOD}.",
+        *(
+            [
+                "**Selector fallback**: `fallbacks` counts the samples where the selector raised and "
+                "validator_max chose instead (--on-error fallback); those rows are not the selector's own "
+                "result."
+            ]
+            if fell_back
+            else []
+        ),
+        frame[head],
+        f"## Paired test vs {BASELINE} (same validator; datasets as the unit): the mean difference of "
+        f"per-dataset E2E with its {CI_METHOD}; {TEST_METHOD}",
+        frame[test],
+    ]
+    if len(miss) > 2:
+        parts += [
+            "## Mistake miss rates: per mistake type, on the samples where some candidate avoided it (n), "
+            "the share where the kept candidate has it (one column per validator/selector)",
+            _miss_table(frame),
+        ]
+    parts += role_sections(frame, stats.get("skipped") or {})
+    parts.append(
+        f"{stats['datasets']} datasets, {stats['candidates']} stored candidates, "
+        f"{stats['validations']} validations, {stats['assembled']} distinct outputs scored, "
+        f"{stats['seconds']:.1f} s (no agent: the candidates are read from the run folders)"
+    )
+    written = [*write_tables(out / "selectors", frame, parts, frame[head]), out / "selectors_stats.json"]
+    atomic_write_text(written[3], json.dumps(dict(stats), indent=2) + "\n")
+    written.append(leaderboard_figure(frame, out / "selectors.png"))
+    return written
+
+
+@cli_main("python -m experiments.leaderboard")
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI; returns the exit code (0 success, 2 bad input; ``docs/cli.md``)."""
+    from core.registry import OptionError, UnknownNameError
+    from strategies.selectors import SelectorError
+
+    parser = OneLineParser(prog="python -m experiments.leaderboard", description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+", type=Path, help="finished S3/S4 run folders (pooled)")
+    parser.add_argument(
+        "--selectors", default=None, help="comma-separated names (default: every registered one)"
+    )
+    parser.add_argument(
+        "--validators", default="evidence,mdsbench", help="comma-separated validator profiles"
+    )
+    parser.add_argument("--imports", default="", help="comma-separated modules registering selectors")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="output folder (default: <first RUN>/selectors)"
+    )
+    parser.add_argument("--workers", type=int, default=None, help="processes (default: the CPU count)")
+    parser.add_argument(
+        "--on-error",
+        choices=("raise", "fallback"),
+        default="raise",
+        help="a selector that raises: stop (raise), or validator_max chooses there, counted (fallback)",
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    runs = [existing_dir("RUN", r) for r in args.runs]
+    try:
+        import_plugins([m for m in args.imports.split(",") if m])
+        wanted = [s for s in (args.selectors or "").split(",") if s] or None
+        validators = [v for v in args.validators.split(",") if v]
+        frame, stats = leaderboard(runs, wanted, validators, workers=args.workers, on_error=args.on_error)
+    except (ReselectError, UnknownNameError, OptionError, ImportError, ValueError, SelectorError) as exc:
+        raise CliError(str(exc)) from exc
+    for line in judge_notes(frame, stats["skipped"]):
+        print(f"python -m experiments.leaderboard: {line}", file=sys.stderr)
+    out = args.out or runs[0] / "selectors"
+    written = write_leaderboard(frame, stats, out)
+    print((out / "selectors.md").read_text(encoding="utf-8"))
+    print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
