@@ -60,8 +60,10 @@ def resume_mode(cfg: DictConfig) -> tuple[bool, bool]:
 
 
 def _plain(cfg: DictConfig) -> dict[str, Any]:
+    # `tracking` says where the results are copied, not what they are: a run logged to MLflow keeps the
+    # config.json of the same run without tracking, byte for byte (experiments/tracking).
     data = OmegaConf.to_container(
-        OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k != "hydra"]), resolve=True
+        OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k not in ("hydra", "tracking")]), resolve=True
     )
     assert isinstance(data, dict)
     return {str(k): v for k, v in data.items()}
