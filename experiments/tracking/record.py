@@ -10,9 +10,17 @@ from __future__ import annotations
 import csv
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from experiments.tracking.mlflow_store import TrackingSettings, guarded, open_store, stored_link
+from omegaconf import DictConfig, OmegaConf
+
+from experiments.tracking.mlflow_store import (
+    TrackingSettings,
+    guarded,
+    open_store,
+    stored_link,
+    tracking_settings,
+)
 from experiments.tracking.run_folder import (
     artifact_files,
     provenance_tags,
@@ -159,17 +167,23 @@ def record_sweep_end(settings: TrackingSettings, sweep_dir: Path) -> None:
         store.finish(link["run_id"])
 
 
-def record_reselection(settings: TrackingSettings | None, run_dir: Path, source_dir: Path) -> None:
+def record_reselection(node: Any, run_dir: Path, source_dir: Path) -> None:
     """Log a reselection (``python -m experiments.reselect``) beside the run it re-ranked.
 
-    When the source run was logged (its ``tracking.json``), the reselection goes to the same store and
-    experiment, tagged ``source_run`` = the source's MLflow run id.
+    The reselection's config inherits the source's ``tracking`` node, so a logged run's reselections are
+    logged too (``tracking.backend=none`` turns that off; ``tracking.backend=mlflow`` turns it on for a
+    source that was not logged). When the source was logged (its ``tracking.json``), the reselection goes
+    to the same store and experiment, tagged ``source_run`` = the source's MLflow run id.
 
     Args:
-        settings: The reselection config's tracking settings (None: tracking off, nothing is logged).
+        node: The reselection config's ``tracking`` node (None or ``backend: none``: nothing is logged, and
+            MLflow is not imported).
         run_dir: The reselection's run folder.
         source_dir: The source run folder.
     """
+    if isinstance(node, DictConfig):
+        node = OmegaConf.to_container(node, resolve=True)
+    settings = tracking_settings(node if isinstance(node, Mapping) else None, Path.cwd())
     if settings is None:
         return
     source = stored_link(source_dir)

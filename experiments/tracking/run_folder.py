@@ -96,7 +96,7 @@ def _flatten(value: Any, prefix: str) -> Iterator[tuple[str, Any]]:
 
 
 def run_params(run_dir: Path) -> dict[str, str]:
-    """The run's composed config (``config.json``) flattened to dotted keys, as strings.
+    """The run's composed config (``run.json``, else ``config.json``) flattened to dotted keys, as strings.
 
     Lists and empty mappings are kept as JSON (``benchmark.datasets=["a", "b"]``), None as ``"null"``: a
     researcher filters on exactly what the command line said.
@@ -107,7 +107,9 @@ def run_params(run_dir: Path) -> dict[str, str]:
     Returns:
         ``{"strategy.name": "s3", "run.seed": "0", ...}``; empty when the folder holds no config.
     """
-    config = _read_json(run_dir / "config.json") or (_read_json(run_dir / "run.json") or {}).get("config")
+    # run.json first: a reselection records there the agent that made its candidates (config.json names
+    # the replay stand-in); config.json is the config of a run that stopped before writing run.json.
+    config = (_read_json(run_dir / "run.json") or {}).get("config") or _read_json(run_dir / "config.json")
     if not isinstance(config, Mapping):
         return {}
     config = {k: v for k, v in config.items() if k != "tracking"}  # where it is logged is not what it ran
