@@ -157,8 +157,12 @@ class MlflowStore:
             if found is not None:
                 self._experiments[name] = found.experiment_id
             else:
+                # MLflow 3's UI opens an experiment of unknown kind as a GenAI one (traces); these are
+                # runs with params and metrics, its "model training" view.
                 self._experiments[name] = self.client.create_experiment(
-                    name, artifact_location=self._artifact_location(name)
+                    name,
+                    artifact_location=self._artifact_location(name),
+                    tags={"mlflow.experimentKind": "custom_model_development"},
                 )
         return self._experiments[name]
 
@@ -180,6 +184,7 @@ class MlflowStore:
         *,
         experiment_id: str | None = None,
         parent_run_id: str | None = None,
+        started_s_ago: float = 0.0,
     ) -> str:
         """The MLflow run of ``folder``: the one its ``tracking.json`` names (a resume) or a new one.
 
@@ -189,6 +194,8 @@ class MlflowStore:
             tags: Tags of a new run (a reused run gets them again).
             experiment_id: The experiment (default: the settings').
             parent_run_id: The sweep's MLflow run (MLflow nests a run under ``mlflow.parentRunId``).
+            started_s_ago: How long ago the run started (a run folder is logged once it is finished, and
+                MLflow's table shows start time and duration).
 
         Returns:
             The MLflow run id.
@@ -205,7 +212,8 @@ class MlflowStore:
                     self.log(run.info.run_id, tags=all_tags)
                     return run.info.run_id
         experiment = experiment_id or self.experiment_id()
-        run = self.client.create_run(experiment, tags=all_tags, run_name=run_name)
+        start_ms = int((time.time() - started_s_ago) * 1000)
+        run = self.client.create_run(experiment, start_time=start_ms, tags=all_tags, run_name=run_name)
         atomic_write_json(
             folder / TRACKING_FILE,
             {"tracking_uri": self.settings.uri, "experiment_id": experiment, "run_id": run.info.run_id},

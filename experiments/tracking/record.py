@@ -80,14 +80,15 @@ def _log_run(
     tags: Mapping[str, str] | None = None,
     failed: bool = False,
 ) -> str:
+    metrics = run_metrics(run_dir)
     run_id = store.open_run(
         run_dir,
         run_dir.name,
         {**_run_tags(run_dir, kind), **(tags or {})},
         experiment_id=experiment_id,
         parent_run_id=parent_run_id,
+        started_s_ago=metrics.get("wall_s", 0.0),
     )
-    metrics = run_metrics(run_dir)
     store.log(run_id, params=run_params(run_dir), metrics=metrics)
     if metrics.get("incomplete"):
         store.log(run_id, tags={"incomplete": "true"})
