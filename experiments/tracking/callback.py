@@ -10,19 +10,23 @@ from __future__ import annotations
 
 import atexit
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
+if TYPE_CHECKING:
+    from experiments.tracking.mlflow_store import TrackingSettings
+
 __all__ = ["MlflowCallback"]
 
 
-def _settings(config: DictConfig) -> Any:
+def _settings(config: DictConfig) -> TrackingSettings | None:
     from experiments.tracking.mlflow_store import tracking_settings
 
     node = OmegaConf.to_container(config.tracking, resolve=True) if "tracking" in config else None
-    return tracking_settings(node if isinstance(node, dict) else None, Path(str(config.hydra.runtime.cwd)))
+    plain = {str(k): v for k, v in node.items()} if isinstance(node, dict) else None
+    return tracking_settings(plain, Path(str(config.hydra.runtime.cwd)))
 
 
 def _multirun(config: DictConfig) -> bool:
@@ -37,7 +41,7 @@ class MlflowCallback(Callback):
     """
 
     def __init__(self) -> None:
-        self._pending: tuple[Any, Path] | None = None
+        self._pending: tuple[TrackingSettings, Path] | None = None
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         """Open the sweep's parent run.

@@ -1,4 +1,4 @@
-"""Logging run folders to MLflow: one MLflow run per run folder, its id kept in the folder's ``tracking.json``.
+"""Logging run folders to MLflow: one MLflow run per run folder, its id kept in its ``tracking.json``.
 
 Everything that touches MLflow lives here and is imported only when tracking is on (``tracking=mlflow``),
 so a run without tracking never imports it. Every entry point of `experiments.tracking` goes through
@@ -210,7 +210,7 @@ class MlflowStore:
                 if run.info.lifecycle_stage == "active":
                     self.client.update_run(run.info.run_id, status="RUNNING")
                     self.log(run.info.run_id, tags=all_tags)
-                    return run.info.run_id
+                    return str(run.info.run_id)
         experiment = experiment_id or self.experiment_id()
         start_ms = int((time.time() - started_s_ago) * 1000)
         run = self.client.create_run(experiment, start_time=start_ms, tags=all_tags, run_name=run_name)

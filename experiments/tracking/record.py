@@ -1,4 +1,4 @@
-"""What is logged for each kind of result: a run, a sweep (the parent of its runs), a reselection, a leaderboard.
+"""What is logged for each kind of result: a run, a sweep (its runs' parent), a reselection, a leaderboard.
 
 Each function reads finished folders (`experiments.tracking.run_folder`) and logs them through
 `experiments.tracking.mlflow_store`; each is guarded (a failure is one warning line, never an exception).
@@ -252,7 +252,9 @@ def record_leaderboard(out_dir: Path, runs: Sequence[Path], written: Sequence[Pa
             "source_runs": ",".join(link["run_id"] for link in links),
             "source_run_dirs": ",".join(str(r.resolve()) for r in runs),
         }
-        run_id = store.open_run(out_dir, f"leaderboard_{out_dir.parent.name}", tags, experiment_id=first["experiment_id"])
+        run_id = store.open_run(
+            out_dir, f"leaderboard_{out_dir.parent.name}", tags, experiment_id=first["experiment_id"]
+        )
         table = out_dir / "selectors.csv"
         store.log(run_id, metrics=_leaderboard_metrics(table) if table.is_file() else {})
         store.log_files(run_id, [p for p in written if p.is_file()])

@@ -1,10 +1,10 @@
 """What a tracker records about a run, read from the run folder's files only (never from the run's internals).
 
 The run folder format is the contract: ``config.json`` (the composed config), ``metrics.json`` /
-``metrics_strict.json`` (the eleven metrics per profile, macro and per dataset), ``usage.json`` (tokens, calls,
-dollars, cache hits, failed datasets), ``samples.jsonl`` (per-sample decisions), ``roles.json`` (per-agent
-win rates), ``run.json`` (wall time, reselection source). Nothing here imports a tracker: the MLflow side
-(`experiments.tracking.mlflow_store`) turns these plain dicts into its entities.
+``metrics_strict.json`` (the eleven metrics per profile, macro and per dataset), ``usage.json`` (tokens,
+calls, dollars, cache hits, failed datasets), ``samples.jsonl`` (per-sample decisions), ``roles.json``
+(per-agent win rates), ``run.json`` (wall time, reselection source). Nothing here imports a tracker: the
+MLflow side (`experiments.tracking.mlflow_store`) turns these plain dicts into its entities.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ RUN_ARTIFACTS = (
     "roles.md",
     "roles.json",
 )
-"""A run's files worth keeping beside its numbers (``samples.jsonl`` and the candidates stay in the folder)."""
+"""A run's files kept beside its numbers (``samples.jsonl`` and the candidates stay in the folder)."""
 
 SWEEP_ARTIFACTS = (
     "ablation.md",

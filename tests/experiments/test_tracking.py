@@ -172,7 +172,9 @@ def test_a_leaderboard_of_tracked_runs_is_logged_with_its_source_run(
     source = sweep[0] / "3_s3"
     source_id = json.loads((source / "tracking.json").read_text(encoding="utf-8"))["run_id"]
     out = tmp_path / "board"
-    code = main([str(source), "--selectors", "validator_max,first", "--validators", "evidence", "--out", str(out)])
+    code = main(
+        [str(source), "--selectors", "validator_max,first", "--validators", "evidence", "--out", str(out)]
+    )
     assert code == 0
     runs = _runs(store)
     row = runs[runs["tags.kind"] == "leaderboard"].iloc[0]
@@ -181,9 +183,7 @@ def test_a_leaderboard_of_tracked_runs_is_logged_with_its_source_run(
     assert "metrics.evidence/first/E2E" in runs.columns
 
 
-def test_a_resumed_run_logs_into_its_mlflow_run_instead_of_a_new_one(
-    sweep, store: str, suite: Path
-) -> None:
+def test_a_resumed_run_logs_into_its_mlflow_run_instead_of_a_new_one(sweep, store: str, suite: Path) -> None:
     sweep_dir, uri, env = sweep
     job = sweep_dir / "0_s0"
     before = json.loads((job / "tracking.json").read_text(encoding="utf-8"))["run_id"]
@@ -200,7 +200,8 @@ import sys
 from experiments.__main__ import cli
 sys.argv = ["python -m experiments", *sys.argv[1:]]
 code = cli()
-print("MLFLOW_IMPORTED=" + str(any(m == "mlflow" or m.startswith("mlflow.") for m in sys.modules)), file=sys.stderr)
+imported = any(m == "mlflow" or m.startswith("mlflow.") for m in sys.modules)
+print(f"MLFLOW_IMPORTED={imported}", file=sys.stderr)
 raise SystemExit(code)
 """
 
@@ -249,7 +250,10 @@ def test_a_broken_store_is_one_warning_and_the_run_is_byte_identical_to_a_run_wi
     expected = _outputs(run_dir)
     shutil.rmtree(run_dir)
     (tmp_path / "a_file").write_text("in the way of the store\n")
-    broken = [f"tracking.uri={(tmp_path / 'a_file' / 'mlruns').as_uri()}", f"tracking.uri=http://127.0.0.1:{_free_port()}"]
+    broken = [
+        f"tracking.uri={(tmp_path / 'a_file' / 'mlruns').as_uri()}",
+        f"tracking.uri=http://127.0.0.1:{_free_port()}",
+    ]
     for uri in broken:
         done = run_cli([*args, "tracking=mlflow", uri], env, tmp_path)
         assert done.returncode == 0, done.stderr
