@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import sys
 import time
@@ -144,6 +145,10 @@ class MlflowStore:
     def __init__(self, settings: TrackingSettings) -> None:
         _prepare_environment(settings.uri, settings.timeout_s)
         from mlflow.tracking import MlflowClient
+
+        # MLflow logs its housekeeping at INFO on its own handler ("Creating initial MLflow database
+        # tables..."): stderr keeps the run's lines and, when tracking fails, our one warning.
+        logging.getLogger("mlflow").setLevel(logging.WARNING)
 
         self.settings = settings
         self.client: MlflowClient = MlflowClient(tracking_uri=settings.uri)

@@ -195,6 +195,29 @@ def test_a_resumed_run_logs_into_its_mlflow_run_instead_of_a_new_one(sweep, stor
     assert len(_runs(store)) == count
 
 
+def test_a_run_that_exits_incomplete_is_logged_with_its_incomplete_counts(
+    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mlflow.tracking import MlflowClient
+
+    uri = (tmp_path / "mlruns").as_uri()
+    args = ["strategy=s3", *_run_args(suite), "run.budget_tokens=250", f"hydra.run.dir={tmp_path / 'run'}"]
+    done = run_cli([*args, "tracking=mlflow", f"tracking.uri={uri}"], _env(tmp_path / "cache"), tmp_path)
+    assert done.returncode == 3, done.stderr  # the budget stopped it: exit 3, and Hydra never ran on_job_end
+    assert "tracking: warning" not in done.stderr
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("medstrat")
+    assert experiment is not None
+    runs = client.search_runs([experiment.experiment_id])
+    assert len(runs) == 1
+    metrics = runs[0].data.metrics
+    assert metrics["incomplete"] == 1 and metrics["budget_hit"] == 1
+    usage = json.loads((tmp_path / "run" / "usage.json").read_text(encoding="utf-8"))
+    assert metrics["tokens"] == usage["total"]["total_tokens"]
+    assert runs[0].data.tags["incomplete"] == "true"
+
+
 _PROBE = """
 import sys
 from experiments.__main__ import cli
