@@ -113,6 +113,8 @@ def record_run(
         if store is None:
             return
         parent = stored_link(sweep_dir) if sweep_dir is not None else None
+        if parent is not None and parent.get("tracking_uri") != settings.uri:
+            parent = None  # the sweep folder was logged to another store (an earlier sweep into it)
         _log_run(
             store,
             run_dir,
@@ -157,6 +159,8 @@ def record_sweep_end(settings: TrackingSettings, sweep_dir: Path) -> None:
     """
     with guarded(settings):
         link = stored_link(sweep_dir)
+        if link is not None and link.get("tracking_uri") != settings.uri:
+            link = None
         store = _store(settings) if link is not None else None
         if store is None or link is None:
             return
@@ -164,7 +168,8 @@ def record_sweep_end(settings: TrackingSettings, sweep_dir: Path) -> None:
         for job in sorted(p for p in sweep_dir.iterdir() if p.is_dir()):
             child = stored_link(job)
             if child is not None and child.get("tracking_uri") == settings.uri:
-                store.log_files(child["run_id"], [f for f in artifact_files(job) if f.name == "report.html"])
+                page = [f for f in artifact_files(job) if f.name in ("report.html", "assets")]
+                store.log_files(child["run_id"], page)
         store.finish(link["run_id"])
 
 
