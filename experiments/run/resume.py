@@ -140,4 +140,6 @@ def store_config(settings: RunSettings, run_dir: Path) -> None:
     """
     path = run_dir / CONFIG_FILE
     if not path.is_file():
-        atomic_write_json(path, dict(settings.config))
+        # `tracking` says where the results are copied, not what they are: a run logged to MLflow keeps the
+        # config.json of the same run without tracking, byte for byte (experiments/tracking).
+        atomic_write_json(path, {k: v for k, v in settings.config.items() if k != "tracking"})

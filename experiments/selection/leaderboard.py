@@ -577,6 +577,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"python -m experiments.leaderboard: {line}", file=sys.stderr)
     out = args.out or runs[0] / "selectors"
     written = write_leaderboard(frame, stats, out)
+    from experiments.tracking.record import record_leaderboard
+
+    record_leaderboard(out, runs, written)  # to MLflow, beside the source runs, when they were tracked
     print((out / "selectors.md").read_text(encoding="utf-8"))
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
     return 0

@@ -292,6 +292,9 @@ def reselect(
         from experiments.report import write_report
 
         write_report(out)
+    from experiments.tracking.record import record_reselection
+
+    record_reselection(cfg.get("tracking"), out, source)  # beside the source's MLflow run, when tracked
     empty = not any(doc.get("datasets") for doc in outcome.metrics.values())
     return ReselectOutcome(
         out, source, outcome.metrics, outcome.incomplete, empty, outcome.table, reused, calls
