@@ -18,6 +18,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from experiments.stored.run_folder import METRICS, ROLES, RUN_INFO, USAGE, json_or_empty, read_samples
+
 __all__ = [
     "SWEEP_ARTIFACTS",
     "artifact_files",
@@ -28,8 +30,8 @@ __all__ = [
     "sweep_artifacts",
 ]
 
-PROFILE_FILES = {"official": "metrics.json", "strict": "metrics_strict.json"}
-"""The two scorer profiles and the file each writes (``experiments.results.write_outputs``)."""
+PROFILE_FILES = METRICS
+"""The two scorer profiles and the file each writes (`experiments.stored.run_folder`)."""
 
 RUN_ARTIFACTS = (
     "report.html",
@@ -76,10 +78,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_\-. :/]")
 
 
 def _read_json(path: Path) -> Any:
-    """The JSON document at ``path``, or None when the run did not write it."""
-    if not path.is_file():
-        return None
-    return json.loads(path.read_text(encoding="utf-8"))
+    """The JSON document at ``path``, or None when the run did not write it (the one reader decides how)."""
+    return json_or_empty(path) or None
 
 
 def safe_key(name: str) -> str:
@@ -109,7 +109,7 @@ def run_params(run_dir: Path) -> dict[str, str]:
     """
     # run.json first: a reselection records there the agent that made its candidates (config.json names
     # the replay stand-in); config.json is the config of a run that stopped before writing run.json.
-    config = (_read_json(run_dir / "run.json") or {}).get("config") or _read_json(run_dir / "config.json")
+    config = (_read_json(run_dir / RUN_INFO) or {}).get("config") or _read_json(run_dir / "config.json")
     if not isinstance(config, Mapping):
         return {}
     config = {k: v for k, v in config.items() if k != "tracking"}  # where it is logged is not what it ran
@@ -133,11 +133,7 @@ def _profile_metrics(profile: str, doc: Mapping[str, Any]) -> dict[str, float]:
 
 def _missing_samples(run_dir: Path) -> int:
     """Samples that some candidate did not reach because a limit or the budget stopped it."""
-    path = run_dir / "samples.jsonl"
-    if not path.is_file():
-        return 0
-    with path.open(encoding="utf-8") as lines:
-        return sum(1 for line in lines if line.strip() and json.loads(line).get("missing_in_candidates"))
+    return sum(1 for row in read_samples(run_dir) if row.get("missing_in_candidates"))
 
 
 def run_metrics(run_dir: Path) -> dict[str, float]:
@@ -164,7 +160,7 @@ def run_metrics(run_dir: Path) -> dict[str, float]:
         out["selector_fallbacks"] = float((official.get("selector_fallbacks") or {}).get("total", 0))
         out["incomplete"] = float(bool(official.get("incomplete")))
         out["samples_missing_in_candidates"] = float(_missing_samples(run_dir))
-    usage = _read_json(run_dir / "usage.json")
+    usage = _read_json(run_dir / USAGE)
     if isinstance(usage, Mapping):
         total = usage.get("total") or {}
         for name, key in USAGE_METRICS.items():
@@ -173,10 +169,10 @@ def run_metrics(run_dir: Path) -> dict[str, float]:
         out["candidates"] = float(usage.get("candidates") or 0)
         out["failed_datasets"] = float(len(usage.get("errors") or {}))
         out["budget_hit"] = float(bool((usage.get("budget") or {}).get("hit")))
-    info = _read_json(run_dir / "run.json")
+    info = _read_json(run_dir / RUN_INFO)
     if isinstance(info, Mapping) and isinstance(info.get("wall_s"), int | float):
         out["wall_s"] = float(info["wall_s"])
-    roles = _read_json(run_dir / "roles.json")
+    roles = _read_json(run_dir / ROLES)
     if isinstance(roles, Mapping):
         for label, row in (roles.get("agents") or {}).items():
             for key, value in (row or {}).items():
