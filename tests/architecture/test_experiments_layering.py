@@ -118,3 +118,56 @@ def test_what_studies_runs_reads_run_folders_through_the_one_reader() -> None:
     hits = [f"{p.relative_to(ROOT)}:{line}" for p in files for line in _json_parses(p)]
     assert hits == [], "parse run-folder files with experiments.stored.run_folder"
     assert _json_parses(READER)  # the reader itself is seen by the same scan
+
+
+def _defined(path: Path) -> set[str]:
+    """Top-level names a module defines or imports."""
+    names: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
+
+def _module_file(dotted: str) -> Path | None:
+    base = ROOT.joinpath(*dotted.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def test_the_project_imports_experiments_modules_by_their_current_path() -> None:
+    # The old flat names (experiments.reselect, ...) answer users' commands (experiments._commands); the
+    # project's own code, tests and scripts name the modules where they are.
+    files = [
+        *(ROOT / "experiments").rglob("*.py"),
+        *(ROOT / "tests").rglob("*.py"),
+        *(ROOT / "perf").glob("*.py"),
+    ]
+    stale = []
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                pairs = [(a.name, None) for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                pairs = [(node.module, a.name) for a in node.names]
+            else:
+                continue
+            for module, name in pairs:
+                if module.split(".")[0] != "experiments" or module.startswith("experiments.conf"):
+                    continue
+                found = _module_file(module)
+                if found is None or (
+                    name is not None
+                    and found.name == "__init__.py"
+                    and _module_file(f"{module}.{name}") is None
+                    and name not in _defined(found)
+                ):
+                    stale.append(f"{path.relative_to(ROOT)}:{node.lineno}: {module} {name or ''}")
+    assert stale == [], "imports of experiments modules by a path that no longer exists:\n" + "\n".join(stale)
