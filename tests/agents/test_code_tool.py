@@ -116,7 +116,9 @@ def test_runaway_scripts_are_stopped_and_reported_and_the_candidate_goes_on(
     ]
     server = fake_server(TurnScript(turns))
     before = tree_digest(seg_dataset)
-    limits = CodeLimits(cpu_s=1, wall_s=30, memory_mb=768)
+    # 3 CPU seconds: the well-behaved script (import medio, render two samples) needs about one on an idle
+    # machine and was stopped at a 1 s limit on a loaded one; the runaway loop is stopped either way.
+    limits = CodeLimits(cpu_s=3, wall_s=30, memory_mb=768)
     agent = make_agent(server, tools="code", code_limits=limits)
     candidate = asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "c0")))
 

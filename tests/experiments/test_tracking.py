@@ -147,7 +147,7 @@ def test_runs_carry_their_report_and_metrics_files_and_the_parent_the_ablation(s
 def test_a_reselection_is_logged_in_the_source_experiment_with_a_source_run_tag(
     sweep, store: str, tmp_path: Path
 ) -> None:
-    from experiments.reselect import reselect
+    from experiments.selection.reselect import reselect
 
     source = sweep[0] / "2_s3"
     source_id = json.loads((source / "tracking.json").read_text(encoding="utf-8"))["run_id"]
@@ -167,7 +167,7 @@ def test_a_reselection_is_logged_in_the_source_experiment_with_a_source_run_tag(
 def test_a_leaderboard_of_tracked_runs_is_logged_with_its_source_run(
     sweep, store: str, tmp_path: Path
 ) -> None:
-    from experiments.leaderboard import main
+    from experiments.selection.leaderboard import main
 
     source = sweep[0] / "3_s3"
     source_id = json.loads((source / "tracking.json").read_text(encoding="utf-8"))["run_id"]
