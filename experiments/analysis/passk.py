@@ -416,7 +416,7 @@ def sweep_section(s3_runs: Mapping[str, Sequence[Path]], out: Path) -> tuple[lis
 @cli_main("python -m experiments.passk")
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI; returns the exit code (0 success, 2 bad input; ``docs/cli.md``)."""
-    from strategies.registry import UnknownNameError
+    from core.registry import UnknownNameError
 
     parser = OneLineParser(prog="python -m experiments.passk", description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="finished S3/S4 run folders (pooled)")
