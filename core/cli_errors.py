@@ -49,6 +49,7 @@ __all__ = [
     "existing_path",
     "one_line",
     "report_error",
+    "report_interrupted",
     "sigterm_stops",
 ]
 
@@ -181,7 +182,7 @@ def cli_main(prog: str, *, expected: tuple[type[BaseException], ...] = ()) -> Ca
                 with sigterm_stops(prog):
                     return int(main(argv, *args, **kwargs))
             except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (`Terminated`)
-                print(f"{prog}: interrupted", file=sys.stderr, flush=True)
+                report_interrupted(f"{prog}: interrupted")
                 return EXIT_INTERRUPTED
             except BrokenPipeError:  # the reader went away (`... | head`): stop quietly, as Unix tools do
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -269,6 +270,24 @@ class Terminated(KeyboardInterrupt):
     """
 
 
+_INTERRUPTION_SAID = threading.Event()
+"""Set once the command has printed its one line about the interruption (`report_interrupted`)."""
+
+
+def report_interrupted(line: str) -> None:
+    """Print the command's one line about an interruption (Ctrl-C, SIGTERM) to stderr.
+
+    After it, what is left of the exit (joining worker threads, an executor's running calls) is silent: if
+    it outlasts the SIGTERM grace period, the process ends with `EXIT_INTERRUPTED` without a second line,
+    since the user has been told already and the line may hold the command that resumes the run.
+
+    Args:
+        line: The whole line, e.g. ``"interrupted — resume with: python -m experiments ..."``.
+    """
+    _INTERRUPTION_SAID.set()
+    print(line, file=sys.stderr, flush=True)
+
+
 TERMINATION_GRACE_S = 5.0
 """How long a command may clean up after SIGTERM before it exits anyway (`sigterm_stops`)."""
 
@@ -331,6 +350,8 @@ def _exit_after(prog: str, grace_s: float) -> None:
 
     def _watch() -> None:
         time.sleep(grace_s)
+        if _INTERRUPTION_SAID.is_set():  # the one line is out; only the exit itself was slow
+            os._exit(EXIT_INTERRUPTED)
         with contextlib.suppress(OSError, ValueError):
             print(
                 f"{prog}: stopped after SIGTERM without finishing the clean-up in {grace_s:g} s; "

@@ -33,6 +33,7 @@ from core.cli_errors import (
     debug_requested,
     one_line,
     report_error,
+    report_interrupted,
     sigterm_stops,
 )
 from experiments._config_path import config_dir
@@ -108,7 +109,7 @@ def main(cfg: DictConfig) -> None:
         with sigterm_stops(PROG):
             outcome = run_experiment(cfg, run_dir)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM
-        print(f"interrupted — resume with: {_resume_hint(run_dir)}", file=sys.stderr, flush=True)
+        report_interrupted(f"interrupted — resume with: {_resume_hint(run_dir)}")
         sys.exit(EXIT_INTERRUPTED)
     except WorkerLost as exc:
         # A worker of run.processes=N died (killed, out of memory); the others finished their datasets.
@@ -218,7 +219,7 @@ def cli() -> int:
             traceback.print_exception(exc.error)
         return report_error(PROG, CliError(str(exc.error), EXIT_USAGE))
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr, flush=True)
+        report_interrupted(f"{PROG}: interrupted")
         return EXIT_INTERRUPTED
     except Exception as exc:
         return report_error(PROG, exc, debug=debug)

@@ -64,6 +64,25 @@ def test_a_clean_up_that_hangs_ends_after_the_grace_period_with_one_line() -> No
     )
 
 
+def test_after_the_interruption_is_reported_a_slow_exit_adds_no_second_line() -> None:
+    # What `python -m experiments` does: the resume line first, then the exit joins a worker thread that
+    # is still busy (an executor's running call); the one line must stay the only line.
+    took, code, err = _terminate(
+        _program("""
+        from core.cli_errors import report_interrupted
+        try:
+            with sigterm_stops("prog", grace_s=1):
+                print("ready", flush=True)
+                time.sleep(60)
+        except KeyboardInterrupt:
+            report_interrupted("interrupted — resume with: prog --resume")
+            time.sleep(60)  # interpreter exit waiting for a thread
+        """)
+    )
+    assert code == 130 and 1 <= took < 10
+    assert err.splitlines() == ["interrupted — resume with: prog --resume"]
+
+
 def test_a_forked_child_dies_of_sigterm_as_by_default() -> None:
     _, code, err = _terminate(
         _program("""

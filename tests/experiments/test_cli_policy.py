@@ -137,7 +137,9 @@ def test_a_signal_after_the_first_dataset_keeps_it_and_prints_the_resume_command
         proc.send_signal(signum)
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
-    (line,) = _lines(err)
+    lines = _lines(err)
+    assert len(lines) == 1, err
+    (line,) = lines
     assert line.startswith("interrupted — resume with: python -m experiments ")
     command = shlex.split(line.split("resume with: ", 1)[1])
     assert "run.resume=true" in command and f"hydra.run.dir={run}" in command
