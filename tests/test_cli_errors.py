@@ -1,19 +1,29 @@
 """The error policy of every command line (docs/cli.md), run as a user would: each bad input ends with a
 non-zero documented exit code, exactly one line on stderr, no traceback, and nothing written anywhere.
 
-All cases start at once in a module fixture (interpreter and Hydra start-up dominate their cost); each
-parametrized test then checks its own case.
+Each case runs ``python -m MODULE ARGS`` in this process, as the interpreter's ``-m`` does (`runpy` executes
+the module as ``__main__``, so its ``raise SystemExit(main())`` / ``cli()`` line and an old command name's
+finder are on the path), with file-descriptor-level capture: a fresh interpreter per case cost ~2 CPU s
+each, start-up only. The policy itself lives once in `core.cli_errors.cli_main` (and, for Hydra's path, in
+``experiments.__main__.cli``); `test_a_fresh_interpreter_follows_the_same_policy` runs one case of each
+in a fresh interpreter, for what only a new process shows (import-time output, the real exit status).
 """
 
 from __future__ import annotations
 
+import importlib
+import logging
 import os
+import runpy
 import subprocess
 import sys
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hydra.core.global_hydra import GlobalHydra
 
 pytestmark = pytest.mark.heavy
 
@@ -84,29 +94,108 @@ def _tree(folder: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def cli_results(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> dict[str, tuple[Path, subprocess.CompletedProcess[str]]]:
-    """Run every case concurrently, each in its own empty working folder; return ``{name: (cwd, result)}``."""
+def suite_and_nifti(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A one-dataset suite (never written to: every test checks) and its first NIfTI file."""
     sys.path.insert(0, str(FAKES))
     from strategy_fakes import make_suite
 
     suite = make_suite(tmp_path_factory.mktemp("suite"), names=(NIFTI,))
-    nifti = next((suite / NIFTI / "data").rglob("*.nii*"))
+    return suite, next((suite / NIFTI / "data").rglob("*.nii*"))
+
+
+def _args(case: Case, suite: Path, nifti: Path) -> list[str]:
+    return [a.format(suite=suite, nifti=nifti, ds=suite / NIFTI) for a in case.args]
+
+
+def _workdir(tmp_path: Path) -> Path:
+    """An empty working folder (with an empty sub-folder some cases name); nothing else may appear in it."""
+    cwd = tmp_path / "cwd"
+    (cwd / "empty").mkdir(parents=True)
+    return cwd
+
+
+def _check(name: str, code: int | None, stderr: str, cwd: Path) -> None:
+    case = CASES[name]
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert code == case.code, stderr
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr and "error" in lines[0]
+    assert case.mention in lines[0], lines[0]
+    assert _tree(cwd) == ["empty"], f"{name} created {_tree(cwd)}"
+
+
+@pytest.fixture
+def as_main(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> Iterator[None]:
+    """Isolate an in-process ``python -m``: environment, argv, warning filters and logging come back as they
+    were, and Hydra's global state must be clean after each call (a leak would break the next case)."""
+    monkeypatch.setenv("MEDSTRAT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)  # `cli()` sets it; monkeypatch removes it again
+    monkeypatch.delenv("MEDSTRAT_DEBUG", raising=False)
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    with warnings.catch_warnings():
+        yield
+    root.handlers[:], root.level = handlers, level
+    assert not GlobalHydra.instance().is_initialized()
+
+
+# Commands whose ``__main__`` block leaves by ``os._exit`` (a reselection skips the interpreter's tear-down):
+# run as ``__main__`` they would end this process too, so their ``main(argv)`` is called, the code it returns
+# being what ``os._exit`` passes on.
+ENDS_WITH_OS_EXIT = ("experiments.reselect",)
+
+
+def _run_as_main(module: str, args: list[str], monkeypatch: pytest.MonkeyPatch) -> int | None:
+    """``python -m MODULE ARGS`` in this process; its exit status (``None`` when it returned normally)."""
+    monkeypatch.setattr(sys, "argv", [module, *args])
+    if module in ENDS_WITH_OS_EXIT:
+        return int(importlib.import_module(module).main(args))
+    try:
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    except SystemExit as stopped:
+        return stopped.code if isinstance(stopped.code, int) or stopped.code is None else 1
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bad_input_gives_one_line_and_its_exit_code(
+    name: str,
+    suite_and_nifti: tuple[Path, Path],
+    as_main: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    suite, nifti = suite_and_nifti
     before = _tree(suite)
+    cwd = _workdir(tmp_path)
+    monkeypatch.chdir(cwd)
+    code = _run_as_main(CASES[name].module, _args(CASES[name], suite, nifti), monkeypatch)
+    _check(name, code, capfd.readouterr().err, cwd)
+    assert _tree(suite) == before, "a bad invocation wrote into the input suite"
+
+
+# One `cli_main` command and Hydra's `python -m experiments`: the two ways a failure reaches the user.
+FRESH = ("score-missing-root", "experiments-unknown-strategy-option")
+
+
+def test_a_fresh_interpreter_follows_the_same_policy(
+    suite_and_nifti: tuple[Path, Path], tmp_path: Path
+) -> None:
+    suite, nifti = suite_and_nifti
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(FAKES)])
-    env["MEDSTRAT_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    env["MEDSTRAT_CACHE"] = str(tmp_path / "cache")
     env.pop("HYDRA_FULL_ERROR", None)
     procs = {}
-    for name, case in CASES.items():
-        cwd = tmp_path_factory.mktemp(name)
-        (cwd / "empty").mkdir()
-        args = [a.format(suite=suite, nifti=nifti, ds=suite / NIFTI) for a in case.args]
+    for name in FRESH:  # concurrently: interpreter start-up is most of their cost
+        cwd = _workdir(tmp_path / name)
         procs[name] = (
             cwd,
             subprocess.Popen(
-                [sys.executable, "-m", case.module, *args],
+                [sys.executable, "-m", CASES[name].module, *_args(CASES[name], suite, nifti)],
                 cwd=cwd,
                 env=env,
                 stdout=subprocess.PIPE,
@@ -114,24 +203,9 @@ def cli_results(
                 text=True,
             ),
         )
-    results = {}
     for name, (cwd, proc) in procs.items():
-        out, err = proc.communicate(timeout=300)
-        results[name] = (cwd, subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
-    assert _tree(suite) == before, "a bad invocation wrote into the input suite"
-    return results
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_bad_input_gives_one_line_and_its_exit_code(name: str, cli_results) -> None:
-    case = CASES[name]
-    cwd, done = cli_results[name]
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    assert done.returncode == case.code, done.stderr
-    assert len(lines) == 1, done.stderr
-    assert "Traceback" not in done.stderr and "error" in lines[0]
-    assert case.mention in lines[0], lines[0]
-    assert _tree(cwd) == ["empty"], f"{name} created {_tree(cwd)}"
+        _, err = proc.communicate(timeout=300)
+        _check(name, proc.returncode, err, cwd)
 
 
 def test_debug_shows_the_traceback(tmp_path: Path) -> None:
