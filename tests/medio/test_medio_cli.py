@@ -1,25 +1,46 @@
-"""The ``python -m medio`` command line, run as a user would (subprocess), and import hygiene."""
+"""The ``python -m medio`` command line and import hygiene.
+
+``inspect`` runs as a user runs it (a fresh interpreter); ``render`` calls the same ``main(argv)`` in this
+process (a fresh interpreter per file cost ~1 CPU s of start-up each; the error policy is `cli_main`'s, proven
+in a fresh process by tests/test_cli_errors.py).
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
 import medio
+from medio.__main__ import main
 
 PYTHON = sys.executable
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PYTHON, "-m", "medio", *args], capture_output=True, text=True, timeout=120, cwd=REPO, check=False
-    )
+@pytest.fixture
+def in_process(capfd: pytest.CaptureFixture[str]) -> Iterator[pytest.CaptureFixture[str]]:
+    """``main(argv)`` here: the logging it sets up (root handler, pydicom's level) is undone afterwards."""
+    root, pydicom = logging.getLogger(), logging.getLogger("pydicom")
+    handlers, levels = list(root.handlers), (root.level, pydicom.level)
+    yield capfd
+    root.handlers[:] = handlers
+    root.setLevel(levels[0])
+    pydicom.setLevel(levels[1])
+
+
+def _main(capfd: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``python -m medio ARGS`` as ``main(argv)``: the exit code, stdout and stderr."""
+    capfd.readouterr()
+    code = main(list(args))
+    out, err = capfd.readouterr()
+    return code, out, err
 
 
 def _cases(pydicom_file, nibabel_data):
@@ -33,27 +54,21 @@ def _cases(pydicom_file, nibabel_data):
     ]
 
 
-def _run_many(commands: list[list[str]]) -> list[tuple[int, str, str]]:
-    """Run several CLI invocations concurrently (interpreter start-up dominates their cost)."""
-    procs = [
-        subprocess.Popen(
-            [PYTHON, "-m", "medio", *c], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO
-        )
-        for c in commands
-    ]
-    results = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=120)
-        results.append((proc.returncode, out, err))
-    return results
-
-
-@pytest.mark.heavy
-def test_cli_inspect_and_render_on_bundled_files(tmp_path, pydicom_file, nibabel_data):
+def test_cli_inspect_and_render_on_bundled_files(tmp_path, pydicom_file, nibabel_data, in_process):
     cases = _cases(pydicom_file, nibabel_data)
-    commands = [["inspect", *(str(path) for path, _ in cases)]]
-    commands += [["render", str(path), str(tmp_path / f"{path.name}.png"), *extra] for path, extra in cases]
-    (code, out, err), *rendered = _run_many(commands)
+    inspected = subprocess.run(
+        [PYTHON, "-m", "medio", "inspect", *(str(path) for path, _ in cases)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        check=False,
+    )
+    rendered = [
+        _main(in_process, "render", str(path), str(tmp_path / f"{path.name}.png"), *extra)
+        for path, extra in cases
+    ]
+    code, out, err = inspected.returncode, inspected.stdout, inspected.stderr
     assert code == 0, err
     summaries = json.loads(out)
     assert [s["format"] for s in summaries] == ["dicom"] * 4 + ["nifti"] * 2
@@ -73,9 +88,10 @@ def test_cli_inspect_and_render_on_bundled_files(tmp_path, pydicom_file, nibabel
     assert nifti["frame"] == 0 and nifti["slice_index"] is not None
 
 
-def test_cli_render_options(tmp_path, nibabel_data):
+def test_cli_render_options(tmp_path, nibabel_data, in_process):
     out = tmp_path / "s.png"
-    done = _run(
+    code, stdout, stderr = _main(
+        in_process,
         "render",
         str(nibabel_data / "anatomical.nii"),
         str(out),
@@ -86,12 +102,12 @@ def test_cli_render_options(tmp_path, nibabel_data):
         "--window",
         "0,200",
     )
-    assert done.returncode == 0, done.stderr
-    info = json.loads(done.stdout)
+    assert code == 0, stderr
+    info = json.loads(stdout)
     assert info["slice_index"] == 3 and info["axis"] == 1 and info["window"] == [0.0, 200.0]
 
 
-def test_cli_errors_are_one_line_exit_2(tmp_path, pydicom_file):
+def test_cli_errors_are_one_line_exit_2(tmp_path, pydicom_file, in_process):
     empty = tmp_path / "empty.dcm"
     empty.write_bytes(b"")
     commands = [
@@ -99,7 +115,8 @@ def test_cli_errors_are_one_line_exit_2(tmp_path, pydicom_file):
         ["render", str(pydicom_file("MR_small_jpeg_ls_lossless.dcm")), str(tmp_path / "o.png")],
         ["render", str(pydicom_file("CT_small.dcm")), str(tmp_path / "o.png"), "--slice", "4"],
     ]
-    for args, (code, _, err) in zip(commands, _run_many(commands), strict=True):
+    for args in commands:
+        code, _, err = _main(in_process, *args)
         if code == 0:
             continue  # e.g. a JPEG-LS decoder is installed here
         assert code == 2
