@@ -3,32 +3,30 @@ non-zero documented exit code, exactly one line on stderr, no traceback, and not
 
 Each case runs ``python -m MODULE ARGS`` in this process, as the interpreter's ``-m`` does (`runpy` executes
 the module as ``__main__``, so its ``raise SystemExit(main())`` / ``cli()`` line and an old command name's
-finder are on the path), with file-descriptor-level capture: a fresh interpreter per case cost ~2 CPU s
-each, start-up only. The policy itself lives once in `core.cli_errors.cli_main` (and, for Hydra's path, in
-``experiments.__main__.cli``); `test_a_fresh_interpreter_follows_the_same_policy` runs one case of each
-in a fresh interpreter, for what only a new process shows (import-time output, the real exit status).
+finder are on the path; `cli_inprocess`), with file-descriptor-level capture: a fresh interpreter per case
+cost ~2 CPU s each, start-up only. The policy itself lives once in `core.cli_errors.cli_main` (and, for
+Hydra's path, in ``experiments.__main__.cli``); `test_a_fresh_interpreter_follows_the_same_policy` runs one
+case of each in a fresh interpreter, for what only a new process shows (import-time output, the real exit
+status).
 """
 
 from __future__ import annotations
 
-import importlib
-import logging
 import os
-import runpy
 import subprocess
 import sys
-import warnings
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from hydra.core.global_hydra import GlobalHydra
 
 pytestmark = pytest.mark.heavy
 
 REPO = Path(__file__).resolve().parent.parent
 FAKES = REPO / "tests" / "strategies"
+sys.path.insert(0, str(REPO / "tests" / "experiments"))
+from cli_inprocess import run_as_main  # noqa: E402
+
 NIFTI = "synth-brain-mr-nifti"
 
 
@@ -114,7 +112,7 @@ def _workdir(tmp_path: Path) -> Path:
     return cwd
 
 
-def _check(name: str, code: int | None, stderr: str, cwd: Path) -> None:
+def _check(name: str, code: int, stderr: str, cwd: Path) -> None:
     case = CASES[name]
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert code == case.code, stderr
@@ -124,46 +122,10 @@ def _check(name: str, code: int | None, stderr: str, cwd: Path) -> None:
     assert _tree(cwd) == ["empty"], f"{name} created {_tree(cwd)}"
 
 
-@pytest.fixture
-def as_main(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capfd: pytest.CaptureFixture[str]
-) -> Iterator[None]:
-    """Isolate an in-process ``python -m``: environment, argv, warning filters and logging come back as they
-    were, and Hydra's global state must be clean after each call (a leak would break the next case)."""
-    monkeypatch.setenv("MEDSTRAT_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)  # `cli()` sets it; monkeypatch removes it again
-    monkeypatch.delenv("MEDSTRAT_DEBUG", raising=False)
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    with warnings.catch_warnings():
-        yield
-    root.handlers[:], root.level = handlers, level
-    assert not GlobalHydra.instance().is_initialized()
-
-
-# Commands whose ``__main__`` block leaves by ``os._exit`` (a reselection skips the interpreter's tear-down):
-# run as ``__main__`` they would end this process too, so their ``main(argv)`` is called, the code it returns
-# being what ``os._exit`` passes on.
-ENDS_WITH_OS_EXIT = ("experiments.reselect",)
-
-
-def _run_as_main(module: str, args: list[str], monkeypatch: pytest.MonkeyPatch) -> int | None:
-    """``python -m MODULE ARGS`` in this process; its exit status (``None`` when it returned normally)."""
-    monkeypatch.setattr(sys, "argv", [module, *args])
-    if module in ENDS_WITH_OS_EXIT:
-        return int(importlib.import_module(module).main(args))
-    try:
-        runpy.run_module(module, run_name="__main__", alter_sys=True)
-    except SystemExit as stopped:
-        return stopped.code if isinstance(stopped.code, int) or stopped.code is None else 1
-    return None
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_bad_input_gives_one_line_and_its_exit_code(
     name: str,
     suite_and_nifti: tuple[Path, Path],
-    as_main: None,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capfd: pytest.CaptureFixture[str],
@@ -172,7 +134,8 @@ def test_bad_input_gives_one_line_and_its_exit_code(
     before = _tree(suite)
     cwd = _workdir(tmp_path)
     monkeypatch.chdir(cwd)
-    code = _run_as_main(CASES[name].module, _args(CASES[name], suite, nifti), monkeypatch)
+    monkeypatch.setenv("MEDSTRAT_CACHE", str(tmp_path / "cache"))
+    code = run_as_main(CASES[name].module, _args(CASES[name], suite, nifti), monkeypatch)
     _check(name, code, capfd.readouterr().err, cwd)
     assert _tree(suite) == before, "a bad invocation wrote into the input suite"
 
