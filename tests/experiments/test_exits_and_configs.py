@@ -1,20 +1,44 @@
 """Exits and configs (issue 23 item 7), through the real command line: degenerate options refused by the
 preflight with exit 2 and no folder, OS permission errors as exit 2 naming the path, INCOMPLETE tables that
-say what their macro covers, and one legend line under the metric table."""
+say what their macro covers, and one legend line under the metric table.
+
+Each command runs in this process as ``python -m experiments`` runs it (`cli_inprocess`): what is checked is
+its message, exit code and files; fresh interpreters of the same command are in test_cli.py and
+tests/test_cli_errors.py.
+"""
 
 from __future__ import annotations
 
 import os
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli_inprocess import run_as_main
 from cli_process import nonblank_lines as _lines
-from cli_process import run_cli as _cli
 from run_overrides import FAKE_AGENT
 
 from experiments.run.results import METRIC_LEGEND, coverage_line
 
 PROG = "python -m experiments: error: "
+
+
+@pytest.fixture
+def cli(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], tmp_path: Path
+) -> Callable[[list[str]], subprocess.CompletedProcess[str]]:
+    """``python -m experiments ARGS`` in this process, in ``tmp_path``, with the cache there."""
+
+    def run(args: list[str]) -> subprocess.CompletedProcess[str]:
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setenv("MEDSTRAT_CACHE", str(tmp_path / "cache"))
+        capfd.readouterr()
+        code = run_as_main("experiments", args, monkeypatch)
+        out, err = capfd.readouterr()
+        return subprocess.CompletedProcess(["python", "-m", "experiments", *args], code, out, err)
+
+    return run
 
 
 def _base(suite: Path, run: Path, *extra: str) -> list[str]:
@@ -29,13 +53,9 @@ def _base(suite: Path, run: Path, *extra: str) -> list[str]:
 
 
 def test_an_incomplete_table_says_how_many_datasets_its_macro_covers_and_which_failed(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path
+    suite: Path, cli: Callable[[list[str]], subprocess.CompletedProcess[str]], tmp_path: Path
 ) -> None:
-    done = _cli(
-        _base(suite, tmp_path / "run", "strategy=s0", "agent._target_=strategy_fakes.FailOnAgent"),
-        cli_env,
-        tmp_path,
-    )
+    done = cli(_base(suite, tmp_path / "run", "strategy=s0", "agent._target_=strategy_fakes.FailOnAgent"))
     assert done.returncode == 3, done.stderr
     assert (
         "INCOMPLETE: macro over 1 of 2 datasets; failed: synth-fundus-npy (RuntimeError: cannot read "
@@ -44,9 +64,9 @@ def test_an_incomplete_table_says_how_many_datasets_its_macro_covers_and_which_f
 
 
 def test_the_metric_table_is_followed_by_one_legend_line(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path
+    suite: Path, cli: Callable[[list[str]], subprocess.CompletedProcess[str]], tmp_path: Path
 ) -> None:
-    done = _cli(_base(suite, tmp_path / "run", "strategy=s0", FAKE_AGENT), cli_env, tmp_path)
+    done = cli(_base(suite, tmp_path / "run", "strategy=s0", FAKE_AGENT))
     assert done.returncode == 0, done.stderr
     assert _lines(done.stderr).count(METRIC_LEGEND) == 1
     assert all(
@@ -76,10 +96,10 @@ def _unwritable(tmp_path: Path) -> Path:
 
 
 def test_a_run_folder_that_cannot_be_created_is_exit_2_with_the_path(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path
+    suite: Path, cli: Callable[[list[str]], subprocess.CompletedProcess[str]], tmp_path: Path
 ) -> None:
     run = _unwritable(tmp_path)
-    done = _cli(_base(suite, run, "strategy=s0", FAKE_AGENT), cli_env, tmp_path)
+    done = cli(_base(suite, run, "strategy=s0", FAKE_AGENT))
     assert done.returncode == 2, done.stderr
     (line,) = _lines(done.stderr)
     assert line.startswith(f"{PROG}hydra.run.dir={run}: cannot create or lock the run folder (")
@@ -96,10 +116,14 @@ def test_a_run_folder_that_cannot_be_created_is_exit_2_with_the_path(
     ],
 )
 def test_degenerate_options_are_refused_by_the_preflight_with_no_folder(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path, options: tuple[str, ...], expected: str
+    suite: Path,
+    cli: Callable[[list[str]], subprocess.CompletedProcess[str]],
+    tmp_path: Path,
+    options: tuple[str, ...],
+    expected: str,
 ) -> None:
     run = tmp_path / "run"
-    done = _cli(_base(suite, run, *options, FAKE_AGENT), cli_env, tmp_path)
+    done = cli(_base(suite, run, *options, FAKE_AGENT))
     assert done.returncode == 2, done.stderr
     (line,) = _lines(done.stderr)
     assert line.startswith(f"{PROG}{expected}"), line
