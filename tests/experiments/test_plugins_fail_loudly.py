@@ -1,16 +1,27 @@
 """Plug-ins fail loudly (issue 23 item 2), through the command line: a selector that raises stops the run with
 one line naming it, the dataset and sample and the exception (exit 2; the traceback with ``--debug``), unless
-``selector.on_error=fallback``, which counts every fallback per dataset where the results are read."""
+``selector.on_error=fallback``, which counts every fallback per dataset where the results are read.
+
+The commands run in this process as ``python -m`` runs them (`cli_inprocess`; fresh interpreters of both
+commands are in test_cli.py, tests/test_cli_errors.py and test_selector_leaderboard.py): what is checked is
+their message, exit code and files. The plug-in module is imported from a folder on ``sys.path``, as from
+``PYTHONPATH``, and forgotten after each test (module and registry entry), so each test imports it anew.
+"""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from cli_inprocess import run_as_main
+
+from strategies.selectors import selectors
+
+Command = Callable[..., subprocess.CompletedProcess[str]]
 
 PLUGIN = """
 from strategies import selector
@@ -22,15 +33,40 @@ def boom(index, candidates, reports, task):
 """
 
 
+@pytest.fixture(scope="module")
+def plugins(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the plug-in module ``boom_selector``."""
+    folder = tmp_path_factory.mktemp("plugins")
+    (folder / "boom_selector.py").write_text(PLUGIN)
+    return folder
+
+
 @pytest.fixture
-def env(cli_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
-    plugins = tmp_path / "plugins"
-    plugins.mkdir()
-    (plugins / "boom_selector.py").write_text(PLUGIN)
-    return {**cli_env, "PYTHONPATH": os.pathsep.join([str(plugins), cli_env["PYTHONPATH"]])}
+def env(
+    plugins: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], tmp_path: Path
+) -> Iterator[Command]:
+    """``python -m MODULE ARGS`` here with the plug-in folder importable; the plug-in is gone afterwards."""
+    monkeypatch.syspath_prepend(str(plugins))
+    monkeypatch.setenv("MEDSTRAT_CACHE", str(tmp_path / "cache"))
+    # The registry is process-wide: other tests in this worker must not see (or list) "boom".
+    entries, meta = dict(selectors._entries), dict(selectors._meta)
+
+    def command(module: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+        monkeypatch.chdir(cwd)
+        capfd.readouterr()
+        code = run_as_main(module, args, monkeypatch)
+        out, err = capfd.readouterr()
+        return subprocess.CompletedProcess(["python", "-m", module, *args], code, out, err)
+
+    yield command
+    selectors._entries.clear()
+    selectors._entries.update(entries)
+    selectors._meta.clear()
+    selectors._meta.update(meta)
+    sys.modules.pop("boom_selector", None)
 
 
-def _run(suite: Path, run: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
+def _run(suite: Path, run: Path, env: Command, *extra: str) -> subprocess.CompletedProcess[str]:
     args = [
         "strategy=s3",
         "strategy.n=2",
@@ -43,14 +79,7 @@ def _run(suite: Path, run: Path, env: dict[str, str], *extra: str) -> subprocess
         f"hydra.run.dir={run}",
         *extra,
     ]
-    return subprocess.run(
-        [sys.executable, "-m", "experiments", *args],
-        env=env,
-        cwd=run.parent,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return env("experiments", args, run.parent)
 
 
 def _names(suite: Path) -> list[str]:
@@ -58,7 +87,7 @@ def _names(suite: Path) -> list[str]:
 
 
 def test_a_selector_that_raises_stops_the_run_with_one_line(
-    suite: Path, env: dict[str, str], tmp_path: Path
+    suite: Path, env: Command, tmp_path: Path
 ) -> None:
     done = _run(suite, tmp_path / "run", env)
     assert done.returncode == 2, done.stderr
@@ -73,9 +102,7 @@ def test_a_selector_that_raises_stops_the_run_with_one_line(
     assert not (tmp_path / "run" / "metrics.json").exists()  # never a table that ranks it as working
 
 
-def test_with_debug_the_selectors_traceback_is_shown(
-    suite: Path, env: dict[str, str], tmp_path: Path
-) -> None:
+def test_with_debug_the_selectors_traceback_is_shown(suite: Path, env: Command, tmp_path: Path) -> None:
     done = _run(suite, tmp_path / "run", env, "--debug")
     assert done.returncode == 2, done.stderr
     assert "Traceback (most recent call last)" in done.stderr and 'raise KeyError("label")' in done.stderr
@@ -85,7 +112,7 @@ def test_with_debug_the_selectors_traceback_is_shown(
 
 
 def test_with_on_error_fallback_every_fallback_is_counted_per_dataset(
-    suite: Path, env: dict[str, str], tmp_path: Path
+    suite: Path, env: Command, tmp_path: Path
 ) -> None:
     run = tmp_path / "run"
     done = _run(suite, run, env, "selector.on_error=fallback")
@@ -106,7 +133,7 @@ def test_with_on_error_fallback_every_fallback_is_counted_per_dataset(
 
 
 def test_an_unknown_on_error_policy_is_refused_before_any_work(
-    suite: Path, env: dict[str, str], tmp_path: Path
+    suite: Path, env: Command, tmp_path: Path
 ) -> None:
     done = _run(suite, tmp_path / "run", env, "selector.on_error=ignore")
     assert done.returncode == 2, done.stderr
@@ -114,19 +141,13 @@ def test_an_unknown_on_error_policy_is_refused_before_any_work(
     assert not (tmp_path / "run").exists()
 
 
-def _leaderboard(run: Path, out: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
+def _leaderboard(run: Path, out: Path, env: Command, *extra: str) -> subprocess.CompletedProcess[str]:
     args = [str(run), "--selectors", "boom,validator_max", "--imports", "boom_selector", "--out", str(out)]
-    return subprocess.run(
-        [sys.executable, "-m", "experiments.leaderboard", *args, "--workers", "1", *extra],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return env("experiments.leaderboard", [*args, "--workers", "1", *extra], out.parent)
 
 
 def test_the_leaderboard_refuses_a_raising_selector_or_counts_its_fallbacks(
-    rules_s3_run, env: dict[str, str], tmp_path: Path
+    rules_s3_run, env: Command, tmp_path: Path
 ) -> None:
     _, run = rules_s3_run
     refused = _leaderboard(run, tmp_path / "a", env)
