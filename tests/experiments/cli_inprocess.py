@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import runpy
 import sys
 import warnings
@@ -28,16 +29,20 @@ run as ``__main__`` they would end the test process too, so their ``main(argv)``
 it returns being what ``os._exit`` passes on."""
 
 
+SET_BY_CLI = ("HYDRA_FULL_ERROR", "MEDSTRAT_DEBUG")
+"""Environment variables ``experiments.__main__.cli`` sets for the rest of its process."""
+
+
 @contextmanager
-def isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def isolated() -> Iterator[None]:
     """Undo what a command changes in the process: environment, warning filters, logging, Hydra's globals.
 
     ``python -m experiments`` sets ``HYDRA_FULL_ERROR`` and ``MEDSTRAT_DEBUG``, a warning filter, and (when a
     job runs) Hydra's logging set-up and its `HydraConfig` singleton; `GlobalHydra` must be clean after every
     call, or the next one would fail.
     """
-    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)  # `cli()` sets it; monkeypatch removes it again
-    monkeypatch.delenv("MEDSTRAT_DEBUG", raising=False)
+    # `cli()` sets both; restored by hand: monkeypatch.delenv of an unset variable records nothing to undo.
+    saved = {name: os.environ.pop(name, None) for name in SET_BY_CLI}
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     try:
@@ -50,6 +55,11 @@ def isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         root.handlers[:] = handlers
         root.setLevel(level)
         HydraConfig.instance().cfg = None  # type: ignore[assignment]
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     assert not GlobalHydra.instance().is_initialized()
 
 
@@ -59,15 +69,17 @@ def run_as_main(module: str, args: Sequence[str], monkeypatch: pytest.MonkeyPatc
     Args:
         module: The module ``-m`` names (``experiments``, ``benchmark.score``, ``experiments.ablation``).
         args: Its arguments.
-        monkeypatch: The test's, to restore ``sys.argv`` and the environment.
+        monkeypatch: The test's, to restore ``sys.argv``.
 
     Returns:
         The exit status: the ``SystemExit`` code (0 when it ends normally; 1 for a message, as Python does).
     """
     monkeypatch.setattr(sys, "argv", [module, *args])
-    with isolated(monkeypatch):
+    with isolated():
         if module in ENDS_WITH_OS_EXIT:
             return int(importlib.import_module(module).main(list(args)))
+        # A test module that imported ``PKG.__main__`` (for its `main`) makes runpy warn; ``-m`` would not.
+        warnings.filterwarnings("ignore", r"'.*' found in sys\.modules after import", RuntimeWarning)
         try:
             runpy.run_module(module, run_name="__main__", alter_sys=True)
         except SystemExit as stopped:
