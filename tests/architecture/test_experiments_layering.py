@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from imports import ROOT, Edge, edges, module_name
+from imports import ROOT, Edge, module_name
 from test_package_layering import _cycles
 
 # Sub-package -> its floor inside experiments/; a floor may import only lower floors (and itself).
@@ -40,8 +40,9 @@ def _part(module: str) -> str | None:
     return "helper"
 
 
-def _inside() -> list[Edge]:
-    return [e for e in edges() if _part(e.importer) and _part(e.imported) and e.importer != e.imported]
+def _inside(project_edges: tuple[Edge, ...]) -> list[Edge]:
+    """The imports from one experiments module to another."""
+    return [e for e in project_edges if _part(e.importer) and _part(e.imported) and e.importer != e.imported]
 
 
 def _against_floors(chosen: list[Edge]) -> list[str]:
@@ -60,8 +61,10 @@ def _against_floors(chosen: list[Edge]) -> list[str]:
     return bad
 
 
-def test_every_experiments_subpackage_imports_only_the_floors_below_it() -> None:
-    offenders = _against_floors(_inside())
+def test_every_experiments_subpackage_imports_only_the_floors_below_it(
+    project_edges: tuple[Edge, ...],
+) -> None:
+    offenders = _against_floors(_inside(project_edges))
     assert not offenders, "imports against the floors of experiments/:\n" + "\n".join(offenders)
 
 
@@ -75,9 +78,9 @@ def test_the_floor_check_sees_a_run_module_importing_the_analysis() -> None:
 
 
 @pytest.mark.parametrize("with_lazy", [False, True], ids=["module-level", "with-function-level"])
-def test_the_experiments_subpackages_form_no_cycle(with_lazy: bool) -> None:
+def test_the_experiments_subpackages_form_no_cycle(with_lazy: bool, project_edges: tuple[Edge, ...]) -> None:
     graph: dict[str, set[str]] = defaultdict(set)
-    for e in _inside():
+    for e in _inside(project_edges):
         if with_lazy or not e.lazy:
             src, dst = _part(e.importer), _part(e.imported)
             if src != dst:

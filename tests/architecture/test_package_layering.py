@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from imports import PACKAGES, ROOT, Edge, edges, module_name, source_files
+from imports import PACKAGES, ROOT, Edge, module_name, source_files
 
 # What each floor may import (besides itself and third-party packages): docs/architecture.md.
 ALLOWED = {
@@ -39,25 +39,19 @@ def _is_private(module: str) -> bool:
     return any(part.startswith("_") and not part.startswith("__") for part in module.split("."))
 
 
-@pytest.fixture(scope="module")
-def all_edges() -> list[Edge]:
-    """The import graph, read once for this module's tests (each reading parses every file: ~2 CPU s)."""
-    return edges()
-
-
-def test_no_module_imports_a_private_module_of_another_package(all_edges: list[Edge]) -> None:
+def test_no_module_imports_a_private_module_of_another_package(project_edges: tuple[Edge, ...]) -> None:
     offenders = [
         f"{e.path.relative_to(ROOT)}:{e.line}: {e.imported}"
-        for e in all_edges
+        for e in project_edges
         if _top(e.importer) != _top(e.imported) and _is_private(e.imported)
     ]
     assert not offenders, "private modules imported across packages:\n" + "\n".join(offenders)
 
 
-def test_every_floor_imports_only_the_floors_below_it(all_edges: list[Edge]) -> None:
+def test_every_floor_imports_only_the_floors_below_it(project_edges: tuple[Edge, ...]) -> None:
     offenders = [
         f"{e.path.relative_to(ROOT)}:{e.line}: {e.importer} -> {e.imported}"
-        for e in all_edges
+        for e in project_edges
         if _top(e.importer) != _top(e.imported) and _top(e.imported) not in ALLOWED[_top(e.importer)]
     ]
     assert not offenders, "imports against the floors:\n" + "\n".join(offenders)
@@ -99,10 +93,10 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 @pytest.mark.parametrize("with_lazy", [False, True], ids=["module-level", "with-function-level"])
-def test_the_import_graph_has_no_cycle(with_lazy: bool, all_edges: list[Edge]) -> None:
+def test_the_import_graph_has_no_cycle(with_lazy: bool, project_edges: tuple[Edge, ...]) -> None:
     modules = {module_name(p) for p in source_files()}
     graph: dict[str, set[str]] = defaultdict(set)
-    chosen: list[Edge] = [e for e in all_edges if with_lazy or not e.lazy]
+    chosen: list[Edge] = [e for e in project_edges if with_lazy or not e.lazy]
     for e in chosen:
         if e.imported in modules and e.imported != e.importer:
             graph[e.importer].add(e.imported)

@@ -66,12 +66,15 @@ def test_catalogue_covers_every_task_and_dimension() -> None:
 
 
 def test_same_seed_is_byte_identical_and_other_seed_differs(suite: Suite, tmp_path: Path) -> None:
-    again = tmp_path / "again"
-    start = time.perf_counter()
-    generate_suite(again, size="small", seed=0)
-    seconds = time.perf_counter() - start
-    assert _hashes(again) == _hashes(suite.root, skip=ORACLE)
-    assert seconds < 60, f"small suite took {seconds:.1f}s (budget 30s on 2 cores)"
+    # Every dataset's builder runs twice, at two samples per dataset (the traps are per dataset and alternate
+    # every other sample, so samples 3-10 add no code path): a fifth of a small-suite rebuild. The time
+    # budget of the small suite is checked on the session's build (test_generation_of_small_suite_is_fast).
+    # One of the two writes the oracle run too: writing it leaves every other file as it was.
+    once, again = tmp_path / "once", tmp_path / "again"
+    generate_suite(once, samples=2, seed=0, oracle=ORACLE)
+    generate_suite(again, samples=2, seed=0)
+    assert {p.name for p in again.iterdir()} == set(dataset_names())
+    assert _hashes(again) == _hashes(once, skip=ORACLE)
 
     some = ["synth-ct-liver-series", "synth-echo-avi", "synth-glioma-h5"]
     other = tmp_path / "other"
@@ -82,8 +85,8 @@ def test_same_seed_is_byte_identical_and_other_seed_differs(suite: Suite, tmp_pa
 
 
 def test_generation_of_small_suite_is_fast(suite: Suite) -> None:
-    # Includes rendering and writing the oracle run; the budget is 30 s without it.
-    assert suite.seconds < 90, f"small suite + oracle took {suite.seconds:.1f}s"
+    # Includes rendering and writing the oracle run; the budget is 30 s on 2 cores without it.
+    assert suite.seconds < 60, f"small suite + oracle took {suite.seconds:.1f}s (budget 30s on 2 cores)"
 
 
 def test_every_manifest_path_reroots_to_an_existing_raw_file(suite: Suite) -> None:
