@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from omegaconf import DictConfig
-from rules_runs import DATASETS, N, make_rules_s3_run, rules_cfg
+from rules_runs import CHEAP_DATASETS, DATASETS, N, rules_cfg
 
 from experiments.run.experiment import run_experiment
 from experiments.selection.reselect import ReselectError, reselect
@@ -21,27 +21,14 @@ pytestmark = pytest.mark.heavy
 REPO = Path(__file__).resolve().parents[2]
 
 
-# The two of the shared run's datasets that run in about a second each (the DICOM series takes most of a run's
-# time); the rules agent's candidates differ on both: `first` keeps another candidate than validator_max on
-# 11 of their 20 samples, `random` on 14 (majority agrees with validator_max here, as on the third dataset).
-FRESH_DATASETS = ["synth-kidney-ct-nifti", "synth-organ-npz-shards"]
-
-
 def _cfg(root: Path, *overrides: str) -> DictConfig:
-    return rules_cfg(root, *overrides, datasets=FRESH_DATASETS)
+    return rules_cfg(root, *overrides, datasets=CHEAP_DATASETS)
 
 
 @pytest.fixture(scope="module")
 def source(rules_s3_run: tuple[Path, Path]) -> tuple[Path, Path]:
     """(suite root, a finished S3 validator_max run over it)."""
     return rules_s3_run
-
-
-@pytest.fixture(scope="module")
-def small_source(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(suite root, a finished S3 validator_max run) on `FRESH_DATASETS`: each selector's fresh run repeats
-    the whole generation, so it runs on the datasets that cost the least; never modify it in a test."""
-    return make_rules_s3_run(tmp_path_factory.mktemp("reselect_small"), datasets=FRESH_DATASETS)
 
 
 def _metrics(run_dir: Path) -> tuple[dict[str, object], dict[str, object]]:
@@ -60,9 +47,10 @@ def _chosen(run_dir: Path) -> dict[tuple[str, int], int | None]:
     ("strategy", "selector"), [("s3", "first"), ("s3", "majority"), ("s3", "random"), ("s4", "validator_max")]
 )
 def test_reselect_equals_a_fresh_run(
-    small_source: tuple[Path, Path], tmp_path: Path, strategy: str, selector: str
+    rules_s3_run_small: tuple[Path, Path], tmp_path: Path, strategy: str, selector: str
 ) -> None:
-    root, src = small_source
+    """Each selector's fresh run repeats the whole generation: it runs on the two cheap datasets."""
+    root, src = rules_s3_run_small
     fresh = tmp_path / "fresh"
     run_experiment(_cfg(root, f"strategy={strategy}", "strategy.n=4", f"selector={selector}"), fresh)
     out = reselect(src, [f"strategy={strategy}", f"selector={selector}"], tmp_path / "re")
@@ -74,7 +62,7 @@ def test_reselect_equals_a_fresh_run(
     assert usage["budget"]["spent_tokens"] == 0 and usage["reselect"]["agent_calls"] == 0
     info = json.loads((out.run_dir / "run.json").read_text())
     assert info["reselect"]["source_run"] == str(src.resolve())
-    assert info["reselect"]["reused_candidates"] == N * len(FRESH_DATASETS)
+    assert info["reselect"]["reused_candidates"] == N * len(CHEAP_DATASETS)
 
 
 def test_reselect_sees_a_different_selector(source: tuple[Path, Path], tmp_path: Path) -> None:
