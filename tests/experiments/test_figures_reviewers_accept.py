@@ -155,6 +155,7 @@ def test_a_sweep_of_the_rules_agent_prints_the_banner_on_the_console(
         "strategy=s0",
         "benchmark=dir",
         f"benchmark.root={suite}",
+        "benchmark.datasets=[synth-fundus-npy]",  # one of the two: the banner is the sweep's
         "run.progress=false",
         "run.report=false",
         f"hydra.sweep.dir={sweep}",
