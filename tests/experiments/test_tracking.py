@@ -182,14 +182,35 @@ def test_a_leaderboard_of_tracked_runs_is_logged_with_its_source_run(
     assert "metrics.evidence/first/E2E" in runs.columns
 
 
-def test_a_resumed_run_logs_into_its_mlflow_run_instead_of_a_new_one(sweep, store: str, suite: Path) -> None:
+def test_a_resumed_run_logs_into_its_mlflow_run_instead_of_a_new_one(
+    sweep, store: str, suite: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The resumed run runs in this process (`cli()`, as ``python -m experiments`` calls it): what it proves
+    is where it logs, not a property of a fresh interpreter (the sweep above is one)."""
+    import logging
+
+    from experiments.__main__ import cli
+
     sweep_dir, uri, env = sweep
     job = sweep_dir / "0_s0"
     before = json.loads((job / "tracking.json").read_text(encoding="utf-8"))["run_id"]
     count = len(_runs(store))
     args = ["strategy=s0", "run.seed=0", *_run_args(suite), "tracking=mlflow", f"tracking.uri={uri}"]
-    done = run_cli([*args, "run.resume=true", f"hydra.run.dir={job}"], env, sweep_dir.parent)
-    assert done.returncode == 0, done.stderr
+    for name in ("MEDSTRAT_CACHE", "HYDRA_FULL_ERROR", "MEDSTRAT_DEBUG"):  # cli() sets the last two
+        monkeypatch.setenv(name, env.get(name, ""))
+    monkeypatch.chdir(sweep_dir.parent)
+    monkeypatch.setattr(
+        sys, "argv", ["python -m experiments", *args, "run.resume=true", f"hydra.run.dir={job}"]
+    )
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        assert cli() == 0
+    finally:  # Hydra configured logging for the job (a file in the run folder): this process keeps its own
+        for handler in root.handlers:
+            if handler not in handlers:
+                handler.close()
+        root.handlers[:], root.level = handlers, level
     assert json.loads((job / "tracking.json").read_text(encoding="utf-8"))["run_id"] == before
     assert len(_runs(store)) == count
 
