@@ -59,6 +59,15 @@ def rules_s3_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return make_rules_s3_run(tmp_path_factory.mktemp("rules_s3"))
 
 
+@pytest.fixture(scope="session")
+def rules_s3_run_small(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(suite root, a finished S3 run of the rules agent) on `rules_runs.CHEAP_DATASETS`, for the tests that
+    repeat runs beside it (fresh runs per selector, sweeps); never modify it in a test."""
+    from rules_runs import CHEAP_DATASETS, make_rules_s3_run
+
+    return make_rules_s3_run(tmp_path_factory.mktemp("rules_s3_small"), datasets=CHEAP_DATASETS)
+
+
 @pytest.fixture(scope="module")
 def roles_suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ByDataset]:
     """The model-roles tests' one-dataset suite and the rules agent's replay on it (`fake_roles`)."""

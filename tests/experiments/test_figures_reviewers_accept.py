@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 from matplotlib.container import BarContainer
-from rules_runs import N, rules_cfg
+from rules_runs import CHEAP_DATASETS, N, rules_cfg
 
 from benchmark.score.constants import METRIC_NAMES
 from experiments.analysis.ablation import summary_frame, write_ablation
@@ -26,14 +26,17 @@ from experiments.stored.sweep import load_runs
 
 
 @pytest.fixture(scope="module")
-def two_seed_sweep(rules_s3_run, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A sweep folder: S3 (the shared run, seed 0, and seed 1) and S0 at seeds 0 and 1, rules agent."""
-    root, src = rules_s3_run
+def two_seed_sweep(rules_s3_run_small, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A sweep folder: S3 (the shared run, seed 0, and seed 1) and S0 at seeds 0 and 1, rules agent, on the
+    two cheap datasets (a figure's CI over datasets needs two)."""
+    root, src = rules_s3_run_small
     sweep = tmp_path_factory.mktemp("sweep")
     shutil.copytree(src, sweep / "0_s3", symlinks=True)
-    run_experiment(rules_cfg(root, "strategy=s3", f"strategy.n={N}", "run.seed=1"), sweep / "1_s3")
+    s3 = rules_cfg(root, "strategy=s3", f"strategy.n={N}", "run.seed=1", datasets=CHEAP_DATASETS)
+    run_experiment(s3, sweep / "1_s3")
     for seed in (0, 1):
-        run_experiment(rules_cfg(root, "strategy=s0", f"run.seed={seed}"), sweep / f"{2 + seed}_s0")
+        s0 = rules_cfg(root, "strategy=s0", f"run.seed={seed}", datasets=CHEAP_DATASETS)
+        run_experiment(s0, sweep / f"{2 + seed}_s0")
     return sweep
 
 
@@ -122,9 +125,10 @@ def test_the_ablation_names_its_methods_and_the_mechanics_check(two_seed_sweep: 
     assert CI_METHOD in html and html_escape(TEST_METHOD) in html
 
 
-def test_a_run_of_the_rules_agent_says_it_is_a_mechanics_check(rules_s3_run, tmp_path: Path) -> None:
-    root, _ = rules_s3_run
-    outcome = run_experiment(rules_cfg(root, "strategy=s0", "run.report=true"), tmp_path / "run")
+def test_a_run_of_the_rules_agent_says_it_is_a_mechanics_check(rules_s3_run_small, tmp_path: Path) -> None:
+    root, _ = rules_s3_run_small
+    cfg = rules_cfg(root, "strategy=s0", "run.report=true", datasets=CHEAP_DATASETS)
+    outcome = run_experiment(cfg, tmp_path / "run")
     assert outcome.table.splitlines()[-1] == banner("rules")
     assert banner("rules") in (tmp_path / "run" / "report.html").read_text()
 
@@ -151,6 +155,7 @@ def test_a_sweep_of_the_rules_agent_prints_the_banner_on_the_console(
         "strategy=s0",
         "benchmark=dir",
         f"benchmark.root={suite}",
+        "benchmark.datasets=[synth-fundus-npy]",  # one of the two: the banner is the sweep's
         "run.progress=false",
         "run.report=false",
         f"hydra.sweep.dir={sweep}",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from omegaconf import DictConfig
-from rules_runs import DATASETS, rules_cfg
+from rules_runs import CHEAP_DATASETS, DATASETS, N, rules_cfg
 
 from experiments.run.experiment import run_experiment
 from experiments.selection.reselect import ReselectError, reselect
@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _cfg(root: Path, *overrides: str) -> DictConfig:
-    return rules_cfg(root, *overrides)
+    return rules_cfg(root, *overrides, datasets=CHEAP_DATASETS)
 
 
 @pytest.fixture(scope="module")
@@ -47,9 +47,10 @@ def _chosen(run_dir: Path) -> dict[tuple[str, int], int | None]:
     ("strategy", "selector"), [("s3", "first"), ("s3", "majority"), ("s3", "random"), ("s4", "validator_max")]
 )
 def test_reselect_equals_a_fresh_run(
-    source: tuple[Path, Path], tmp_path: Path, strategy: str, selector: str
+    rules_s3_run_small: tuple[Path, Path], tmp_path: Path, strategy: str, selector: str
 ) -> None:
-    root, src = source
+    """Each selector's fresh run repeats the whole generation: it runs on the two cheap datasets."""
+    root, src = rules_s3_run_small
     fresh = tmp_path / "fresh"
     run_experiment(_cfg(root, f"strategy={strategy}", "strategy.n=4", f"selector={selector}"), fresh)
     out = reselect(src, [f"strategy={strategy}", f"selector={selector}"], tmp_path / "re")
@@ -61,7 +62,7 @@ def test_reselect_equals_a_fresh_run(
     assert usage["budget"]["spent_tokens"] == 0 and usage["reselect"]["agent_calls"] == 0
     info = json.loads((out.run_dir / "run.json").read_text())
     assert info["reselect"]["source_run"] == str(src.resolve())
-    assert info["reselect"]["reused_candidates"] == 4 * len(DATASETS)
+    assert info["reselect"]["reused_candidates"] == N * len(CHEAP_DATASETS)
 
 
 def test_reselect_sees_a_different_selector(source: tuple[Path, Path], tmp_path: Path) -> None:

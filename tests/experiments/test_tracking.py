@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import sys
 from collections.abc import Iterator
@@ -183,14 +182,35 @@ def test_a_leaderboard_of_tracked_runs_is_logged_with_its_source_run(
     assert "metrics.evidence/first/E2E" in runs.columns
 
 
-def test_a_resumed_run_logs_into_its_mlflow_run_instead_of_a_new_one(sweep, store: str, suite: Path) -> None:
+def test_a_resumed_run_logs_into_its_mlflow_run_instead_of_a_new_one(
+    sweep, store: str, suite: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The resumed run runs in this process (`cli()`, as ``python -m experiments`` calls it): what it proves
+    is where it logs, not a property of a fresh interpreter (the sweep above is one)."""
+    import logging
+
+    from experiments.__main__ import cli
+
     sweep_dir, uri, env = sweep
     job = sweep_dir / "0_s0"
     before = json.loads((job / "tracking.json").read_text(encoding="utf-8"))["run_id"]
     count = len(_runs(store))
     args = ["strategy=s0", "run.seed=0", *_run_args(suite), "tracking=mlflow", f"tracking.uri={uri}"]
-    done = run_cli([*args, "run.resume=true", f"hydra.run.dir={job}"], env, sweep_dir.parent)
-    assert done.returncode == 0, done.stderr
+    for name in ("MEDSTRAT_CACHE", "HYDRA_FULL_ERROR", "MEDSTRAT_DEBUG"):  # cli() sets the last two
+        monkeypatch.setenv(name, env.get(name, ""))
+    monkeypatch.chdir(sweep_dir.parent)
+    monkeypatch.setattr(
+        sys, "argv", ["python -m experiments", *args, "run.resume=true", f"hydra.run.dir={job}"]
+    )
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        assert cli() == 0
+    finally:  # Hydra configured logging for the job (a file in the run folder): this process keeps its own
+        for handler in root.handlers:
+            if handler not in handlers:
+                handler.close()
+        root.handlers[:], root.level = handlers, level
     assert json.loads((job / "tracking.json").read_text(encoding="utf-8"))["run_id"] == before
     assert len(_runs(store)) == count
 
@@ -218,14 +238,22 @@ def test_a_run_that_exits_incomplete_is_logged_with_its_incomplete_counts(
     assert runs[0].data.tags["incomplete"] == "true"
 
 
+# `python -m experiments` runs one after the other in one fresh interpreter (argv[1]: a JSON list of
+# [args, folder]); each one's stderr follows a PROBE_RUN line, and its run folder is moved to `folder`
+# afterwards so that the next run writes the same path. Whether MLflow was imported is read after each run.
 _PROBE = """
-import sys
+import json, os, sys
 from experiments.__main__ import cli
-sys.argv = ["python -m experiments", *sys.argv[1:]]
-code = cli()
-imported = any(m == "mlflow" or m.startswith("mlflow.") for m in sys.modules)
-print(f"MLFLOW_IMPORTED={imported}", file=sys.stderr)
-raise SystemExit(code)
+for k, (args, keep) in enumerate(json.loads(sys.argv[1])):
+    print(f"PROBE_RUN={k}", file=sys.stderr, flush=True)
+    sys.argv = ["python -m experiments", *args]
+    try:
+        code = cli()
+    except SystemExit as exc:
+        code = exc.code
+    imported = any(m == "mlflow" or m.startswith("mlflow.") for m in sys.modules)
+    print(f"PROBE_EXIT={code}", f"MLFLOW_IMPORTED={imported}", file=sys.stderr, flush=True)
+    os.rename(sys.argv[-1].split("=", 1)[1], keep)
 """
 
 
@@ -253,36 +281,46 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _probe(args: list[str], env: dict[str, str], cwd: Path):  # type: ignore[no-untyped-def]
+def _probe(runs: list[tuple[list[str], Path]], env: dict[str, str], cwd: Path) -> list[tuple[int, str]]:
+    """Run each (args ending in ``hydra.run.dir=...``, folder) in turn in one fresh interpreter; each run's
+    (exit code, stderr) in order."""
     import subprocess
 
-    return subprocess.run(
-        [sys.executable, "-c", _PROBE, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=300
+    plan = json.dumps([[args, str(keep)] for args, keep in runs])
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, plan], env=env, cwd=cwd, capture_output=True, text=True, timeout=300
     )
+    assert done.returncode == 0, done.stderr
+    parts = done.stderr.split("PROBE_RUN=")[1:]
+    assert len(parts) == len(runs), done.stderr
+    codes = [int(part.rsplit("PROBE_EXIT=", 1)[1].split()[0]) for part in parts]
+    return [(code, part.split("\n", 1)[1]) for code, part in zip(codes, parts, strict=True)]
 
 
 def test_a_broken_store_is_one_warning_and_the_run_is_byte_identical_to_a_run_without_tracking(
     suite: Path, tmp_path: Path
 ) -> None:
+    """The plain run first in a fresh interpreter (tracking off never imports MLflow); the runs against a
+    broken store follow in the same interpreter (what they prove is their stderr and their folder)."""
     env = _env(tmp_path / "cache")
     run_dir = tmp_path / "run"  # the same path each time: the outputs name their own folder
     args = ["strategy=s0", *_run_args(suite), f"hydra.run.dir={run_dir}"]
-    plain = _probe(args, env, tmp_path)
-    assert plain.returncode == 0, plain.stderr
-    assert "MLFLOW_IMPORTED=False" in plain.stderr  # tracking off: MLflow is never imported
-    expected = _outputs(run_dir)
-    shutil.rmtree(run_dir)
     (tmp_path / "a_file").write_text("in the way of the store\n")
     broken = [
         f"tracking.uri={(tmp_path / 'a_file' / 'mlruns').as_uri()}",
         f"tracking.uri=http://127.0.0.1:{_free_port()}",
     ]
-    for uri in broken:
-        done = run_cli([*args, "tracking=mlflow", uri], env, tmp_path)
-        assert done.returncode == 0, done.stderr
-        warnings = [line for line in done.stderr.splitlines() if "tracking" in line.lower()]
-        assert len(warnings) == 1 and warnings[0].startswith("tracking: warning: not logged to"), done.stderr
-        assert "Traceback" not in done.stderr
-        assert _outputs(run_dir) == expected
-        assert not (run_dir / "tracking.json").exists()
-        shutil.rmtree(run_dir)
+    # hydra.run.dir stays last: the probe reads the run folder from it
+    runs = [(args, tmp_path / "plain")]
+    runs += [(["tracking=mlflow", uri, *args], tmp_path / f"broken{k}") for k, uri in enumerate(broken)]
+    (plain_code, plain), *tracked = _probe(runs, env, tmp_path)
+    assert plain_code == 0, plain
+    assert "MLFLOW_IMPORTED=False" in plain  # tracking off: MLflow is never imported
+    expected = _outputs(tmp_path / "plain")
+    for k, (code, stderr) in enumerate(tracked):
+        assert code == 0, stderr
+        warnings = [line for line in stderr.splitlines() if "tracking" in line.lower()]
+        assert len(warnings) == 1 and warnings[0].startswith("tracking: warning: not logged to"), stderr
+        assert "Traceback" not in stderr
+        assert _outputs(tmp_path / f"broken{k}") == expected
+        assert not (tmp_path / f"broken{k}" / "tracking.json").exists()
