@@ -1,5 +1,11 @@
 """`python -m experiments agent=litellm` failing fast and loud, as a user meets it: a missing key, a rejected
-key, a dead endpoint, a model that fails every candidate; and the budget priced with LiteLLM's local map."""
+key, a dead endpoint, a model that fails every candidate; and the budget priced with LiteLLM's local map.
+
+The missing and the rejected key run the command in a fresh interpreter, exactly as a user types it (the
+rejected key through LiteLLM to the fake server, with ``run.processes`` at its default); the dead endpoint and
+the model failing every candidate run it in this process (`cli_in_process`: the same exit code, output and
+one line, without litellm's import each time), in one process (``run.processes=1``: a fatal error raised in a
+worker process is `test_processes.test_a_fatal_provider_error_in_one_worker_stops_the_run_with_one_line`)."""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_in_process import run_cli_in_process
 
 from agents.fakeserver import FakeServer, Fault, Reply, TurnScript, tool_call
 from experiments import compose_config
@@ -44,6 +51,15 @@ def _run(args: list[str], env: dict[str, str], cwd: Path) -> tuple[subprocess.Co
         text=True,
         timeout=300,
     )
+    return done, time.perf_counter() - start
+
+
+def _run_here(
+    args: list[str], env: dict[str, str], cwd: Path, capture: pytest.CaptureFixture[str]
+) -> tuple[subprocess.CompletedProcess[str], float]:
+    """`_run` in this process, in one process (see the module docstring)."""
+    start = time.perf_counter()
+    done = run_cli_in_process([*args, "run.processes=1"], env, cwd, capture)
     return done, time.perf_counter() - start
 
 
@@ -110,9 +126,8 @@ def test_a_rejected_key_stops_the_run_at_once_with_exit_4(
     assert 1 <= len(server.chat_requests) <= 8
 
 
-@pytest.mark.heavy
 def test_a_dead_endpoint_fails_after_the_retry_budget_with_one_line(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path
+    suite: Path, cli_env: dict[str, str], tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     env = {**_env_without_keys(cli_env), "OPENAI_API_KEY": "sk-fake"}
     args = _litellm_args(
@@ -124,7 +139,7 @@ def test_a_dead_endpoint_fails_after_the_retry_budget_with_one_line(
         "agent.retry.initial_s=0.05",
         "agent.retry.max_wait_s=0.1",
     )
-    done, elapsed = _run(args, env, tmp_path)
+    done, elapsed = _run_here(args, env, tmp_path, capfd)
     assert done.returncode == 4, done.stderr
     (line,) = _lines(done.stderr)
     assert "did not answer once in 3 attempts" in line and "Connection error" in line, line
@@ -132,9 +147,8 @@ def test_a_dead_endpoint_fails_after_the_retry_budget_with_one_line(
     print(f"dead endpoint reported in {elapsed:.2f} s")
 
 
-@pytest.mark.heavy
 def test_when_every_candidate_fails_alike_the_run_says_so_and_exits_4(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path
+    suite: Path, cli_env: dict[str, str], tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     # A bad request concerns one conversation, so it is not retried and not fatal by itself; but when no
     # candidate of the run writes anything, there is no table of zeros: one line and exit 4.
@@ -144,7 +158,7 @@ def test_when_every_candidate_fails_alike_the_run_says_so_and_exits_4(
         args = _litellm_args(
             suite, tmp_path / "run", "agent.model=openai/fake-model", f"agent.api_base={server.url}"
         )
-        done, _ = _run(args, env, tmp_path)
+        done, _ = _run_here(args, env, tmp_path, capfd)
         requests = len(server.chat_requests)
     finally:
         server.stop()

@@ -13,6 +13,7 @@ import multiprocessing
 import threading
 import time
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -217,11 +218,47 @@ class _Counting(Dispatch):
             return super().__call__(request, serial)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def server(roles_suite: tuple[Path, ByDataset]) -> Iterator[tuple[FakeServer, _Counting]]:
+    """One fake server for the module; each test resets the counters it reads (`_reset`)."""
     dispatch = _Counting(roles_suite[1])
     with FakeServer(dispatch) as fake:
         yield fake, dispatch
+
+
+def _reset(dispatch: _Counting, hold_s: float = 0.0) -> None:
+    dispatch.judged = dispatch.most_in_flight = 0
+    dispatch.hold_s = hold_s
+
+
+@dataclass(frozen=True)
+class _Serial:
+    """The judged run without a budget, its verdicts asked one by one: what both judge tests compare with."""
+
+    run: Path
+    verdicts: int
+    spent_tokens: int
+    most_in_flight: int
+
+
+@pytest.fixture(scope="module")
+def serial(
+    roles_suite: tuple[Path, ByDataset],
+    server: tuple[FakeServer, _Counting],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> _Serial:
+    """The unbudgeted run once for the module (never modified by a test). Each verdict is held 0.3 s, long
+    enough that verdicts asked together would overlap at the server; one by one, they never do."""
+    suite, _ = roles_suite
+    fake, dispatch = server
+    _reset(dispatch, hold_s=0.3)
+    run = tmp_path_factory.mktemp("judged") / "serial"
+    free = run_experiment(compose_config(_judged_run(suite, fake.url, "judge.concurrency=1")), run)
+    assert not free.incomplete
+    spent = json.loads((run / "usage.json").read_text(encoding="utf-8"))["budget"]
+    made = _Serial(run, dispatch.judged, spent["spent_tokens"], dispatch.most_in_flight)
+    _reset(dispatch)
+    return made
 
 
 def _judged_run(suite: Path, url: str, *extra: str) -> list[str]:
@@ -245,21 +282,18 @@ def _decisions(run: Path) -> list[dict[str, Any]]:
 
 
 def test_the_judge_is_charged_per_verdict_and_asks_nothing_once_the_budget_is_spent(
-    roles_suite: tuple[Path, ByDataset], server: tuple[FakeServer, _Counting], tmp_path: Path
+    roles_suite: tuple[Path, ByDataset], server: tuple[FakeServer, _Counting], serial: _Serial, tmp_path: Path
 ) -> None:
     suite, _ = roles_suite
     fake, dispatch = server
-    free = run_experiment(compose_config(_judged_run(suite, fake.url)), tmp_path / "free")
-    assert not free.incomplete
-    spent = json.loads((tmp_path / "free" / "usage.json").read_text(encoding="utf-8"))["budget"]
-    verdicts = dispatch.judged
+    verdicts = serial.verdicts
     assert verdicts >= 3, "the scripted candidates must leave the judge at least three samples to decide"
     judge_tokens = verdicts * sum(JUDGE_USAGE)
-    candidates = spent["spent_tokens"] - judge_tokens  # the judge's verdicts are charged to the run's budget
+    candidates = serial.spent_tokens - judge_tokens  # the judge's verdicts are charged to the run's budget
 
     # Room for the candidates and one and a half verdicts, verdicts asked one by one: the second verdict
     # starts (the budget is not spent yet), the third does not.
-    dispatch.judged = 0
+    _reset(dispatch)
     limit = candidates + sum(JUDGE_USAGE) * 3 // 2
     capped = run_experiment(
         compose_config(_judged_run(suite, fake.url, f"run.budget_tokens={limit}", "judge.concurrency=1")),
@@ -278,18 +312,16 @@ def test_the_judge_is_charged_per_verdict_and_asks_nothing_once_the_budget_is_sp
 
 
 def test_a_datasets_verdicts_are_asked_concurrently_and_decide_as_one_by_one(
-    roles_suite: tuple[Path, ByDataset], server: tuple[FakeServer, _Counting], tmp_path: Path
+    roles_suite: tuple[Path, ByDataset], server: tuple[FakeServer, _Counting], serial: _Serial, tmp_path: Path
 ) -> None:
     suite, _ = roles_suite
     fake, dispatch = server
-    dispatch.hold_s = 0.3  # long enough that verdicts asked together overlap at the server
-    run_experiment(compose_config(_judged_run(suite, fake.url, "judge.concurrency=1")), tmp_path / "serial")
-    assert dispatch.most_in_flight == 1
-    verdicts = dispatch.judged
-    dispatch.judged = dispatch.most_in_flight = 0
+    assert serial.most_in_flight == 1
+    verdicts = serial.verdicts
+    _reset(dispatch, hold_s=0.3)  # as for the serial run: verdicts asked together overlap at the server
     run_experiment(compose_config(_judged_run(suite, fake.url, "judge.concurrency=4")), tmp_path / "together")
     assert dispatch.judged == verdicts >= 3
     assert 2 <= dispatch.most_in_flight <= 4
-    serial, together = _decisions(tmp_path / "serial"), _decisions(tmp_path / "together")
-    assert [d["decision"]["candidate"] for d in together] == [d["decision"]["candidate"] for d in serial]
-    assert [d["decision"]["reason"] for d in together] == [d["decision"]["reason"] for d in serial]
+    one_by_one, together = _decisions(serial.run), _decisions(tmp_path / "together")
+    assert [d["decision"]["candidate"] for d in together] == [d["decision"]["candidate"] for d in one_by_one]
+    assert [d["decision"]["reason"] for d in together] == [d["decision"]["reason"] for d in one_by_one]
