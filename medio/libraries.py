@@ -11,7 +11,8 @@ per-module import locks hand the second thread a half-initialised package (``par
   threads never import one package at once (a library user who never calls :func:`preload` is safe);
 * multi-threaded entry points (``python -m experiments``) call :func:`preload` in the main thread before any
   worker starts, so no worker imports a format library at all, and processes forked later inherit complete
-  modules.
+  modules. A program that knows its files may preload only their families (:func:`families_for`): a file
+  whose extension did not name its family is still read safely, its libraries imported under the lock.
 
 Imports that libraries themselves defer (pydicom's decoder plugins, Pillow's image plugins, scipy's lazy
 subpackages) are forced here too, for the same reason.
@@ -23,6 +24,7 @@ import importlib
 import logging
 import threading
 from collections.abc import Iterable
+from os import PathLike
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +89,16 @@ _ALSO.update({kind: ("dicom", "dicom_series") for kind in ("dicom_sr", "dicom_se
 # Modules whose absence is not an error: a missing optional decoder just means fewer transfer syntaxes.
 OPTIONAL = frozenset({"av", "SimpleITK", "tifffile", "h5py", "pyarrow", "pyarrow.parquet", "pandas"})
 
+# Preloaded whatever the files are: Pillow's plugins (the validator, the scorer and the report open PNG and
+# JPEG files with Pillow directly, outside medio's readers) and NumPy's readers cost almost nothing.
+ALWAYS: tuple[str, ...] = ("bitmap", "npy", "npz", "appledouble")
+# Names whose family only the file's content tells (medio.sniff reads the magic bytes): an extensionless file
+# is most often DICOM; .hdr/.img/.dat/.raw... are Analyze (nibabel) or ENVI pairs; a .gz may hold NIfTI.
+_BY_CONTENT: dict[str, tuple[str, ...]] = {
+    "": ("dicom",),
+    **{s: ("nifti", "envi") for s in (".hdr", ".img", ".dat", ".raw", ".bsq", ".bil", ".bip", ".sli", ".gz")},
+}
+
 _LOCK = threading.RLock()
 _READY: set[str] = set()
 _MISSING: dict[str, str] = {}
@@ -129,6 +141,41 @@ def preload(families: Iterable[str] | None = None) -> dict[str, str]:
     for family in LIBRARIES if families is None else families:
         need(family)
     return dict(_MISSING)
+
+
+def families_for(paths: Iterable[str | PathLike[str]]) -> set[str]:
+    """The families to preload for these files: their extensions' (`medio.sniff.EXTENSIONS`) and `ALWAYS`.
+
+    A name whose family only its content tells (no extension, ``.hdr``, ``.gz`` ...) adds the families it
+    most often is; other names (``.txt``, ``.json``) add none. A family missed here costs nothing in safety:
+    its reader imports it under the lock of :func:`need` on first use.
+
+    Args:
+        paths: File names or paths (only the names are looked at; nothing is opened).
+
+    Returns:
+        Keys of :data:`LIBRARIES` (and ``"nibabel"``, which :func:`need` resolves), for :func:`preload`.
+    """
+    from medio.sniff import EXTENSIONS
+
+    found = set(ALWAYS)
+    for tail in {_tail(str(p)) for p in paths}:  # a few distinct tails, however many files
+        family = next((f for suffix, f in EXTENSIONS.items() if tail.endswith(suffix)), None)
+        if family is not None:
+            found.add(family)
+            continue
+        last = tail.rsplit(".", 1)[-1]
+        # DICOM files are often named by their UID (1.2.840...): an all-digit suffix is no extension.
+        found.update(_BY_CONTENT[""] if last.isdigit() else _BY_CONTENT.get(f".{last}" if last else "", ()))
+    return found
+
+
+def _tail(path: str) -> str:
+    """A file name's last two suffixes, lower-case (``.nii.gz``, ``.dcm``), ``""`` when it has none."""
+    parts = path.replace("\\", "/").rsplit("/", 1)[-1].lower().split(".")
+    if parts[0] == "":  # ".hidden" has no suffix; "._x.tif" (AppleDouble) keeps its ".tif"
+        parts = parts[1:]
+    return "." + ".".join(parts[-2:]) if len(parts) > 2 else "." + parts[-1] if len(parts) == 2 else ""
 
 
 def _import(name: str) -> None:

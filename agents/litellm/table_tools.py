@@ -124,6 +124,11 @@ def table_summary(
     Raises:
         ValueError: Unknown sheet, or a file pandas/pyarrow cannot parse.
     """
+    from medio.libraries import need
+
+    # Under medio's import lock: a run preloads pandas/pyarrow only when its datasets hold tables, and tool
+    # calls run in threads, whose concurrent first imports would get half-initialised modules.
+    need("table")
     import pandas as pd
 
     frame, total, sheets = _read(path, sheet, cap)

@@ -55,6 +55,7 @@ from experiments.run.suite import (
     ensure_foreign_suite,
     ensure_realfiles_suite,
     ensure_replica_suite,
+    format_families,
     select_datasets,
 )
 
@@ -217,8 +218,9 @@ def _run_locked(run_dir: Path, start: float, resume: bool, plan: RunPlan, preloa
     # Format libraries are imported here, in the main thread, before any worker thread exists: threads that
     # import pydicom/nibabel for the first time concurrently get half-initialised modules (docs/medio.md).
     # Not earlier: a config error (unknown dataset, empty root) is reported without paying for the imports.
+    # Only the families the datasets' files need: a reader of any other family imports it under that lock.
     if preload:
-        medio.preload()
+        medio.preload(format_families(datasets))
     store_config(settings, run_dir)
     profile = validator_profile(settings.validator, run_dir / ".validator", plan.validator)
     options = task_options(settings.agent, settings.seed)
