@@ -3,7 +3,7 @@ non-zero documented exit code, exactly one line on stderr, no traceback, and not
 
 Each case runs ``python -m MODULE ARGS`` in this process, as the interpreter's ``-m`` does (`runpy` executes
 the module as ``__main__``, so its ``raise SystemExit(main())`` / ``cli()`` line and an old command name's
-finder are on the path; `cli_inprocess`), with file-descriptor-level capture: a fresh interpreter per case
+finder are on the path; `cli_in_process`), with file-descriptor-level capture: a fresh interpreter per case
 cost ~2 CPU s each, start-up only. The policy itself lives once in `core.cli_errors.cli_main` (and, for
 Hydra's path, in ``experiments.__main__.cli``); `test_a_fresh_interpreter_follows_the_same_policy` runs one
 case of each in a fresh interpreter, for what only a new process shows (import-time output, the real exit
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.heavy
 REPO = Path(__file__).resolve().parent.parent
 FAKES = REPO / "tests" / "strategies"
 sys.path.insert(0, str(REPO / "tests" / "experiments"))
-from cli_inprocess import run_as_main  # noqa: E402
+from cli_in_process import run_as_main  # noqa: E402
 
 NIFTI = "synth-brain-mr-nifti"
 
@@ -135,7 +135,7 @@ def test_bad_input_gives_one_line_and_its_exit_code(
     cwd = _workdir(tmp_path)
     monkeypatch.chdir(cwd)
     monkeypatch.setenv("MEDSTRAT_CACHE", str(tmp_path / "cache"))
-    code = run_as_main(CASES[name].module, _args(CASES[name], suite, nifti), monkeypatch)
+    code = run_as_main(CASES[name].module, _args(CASES[name], suite, nifti))
     _check(name, code, capfd.readouterr().err, cwd)
     assert _tree(suite) == before, "a bad invocation wrote into the input suite"
 

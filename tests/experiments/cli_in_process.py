@@ -1,6 +1,7 @@
-"""``python -m experiments`` run inside the test process through `experiments.__main__.cli`, for tests of
-what a run does and says (exit code, stdout, stderr, run folder) rather than of a fresh interpreter (a plain
-module: test files import it by a unique name).
+"""Commands run inside the test process, for tests of what a command does and says (exit code, stdout, stderr,
+files) rather than of a fresh interpreter (a plain module: test files import it by a unique name):
+`run_cli_in_process` for ``python -m experiments`` with a given environment and folder, `run_as_main` for
+``python -m MODULE`` of any command, as the interpreter's ``-m`` runs it.
 
 A fresh interpreter pays for its imports again (litellm's alone is ~6 CPU s); here the worker's modules are
 reused. What a run changes in the process is put back afterwards, so that the next test of the worker sees
@@ -13,8 +14,10 @@ still need `cli_process.run_cli`.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
+import runpy
 import signal
 import subprocess
 import sys
@@ -168,3 +171,46 @@ def run_cli_in_process(
             code = _exit_code(exc)
     out, err = capture.readouterr()
     return subprocess.CompletedProcess(argv, int(code), out, err)
+
+
+ENDS_WITH_OS_EXIT = ("experiments.reselect",)
+"""Commands whose ``__main__`` block leaves by ``os._exit`` (a reselection skips the interpreter's tear-down):
+run as ``__main__`` they would end the test process too, so their ``main(argv)`` is called instead, the code
+it returns being what ``os._exit`` passes on."""
+
+
+def run_as_main(module: str, args: Sequence[str]) -> int:
+    """Run ``python -m MODULE ARGS`` here, in this process's environment and folder; return its exit status.
+
+    `runpy` executes the module as ``__main__``, so its ``raise SystemExit(main())`` / ``cli()`` line and an
+    old command name's finder (`experiments._commands`) are on the path. What the command changes in the
+    process is put back as in `run_cli_in_process`. Keep at least one fresh-process test per command
+    (`cli_process.run_cli`).
+
+    Args:
+        module: The module ``-m`` names (``experiments``, ``benchmark.score``, ``experiments.ablation``).
+        args: Its arguments.
+
+    Returns:
+        The exit status: the ``SystemExit`` code (0 when it ends normally; 1 for a message, as Python does).
+    """
+    from hydra.core.global_hydra import GlobalHydra
+
+    with (
+        _loggers_kept(),
+        _hydra_kept(),
+        _litellm_kept(),
+        _process_kept(dict(os.environ), Path.cwd(), [module, *args]),
+    ):
+        if module in ENDS_WITH_OS_EXIT:
+            return int(importlib.import_module(module).main(list(args)))
+        # A test module that imported ``PKG.__main__`` (for its `main`) makes runpy warn; ``-m`` would not.
+        warnings.filterwarnings("ignore", r"'.*' found in sys\.modules after import", RuntimeWarning)
+        try:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        except SystemExit as stopped:
+            return _exit_code(stopped)
+        finally:
+            # hydra.main clears it on every path; a command that left it set would break the next call.
+            assert not GlobalHydra.instance().is_initialized()
+    return 0

@@ -2,7 +2,7 @@
 preflight with exit 2 and no folder, OS permission errors as exit 2 naming the path, INCOMPLETE tables that
 say what their macro covers, and one legend line under the metric table.
 
-Each command runs in this process as ``python -m experiments`` runs it (`cli_inprocess`): what is checked is
+Each command runs in this process as ``python -m experiments`` runs it (`cli_in_process`): what is checked is
 its message, exit code and files; fresh interpreters of the same command are in test_cli.py and
 tests/test_cli_errors.py.
 """
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cli_inprocess import run_as_main
+from cli_in_process import run_as_main
 from cli_process import nonblank_lines as _lines
 from run_overrides import FAKE_AGENT
 
@@ -34,7 +34,7 @@ def cli(
         monkeypatch.chdir(tmp_path)
         monkeypatch.setenv("MEDSTRAT_CACHE", str(tmp_path / "cache"))
         capfd.readouterr()
-        code = run_as_main("experiments", args, monkeypatch)
+        code = run_as_main("experiments", args)
         out, err = capfd.readouterr()
         return subprocess.CompletedProcess(["python", "-m", "experiments", *args], code, out, err)
 

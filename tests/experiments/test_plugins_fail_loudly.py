@@ -2,7 +2,7 @@
 one line naming it, the dataset and sample and the exception (exit 2; the traceback with ``--debug``), unless
 ``selector.on_error=fallback``, which counts every fallback per dataset where the results are read.
 
-The commands run in this process as ``python -m`` runs them (`cli_inprocess`; fresh interpreters of both
+The commands run in this process as ``python -m`` runs them (`cli_in_process`; fresh interpreters of both
 commands are in test_cli.py, tests/test_cli_errors.py and test_selector_leaderboard.py): what is checked is
 their message, exit code and files. The plug-in module is imported from a folder on ``sys.path``, as from
 ``PYTHONPATH``, and forgotten after each test (module and registry entry), so each test imports it anew.
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from cli_inprocess import run_as_main
+from cli_in_process import run_as_main
 
 from strategies.selectors import selectors
 
@@ -54,7 +54,7 @@ def env(
     def command(module: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         monkeypatch.chdir(cwd)
         capfd.readouterr()
-        code = run_as_main(module, args, monkeypatch)
+        code = run_as_main(module, args)
         out, err = capfd.readouterr()
         return subprocess.CompletedProcess(["python", "-m", module, *args], code, out, err)
 
