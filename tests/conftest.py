@@ -51,7 +51,7 @@ def _no_shared_request_cache(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # Session fixtures of a conftest that cost seconds and are used by several modules: under pytest-xdist, the
 # tests that use one form one group, run by one worker, so the fixture is built once.
-SHARED_GROUPS = ("rules_s3_run",)
+SHARED_GROUPS = ("rules_s3_run", "roles_runs")
 
 
 def _xdist_group(item: pytest.Item) -> str | None:
