@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pandas as pd
@@ -32,10 +34,12 @@ def test_a_judged_pool_run_is_reranked_from_the_cache_with_the_judges_cost_and_p
 ) -> None:
     fake, dispatch = roles_runs.fake, roles_runs.dispatch
     run = _copy(roles_runs.judged, tmp_path / "run")
-    # The run's judge.cache=auto is this variable's file: a copy of the run's, which this test adds to.
-    for part in roles_runs.cache.parent.glob(roles_runs.cache.name + "*"):  # with SQLite's -wal/-shm, if any
-        shutil.copy(part, tmp_path / part.name)
-    monkeypatch.setenv(CACHE_ENV, str(tmp_path / roles_runs.cache.name))
+    # The run's judge.cache=auto is this variable's file: a copy of the run's, which this test adds to
+    # (SQLite's backup: a consistent copy even while the run's own connection may still checkpoint its WAL).
+    cache = tmp_path / "requests.sqlite"
+    with closing(sqlite3.connect(roles_runs.cache)) as src, closing(sqlite3.connect(cache)) as dst:
+        src.backup(dst)
+    monkeypatch.setenv(CACHE_ENV, str(cache))
     record = read_record(run)
     roles = json.loads((run / "roles.json").read_text(encoding="utf-8"))
     metrics = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
