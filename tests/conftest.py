@@ -51,7 +51,7 @@ def _no_shared_request_cache(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # Session fixtures of a conftest that cost seconds and are used by several modules: under pytest-xdist, the
 # tests that use one form one group, run by one worker, so the fixture is built once.
-SHARED_GROUPS = ("rules_s3_run", "rules_s3_run_small")
+SHARED_GROUPS = ("rules_s3_run", "rules_s3_run_small", "roles_runs")
 
 
 def _xdist_group(item: pytest.Item) -> str | None:
@@ -100,8 +100,8 @@ def pytest_configure(config: pytest.Config) -> None:
     Once per run (the controller, before any worker starts), the checkout's modules are compiled to
     bytecode: where the environment sets ``PYTHONDONTWRITEBYTECODE`` (CI images, sandboxes) no interpreter
     writes its ``__pycache__``, so each of the few hundred fresh interpreters the tests start would compile
-    the modules it imports again (~0.4 CPU s each). Python still checks each file's bytecode against its source,
-    so a stale one is never used.
+    the modules it imports again (~0.4 CPU s each). Python still checks each file's bytecode against its
+    source, so a stale one is never used.
     """
     from interpreter_guard import install
 

@@ -13,8 +13,9 @@ from omegaconf import DictConfig
 FAKES = Path(__file__).resolve().parent.parent / "strategies"
 sys.path.insert(0, str(FAKES))  # the protocol test agents live beside the strategy tests
 
-from fake_roles import Dispatch  # noqa: E402
+from fake_roles import Dispatch, RolesRuns  # noqa: E402
 from fake_roles import make_suite as make_roles_suite  # noqa: E402
+from fake_roles import roles_runs as make_roles_runs  # noqa: E402
 from run_overrides import FAKE_AGENT  # noqa: E402
 from strategy_fakes import make_suite  # noqa: E402
 
@@ -80,3 +81,11 @@ def roles_server(roles_suite: tuple[Path, ByDataset]) -> Iterator[tuple[FakeServ
     dispatch = Dispatch(roles_suite[1])
     with FakeServer(dispatch) as fake:
         yield fake, dispatch
+
+
+@pytest.fixture(scope="session")
+def roles_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RolesRuns]:
+    """A plain and a judged run of the model-roles pool, on a server up for the session (`fake_roles`);
+    never modify them in a test (copy to tmp_path first)."""
+    with make_roles_runs(tmp_path_factory.mktemp("roles_runs")) as runs:
+        yield runs

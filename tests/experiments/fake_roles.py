@@ -4,16 +4,23 @@ server plays two pool models (each a replay of the rules agent) and a scripted j
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.fakeserver import ByDataset, Reply, Step, tool_call
+from pytest import MonkeyPatch
+
+from agents.fakeserver import ByDataset, FakeServer, Reply, Step, tool_call
 from agents.fakeserver.replay import replay_script
 from agents.judge import CHOOSE_TOOL
 
 DATASET = "synth-chest-xray-dicom"
 JUDGE_USAGE = (500, 7)
+CACHE_ENV = (
+    "MEDSTRAT_REQUEST_CACHE"  # experiments.run.request_cache.CACHE_ENV (not imported: it imports LiteLLM)
+)
 
 
 class Dispatch:
@@ -84,3 +91,58 @@ def read_record(run: Path) -> dict[str, Any]:
     """The dataset's ``result.json`` of a run folder."""
     doc: dict[str, Any] = json.loads((run / "selected" / DATASET / "result.json").read_text(encoding="utf-8"))
     return doc
+
+
+@dataclass(frozen=True)
+class RolesRuns:
+    """Two finished runs of `overrides` on one suite, shared by the model-roles tests (never modify them:
+    copy a run folder, and the request cache, to ``tmp_path`` before anything writes into it).
+
+    Attributes:
+        suite: The one-dataset suite.
+        script: The rules agent's replay on it (a new `Dispatch` for a server of a test's own).
+        fake: The server both runs called; it stays up for the session (a re-ranking may ask the judge).
+        dispatch: Its dispatch (the tests compare its counts before and after what they do).
+        plain: The pool run selected by validator_max (no judge).
+        plain_table: That run's results table (`RunOutcome.table`).
+        plain_requests: The requests the server had received when the plain run ended (it was the first).
+        judged: The same pool judged by the scripted judge (candidate 1), with ``run.report=true``.
+        judged_asked: The judge calls of the judged run.
+        cache: The judged run's request cache (``judge.cache=auto`` read ``$MEDSTRAT_REQUEST_CACHE``: a test
+            points that variable at its own copy).
+    """
+
+    suite: Path
+    script: ByDataset
+    fake: FakeServer
+    dispatch: Dispatch
+    plain: Path
+    plain_table: str
+    plain_requests: int
+    judged: Path
+    judged_asked: int
+    cache: Path
+
+
+@contextmanager
+def roles_runs(base: Path) -> Iterator[RolesRuns]:
+    """Make `RolesRuns` under ``base``; the server is stopped on exit."""
+    from experiments import compose_config
+    from experiments.run.experiment import run_experiment
+
+    suite, script = make_suite(base)
+    dispatch = Dispatch(script)
+    cache = base / "requests.sqlite"
+    with FakeServer(dispatch) as fake, MonkeyPatch.context() as env:
+        # Session fixtures are set up before the function-scoped `_no_shared_request_cache`: off here too.
+        env.setenv(CACHE_ENV, "off")
+        plain = run_experiment(compose_config(overrides(suite, fake.url)), base / "plain")
+        sent = len(fake.requests)
+        # The judge's cache is ``auto``: a test re-ranking from it gives `CACHE_ENV` a copy of `cache`.
+        env.setenv(CACHE_ENV, str(cache))
+        judged = [*judge(fake.url), "judge.cache=auto", "run.report=true"]
+        run_experiment(compose_config(overrides(suite, fake.url, *judged)), base / "judged")
+        asked = dispatch.judged
+        yield RolesRuns(
+            suite, script, fake, dispatch, base / "plain", plain.table, sent, base / "judged", asked, cache
+        )

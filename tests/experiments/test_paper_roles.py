@@ -5,40 +5,36 @@ would ignore, is refused in one line (exit 2) instead."""
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from fake_roles import DATASET, Dispatch, model, read_record
+from fake_roles import DATASET, RolesRuns, model, read_record
 
-from agents.fakeserver import ByDataset, FakeServer
 from experiments import compose_config
 from experiments.run.experiment import run_experiment
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("strategy", ["s3_paper", "s4_paper"])
 def test_a_paper_strategy_takes_a_pool_and_records_each_candidates_agent(
-    strategy: str,
-    roles_suite: tuple[Path, ByDataset],
-    roles_server: tuple[FakeServer, Dispatch],
-    tmp_path: Path,
+    strategy: str, roles_runs: RolesRuns, tmp_path: Path
 ) -> None:
-    suite, _ = roles_suite
-    fake, _ = roles_server
+    fake = roles_runs.fake  # shared with other tests: only the requests this run sends are looked at
+    before = len(fake.requests)
     pool = (
         f"+strategy.pool=[{{agent: {model(fake.url, 'openai/fake-a')}, n: 1}}, "
         "{agent: {name: rules, temperature: 0.9}, n: 2, label: rules-hot}]"
     )
-    overrides = [f"strategy={strategy}", "benchmark=dir", f"benchmark.root={suite}", pool]
+    overrides = [f"strategy={strategy}", "benchmark=dir", f"benchmark.root={roles_runs.suite}", pool]
     overrides += ["run.progress=false", "run.report=false", "run.processes=1"]
     run_experiment(compose_config(overrides), tmp_path / "run")
 
     record = read_record(tmp_path / "run")
     assert [c["agent"] for c in record["candidates"]] == ["litellm:openai/fake-a", "rules-hot", "rules-hot"]
-    assert {r.body.get("model") for r in fake.requests if isinstance(r.body, dict)} == {"fake-a"}
+    sent = fake.requests[before:]
+    assert sent and {r.body.get("model") for r in sent if isinstance(r.body, dict)} == {"fake-a"}
     roles = json.loads((tmp_path / "run" / "roles.json").read_text(encoding="utf-8"))
     assert {a: v["candidates"] for a, v in roles["agents"].items()} == {
         "litellm:openai/fake-a": 1,
@@ -48,25 +44,69 @@ def test_a_paper_strategy_takes_a_pool_and_records_each_candidates_agent(
     assert json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["strategy"] == strategy
 
 
+def _in_process(
+    args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str]:
+    """``python -m experiments ARGS`` as `experiments.__main__.cli` in this process: (exit code, stderr).
+
+    What `cli` and Hydra change for the rest of a process is put back: the variables `cli` sets, and the root
+    logger (Hydra's own logging config gives it a console handler).
+    """
+    from experiments.__main__ import _DEBUG_ENV, cli
+
+    for name in ("HYDRA_FULL_ERROR", _DEBUG_ENV):
+        monkeypatch.setenv(name, "")  # recorded, so that teardown restores it (or removes it) after `cli`
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(sys, "argv", ["python -m experiments", *args])
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        code = cli()
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    return code, capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
-    ("strategy", "selector"), [("s3_paper", "llm_judge"), ("s4_paper", "hybrid"), ("s3_paper", "majority")]
+    ("strategy", "selector", "fresh"),
+    [
+        ("s3_paper", "llm_judge", True),  # a fresh interpreter once: nothing else reaches its stderr
+        ("s4_paper", "hybrid", False),
+        ("s3_paper", "majority", False),
+    ],
 )
 def test_a_selector_for_a_paper_strategy_is_refused_in_one_line(
-    strategy: str, selector: str, roles_suite: tuple[Path, ByDataset], tmp_path: Path
+    strategy: str,
+    selector: str,
+    fresh: bool,
+    roles_runs: RolesRuns,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    suite, _ = roles_suite
     run = tmp_path / "run"
-    args = [f"strategy={strategy}", f"selector={selector}", "benchmark=dir", f"benchmark.root={suite}"]
+    args = [
+        f"strategy={strategy}",
+        f"selector={selector}",
+        "benchmark=dir",
+        f"benchmark.root={roles_runs.suite}",
+    ]
     args += ["judge=litellm", "judge.model=openai/fake-judge", f"hydra.run.dir={run}", "run.progress=false"]
-    proc = subprocess.run(
-        [sys.executable, "-m", "experiments", *args],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 2, proc.stderr
-    [line] = proc.stderr.strip().splitlines()
+    if fresh:
+        proc = subprocess.run(
+            [sys.executable, "-m", "experiments", *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        code, err = proc.returncode, proc.stderr
+    else:
+        monkeypatch.chdir(tmp_path)
+        code, err = _in_process(args, monkeypatch, capsys)
+    assert code == 2, err
+    [line] = err.strip().splitlines()
     assert line.startswith(f"python -m experiments: error: strategy {strategy} takes no selector")
     assert f"selector={selector} would be ignored" in line
     assert not (run / "candidates" / DATASET).exists() and not (run / "metrics.json").exists()

@@ -5,41 +5,53 @@ per-agent win rates for a pool, and one line when no judge can be had."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import shutil
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from fake_roles import JUDGE_USAGE, Dispatch, judge, overrides, read_record
+from fake_roles import CACHE_ENV, JUDGE_USAGE, Dispatch, RolesRuns, judge, overrides, read_record
 
-from agents.fakeserver import ByDataset, FakeServer
+from agents.fakeserver import FakeServer
 from experiments import compose_config
 from experiments.run.experiment import run_experiment
 from experiments.selection.leaderboard import leaderboard, write_leaderboard
+from experiments.selection.leaderboard import main as leaderboard_cli
 from experiments.selection.leaderboard_roles import judge_notes
 from experiments.selection.reselect import ReselectError
 
-REPO = Path(__file__).resolve().parents[2]
+
+def _copy(run: Path, to: Path) -> Path:
+    """A shared run folder copied to ``to`` (a re-ranking may write beside the run)."""
+    shutil.copytree(run, to)
+    return to
 
 
 def test_a_judged_pool_run_is_reranked_from_the_cache_with_the_judges_cost_and_per_agent_wins(
-    roles_suite: tuple[Path, ByDataset], roles_server: tuple[FakeServer, Dispatch], tmp_path: Path
+    roles_runs: RolesRuns, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    suite, _ = roles_suite
-    fake, dispatch = roles_server
-    cache = f"judge.cache={tmp_path / 'requests.sqlite'}"
-    run_experiment(compose_config(overrides(suite, fake.url, *judge(fake.url), cache)), tmp_path / "run")
-    record = read_record(tmp_path / "run")
-    roles = json.loads((tmp_path / "run" / "roles.json").read_text(encoding="utf-8"))
-    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text(encoding="utf-8"))
-    asked, sent = dispatch.judged, len(fake.requests)
+    fake, dispatch = roles_runs.fake, roles_runs.dispatch
+    run = _copy(roles_runs.judged, tmp_path / "run")
+    # The run's judge.cache=auto is this variable's file: a copy of the run's, which this test adds to
+    # (SQLite's backup: a consistent copy even while the run's own connection may still checkpoint its WAL).
+    cache = tmp_path / "requests.sqlite"
+    with closing(sqlite3.connect(roles_runs.cache)) as src, closing(sqlite3.connect(cache)) as dst:
+        src.backup(dst)
+    monkeypatch.setenv(CACHE_ENV, str(cache))
+    record = read_record(run)
+    roles = json.loads((run / "roles.json").read_text(encoding="utf-8"))
+    metrics = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    asked = roles_runs.judged_asked
     assert asked > 0
+    judged_before, sent = dispatch.judged, len(fake.requests)
 
-    frame, stats = leaderboard([tmp_path / "run"], ["validator_max", "llm_judge"], ["evidence"], workers=1)
+    frame, stats = leaderboard([run], ["validator_max", "llm_judge"], ["evidence"], workers=1)
     rows = frame.set_index("selector")
 
-    assert dispatch.judged == asked and len(fake.requests) == sent  # nothing asked again: all from the cache
+    # Nothing asked again: all from the cache.
+    assert dispatch.judged == judged_before and len(fake.requests) == sent
     judged = rows.loc["llm_judge"]
     assert judged["judge_calls"] == judged["judge_cache_hits"] == asked
     # The same verdicts as the run: the same choices, the same E2E, the same per-agent win rates.
@@ -60,8 +72,8 @@ def test_a_judged_pool_run_is_reranked_from_the_cache_with_the_judges_cost_and_p
     assert judge_notes(frame, stats["skipped"]) == []  # nothing new was spent: no line
 
     # Under another validator profile the judge sees other messages: new calls, said in one line.
-    other, _ = leaderboard([tmp_path / "run"], ["llm_judge"], ["mdsbench"], workers=1)
-    new = dispatch.judged - asked
+    other, _ = leaderboard([run], ["llm_judge"], ["mdsbench"], workers=1)
+    new = dispatch.judged - judged_before
     assert new > 0 and int(other["judge_calls"].iloc[0] - other["judge_cache_hits"].iloc[0]) == new
     assert judge_notes(other, {}) == [
         f"mdsbench/llm_judge: {new} judge calls not in the request cache "
@@ -70,45 +82,34 @@ def test_a_judged_pool_run_is_reranked_from_the_cache_with_the_judges_cost_and_p
 
 
 def test_a_run_without_a_judge_skips_judge_selectors_in_one_line_and_refuses_one_named(
-    roles_suite: tuple[Path, ByDataset], roles_server: tuple[FakeServer, Dispatch], tmp_path: Path
+    roles_runs: RolesRuns, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    suite, _ = roles_suite
-    fake, dispatch = roles_server
-    pool = "+strategy.pool=[{agent: rules, n: 1}, {agent: {name: rules, temperature: 0.9}, n: 2, label: hot}]"
-    base = [o for o in overrides(suite, fake.url) if not o.startswith("+strategy.pool")]
-    run_experiment(compose_config([*base, pool]), tmp_path / "run")
+    run = _copy(roles_runs.plain, tmp_path / "run")  # the pool selected by validator_max, no judge
+    judged_before = roles_runs.dispatch.judged
 
-    frame, stats = leaderboard([tmp_path / "run"], None, ["evidence"], workers=1)
+    frame, stats = leaderboard([run], None, ["evidence"], workers=1)
     assert "llm_judge" not in set(frame["selector"]) and "validator_max" in set(frame["selector"])
     assert "has no judge" in stats["skipped"]["llm_judge"]
-    assert set(frame.columns) >= {"win:rules", "win:hot"} and not any(c.startswith("judge_") for c in frame)
+    wins = {"win:litellm:openai/fake-a", "win:litellm:openai/fake-b", "win:rules-hot"}
+    assert set(frame.columns) >= wins and not any(c.startswith("judge_") for c in frame)
 
-    cli = [sys.executable, "-m", "experiments.leaderboard", str(tmp_path / "run"), "--workers", "1"]
-    default = subprocess.run(
-        [*cli, "--validators", "evidence", "--out", str(tmp_path / "o")],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
+    # The command's message and exit code, in-process (its fresh-process run: test_readme_roles_recipe.py).
+    cli = [str(run), "--workers", "1"]
+    assert leaderboard_cli([*cli, "--validators", "evidence", "--out", str(tmp_path / "o")]) == 0
+    assert "python -m experiments.leaderboard: llm_judge skipped: " in capsys.readouterr().err
+    assert (
+        leaderboard_cli([*cli, "--selectors", "validator_max,llm_judge", "--out", str(tmp_path / "n")]) == 2
     )
-    assert default.returncode == 0, default.stderr
-    assert "python -m experiments.leaderboard: llm_judge skipped: " in default.stderr
-    named = subprocess.run(
-        [*cli, "--selectors", "validator_max,llm_judge", "--out", str(tmp_path / "n")],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    assert named.returncode == 2
-    [line] = named.stderr.strip().splitlines()
+    [line] = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("python -m experiments.leaderboard: error: selector llm_judge: judge unavailable")
-    assert not (tmp_path / "n").exists() and dispatch.judged == 0
+    assert not (tmp_path / "n").exists() and roles_runs.dispatch.judged == judged_before
     assert isinstance(frame, pd.DataFrame)
 
 
 def test_a_judge_whose_every_call_fails_is_one_line_never_a_row_of_fallbacks(
-    roles_suite: tuple[Path, ByDataset], tmp_path: Path
+    roles_runs: RolesRuns, tmp_path: Path
 ) -> None:
-    suite, script = roles_suite
+    suite, script = roles_runs.suite, roles_runs.script
     cache = tmp_path / "requests.sqlite"
     extra = [f"judge.cache={cache}", "+judge.retry={max_attempts: 1}"]
     with FakeServer(Dispatch(script)) as fake:

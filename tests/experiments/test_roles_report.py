@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
-from fake_roles import Dispatch, judge, overrides
+from fake_roles import RolesRuns
 
-from agents.fakeserver import ByDataset, FakeServer
-from experiments import compose_config
 from experiments.analysis.sweep_report import build_sweep_report
-from experiments.run.experiment import run_experiment
 
 
 def _rows(page: str, table_id: str) -> list[list[str]]:
@@ -24,15 +22,10 @@ def _rows(page: str, table_id: str) -> list[list[str]]:
     return [re.findall(r"<td[^>]*>(.*?)</td>", r, re.S) for r in rows if "<td" in r]
 
 
-def test_the_run_report_shows_each_agents_table_and_the_judges_summary(
-    roles_suite: tuple[Path, ByDataset], roles_server: tuple[FakeServer, Dispatch], tmp_path: Path
-) -> None:
-    suite, _ = roles_suite
-    fake, dispatch = roles_server
-    cfg = compose_config(overrides(suite, fake.url, *judge(fake.url), "run.report=true"))
-    run_experiment(cfg, tmp_path / "run")
-    roles = json.loads((tmp_path / "run" / "roles.json").read_text(encoding="utf-8"))
-    page = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+def test_the_run_report_shows_each_agents_table_and_the_judges_summary(roles_runs: RolesRuns) -> None:
+    run = roles_runs.judged  # judged with run.report=true
+    roles = json.loads((run / "roles.json").read_text(encoding="utf-8"))
+    page = (run / "report.html").read_text(encoding="utf-8")
 
     shown = {r[0]: r[1:] for r in _rows(page, "roles")}
     assert (
@@ -52,20 +45,19 @@ def test_the_run_report_shows_each_agents_table_and_the_judges_summary(
     [judged] = _rows(page, "judge")
     samples, chosen, ties, single, invalid, calls, tokens, usd = judged
     j = roles["judge"]
-    assert int(chosen) == j["chosen"] == dispatch.judged > 0
+    assert int(chosen) == j["chosen"] == roles_runs.judged_asked > 0
     assert (int(samples), int(ties), int(single), int(invalid)) == (j["samples"], j["tie"], j["single"], 0)
     assert (int(calls), int(tokens)) == (j["calls"], j["tokens"]) and j["tokens"] > 0
     assert float(usd) == pytest.approx(j["cost_usd"], abs=1e-4)
 
 
 def test_the_sweep_report_stacks_every_runs_agent_rows_and_judge_rows(
-    roles_suite: tuple[Path, ByDataset], roles_server: tuple[FakeServer, Dispatch], tmp_path: Path
+    roles_runs: RolesRuns, tmp_path: Path
 ) -> None:
-    suite, _ = roles_suite
-    fake, _dispatch = roles_server
+    # The two shared runs as a sweep's jobs (copies: the sweep's page is written beside them).
     sweep = tmp_path / "sweep"
-    run_experiment(compose_config(overrides(suite, fake.url)), sweep / "0")
-    run_experiment(compose_config(overrides(suite, fake.url, *judge(fake.url))), sweep / "1")
+    shutil.copytree(roles_runs.plain, sweep / "0")
+    shutil.copytree(roles_runs.judged, sweep / "1")
     page = build_sweep_report(sweep).read_text(encoding="utf-8")
 
     rows = _rows(page, "roles")
