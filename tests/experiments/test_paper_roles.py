@@ -5,12 +5,12 @@ would ignore, is refused in one line (exit 2) instead."""
 from __future__ import annotations
 
 import json
-import logging
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cli_in_process import run_as_main
 from fake_roles import DATASET, RolesRuns, model, read_record
 
 from experiments import compose_config
@@ -42,30 +42,6 @@ def test_a_paper_strategy_takes_a_pool_and_records_each_candidates_agent(
     }
     assert sum(v["selected"] for v in roles["agents"].values()) == roles["samples"] > 0
     assert json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["strategy"] == strategy
-
-
-def _in_process(
-    args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> tuple[int, str]:
-    """``python -m experiments ARGS`` as `experiments.__main__.cli` in this process: (exit code, stderr).
-
-    What `cli` and Hydra change for the rest of a process is put back: the variables `cli` sets, and the root
-    logger (Hydra's own logging config gives it a console handler).
-    """
-    from experiments.__main__ import _DEBUG_ENV, cli
-
-    for name in ("HYDRA_FULL_ERROR", _DEBUG_ENV):
-        monkeypatch.setenv(name, "")  # recorded, so that teardown restores it (or removes it) after `cli`
-        monkeypatch.delenv(name)
-    monkeypatch.setattr(sys, "argv", ["python -m experiments", *args])
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    try:
-        code = cli()
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
-    return code, capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -104,7 +80,8 @@ def test_a_selector_for_a_paper_strategy_is_refused_in_one_line(
         code, err = proc.returncode, proc.stderr
     else:
         monkeypatch.chdir(tmp_path)
-        code, err = _in_process(args, monkeypatch, capsys)
+        capsys.readouterr()
+        code, err = run_as_main("experiments", args), capsys.readouterr().err
     assert code == 2, err
     [line] = err.strip().splitlines()
     assert line.startswith(f"python -m experiments: error: strategy {strategy} takes no selector")
