@@ -54,6 +54,39 @@ def start_as_background_job(args: Sequence[str], env: dict[str, str], cwd: Path)
     )
 
 
+# Exec'd by `start_as_terminal_command`: SIGINT back at its default before exec, so that the interpreter
+# installs its KeyboardInterrupt handler (it does so only where SIGINT is not ignored) even when the test
+# suite itself was started with SIGINT ignored (`pytest ... &` in a script, nohup), which a plain child
+# inherits.
+_DEFAULT_SIGINT_THEN_EXEC = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.argv[1], sys.argv[1:])"
+)
+
+
+def start_as_terminal_command(
+    args: Sequence[str],
+    env: dict[str, str],
+    cwd: Path,
+    *,
+    stdout: int | None = subprocess.PIPE,
+    stderr: int | None = subprocess.PIPE,
+) -> subprocess.Popen[str]:
+    """Start ``python ARGS`` as a user types it in a terminal: SIGINT at its default (Ctrl-C raises
+    KeyboardInterrupt) whatever this process's disposition, output piped (or as ``stdout``/``stderr`` say).
+
+    The same exec wrapper as `start_as_background_job`; the pid stays the command's own.
+    """
+    return subprocess.Popen(
+        [sys.executable, "-c", _DEFAULT_SIGINT_THEN_EXEC, sys.executable, *args],
+        env=env,
+        cwd=cwd,
+        stdout=stdout,
+        stderr=stderr,
+        text=True,
+    )
+
+
 def sigint_ignored(pid: int) -> bool:
     """Whether process ``pid`` ignores SIGINT (Linux's ``/proc/PID/status``; True where it cannot be read)."""
     try:

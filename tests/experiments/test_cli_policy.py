@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_process import end_with_sigterm, sigint_ignored, start_as_background_job
+from cli_process import end_with_sigterm, sigint_ignored, start_as_background_job, start_as_terminal_command
 from strategy_fakes import SMALL_DATASETS
 
 
@@ -115,15 +115,8 @@ def test_a_signal_after_the_first_dataset_keeps_it_and_prints_the_resume_command
     ]
     if signum == signal.SIGTERM:  # `python -m experiments ... &` then `kill $!` in a script: SIGINT ignored
         proc = start_as_background_job(_cmd(*args, f"hydra.run.dir={run}")[1:], cli_env, tmp_path)
-    else:
-        proc = subprocess.Popen(
-            _cmd(*args, f"hydra.run.dir={run}"),
-            env=cli_env,
-            cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+    else:  # Ctrl-C in a terminal
+        proc = start_as_terminal_command(_cmd(*args, f"hydra.run.dir={run}")[1:], cli_env, tmp_path)
     marker = run / "selected" / quick / "result.json"
     deadline = time.time() + 120
     while not marker.is_file() and time.time() < deadline and proc.poll() is None:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from cli_process import nonblank_lines as _lines
 from cli_process import run_cli as _cli
+from cli_process import start_as_terminal_command
 from replay_turns import USAGE, three_turns
 
 from agents.base import Task
@@ -300,13 +301,8 @@ def test_an_interrupted_two_process_run_resumes_with_one_or_two(
         "run.progress=false",
         "run.report=false",
     ]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "experiments", *args, "run.processes=2", f"hydra.run.dir={run}"],
-        env=cli_env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    proc = start_as_terminal_command(
+        ["-m", "experiments", *args, "run.processes=2", f"hydra.run.dir={run}"], cli_env, tmp_path
     )
     marker = run / "selected" / quick / "result.json"
     deadline = time.time() + 120

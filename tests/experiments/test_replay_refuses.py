@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_process import start_as_background_job
+from cli_process import start_as_background_job, start_as_terminal_command
 
 from agents.fakeserver import FakeServer, OneDataset, Reply, TurnScript, unscripted
 from agents.fakeserver.dispatch import ByDataset
@@ -45,9 +45,7 @@ def _serve(
     if background:
         server = start_as_background_job(args, env, Path.cwd())
     else:
-        server = subprocess.Popen(
-            [sys.executable, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
+        server = start_as_terminal_command(args, env, Path.cwd())
     assert server.stdout is not None
     url = server.stdout.readline().strip()
     assert url.startswith("http://127.0.0.1:"), server.communicate(timeout=60)
