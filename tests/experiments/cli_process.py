@@ -48,7 +48,9 @@ def run_cli_in_process(
     monkeypatch.chdir(cwd)
     monkeypatch.setattr(sys, "argv", [PROG, *args])
     for name in ("HYDRA_FULL_ERROR", "MEDSTRAT_DEBUG"):  # `cli` sets them
-        monkeypatch.delenv(name, raising=False)
+        # setenv first: monkeypatch records (and puts back at teardown) only a variable it saw set.
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
     capfd.readouterr()  # what came before is not the command's

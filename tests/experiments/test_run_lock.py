@@ -10,8 +10,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from cli_process import nonblank_lines as _lines
 from cli_process import run_cli as _cli
+from cli_process import run_cli_in_process
 from gated_agent import ARRIVED, OPEN
 
 from experiments.run.lock import LOCK_NAME, RunFolderBusy, hold_run_folder, holder_pid, release_run_folder
@@ -39,7 +41,11 @@ def test_a_second_lock_in_one_process_is_a_no_op_and_a_clean_release_empties_the
 
 
 def test_a_run_into_a_folder_another_process_holds_is_refused_with_its_pid_and_writes_nothing(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path
+    suite: Path,
+    cli_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     run = tmp_path / "run"
     holder = subprocess.Popen(
@@ -56,7 +62,7 @@ def test_a_run_into_a_folder_another_process_holds_is_refused_with_its_pid_and_w
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        done = _cli(_rules_run(suite, run), cli_env, tmp_path)
+        done = run_cli_in_process(_rules_run(suite, run), tmp_path, monkeypatch, capfd)
     finally:
         holder.communicate("\n", timeout=60)
     assert done.returncode == 2, done.stderr
@@ -111,14 +117,15 @@ def test_two_concurrent_runs_into_one_folder_one_completes_the_other_is_refused(
 
 
 def test_a_lock_left_by_a_killed_run_is_taken_over_with_a_note(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path
+    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
+    monkeypatch.setenv("MEDSTRAT_CACHE", str(tmp_path / "cache"))
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     run = tmp_path / "run"
     run.mkdir()
     (run / LOCK_NAME).write_text(f"{dead.pid}\n")
-    done = _cli(_rules_run(suite, run), cli_env, tmp_path)
+    done = run_cli_in_process(_rules_run(suite, run), tmp_path, monkeypatch, capfd)
     assert done.returncode == 0, done.stderr
     notes = [line for line in _lines(done.stderr) if "taking over" in line]
     assert notes == [
@@ -128,10 +135,11 @@ def test_a_lock_left_by_a_killed_run_is_taken_over_with_a_note(
 
 
 def test_a_config_the_preflight_refuses_leaves_no_folder(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path
+    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
     run = tmp_path / "deep" / "run"
-    done = _cli(_rules_run(suite, run, "selector.name=nope", strategy="s3"), cli_env, tmp_path)
+    args = _rules_run(suite, run, "selector.name=nope", strategy="s3")
+    done = run_cli_in_process(args, tmp_path, monkeypatch, capfd)
     assert done.returncode == 2, done.stderr
     assert "unknown selector 'nope'" in done.stderr
     assert not (tmp_path / "deep").exists()
