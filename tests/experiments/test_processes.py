@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from cli_process import nonblank_lines as _lines
 from cli_process import run_cli as _cli
-from cli_process import start_as_terminal_command
+from cli_process import run_cli_in_process, start_as_terminal_command
 from replay_turns import USAGE, three_turns
 
 from agents.base import Task
@@ -90,13 +90,14 @@ def test_bad_values_are_refused_by_the_preflight(make_cfg, value: str) -> None:
 
 
 def test_a_bad_value_is_one_line_and_exit_2_before_any_folder(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path
+    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
     run = tmp_path / "run"
-    done = _cli(
+    done = run_cli_in_process(
         ["benchmark=dir", f"benchmark.root={suite}", "run.processes=abc", f"hydra.run.dir={run}"],
-        cli_env,
         tmp_path,
+        monkeypatch,
+        capfd,
     )
     assert done.returncode == 2, done.stderr
     assert _lines(done.stderr) == [
