@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from cli_process import nonblank_lines as _lines
 from cli_process import run_cli as _cli
-from cli_process import run_cli_in_process
+from cli_process import run_cli_in_process, start_as_terminal_command
 from gated_agent import ARRIVED, OPEN
 
 from experiments.run.lock import LOCK_NAME, RunFolderBusy, hold_run_folder, holder_pid, release_run_folder
@@ -90,13 +90,8 @@ def test_two_concurrent_runs_into_one_folder_one_completes_the_other_is_refused(
     env = {**cli_env, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), cli_env["PYTHONPATH"]])}
     # The first run's agent calls wait at a gate (as a model call that has not answered yet).
     agent = ["agent._target_=gated_agent.GatedAgent", f"+agent.gate={gate}"]
-    first = subprocess.Popen(
-        [sys.executable, "-m", "experiments", *_rules_run(suite, run, *agent), "run.processes=1"],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    first = start_as_terminal_command(
+        ["-m", "experiments", *_rules_run(suite, run, *agent), "run.processes=1"], env, tmp_path
     )
     try:
         assert _wait_for(gate / ARRIVED, first), "the first run never called its agent"
