@@ -14,7 +14,13 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_process import end_with_sigterm, sigint_ignored, start_as_background_job
+from cli_process import (
+    end_with_sigterm,
+    run_cli_in_process,
+    sigint_ignored,
+    start_as_background_job,
+    start_as_terminal_command,
+)
 from strategy_fakes import SMALL_DATASETS
 
 
@@ -30,24 +36,25 @@ def _lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
 
-@pytest.mark.heavy
 def test_resume_under_another_config_is_refused_and_force_overrides(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path
+    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
+    # The command's refusal, exit codes and files, in this process (the signal tests below run it fresh).
+    monkeypatch.setenv("MEDSTRAT_CACHE", str(tmp_path / "cache"))
+
+    def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return run_cli_in_process(args, tmp_path, monkeypatch, capfd)
+
     run = tmp_path / "run"
     common = ["benchmark=dir", f"benchmark.root={suite}", "run.progress=false", "run.report=false"]
     agent = "agent._target_=strategy_fakes.NoisyOracleAgent"
-    first = _run(
-        _cmd(*common, agent, "strategy=s3", "strategy.n=2", f"hydra.run.dir={run}"), cli_env, tmp_path
-    )
+    first = run_cli(*common, agent, "strategy=s3", "strategy.n=2", f"hydra.run.dir={run}")
     assert first.returncode == 0, first.stderr
     stored = (run / ".hydra" / "config.yaml").read_text()
     run_json = (run / "run.json").read_text()
 
-    other = _run(
-        _cmd(*common, agent, "strategy=s0", "run.resume=true", f"hydra.run.dir={run}"), cli_env, tmp_path
-    )
-    assert other.returncode == 2
+    other = run_cli(*common, agent, "strategy=s0", "run.resume=true", f"hydra.run.dir={run}")
+    assert other.returncode == 2, other.stderr
     (line,) = _lines(other.stderr)
     assert (
         "strategy.name: 's3' → 's0'" in line and "strategy.n: 2 → None" in line and "run.resume=force" in line
@@ -59,25 +66,20 @@ def test_resume_under_another_config_is_refused_and_force_overrides(
         run / ".hydra" / "config.yaml"
     ).read_text() == stored
 
-    same = _run(
-        _cmd(*common, agent, "strategy=s3", "strategy.n=2", "run.resume=true", f"hydra.run.dir={run}"),
-        cli_env,
-        tmp_path,
-    )
+    same = run_cli(*common, agent, "strategy=s3", "strategy.n=2", "run.resume=true", f"hydra.run.dir={run}")
     assert same.returncode == 0, same.stderr
-    forced = _run(
-        _cmd(*common, agent, "strategy=s3", "strategy.n=3", "run.resume=force", f"hydra.run.dir={run}"),
-        cli_env,
-        tmp_path,
+    forced = run_cli(
+        *common, agent, "strategy=s3", "strategy.n=3", "run.resume=force", f"hydra.run.dir={run}"
     )
     assert forced.returncode == 0, forced.stderr
 
 
 def test_a_run_where_no_candidate_wrote_a_sample_exits_4(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path
+    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    done = _run(
-        _cmd(
+    monkeypatch.setenv("MEDSTRAT_CACHE", str(tmp_path / "cache"))
+    done = run_cli_in_process(
+        [
             "benchmark=dir",
             f"benchmark.root={suite}",
             "run.progress=false",
@@ -85,9 +87,10 @@ def test_a_run_where_no_candidate_wrote_a_sample_exits_4(
             "strategy.n=2",
             "agent._target_=strategy_fakes.SilentAgent",
             f"hydra.run.dir={tmp_path / 'run'}",
-        ),
-        cli_env,
+        ],
         tmp_path,
+        monkeypatch,
+        capfd,
     )
     assert done.returncode == 4
     (line,) = _lines(done.stderr)
@@ -115,15 +118,8 @@ def test_a_signal_after_the_first_dataset_keeps_it_and_prints_the_resume_command
     ]
     if signum == signal.SIGTERM:  # `python -m experiments ... &` then `kill $!` in a script: SIGINT ignored
         proc = start_as_background_job(_cmd(*args, f"hydra.run.dir={run}")[1:], cli_env, tmp_path)
-    else:
-        proc = subprocess.Popen(
-            _cmd(*args, f"hydra.run.dir={run}"),
-            env=cli_env,
-            cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+    else:  # Ctrl-C in a terminal
+        proc = start_as_terminal_command(_cmd(*args, f"hydra.run.dir={run}")[1:], cli_env, tmp_path)
     marker = run / "selected" / quick / "result.json"
     deadline = time.time() + 120
     while not marker.is_file() and time.time() < deadline and proc.poll() is None:

@@ -8,7 +8,6 @@ import hashlib
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import start_as_terminal_command
 
 from agents.base import Task
 from agents.fakeserver import ByDataset, FakeServer, Reply, TurnScript
@@ -186,14 +186,7 @@ def _cli(
     env = {**cli_env, "MEDSTRAT_POOL_TEST": token, "OPENAI_API_KEY": "sk-fake"}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     args = [*_overrides(suite, server, 2), f"hydra.run.dir={run_dir}"]
-    return subprocess.Popen(
-        [sys.executable, "-m", "experiments", *args],
-        env=env,
-        cwd=run_dir.parent,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start_as_terminal_command(["-m", "experiments", *args], env, run_dir.parent)
 
 
 def _gone(token: str, timeout_s: float = 10.0) -> list[int]:

@@ -7,11 +7,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from cli_process import start_as_background_job
+from cli_process import run_cli_in_process, start_as_background_job, start_as_terminal_command
 
 from agents.fakeserver import FakeServer, OneDataset, Reply, TurnScript, unscripted
 from agents.fakeserver.dispatch import ByDataset
@@ -45,9 +44,7 @@ def _serve(
     if background:
         server = start_as_background_job(args, env, Path.cwd())
     else:
-        server = subprocess.Popen(
-            [sys.executable, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
+        server = start_as_terminal_command(args, env, Path.cwd())
     assert server.stdout is not None
     url = server.stdout.readline().strip()
     assert url.startswith("http://127.0.0.1:"), server.communicate(timeout=60)
@@ -55,19 +52,23 @@ def _serve(
 
 
 def test_a_run_over_a_dataset_the_replay_has_no_script_for_stops_with_one_line(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path
+    suite: Path,
+    cli_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     names = sorted(p.name for p in suite.iterdir() if (p / "VLM" / "random.txt").is_file())
-    env = {**cli_env, "TMPDIR": str(tmp_path / "tmp"), "OPENAI_API_KEY": "sk-fake"}
+    env = {**cli_env, "TMPDIR": str(tmp_path / "tmp")}
     (tmp_path / "tmp").mkdir()
     server, url = _serve(suite / names[0], env)
     run = tmp_path / "run"
+    # The run's message and exit code, in this process (the server is the fresh process under test here).
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    monkeypatch.setenv("MEDSTRAT_CACHE", str(tmp_path / "cache"))
     try:
-        done = subprocess.run(
+        done = run_cli_in_process(
             [
-                sys.executable,
-                "-m",
-                "experiments",
                 "strategy=s0",
                 "benchmark=dir",
                 f"benchmark.root={suite}",
@@ -78,11 +79,9 @@ def test_a_run_over_a_dataset_the_replay_has_no_script_for_stops_with_one_line(
                 "run.processes=1",
                 f"hydra.run.dir={run}",
             ],
-            env=env,
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=300,
+            tmp_path,
+            monkeypatch,
+            capfd,
         )
     finally:
         server.send_signal(signal.SIGTERM)

@@ -7,16 +7,15 @@ import json
 import os
 import subprocess
 import sys
-import threading
-from collections.abc import Mapping
+import time
 from pathlib import Path
-from typing import Any
 
+import pytest
 from cli_process import nonblank_lines as _lines
 from cli_process import run_cli as _cli
-from replay_turns import suite_script
+from cli_process import run_cli_in_process, start_as_terminal_command
+from gated_agent import ARRIVED, OPEN
 
-from agents.fakeserver import ByDataset, FakeServer, Step
 from experiments.run.lock import LOCK_NAME, RunFolderBusy, hold_run_folder, holder_pid, release_run_folder
 
 
@@ -42,7 +41,11 @@ def test_a_second_lock_in_one_process_is_a_no_op_and_a_clean_release_empties_the
 
 
 def test_a_run_into_a_folder_another_process_holds_is_refused_with_its_pid_and_writes_nothing(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path
+    suite: Path,
+    cli_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     run = tmp_path / "run"
     holder = subprocess.Popen(
@@ -59,7 +62,7 @@ def test_a_run_into_a_folder_another_process_holds_is_refused_with_its_pid_and_w
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        done = _cli(_rules_run(suite, run), cli_env, tmp_path)
+        done = run_cli_in_process(_rules_run(suite, run), tmp_path, monkeypatch, capfd)
     finally:
         holder.communicate("\n", timeout=60)
     assert done.returncode == 2, done.stderr
@@ -70,56 +73,33 @@ def test_a_run_into_a_folder_another_process_holds_is_refused_with_its_pid_and_w
     assert sorted(p.name for p in run.iterdir()) == [LOCK_NAME]  # no .hydra, no log, no outputs
 
 
-class _Gate:
-    """A server script that holds every answer until `release` is set, and says when the first call came."""
-
-    def __init__(self, script: ByDataset) -> None:
-        self.script = script
-        self.arrived = threading.Event()
-        self.release = threading.Event()
-
-    def __call__(self, request: Mapping[str, Any], serial: int) -> Step:
-        self.arrived.set()
-        self.release.wait(timeout=300)
-        return self.script(request, serial)
+def _wait_for(path: Path, proc: subprocess.Popen[str], timeout_s: float = 300) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not path.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    return path.exists()
 
 
 def test_two_concurrent_runs_into_one_folder_one_completes_the_other_is_refused(
     suite: Path, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
     names = sorted(p.name for p in suite.iterdir() if (p / "VLM" / "random.txt").is_file())
-    gate = _Gate(suite_script(suite, tmp_path / "ref"))
+    gate = tmp_path / "gate"
+    gate.mkdir()
     run = tmp_path / "run"
-    env = {**cli_env, "OPENAI_API_KEY": "sk-fake"}
-    with FakeServer(gate) as server:
-        first = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "experiments",
-                *_rules_run(
-                    suite,
-                    run,
-                    "agent=litellm",
-                    f"agent.api_base={server.url}",
-                    "agent.temperature=0",
-                    "agent.batch_size=10",  # one conversation per 10-sample dataset, as the script is
-                ),
-                "run.processes=1",
-            ],
-            env=env,
-            cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            assert gate.arrived.wait(timeout=300), "the first run never called the model"
-            # The first run is mid-flight (its first model call is held): a second run into its folder.
-            second = _cli(_rules_run(suite, run), cli_env, tmp_path)
-        finally:
-            gate.release.set()
-            _, err = first.communicate(timeout=300)
+    env = {**cli_env, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), cli_env["PYTHONPATH"]])}
+    # The first run's agent calls wait at a gate (as a model call that has not answered yet).
+    agent = ["agent._target_=gated_agent.GatedAgent", f"+agent.gate={gate}"]
+    first = start_as_terminal_command(
+        ["-m", "experiments", *_rules_run(suite, run, *agent), "run.processes=1"], env, tmp_path
+    )
+    try:
+        assert _wait_for(gate / ARRIVED, first), "the first run never called its agent"
+        # The first run is mid-flight (its first agent call is held): a second run into its folder.
+        second = _cli(_rules_run(suite, run), cli_env, tmp_path)
+    finally:
+        (gate / OPEN).touch()
+        _, err = first.communicate(timeout=300)
     assert second.returncode == 2, second.stderr
     assert _lines(second.stderr) == [
         f"python -m experiments: error: run folder {run} is in use by another run (pid {first.pid}); "
@@ -132,14 +112,15 @@ def test_two_concurrent_runs_into_one_folder_one_completes_the_other_is_refused(
 
 
 def test_a_lock_left_by_a_killed_run_is_taken_over_with_a_note(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path
+    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
+    monkeypatch.setenv("MEDSTRAT_CACHE", str(tmp_path / "cache"))
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     run = tmp_path / "run"
     run.mkdir()
     (run / LOCK_NAME).write_text(f"{dead.pid}\n")
-    done = _cli(_rules_run(suite, run), cli_env, tmp_path)
+    done = run_cli_in_process(_rules_run(suite, run), tmp_path, monkeypatch, capfd)
     assert done.returncode == 0, done.stderr
     notes = [line for line in _lines(done.stderr) if "taking over" in line]
     assert notes == [
@@ -149,10 +130,11 @@ def test_a_lock_left_by_a_killed_run_is_taken_over_with_a_note(
 
 
 def test_a_config_the_preflight_refuses_leaves_no_folder(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path
+    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
     run = tmp_path / "deep" / "run"
-    done = _cli(_rules_run(suite, run, "selector.name=nope", strategy="s3"), cli_env, tmp_path)
+    args = _rules_run(suite, run, "selector.name=nope", strategy="s3")
+    done = run_cli_in_process(args, tmp_path, monkeypatch, capfd)
     assert done.returncode == 2, done.stderr
     assert "unknown selector 'nope'" in done.stderr
     assert not (tmp_path / "deep").exists()
