@@ -117,6 +117,7 @@ def _process_kept(env: Mapping[str, str], cwd: Path, argv: list[str]) -> Iterato
     """The environment set to exactly ``env`` (as a subprocess would get it), ``cwd`` and ``argv``; the
     warning filters and the SIGINT/SIGTERM handlers; all of it put back afterwards (``cli`` sets
     HYDRA_FULL_ERROR and MEDSTRAT_DEBUG, litellm's import sets LITELLM_LOCAL_MODEL_COST_MAP)."""
+    env = dict(env)  # a copy: the caller may pass os.environ itself, which is cleared below
     environ, old_cwd, old_argv = dict(os.environ), Path.cwd(), sys.argv
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     os.environ.clear()

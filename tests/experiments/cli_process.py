@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    import pytest
+    pass
 
 
 def run_cli(
@@ -27,52 +27,6 @@ def run_cli(
         text=True,
         timeout=timeout,
     )
-
-
-def run_cli_in_process(
-    args: Sequence[str], cwd: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
-) -> subprocess.CompletedProcess[str]:
-    """``python -m experiments ARGS`` in this process (`experiments.__main__.cli`): for a test of the
-    command's messages, exit code and files rather than of a fresh process; its output captured as text.
-
-    What the command changes in this process is put back: the working folder, ``sys.argv``, its warning
-    filters, the root logger's handlers and level (Hydra's job logging replaces them), and the two variables
-    it sets (unset before each call: a second call must not inherit them). The variables of the environment
-    the command should see are the caller's to set (``monkeypatch.setenv``).
-    """
-    import logging
-    import warnings
-
-    from experiments.__main__ import PROG, cli
-
-    monkeypatch.chdir(cwd)
-    monkeypatch.setattr(sys, "argv", [PROG, *args])
-    for name in ("HYDRA_FULL_ERROR", "MEDSTRAT_DEBUG"):  # `cli` sets them
-        # setenv first: monkeypatch records (and puts back at teardown) only a variable it saw set.
-        monkeypatch.setenv(name, "")
-        monkeypatch.delenv(name)
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    capfd.readouterr()  # what came before is not the command's
-    try:
-        with warnings.catch_warnings():
-            try:
-                code = cli()
-            except SystemExit as exc:  # `main` exits with the run's code, as the process does
-                if exc.code is not None and not isinstance(exc.code, int):
-                    print(exc.code, file=sys.stderr)
-                code = 1 if exc.code is not None and not isinstance(exc.code, int) else (exc.code or 0)
-    finally:
-        for handler in root.handlers[:]:
-            if handler not in handlers:
-                root.removeHandler(handler)
-                handler.close()
-        for handler in handlers:
-            if handler not in root.handlers:
-                root.addHandler(handler)
-        root.setLevel(level)
-    out, err = capfd.readouterr()
-    return subprocess.CompletedProcess([PROG, *args], code, out, err)
 
 
 def nonblank_lines(text: str) -> list[str]:

@@ -6,6 +6,7 @@ ignored)."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import signal
 import subprocess
@@ -14,9 +15,9 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_in_process import run_cli_in_process
 from cli_process import (
     end_with_sigterm,
-    run_cli_in_process,
     sigint_ignored,
     start_as_background_job,
     start_as_terminal_command,
@@ -43,7 +44,7 @@ def test_resume_under_another_config_is_refused_and_force_overrides(
     monkeypatch.setenv("MEDSTRAT_CACHE", str(tmp_path / "cache"))
 
     def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return run_cli_in_process(args, tmp_path, monkeypatch, capfd)
+        return run_cli_in_process(args, os.environ, tmp_path, capfd)
 
     run = tmp_path / "run"
     common = ["benchmark=dir", f"benchmark.root={suite}", "run.progress=false", "run.report=false"]
@@ -88,8 +89,8 @@ def test_a_run_where_no_candidate_wrote_a_sample_exits_4(
             "agent._target_=strategy_fakes.SilentAgent",
             f"hydra.run.dir={tmp_path / 'run'}",
         ],
+        os.environ,
         tmp_path,
-        monkeypatch,
         capfd,
     )
     assert done.returncode == 4

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_in_process import run_cli_in_process
 from cli_process import nonblank_lines as _lines
 from cli_process import run_cli as _cli
-from cli_process import run_cli_in_process, start_as_terminal_command
+from cli_process import start_as_terminal_command
 from replay_turns import USAGE, three_turns
 
 from agents.base import Task
@@ -95,8 +96,8 @@ def test_a_bad_value_is_one_line_and_exit_2_before_any_folder(
     run = tmp_path / "run"
     done = run_cli_in_process(
         ["benchmark=dir", f"benchmark.root={suite}", "run.processes=abc", f"hydra.run.dir={run}"],
+        os.environ,
         tmp_path,
-        monkeypatch,
         capfd,
     )
     assert done.returncode == 2, done.stderr

@@ -10,7 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_process import run_cli_in_process, start_as_background_job, start_as_terminal_command
+from cli_in_process import run_cli_in_process
+from cli_process import start_as_background_job, start_as_terminal_command
 
 from agents.fakeserver import FakeServer, OneDataset, Reply, TurnScript, unscripted
 from agents.fakeserver.dispatch import ByDataset
@@ -79,8 +80,8 @@ def test_a_run_over_a_dataset_the_replay_has_no_script_for_stops_with_one_line(
                 "run.processes=1",
                 f"hydra.run.dir={run}",
             ],
+            os.environ,
             tmp_path,
-            monkeypatch,
             capfd,
         )
     finally:

@@ -11,9 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_in_process import run_cli_in_process
 from cli_process import nonblank_lines as _lines
 from cli_process import run_cli as _cli
-from cli_process import run_cli_in_process, start_as_terminal_command
+from cli_process import start_as_terminal_command
 from gated_agent import ARRIVED, OPEN
 
 from experiments.run.lock import LOCK_NAME, RunFolderBusy, hold_run_folder, holder_pid, release_run_folder
@@ -62,7 +63,7 @@ def test_a_run_into_a_folder_another_process_holds_is_refused_with_its_pid_and_w
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        done = run_cli_in_process(_rules_run(suite, run), tmp_path, monkeypatch, capfd)
+        done = run_cli_in_process(_rules_run(suite, run), os.environ, tmp_path, capfd)
     finally:
         holder.communicate("\n", timeout=60)
     assert done.returncode == 2, done.stderr
@@ -120,7 +121,7 @@ def test_a_lock_left_by_a_killed_run_is_taken_over_with_a_note(
     run = tmp_path / "run"
     run.mkdir()
     (run / LOCK_NAME).write_text(f"{dead.pid}\n")
-    done = run_cli_in_process(_rules_run(suite, run), tmp_path, monkeypatch, capfd)
+    done = run_cli_in_process(_rules_run(suite, run), os.environ, tmp_path, capfd)
     assert done.returncode == 0, done.stderr
     notes = [line for line in _lines(done.stderr) if "taking over" in line]
     assert notes == [
@@ -134,7 +135,7 @@ def test_a_config_the_preflight_refuses_leaves_no_folder(
 ) -> None:
     run = tmp_path / "deep" / "run"
     args = _rules_run(suite, run, "selector.name=nope", strategy="s3")
-    done = run_cli_in_process(args, tmp_path, monkeypatch, capfd)
+    done = run_cli_in_process(args, os.environ, tmp_path, capfd)
     assert done.returncode == 2, done.stderr
     assert "unknown selector 'nope'" in done.stderr
     assert not (tmp_path / "deep").exists()
