@@ -220,7 +220,7 @@ def _run_locked(run_dir: Path, start: float, resume: bool, plan: RunPlan, preloa
     # Not earlier: a config error (unknown dataset, empty root) is reported without paying for the imports.
     # Only the families the datasets' files need: a reader of any other family imports it under that lock.
     if preload:
-        medio.preload(format_families(datasets))
+        medio.preload(format_families(d.root for d in datasets))
     store_config(settings, run_dir)
     profile = validator_profile(settings.validator, run_dir / ".validator", plan.validator)
     options = task_options(settings.agent, settings.seed)

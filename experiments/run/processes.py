@@ -249,9 +249,14 @@ class _Pipe:
         self.send(("dataset", name, reused))
 
 
-def _watch_parent() -> None:
-    """End this worker when its parent is gone (killed with SIGKILL): nobody would read its results."""
-    parent = os.getppid()
+def _watch_parent(parent: int) -> None:
+    """End this worker when its parent ``parent`` is gone (killed with SIGKILL): nobody reads its results.
+
+    The pid is the one the worker saw first: read later (after the preload, seconds on a loaded machine), it
+    could already be the reaper the orphan was given, and the watch would never fire.
+    """
+    if os.getppid() != parent:
+        os._exit(1)
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -265,6 +270,7 @@ def _worker(spec: _WorkerSpec, conn: multiprocessing.connection.Connection, ledg
     """A worker process: run one share of the datasets and send the records (or the exception) back."""
     # The parent decides about interruptions: a terminal's Ctrl-C reaches the whole process group, and a
     # worker must neither print a traceback nor stop on its own; SIGTERM (from the parent) ends it at once.
+    parent = os.getppid()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     # The parent's environment as it is now (API keys set after start-up included): a fork-server worker would
@@ -281,9 +287,12 @@ def _worker(spec: _WorkerSpec, conn: multiprocessing.connection.Connection, ledg
         import medio
         from experiments.run.loop import run_tasks
         from experiments.run.plan import build_from_plain
+        from experiments.run.suite import format_families
 
-        medio.preload()  # before this process starts a thread (docs/medio.md); a no-op after a fork
-        _watch_parent()
+        # Before this process starts a thread (docs/medio.md), the families its datasets' files name, as the
+        # parent does (`format_families`); a no-op for those the parent imported before a fork.
+        medio.preload(format_families(t.root for t in spec.job.tasks))
+        _watch_parent(parent)
         log.info(
             "worker process %d (pid %d): %s; %d model calls in flight",
             spec.number,

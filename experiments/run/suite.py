@@ -243,19 +243,20 @@ def select_datasets(
     return found
 
 
-def format_families(datasets: Iterable[Dataset]) -> set[str]:
-    """The medio format families the datasets' files need, by their names (`medio.libraries.families_for`).
+def format_families(roots: Iterable[Path]) -> set[str]:
+    """The medio format families the files under these dataset folders need, by their names
+    (`medio.libraries.families_for`).
 
     The run preloads only these before its worker threads start: importing every format library (pandas,
     SimpleITK, scipy.io, PyAV ...) cost a run over two small datasets a quarter of its CPU time. A file the
     names do not tell is read safely anyway (its libraries are imported under medio's import lock).
 
     Args:
-        datasets: The run's datasets (their folders are listed, no file is opened).
+        roots: The datasets' folders (listed; no file is opened).
 
     Returns:
         Family names for `medio.preload`.
     """
     from medio.libraries import families_for
 
-    return families_for(name for d in datasets for _, _, files in os.walk(d.root) for name in files)
+    return families_for(name for root in roots for _, _, files in os.walk(root) for name in files)

@@ -48,11 +48,13 @@ def test_the_cheap_lookup_answers_what_hydra_does(hydra_app: Any, overrides: lis
 
     from experiments.__main__ import _cheap_mode_lookup
 
-    expected = Hydra.get_mode(hydra_app, "config", list(overrides))
-    original = Hydra.get_mode
+    installed = Hydra.get_mode  # an earlier in-process `cli()` of this worker may have set the cheap one
+    original = getattr(installed, "_medstrat_original", installed)
+    expected = original(hydra_app, "config", list(overrides))
+    Hydra.get_mode = original  # type: ignore[method-assign]
     try:
         _cheap_mode_lookup()
         assert Hydra.get_mode is not original
         assert hydra_app.get_mode("config", list(overrides)) == expected
     finally:
-        Hydra.get_mode = original  # type: ignore[method-assign]
+        Hydra.get_mode = installed  # type: ignore[method-assign]
