@@ -15,6 +15,7 @@ the offline ``rules`` agent makes no model call).
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -26,9 +27,12 @@ from agents.base import Usage
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from experiments.publish.stats import format_pm, mean_spread
 from experiments.selection.leaderboard import ReportCache, ScoreCache, StoredDataset, load_stored
+from experiments.selection.leaderboard_roles import is_judge
 from experiments.stored.run_folder import RUN_INFO, json_or_empty
 from experiments.stored.sweep import RunData, groups, load_runs
 from strategies.selectors import build_selector
+
+log = logging.getLogger(__name__)
 
 __all__ = ["COST_AXES", "budget_curve", "budget_matched", "main", "shown_table"]
 
@@ -124,9 +128,25 @@ def budget_matched(runs: Sequence[RunData]) -> pd.DataFrame:
     """
     by_label = groups(runs)
     s3s = {label: members for label, members in by_label.items() if _is_best_of_n(members[0])}
+    others = {label: members for label, members in by_label.items() if label not in s3s}
+    for label, members in list(s3s.items()):
+        judged = [r for r in members if is_judge(_selector_of(r)["selector"])]
+        for r in judged:
+            # Selecting from fewer stored candidates would need new verdicts: a model call, which an analysis
+            # of stored runs never makes (the leaderboard re-ranks judged pools from the request cache).
+            log.warning(
+                "budget-matched: %s (seed %s, %s) left out: its selector %s needs a judge (re-rank it with "
+                "python -m experiments.leaderboard)",
+                label,
+                r.seed,
+                r.run_dir.name,
+                _selector_of(r)["selector"],
+            )
+        s3s[label] = [r for r in members if all(r is not j for j in judged)]
+        if not s3s[label]:
+            del s3s[label]
     if not s3s:
         return pd.DataFrame()
-    others = {label: members for label, members in by_label.items() if label not in s3s}
     spent = {label: [_run_cost(r) for r in members] for label, members in by_label.items()}
     axis = next(
         (a for a in COST_AXES if any(c[a] > 0 for costs in spent.values() for c in costs)), "candidates"
