@@ -91,7 +91,7 @@ def test_bad_values_are_refused_by_the_preflight(make_cfg, value: str) -> None:
 
 
 def test_a_bad_value_is_one_line_and_exit_2_before_any_folder(
-    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+    suite: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     run = tmp_path / "run"
     done = run_cli_in_process(

@@ -45,7 +45,6 @@ def test_a_run_into_a_folder_another_process_holds_is_refused_with_its_pid_and_w
     suite: Path,
     cli_env: dict[str, str],
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capfd: pytest.CaptureFixture[str],
 ) -> None:
     run = tmp_path / "run"
@@ -131,7 +130,7 @@ def test_a_lock_left_by_a_killed_run_is_taken_over_with_a_note(
 
 
 def test_a_config_the_preflight_refuses_leaves_no_folder(
-    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+    suite: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     run = tmp_path / "deep" / "run"
     args = _rules_run(suite, run, "selector.name=nope", strategy="s3")
