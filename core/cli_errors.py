@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import functools
 import os
@@ -25,7 +26,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn, TypeVar
@@ -50,6 +51,7 @@ __all__ = [
     "one_line",
     "report_error",
     "report_interrupted",
+    "run_coroutine",
     "sigterm_stops",
 ]
 
@@ -76,6 +78,7 @@ _INPUT_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 F = TypeVar("F", bound=Callable[..., int])
+_T = TypeVar("_T")
 
 
 class CliError(Exception):
@@ -290,6 +293,33 @@ def report_interrupted(line: str) -> None:
 
 TERMINATION_GRACE_S = 5.0
 """How long a command may clean up after SIGTERM before it exits anyway (`sigterm_stops`)."""
+
+
+def run_coroutine(main: Coroutine[Any, Any, _T]) -> _T:
+    """`asyncio.run`, except that an interruption raised inside one of its tasks is not reported twice.
+
+    Why: a signal handler raises `KeyboardInterrupt` / `Terminated` wherever the main thread is. When that is
+    inside a task's step (not the loop's wait), asyncio stores the interruption on the task *and* lets it
+    propagate; the task that awaited it is then destroyed with that exception unread, and asyncio logs
+    "Task exception was never retrieved" with a traceback: a second message after the command's one
+    interruption line. This loop's exception handler drops those reports for interruptions only; every other
+    report goes to asyncio's default handler, as under `asyncio.run`.
+
+    Args:
+        main: The coroutine to run to completion on a new event loop.
+
+    Returns:
+        What ``main`` returns.
+    """
+    with asyncio.Runner() as runner:
+        runner.get_loop().set_exception_handler(_report_unless_interruption)
+        return runner.run(main)
+
+
+def _report_unless_interruption(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    if isinstance(context.get("exception"), KeyboardInterrupt):
+        return  # the command prints the one line for it (`report_interrupted`)
+    loop.default_exception_handler(context)
 
 
 @contextlib.contextmanager

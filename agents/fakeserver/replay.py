@@ -41,6 +41,7 @@ from typing import Any, TypeVar
 
 from agents.fakeserver.sampling import AnnotationSampler
 from agents.fakeserver.script import Reply, Step, TurnScript, _turn_of, assistant_turn, tool_call
+from core.cli_errors import run_coroutine
 
 __all__ = ["ReplayScript", "replay_script"]
 
@@ -156,9 +157,9 @@ def _run_sync(coro: Coroutine[Any, Any, _T]) -> _T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return run_coroutine(coro)
     with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+        return pool.submit(run_coroutine, coro).result()
 
 
 def _decisions(trace: Path) -> dict[tuple[int | None, str], str]:

@@ -22,6 +22,7 @@ from agents.judge import CHOOSE_TOOL, JudgeAnswer, JudgeRequest
 from agents.litellm.cache import RequestCache, sampling_seed
 from agents.litellm.client import ModelClient, TokenPrice
 from agents.litellm.retry import RetryPolicy
+from core.cli_errors import run_coroutine
 
 T = TypeVar("T")
 
@@ -157,7 +158,7 @@ class LiteLLMJudge:
             # Selectors run in worker threads while the run's loop awaits them; the calls run on that loop,
             # where LiteLLM's own workers (logging, HTTP clients) already live.
             return asyncio.run_coroutine_threadsafe(work, loop).result()
-        return asyncio.run(work)
+        return run_coroutine(work)
 
     async def _ask(self, request: JudgeRequest) -> JudgeAnswer:
         if self.budget is not None:

@@ -20,6 +20,7 @@ from agents.base import Agent, Candidate, FatalAgentError, Task, Usage
 from agents.budget import Budget
 from benchmark.errors import is_storage_failure
 from core.atomic import atomic_write_json
+from core.cli_errors import run_coroutine
 from experiments.run.pools import close_agent, validation_executor
 from strategies.base import ProfileValidator, Strategy, Validator
 from strategies.context import RunContext, use
@@ -112,7 +113,7 @@ def run_tasks(
     # survive, in the middle of its model calls. Unfrozen after, so what the run leaves can be collected.
     gc.freeze()
     try:
-        records = asyncio.run(main())
+        records = run_coroutine(main())
     finally:
         executor.shutdown(wait=True)
         close_agent(agent)
