@@ -1,0 +1,31 @@
+"""Tests sharing an expensive fixture run on one xdist worker (`tests/conftest.py`'s scheduler).
+
+pytest 9 silently broke ``--dist loadgroup`` (pytest-dev/pytest-xdist#1386): every group was split over the
+workers and each shared fixture was built once per worker. This runs a small sample under two workers.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+
+
+def test_the_users_of_a_module_fixture_run_on_one_worker_and_the_others_spread() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-n", "2", "-p", "no:cacheprovider", "xdist_group_sample.py"],
+        cwd=TESTS,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    ran = re.findall(r"\[(gw\d+)\] .*?PASSED \S*::(test_\w+)\[", done.stdout)
+    assert len(ran) == 16, done.stdout[-3000:]
+    sharing = {worker for worker, name in ran if name == "test_shares_the_fixture"}
+    assert len(sharing) == 1, f"the group was split over {sorted(sharing)}"
+    assert {worker for worker, _ in ran} == {"gw0", "gw1"}, "one worker ran everything: nothing was shown"
