@@ -201,15 +201,15 @@ def start_method() -> str:
 def _context(method: str) -> BaseContext:
     """The multiprocessing context for the workers: ``fork``, or the program's one fork server
     (`medio.processes`: the format readers preloaded) with this module, the run's builders and, when the
-    parent imported it, litellm preloaded too. litellm is never imported where it was not: the parent's
-    import set litellm's offline price-map variable, which the server inherits."""
+    parent imported it, litellm preloaded too (offline: `agents.litellm.offline`). litellm is never imported
+    where it was not."""
     if method == "fork":
         return multiprocessing.get_context("fork")
     from medio.processes import preload_in_workers, worker_context
 
     modules = ["experiments.run.processes", "experiments.run.plan", "experiments.run.loop"]
     if "litellm" in sys.modules:
-        modules += ["agents.litellm.client", "agents.litellm.agent", "litellm"]
+        modules += ["agents.litellm.agent", "agents.litellm.offline"]
     preload_in_workers(*modules)
     return worker_context()
 
