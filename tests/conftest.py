@@ -124,7 +124,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     appending ``@group`` to the test's node id, which pytest 9 no longer takes (the id is a structured
     `NodeId`; pytest-dev/pytest-xdist#1386), so every group was silently split over the workers and each
     expensive shared fixture built once per worker. The workers write the groups to files instead
-    (`pytest_collection_modifyitems`); the controller reads them once every worker has collected.
+    (`pytest_collection_finish`); the controller reads them once every worker has collected.
     """
     from xdist.scheduler import LoadScopeScheduling
 
