@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -159,10 +158,6 @@ def pytest_configure(config: pytest.Config) -> None:
     from interpreter_guard import install
 
     install()
-    # For the same reason pytest could not keep the test modules it rewrites for its assertion messages
-    # (it writes them only where bytecode may be written): each worker rewrote ~200 of them on every run,
-    # half of its ~14 CPU s of collection. The test modules are imported after this line.
-    sys.dont_write_bytecode = False
     if hasattr(config, "workerinput"):
         # The fork server of this worker (one per process, started by the first pool or `run.processes` run
         # of any test) preloads what the LiteLLM runs' workers need, whichever test starts it: a server
