@@ -162,15 +162,9 @@ def pytest_configure(config: pytest.Config) -> None:
         # The fork server of this worker (one per process, started by the first pool or `run.processes` run
         # of any test) preloads what the LiteLLM runs' workers need, whichever test starts it: a server
         # started without them makes every later worker import litellm itself (~7 CPU s each).
-        from medio.processes import preload_in_workers
+        from experiments.run.processes import name_worker_preloads
 
-        preload_in_workers(
-            "agents.litellm.agent",
-            "agents.litellm.offline",
-            "experiments.run.loop",
-            "experiments.run.plan",
-            "experiments.run.processes",
-        )
+        name_worker_preloads(litellm=True)
     else:
         import compileall
         import tempfile

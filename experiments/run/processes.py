@@ -65,6 +65,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SharedLedger",
     "WorkerLost",
+    "name_worker_preloads",
     "resolve_processes",
     "run_in_processes",
     "split_tasks",
@@ -205,13 +206,29 @@ def _context(method: str) -> BaseContext:
     where it was not."""
     if method == "fork":
         return multiprocessing.get_context("fork")
-    from medio.processes import preload_in_workers, worker_context
+    from medio.processes import worker_context
+
+    name_worker_preloads(litellm="litellm" in sys.modules)
+    return worker_context()
+
+
+def name_worker_preloads(*, litellm: bool) -> None:
+    """Name what the fork server preloads for run workers: this module and the run's builders, and with
+    ``litellm`` the LiteLLM agent and litellm itself (offline: `agents.litellm.offline`).
+
+    The server is one per program and takes the names given before its first worker starts (of any pool):
+    a program that starts a pool before its first LiteLLM run calls this first with ``litellm=True``, or
+    each later run worker imports litellm itself (several CPU seconds).
+
+    Args:
+        litellm: Whether the workers will run the LiteLLM agent.
+    """
+    from medio.processes import preload_in_workers
 
     modules = ["experiments.run.processes", "experiments.run.plan", "experiments.run.loop"]
-    if "litellm" in sys.modules:
+    if litellm:
         modules += ["agents.litellm.agent", "agents.litellm.offline"]
     preload_in_workers(*modules)
-    return worker_context()
 
 
 @dataclass(frozen=True)
