@@ -12,6 +12,7 @@ import contextlib
 import json
 import re
 import socket
+import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -103,6 +104,14 @@ class _Server(ThreadingHTTPServer):
     def server_bind(self) -> None:
         self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         super().server_bind()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hangs up mid-request (a run stopping its workers, a killed process) is how runs end,
+        # not a server fault: socketserver would print its traceback into the stderr of whoever hosts the
+        # server, a command run in the same process included.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

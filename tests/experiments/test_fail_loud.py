@@ -1,11 +1,13 @@
 """`python -m experiments agent=litellm` failing fast and loud, as a user meets it: a missing key, a rejected
 key, a dead endpoint, a model that fails every candidate; and the budget priced with LiteLLM's local map.
 
-The missing and the rejected key run the command in a fresh interpreter, exactly as a user types it (the
-rejected key through LiteLLM to the fake server, with ``run.processes`` at its default); the dead endpoint and
-the model failing every candidate run it in this process (`cli_in_process`: the same exit code, output and
-one line, without litellm's import each time), in one process (``run.processes=1``: a fatal error raised in a
-worker process is `test_processes.test_a_fatal_provider_error_in_one_worker_stops_the_run_with_one_line`)."""
+The missing key runs the command in a fresh interpreter, exactly as a user types it (a fresh LiteLLM run to
+the fake server is the README's offline recipe, `test_readme_recipe`). The rejected key runs it in this
+process with ``run.processes`` at its default (worker processes for LiteLLM); the dead endpoint and the model
+failing every candidate in this process and in one process (``run.processes=1``). In this process is
+`cli_in_process`: the same exit code, output and one line, without litellm's import each time (~6 CPU s). A
+fatal error raised in a worker process is also
+`test_processes.test_a_fatal_provider_error_in_one_worker_stops_the_run_with_one_line`."""
 
 from __future__ import annotations
 
@@ -102,9 +104,8 @@ def test_a_missing_key_is_one_line_and_exit_2_before_any_work(
     assert elapsed < 60
 
 
-@pytest.mark.heavy
 def test_a_rejected_key_stops_the_run_at_once_with_exit_4(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path
+    suite: Path, cli_env: dict[str, str], tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     server = FakeServer(TurnScript([Fault(401, "Incorrect API key provided")] * 5)).start()
     try:
@@ -112,7 +113,7 @@ def test_a_rejected_key_stops_the_run_at_once_with_exit_4(
         args = _litellm_args(
             suite, tmp_path / "run", "agent.model=openai/fake-model", f"agent.api_base={server.url}"
         )
-        done, _ = _run(args, env, tmp_path)
+        done = run_cli_in_process(args, env, tmp_path, capfd)  # run.processes at its default
     finally:
         server.stop()
     assert done.returncode == 4, done.stderr

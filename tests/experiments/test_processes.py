@@ -231,8 +231,10 @@ def _state(pid: int) -> str:
 
 
 def test_a_fatal_provider_error_in_one_worker_stops_the_run_with_one_line(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path
+    suite: Path, cli_env: dict[str, str], tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
+    # The command runs in this process (its workers are processes all the same): what is checked is the
+    # workers' stop and the one line, not a property of a fresh parent (~6 CPU s for importing litellm).
     failing, waiting = _names(suite)
     # The other worker's answer would come after 10 minutes: a run that waited for it cannot end within the
     # bound below, which is many times the idle figure (a few seconds) so that load never trips it.
@@ -246,7 +248,7 @@ def test_a_fatal_provider_error_in_one_worker_stops_the_run_with_one_line(
             f"hydra.run.dir={tmp_path / 'run'}",
         ]
         start = time.perf_counter()
-        done = _cli([*args, *_litellm(server, "run.processes=2")], _env(cli_env), tmp_path)
+        done = run_cli_in_process([*args, *_litellm(server, "run.processes=2")], _env(cli_env), tmp_path, capfd)
         elapsed = time.perf_counter() - start
     assert done.returncode == 4, done.stderr
     (line,) = _lines(done.stderr)
@@ -259,7 +261,7 @@ def test_a_fatal_provider_error_in_one_worker_stops_the_run_with_one_line(
 
 
 def test_a_global_budget_stops_calls_in_every_process(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path
+    suite: Path, cli_env: dict[str, str], tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     from agents.litellm.client import import_litellm
 
@@ -274,7 +276,7 @@ def test_a_global_budget_stops_calls_in_every_process(
     with FakeServer(script, latency_s=0.05) as server:  # calls of the two workers overlap
         args = ["strategy=s0", "benchmark=dir", f"benchmark.root={suite}", f"hydra.run.dir={run}"]
         extra = ("run.processes=2", "run.concurrency=2", f"run.budget_usd={budget}")
-        done = _cli([*args, *_litellm(server, *extra)], _env(cli_env), tmp_path)
+        done = run_cli_in_process([*args, *_litellm(server, *extra)], _env(cli_env), tmp_path, capfd)
         requests = server.chat_requests
     assert done.returncode == 3, done.stderr
     assert "INCOMPLETE" in done.stdout
