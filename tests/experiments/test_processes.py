@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from cli_in_process import run_cli_in_process
 from cli_process import nonblank_lines as _lines
-from cli_process import run_cli as _cli
 from cli_process import start_as_terminal_command
 from replay_turns import USAGE, three_turns
 
@@ -248,7 +247,9 @@ def test_a_fatal_provider_error_in_one_worker_stops_the_run_with_one_line(
             f"hydra.run.dir={tmp_path / 'run'}",
         ]
         start = time.perf_counter()
-        done = run_cli_in_process([*args, *_litellm(server, "run.processes=2")], _env(cli_env), tmp_path, capfd)
+        done = run_cli_in_process(
+            [*args, *_litellm(server, "run.processes=2")], _env(cli_env), tmp_path, capfd
+        )
         elapsed = time.perf_counter() - start
     assert done.returncode == 4, done.stderr
     (line,) = _lines(done.stderr)
