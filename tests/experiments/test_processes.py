@@ -1,5 +1,7 @@
 """``run.processes=N``: datasets in worker processes, merged as one process would, through the real LiteLLM
-path (the fake server) and the real command line (fresh interpreters, real signals)."""
+path (the fake server) and the real command line: in this process where a test checks the command's exit,
+line and files (`cli_in_process`; the workers are processes all the same), fresh interpreters where it
+checks signals and kills."""
 
 from __future__ import annotations
 
@@ -189,7 +191,7 @@ def test_two_processes_write_what_one_process_writes(
     assert rows == [json.loads(line)["dataset"] for line in (one / "samples.jsonl").read_text().splitlines()]
 
 
-# -- the command line: fresh interpreters, real signals ---------------------------------------------------
+# -- the command line ---------------------------------------------------------------------------------------
 
 
 def _env(cli_env: dict[str, str]) -> dict[str, str]:
