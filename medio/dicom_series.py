@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from medio import _dicom_tags as tags
+from medio._volume_cache import cached_volume
 from medio.dicom import is_dicom_file, open_dataset, read_dicom, read_slice
 from medio.errors import CorruptFile, KeyNotFound, MedioError, UnsupportedFormat
 from medio.types import MedImage
@@ -31,6 +33,47 @@ class SeriesGroup:
     positions: list[tuple[float, ...] | None] = field(default_factory=list)
     instance_numbers: list[float | None] = field(default_factory=list)
     orientation: tuple[float, ...] | None = None
+    versions: list[tuple[int, int]] = field(default_factory=list)  # (mtime_ns, size) of each file, as scanned
+
+
+@dataclass(frozen=True)
+class _SliceFacts:
+    """What `scan_series` needs from one image file's header."""
+
+    geometry: tuple[Any, ...]  # (series UID, rows, columns, rounded orientation): one group per value
+    description: str | None
+    orientation: tuple[float, ...] | None
+    position: tuple[float, ...] | None
+    instance_number: float | None
+
+
+@functools.lru_cache(maxsize=65536)
+def _slice_facts(path: str, mtime_ns: int, size: int) -> _SliceFacts | str | None:
+    """The header facts of one file version (the key changes when the file does); ``None`` for a file that
+    is not a DICOM image, the reader's message for an unreadable one.
+
+    Why cached: a series is scanned on every read of it, and a run reads each source many times (every
+    candidate of S3/S4, the validator's re-rendering of each candidate's image, an agent's tools); parsing
+    the headers of every file in the folder each time was a third of the CPU of reading a series.
+    """
+    file = Path(path)
+    if not is_dicom_file(file):
+        return None
+    try:
+        ds, _ = open_dataset(file, stop_before_pixels=True)
+    except MedioError as exc:
+        return str(exc)
+    if ds.get("Rows") is None:
+        return None
+    uid = tags.text(ds, "SeriesInstanceUID") or "unknown-series"
+    iop = tags.orientation(ds, None)
+    return _SliceFacts(
+        geometry=(uid, int(ds.Rows), int(ds.Columns), tuple(round(v, 3) for v in iop) if iop else None),
+        description=tags.text(ds, "SeriesDescription"),
+        orientation=iop,
+        position=tags.position(ds, None),
+        instance_number=tags.first_float(ds.get("InstanceNumber")),
+    )
 
 
 def scan_series(folder: str | Path) -> list[SeriesGroup]:
@@ -38,6 +81,8 @@ def scan_series(folder: str | Path) -> list[SeriesGroup]:
 
     Files are grouped by SeriesInstanceUID; a series whose files disagree on image size or orientation
     (a localizer stored with the axial stack, say) is split further and the parts get keys ``<uid>#2``....
+    Each file's header is parsed once per version of the file in a process (cached by path, modification
+    time and size), so a folder scanned again costs its listing and one ``stat`` per file.
 
     Args:
         folder: The folder (searched recursively).
@@ -53,27 +98,27 @@ def scan_series(folder: str | Path) -> list[SeriesGroup]:
     buckets: dict[tuple[Any, ...], SeriesGroup] = {}
     parts_per_uid: dict[str, int] = defaultdict(int)
     for file in files:
-        if not is_dicom_file(file):
-            continue
         try:
-            ds, _ = open_dataset(file, stop_before_pixels=True)
-        except MedioError as exc:
-            log.warning("skipping unreadable DICOM file %s", exc)
+            stat = file.stat()
+        except OSError:
             continue
-        if ds.get("Rows") is None:
+        facts = _slice_facts(str(file), stat.st_mtime_ns, stat.st_size)
+        if isinstance(facts, str):
+            log.warning("skipping unreadable DICOM file %s", facts)
             continue
-        uid = tags.text(ds, "SeriesInstanceUID") or "unknown-series"
-        iop = tags.orientation(ds, None)
-        geometry = (uid, int(ds.Rows), int(ds.Columns), tuple(round(v, 3) for v in iop) if iop else None)
-        group = buckets.get(geometry)
+        if facts is None:
+            continue
+        group = buckets.get(facts.geometry)
         if group is None:
+            uid = facts.geometry[0]
             parts_per_uid[uid] += 1
             key = uid if parts_per_uid[uid] == 1 else f"{uid}#{parts_per_uid[uid]}"
-            group = SeriesGroup(key=key, description=tags.text(ds, "SeriesDescription"), orientation=iop)
-            buckets[geometry] = group
+            group = SeriesGroup(key=key, description=facts.description, orientation=facts.orientation)
+            buckets[facts.geometry] = group
         group.files.append(file)
-        group.positions.append(tags.position(ds, None))
-        group.instance_numbers.append(tags.first_float(ds.get("InstanceNumber")))
+        group.positions.append(facts.position)
+        group.instance_numbers.append(facts.instance_number)
+        group.versions.append((stat.st_mtime_ns, stat.st_size))
     if not buckets:
         raise UnsupportedFormat(folder, "folder holds no DICOM image files")
     return sorted(buckets.values(), key=lambda g: (-len(g.files), g.key))
@@ -114,8 +159,32 @@ def _select(folder: Path, groups: list[SeriesGroup], series: str | int | None) -
     raise KeyNotFound(folder, f"series {series!r} not found; available: {[g.key for g in groups]}")
 
 
+def _stack(folder: Path, group: SeriesGroup, order: list[int], slice_spacing: float | None) -> MedImage:
+    """Decode the group's slices in ``order`` and stack them (the folder's own header facts: the caller)."""
+    images = [(read_dicom if k == 0 else read_slice)(group.files[i]) for k, i in enumerate(order)]
+    if len(images) == 1:
+        return images[0]
+    try:
+        stack = np.concatenate([im.array[None] if im.meta.axes[0] == "Y" else im.array for im in images])
+    except ValueError as exc:
+        raise CorruptFile(folder, f"slices of series {group.key} differ in shape ({exc})") from exc
+    image = MedImage(stack, images[0].meta)
+    meta = image.meta
+    meta.axes = "Z" + images[0].meta.axes.lstrip("ZT")
+    if meta.spacing is not None:
+        in_plane = meta.spacing[-3:] if "C" in meta.axes else meta.spacing[-2:]
+        meta.spacing = (slice_spacing or tags_first_thickness(images), *in_plane)
+    meta.origin = group.positions[order[0]]
+    meta.rescale_applied = any(im.meta.rescale_applied for im in images)
+    meta.n_frames = None
+    return image
+
+
 def read_series(folder: str | Path, *, series: str | int | None = None) -> MedImage:
     """Read a DICOM series folder as a ``(Z, H, W)`` volume (modality LUT applied per slice).
+
+    A series read again in the same process, from the same file versions, is a copy of the volume decoded the
+    first time (`medio._volume_cache`: at most 256 MiB of pixels, no volume over 128 MiB).
 
     Args:
         folder: The folder.
@@ -134,23 +203,11 @@ def read_series(folder: str | Path, *, series: str | int | None = None) -> MedIm
     groups = scan_series(folder)
     group = _select(folder, groups, series)
     order, slice_spacing = _slice_order(group)
-    images = [(read_dicom if k == 0 else read_slice)(group.files[i]) for k, i in enumerate(order)]
-    if len(images) == 1:
-        image = images[0]
-    else:
-        try:
-            stack = np.concatenate([im.array[None] if im.meta.axes[0] == "Y" else im.array for im in images])
-        except ValueError as exc:
-            raise CorruptFile(folder, f"slices of series {group.key} differ in shape ({exc})") from exc
-        image = MedImage(stack, images[0].meta)
-        meta = image.meta
-        meta.axes = "Z" + images[0].meta.axes.lstrip("ZT")
-        if meta.spacing is not None:
-            in_plane = meta.spacing[-3:] if "C" in meta.axes else meta.spacing[-2:]
-            meta.spacing = (slice_spacing or tags_first_thickness(images), *in_plane)
-        meta.origin = group.positions[order[0]]
-        meta.rescale_applied = any(im.meta.rescale_applied for im in images)
-        meta.n_frames = None
+    versions = tuple((str(f), v) for f, v in zip(group.files, group.versions, strict=True))
+    image = cached_volume(
+        ("dicom_series", str(folder), group.key, versions),
+        lambda: _stack(folder, group, order, slice_spacing),
+    )
     meta = image.meta
     meta.path = str(folder)
     meta.format = "dicom_series"

@@ -1,0 +1,95 @@
+"""A bounded, per-process cache of decoded DICOM series volumes, keyed by the exact files they came from.
+
+Why: a run reads each source many times (every candidate of S3/S4 reads it, the validator re-renders it for
+every candidate, an agent's tools read it again), and decoding a series is reading and parsing every one of
+its files. A volume is kept only while the files it was read from are unchanged: the key holds each file's
+path, modification time and size, so a rewritten slice is a new key.
+
+Readers get their own copy of the array and the header facts (callers may write into either). Concurrent
+readers of one series wait for the first one's decode instead of decoding it once each. A forked child starts
+with an empty cache and fresh locks (a lock held by another thread at the fork would never be released there).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+
+from medio.types import MedImage
+
+#: The most bytes of pixel data the cache holds in one process; least recently used volumes go first.
+MAX_BYTES = 256 * 2**20
+#: A volume larger than this is never kept (one huge series must not evict every other one).
+MAX_ENTRY_BYTES = 128 * 2**20
+
+_lock = threading.Lock()
+_volumes: OrderedDict[Hashable, MedImage] = OrderedDict()
+_held = 0
+_decoding: dict[Hashable, threading.Lock] = {}
+
+
+def _copy(image: MedImage) -> MedImage:
+    return MedImage(image.array.copy(), copy.deepcopy(image.meta))
+
+
+def cached_volume(key: Hashable, decode: Callable[[], MedImage]) -> MedImage:
+    """The volume of ``key``: a copy of the kept one, else ``decode()`` (kept when it fits).
+
+    Args:
+        key: What identifies the volume and the file versions it is decoded from.
+        decode: Reads the volume (its errors reach the caller; nothing is kept then).
+
+    Returns:
+        A volume the caller owns.
+    """
+    global _held
+    with _lock:
+        kept = _volumes.get(key)
+        if kept is not None:
+            _volumes.move_to_end(key)
+            return _copy(kept)
+        turn = _decoding.setdefault(key, threading.Lock())
+    with turn:
+        with _lock:
+            kept = _volumes.get(key)
+            if kept is not None:  # decoded by the reader this one waited for
+                _volumes.move_to_end(key)
+                return _copy(kept)
+        try:
+            image = decode()
+        except BaseException:
+            with _lock:
+                _decoding.pop(key, None)
+            raise
+        size = int(image.array.nbytes)
+        kept = _copy(image) if size <= MAX_ENTRY_BYTES else None
+        with _lock:
+            if kept is not None and key not in _volumes:
+                _volumes[key] = kept
+                _held += size
+                while _held > MAX_BYTES:
+                    _, dropped = _volumes.popitem(last=False)
+                    _held -= int(dropped.array.nbytes)
+            _decoding.pop(key, None)
+        return image
+
+
+def clear() -> None:
+    """Forget every kept volume (and fresh locks: also what a forked child starts with)."""
+    global _lock, _held
+    _lock = threading.Lock()
+    _volumes.clear()
+    _decoding.clear()
+    _held = 0
+
+
+def held_bytes() -> int:
+    """Bytes of pixel data kept now."""
+    return _held
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=clear)
