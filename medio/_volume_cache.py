@@ -65,10 +65,10 @@ def cached_volume(key: Hashable, decode: Callable[[], MedImage]) -> MedImage:
                 _decoding.pop(key, None)
             raise
         size = int(image.array.nbytes)
-        kept = _copy(image) if size <= MAX_ENTRY_BYTES else None
+        stored = _copy(image) if size <= MAX_ENTRY_BYTES else None
         with _lock:
-            if kept is not None and key not in _volumes:
-                _volumes[key] = kept
+            if stored is not None and key not in _volumes:
+                _volumes[key] = stored
                 _held += size
                 while _held > MAX_BYTES:
                     _, dropped = _volumes.popitem(last=False)

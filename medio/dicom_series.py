@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
+import stat as stat_module
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +78,13 @@ def _slice_facts(path: str, mtime_ns: int, size: int) -> _SliceFacts | str | Non
     )
 
 
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return path.stat()  # one stat per file: the listing's type check and the cache key's version
+    except OSError:
+        return None
+
+
 def scan_series(folder: str | Path) -> list[SeriesGroup]:
     """Group the DICOM image files under ``folder`` into series, largest first.
 
@@ -94,14 +103,11 @@ def scan_series(folder: str | Path) -> list[SeriesGroup]:
         UnsupportedFormat: No DICOM image file in the folder.
     """
     folder = Path(folder)
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))[:MAX_FILES]
+    listed = [(p, _stat(p)) for p in sorted(folder.rglob("*")) if not p.name.startswith(".")]
+    files = [(p, st) for p, st in listed if st is not None and stat_module.S_ISREG(st.st_mode)][:MAX_FILES]
     buckets: dict[tuple[Any, ...], SeriesGroup] = {}
     parts_per_uid: dict[str, int] = defaultdict(int)
-    for file in files:
-        try:
-            stat = file.stat()
-        except OSError:
-            continue
+    for file, stat in files:
         facts = _slice_facts(str(file), stat.st_mtime_ns, stat.st_size)
         if isinstance(facts, str):
             log.warning("skipping unreadable DICOM file %s", facts)
@@ -203,9 +209,12 @@ def read_series(folder: str | Path, *, series: str | int | None = None) -> MedIm
     groups = scan_series(folder)
     group = _select(folder, groups, series)
     order, slice_spacing = _slice_order(group)
-    versions = tuple((str(f), v) for f, v in zip(group.files, group.versions, strict=True))
+    # Absolute, so that one key never names two folders (a relative path read again from another cwd).
+    versions = tuple(
+        (str(f.relative_to(folder)), v) for f, v in zip(group.files, group.versions, strict=True)
+    )
     image = cached_volume(
-        ("dicom_series", str(folder), group.key, versions),
+        ("dicom_series", os.path.abspath(folder), group.key, versions),
         lambda: _stack(folder, group, order, slice_spacing),
     )
     meta = image.meta

@@ -148,3 +148,21 @@ def test_readers_of_one_series_at_once_decode_it_once(
     assert len(arrays) == 6 and all(np.array_equal(x, arrays[0]) for x in arrays)
     assert len(slice_reads) == 4
     assert len({id(x) for x in arrays}) == 6  # six copies, not one shared array
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
+def test_a_forked_child_starts_with_an_empty_cache(tmp_path: Path, make_dicom: Callable[..., Path]) -> None:
+    _series(tmp_path, make_dicom)
+    medio.read(tmp_path)
+    assert _volume_cache.held_bytes() > 0
+    pid = os.fork()
+    if pid == 0:  # the child: nothing kept, and its lock is free (a read completes)
+        code = 0 if _volume_cache.held_bytes() == 0 else 3
+        try:
+            medio.read(tmp_path)
+        except BaseException:
+            code = 4
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert _volume_cache.held_bytes() > 0  # the parent keeps its own
