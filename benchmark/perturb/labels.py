@@ -30,7 +30,7 @@ def write_mistakes(out_dir: Path, labels: Mapping[int, Sequence[Any]]) -> Path:
         "meta": [a.to_dict() for i in sorted(labels) for a in labels[i]],
     }
     path = Path(out_dir) / MISTAKES_FILE
-    atomic_write_json(path, doc)
+    atomic_write_json(path, doc, durable=False)  # beside the perturbed folder's files, regenerated with them
     return path
 
 

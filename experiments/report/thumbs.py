@@ -72,7 +72,7 @@ class Thumbnailer:
         except Exception as exc:  # any undecodable image becomes a placeholder, never a failed report
             log.warning("report: cannot thumbnail %s: %s", image, exc)
             return None
-        atomic_write_bytes(target, buf.getvalue())
+        atomic_write_bytes(target, buf.getvalue(), durable=False)  # a cache: a lost thumbnail is made again
         self.written += 1
         return rel
 
