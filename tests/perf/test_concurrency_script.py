@@ -7,29 +7,21 @@ with concurrency shares that sum to the total).
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from perf_script import load_perf_script
 
 from agents.fakeserver import dataset_of
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def script() -> ModuleType:
     """perf/concurrency.py imported as a module (perf/ is a folder of scripts, not a package)."""
-    spec = importlib.util.spec_from_file_location("perf_concurrency", REPO / "perf" / "concurrency.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve their annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
+    return load_perf_script("concurrency")
 
 
 def _body(dataset: str, turns: list[str], candidate: int) -> dict[str, Any]:

@@ -7,29 +7,18 @@ that the definitions disagree, and the expected tallies are worked out by hand i
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
+from perf_script import load_perf_script
 
 from benchmark.perturb import miss_rates
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def script() -> ModuleType:
     """perf/simulated_selection.py imported as a module (perf/ is a folder of scripts, not a package)."""
-    spec = importlib.util.spec_from_file_location(
-        "perf_simulated_selection", REPO / "perf" / "simulated_selection.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_perf_script("simulated_selection")
 
 
 def _labels(*per_candidate: dict[int, set[str]]) -> list[dict[int, frozenset[str]]]:

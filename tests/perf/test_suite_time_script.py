@@ -3,25 +3,17 @@ a time (no timing is asserted: the numbers are the machine's)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
+from perf_script import load_perf_script
 
 
 @pytest.fixture(scope="module")
 def script() -> ModuleType:
     """perf/suite_time.py imported as a module (perf/ is a folder of scripts, not a package)."""
-    spec = importlib.util.spec_from_file_location("perf_suite_time", REPO / "perf" / "suite_time.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_perf_script("suite_time")
 
 
 def test_a_passing_run_gives_its_summary_and_a_failing_one_exits_with_one_line(
