@@ -40,6 +40,7 @@ __all__ = [
     "EXIT_NOTHING",
     "EXIT_OK",
     "EXIT_USAGE",
+    "REDELIVERY_DELAY_S",
     "TERMINATION_GRACE_S",
     "CliError",
     "OneLineParser",
@@ -48,6 +49,7 @@ __all__ = [
     "debug_requested",
     "existing_dir",
     "existing_path",
+    "interruptions_never_lost",
     "one_line",
     "report_error",
     "report_interrupted",
@@ -370,9 +372,118 @@ def sigterm_stops(prog: str, grace_s: float = TERMINATION_GRACE_S) -> Iterator[N
 
     previous = signal.signal(signal.SIGTERM, _handler)
     try:
-        yield
+        with interruptions_never_lost():
+            yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+REDELIVERY_DELAY_S = 0.01
+"""How long after Python dropped an interruption it is raised again (`interruptions_never_lost`): long
+enough for the interpreter to leave the callback that dropped it (at-fork callbacks take microseconds)."""
+
+
+class _Redelivery:
+    """An interruption Python dropped, armed to be raised again in the main thread.
+
+    Why a signal and not a plain raise: the interruption must surface in the command's own code, and only a
+    signal handler can raise there. The SIGINT handler is swapped for one that puts the previous handler back
+    and raises the dropped exception (a `Terminated` stays a `Terminated`); a sender thread then signals the
+    main thread, which also wakes it from a blocking wait. If that lands in a callback once more, the hook
+    arms it again.
+    """
+
+    def __init__(self) -> None:
+        self.pending: KeyboardInterrupt | None = None
+        self._restore: Any = signal.SIG_DFL
+        self._stop = threading.Event()
+        self._sender: threading.Thread | None = None
+
+    def arm(self, exc: KeyboardInterrupt) -> None:
+        """Raise ``exc`` in the main thread in `REDELIVERY_DELAY_S` (call from the main thread)."""
+        self._stop_sender()
+        if self.pending is None:
+            current = signal.getsignal(signal.SIGINT)
+            self._restore = signal.SIG_DFL if current is None else current
+            signal.signal(signal.SIGINT, self._raise_pending)
+        self.pending = exc
+        main, stop = threading.main_thread().ident, threading.Event()
+        assert main is not None
+
+        def _send() -> None:
+            if not stop.wait(REDELIVERY_DELAY_S):
+                signal.pthread_kill(main, signal.SIGINT)
+
+        self._stop, self._sender = stop, threading.Thread(target=_send, name="redeliver-interruption")
+        self._sender.daemon = True
+        self._sender.start()
+
+    def _stop_sender(self) -> None:
+        """After this, no redelivery signal is on its way that was not sent already."""
+        self._stop.set()
+        if self._sender is not None:
+            self._sender.join()
+            self._sender = None
+
+    def _raise_pending(self, signum: int, frame: FrameType | None) -> None:
+        exc, self.pending = self.pending, None
+        if exc is None:  # the signal of a redelivery already done by `disarm`: nothing left to raise
+            return
+        self._stop_sender()
+        signal.signal(signal.SIGINT, self._restore)
+        raise exc
+
+    def disarm(self) -> KeyboardInterrupt | None:
+        """Stop the sender and put SIGINT's handler back; return the interruption still pending, if any."""
+        exc, self.pending = self.pending, None
+        self._stop_sender()
+        if exc is not None:
+            # A system call: a signal the sender already sent is handled on its way back, by the handler
+            # that now does nothing, not by the one put back below.
+            signal.pthread_sigmask(signal.SIG_BLOCK, [])
+            signal.signal(signal.SIGINT, self._restore)
+        return exc
+
+
+@contextlib.contextmanager
+def interruptions_never_lost() -> Iterator[None]:
+    """While inside, a Ctrl-C or SIGTERM that Python drops is raised again in the command's own code.
+
+    Why: Python raises `KeyboardInterrupt` (or `Terminated`) wherever the main thread is when the signal is
+    handled. Inside a finalizer (``__del__``, a weakref callback) or an at-fork callback (logging's lock
+    release after every ``os.fork``, as the scorer forks) it cannot propagate: Python prints "Exception
+    ignored in ..." with a traceback and goes on, so a Ctrl-C was a traceback and then a run that finished
+    with exit 0. Here the dropped interruption is raised again a moment later (`REDELIVERY_DELAY_S`) in the
+    main thread, nothing is printed for it, and the command stops as for any Ctrl-C (one line, exit 130).
+    If the block ends first, the interruption is raised as it ends. Other dropped exceptions are reported
+    as before (the previous ``sys.unraisablehook``).
+
+    Outside the main thread it does nothing (signal handlers run in the main thread only).
+
+    Yields:
+        Nothing; the previous ``sys.unraisablehook`` and SIGINT handler are restored on exit.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = sys.unraisablehook
+    redelivery = _Redelivery()
+
+    def _hook(unraisable: Any) -> None:
+        exc = unraisable.exc_value
+        if isinstance(exc, KeyboardInterrupt) and threading.current_thread() is threading.main_thread():
+            redelivery.arm(exc)
+            return
+        previous(unraisable)
+
+    sys.unraisablehook = _hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
+        dropped = redelivery.disarm()
+    if dropped is not None:
+        raise dropped
 
 
 def _exit_after(prog: str, grace_s: float) -> None:
