@@ -395,17 +395,20 @@ class _Redelivery:
 
     def __init__(self) -> None:
         self.pending: KeyboardInterrupt | None = None
+        self._installed = False
         self._restore: Any = signal.SIG_DFL
         self._stop = threading.Event()
         self._sender: threading.Thread | None = None
 
     def arm(self, exc: KeyboardInterrupt) -> None:
         """Raise ``exc`` in the main thread in `REDELIVERY_DELAY_S` (call from the main thread)."""
+        self.pending = None  # an earlier sender's signal handled while arming raises nothing inside the hook
         self._stop_sender()
-        if self.pending is None:
+        if not self._installed:
             current = signal.getsignal(signal.SIGINT)
             self._restore = signal.SIG_DFL if current is None else current
             signal.signal(signal.SIGINT, self._raise_pending)
+            self._installed = True
         self.pending = exc
         main, stop = threading.main_thread().ident, threading.Event()
         assert main is not None
@@ -419,29 +422,35 @@ class _Redelivery:
         self._sender.start()
 
     def _stop_sender(self) -> None:
-        """After this, no redelivery signal is on its way that was not sent already."""
+        """After this no redelivery signal is on its way, and one already sent has been handled.
+
+        Call with `pending` cleared: that handling then does nothing.
+        """
         self._stop.set()
         if self._sender is not None:
             self._sender.join()
             self._sender = None
+        # A system call: a signal the sender already sent to this thread is taken on the way back from it,
+        # and its handler runs at the next call, before the caller puts SIGINT's handler back.
+        signal.pthread_sigmask(signal.SIG_BLOCK, [])
 
     def _raise_pending(self, signum: int, frame: FrameType | None) -> None:
         exc, self.pending = self.pending, None
-        if exc is None:  # the signal of a redelivery already done by `disarm`: nothing left to raise
+        if exc is None:  # a redelivery signal that arrived after its interruption was dealt with
             return
-        self._stop_sender()
-        signal.signal(signal.SIGINT, self._restore)
+        self._put_back()
         raise exc
+
+    def _put_back(self) -> None:
+        self._stop_sender()
+        if self._installed:
+            signal.signal(signal.SIGINT, self._restore)
+            self._installed = False
 
     def disarm(self) -> KeyboardInterrupt | None:
         """Stop the sender and put SIGINT's handler back; return the interruption still pending, if any."""
         exc, self.pending = self.pending, None
-        self._stop_sender()
-        if exc is not None:
-            # A system call: a signal the sender already sent is handled on its way back, by the handler
-            # that now does nothing, not by the one put back below.
-            signal.pthread_sigmask(signal.SIG_BLOCK, [])
-            signal.signal(signal.SIGINT, self._restore)
+        self._put_back()
         return exc
 
 

@@ -54,6 +54,16 @@ def test_an_interruption_dropped_as_the_block_ends_is_raised_as_it_ends_and_noth
     _wait_to_be_interrupted(0.2)  # the timer was stopped: no stray Ctrl-C reaches the caller
 
 
+def test_two_interruptions_dropped_in_a_row_are_raised_once_and_nothing_arrives_later() -> None:
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(Terminated), interruptions_never_lost():
+        _Dropped(KeyboardInterrupt())
+        _Dropped(Terminated())  # the later one is raised (a second Ctrl-C, or SIGTERM after Ctrl-C)
+        _wait_to_be_interrupted()
+    _wait_to_be_interrupted(0.2)
+    assert signal.getsignal(signal.SIGINT) == before
+
+
 def test_other_dropped_exceptions_are_reported_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[Any] = []
     monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: seen.append(unraisable.exc_value))
