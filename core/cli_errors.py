@@ -426,10 +426,11 @@ class _Redelivery:
 
         Call with `pending` cleared: that handling then does nothing.
         """
+        if self._sender is None:
+            return
         self._stop.set()
-        if self._sender is not None:
-            self._sender.join()
-            self._sender = None
+        self._sender.join()
+        self._sender = None
         # A system call: a signal the sender already sent to this thread is taken on the way back from it,
         # and its handler runs at the next call, before the caller puts SIGINT's handler back.
         signal.pthread_sigmask(signal.SIG_BLOCK, [])
