@@ -304,8 +304,12 @@ def run_coroutine(main: Coroutine[Any, Any, _T]) -> _T:
     inside a task's step (not the loop's wait), asyncio stores the interruption on the task *and* lets it
     propagate; the task that awaited it is then destroyed with that exception unread, and asyncio logs
     "Task exception was never retrieved" with a traceback: a second message after the command's one
-    interruption line. This loop's exception handler drops those reports for interruptions only; every other
-    report goes to asyncio's default handler, as under `asyncio.run`.
+    interruption line. With gathers inside gathers (the run's datasets, each gathering its candidates) the
+    loop is left before the outer task has seen its cancellation through, and asyncio then logs "Task was
+    destroyed but it is pending!" and "_GatheringFuture exception was never retrieved" (a `CancelledError`).
+    This loop's exception handler drops the reports of interruptions, and once the run was interrupted also
+    the reports of what the interruption left behind (pending tasks, cancellations); every other report
+    goes to asyncio's default handler, as under `asyncio.run`.
 
     Args:
         main: The coroutine to run to completion on a new event loop.
@@ -313,15 +317,23 @@ def run_coroutine(main: Coroutine[Any, Any, _T]) -> _T:
     Returns:
         What ``main`` returns.
     """
+    interrupted = False
+
+    def _report(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        if isinstance(exc, KeyboardInterrupt):
+            return  # the command prints the one line for it (`report_interrupted`)
+        if interrupted and (exc is None or isinstance(exc, asyncio.CancelledError)):
+            return  # what stopping mid-run leaves behind, not an error of its own
+        loop.default_exception_handler(context)
+
     with asyncio.Runner() as runner:
-        runner.get_loop().set_exception_handler(_report_unless_interruption)
-        return runner.run(main)
-
-
-def _report_unless_interruption(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-    if isinstance(context.get("exception"), KeyboardInterrupt):
-        return  # the command prints the one line for it (`report_interrupted`)
-    loop.default_exception_handler(context)
+        runner.get_loop().set_exception_handler(_report)
+        try:
+            return runner.run(main)
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
 
 
 @contextlib.contextmanager
