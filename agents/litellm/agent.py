@@ -46,6 +46,7 @@ from agents.litellm.conversation import (
     FinishCheck,
     converse,
 )
+from agents.litellm.guided import GuidedRun, Structured
 from agents.litellm.outcome import Revision, candidate_outcome, short_list
 from agents.litellm.progress import ProgressGuard
 from agents.litellm.retry import RetryPolicy
@@ -58,6 +59,7 @@ from agents.litellm.script_mode import (
     script_tool_definitions,
     script_toolbox,
 )
+from agents.litellm.server import ServerOptions, discover
 from agents.litellm.tool_pool import ToolPool
 from agents.litellm.tools import ToolBox, tool_definitions
 from agents.litellm.vision import resolve_vision
@@ -115,9 +117,16 @@ class LiteLLMAgent:
         tool_processes: Worker processes for the CPU-heavy tools (render, inspect, view_image, the write and
             review tools; `agents.litellm.tool_pool`), so they never hold the event loop's GIL; 0 runs every
             tool in the agent's threads. Started on first use, stopped by `close`.
-        mode: ``"tools"`` (per-sample tool calls) or ``"script"``: the coding-agent mode, where the model
-            explores and writes one conversion script run by ``run_python`` (`agents.litellm.script_mode`).
+        mode: ``"tools"`` (per-sample tool calls), ``"script"``: the coding-agent mode, where the model
+            explores and writes one conversion script run by ``run_python`` (`agents.litellm.script_mode`), or
+            ``"guided"``: the framework walks the steps and the model answers each with one JSON object under
+            a schema (`agents.litellm.guided`), for a model that cannot drive a tool loop. A tools-mode
+            candidate whose model made no tool call, or whose opening request the server's window cannot
+            hold, is redone in the guided mode, and its status says so.
         script: Bounds and feedback of the script mode (`ScriptOptions` or a mapping of its fields).
+        server: What a local server needs (`agents.litellm.server.ServerOptions` or a mapping:
+            ``context_window``, ``slots``, ``wait_s``; ``auto`` asks the server); None asks nothing and
+            bounds nothing.
 
     Raises:
         MissingApiKeyError: No key for the provider (before any call; a `ValueError`).
@@ -157,6 +166,7 @@ class LiteLLMAgent:
         tool_processes: int = 0,
         mode: str = "tools",
         script: Mapping[str, Any] | ScriptOptions | None = None,
+        server: Mapping[str, Any] | ServerOptions | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown agent.mode {mode!r}; valid: {list(MODES)}")
@@ -185,6 +195,9 @@ class LiteLLMAgent:
             retry = RetryPolicy(**retry)
         if isinstance(cache, str | Path):
             cache = RequestCache(Path(cache))
+        #: What the config and the server said of the server (window, slots); None without a ``server`` block.
+        self.server = ServerOptions.of(server)
+        window, slots = self._server_facts(api_base)
         self.client = ModelClient(
             model,
             api_base=api_base,
@@ -194,7 +207,13 @@ class LiteLLMAgent:
             cache=cache,
             price=TokenPrice.of(price),
             extra_params=extra_params,
+            slots=slots,
+            context_window=window,
         )
+        #: How the guided mode asks for JSON (a forced tool call until the server shows it ignores one).
+        self.structured = Structured()
+        #: Why this agent's candidates go straight to the guided mode (its model showed it cannot call tools).
+        self._guided_because: str | None = None
         self._api_key = api_key
         #: Whether a call's cost is known (LiteLLM's price map or ``price``): ``run.budget_usd`` needs it.
         self.priced = self.client.priced
@@ -225,6 +244,22 @@ class LiteLLMAgent:
         self._process_pool = ToolPool(tool_processes) if tool_processes else None
         if self._process_pool is not None:
             weakref.finalize(self, self._process_pool.close)
+
+    def _server_facts(self, api_base: str | None) -> tuple[int | None, int | None]:
+        """The window and slots: the config's, else what the server says (asked once, at construction)."""
+        options = self.server
+        if options is None:
+            return None, None
+        window, slots = options.context_window, options.slots
+        if api_base and (window is None or slots is None or options.wait_s > 0):
+            facts = discover(api_base, options.wait_s)
+            if not facts.answered and options.wait_s > 0:
+                log.warning(
+                    "%s did not answer in %.0f s; the run's first call will tell", api_base, options.wait_s
+                )
+            window = window or facts.context_window
+            slots = slots or facts.slots
+        return window, slots
 
     def _tools_executor(self) -> ThreadPoolExecutor:
         """The agent's own pool for tool work, created on first use.
@@ -345,13 +380,26 @@ class LiteLLMAgent:
             batch_size=self.batch_size,
             phased=phased,
         )
+        guided_because = "agent.mode=guided" if self.mode == "guided" else self._guided_because
         try:
             if self.mode == "script":
                 await self._script(run, revision)
-            elif not phased:
-                await self._single(run, revision)
-            else:
-                await self._phases(run, revision, plan)
+            elif guided_because is None:
+                guided_because = self._too_big_for_window(task, revision)
+            if self.mode == "tools" and guided_because is None:
+                if not phased:
+                    await self._single(run, revision)
+                else:
+                    await self._phases(run, revision, plan)
+                guided_because = _cannot_call_tools(run.states)
+                if guided_because is not None:
+                    self._guided_because = guided_because
+                    # The tools-mode attempt cost calls: they stay in the usage, not in the status.
+                    spent = sum((s.usage for s in run.states.values()), Usage())
+                    run.states = {"tools attempt": ConversationState(usage=spent)}
+                    run.stop.clear()
+            if guided_because is not None and self.mode != "script":
+                await self._guided(run, revision, plan)
         except Exception as exc:  # the last line of defence: a candidate never takes the run down
             log.exception("candidate %d of %s crashed", task.candidate_index, task.name)
             run.states["internal"] = ConversationState(failed=f"internal error: {type(exc).__name__}: {exc}")
@@ -363,6 +411,8 @@ class LiteLLMAgent:
         written = [i for i in task.indices if (folder / f"{i}.json").is_file()]
         missing = [i for i in task.indices if i not in set(written)]
         status, reason = candidate_outcome(run.states, written, missing, (out / "data_meta.json").is_file())
+        if guided_because is not None and self.mode != "script":
+            reason = f"guided mode ({guided_because})" + (f"; {reason}" if reason else "")
         trace.write(
             "end", status=status, reason=reason, written=written, missing=missing, usage=usage.to_dict()
         )
@@ -382,6 +432,46 @@ class LiteLLMAgent:
             skipped={i: run.sample_failures[i] for i in missing if i in run.sample_failures},
             missing=tuple(missing) if status == "incomplete" else (),
         )
+
+    async def _guided(self, run: _Candidate, revision: Revision | None, plan: dict[str, Any] | None) -> None:
+        """The guided mode (`agents.litellm.guided`): the framework's steps, one JSON answer each."""
+        toolbox = ToolBox(run.task, run.sandbox, False, None)
+        guided = GuidedRun(
+            run.setup,
+            toolbox,
+            run.task,
+            run.states,
+            self.structured,
+            self.max_tokens_per_call or 1024,
+            self.concurrency,
+        )
+        instruction = instruction_text(run.task.options, "s0")
+        if revision is None:
+            await guided.generate(instruction)
+        else:
+            await guided.revise(revision, plan, instruction)
+        run.sample_failures.update(guided.sample_failures)
+        run.sample_failures.update(toolbox.sample_failures)
+
+    def _too_big_for_window(self, task: Task, revision: Revision | None) -> str | None:
+        """Why the tools mode's opening request cannot fit the known window, or None (it fits, or no window is
+        known: the server's overflow error will tell)."""
+        window = self.client.context_window
+        if window is None or self.mode != "tools":
+            return None
+        opening = [
+            prompts.SYSTEM_PROMPT,
+            instruction_text(task.options, "s0"),
+            self._task_prompt(task) if len(task.entries) <= self.batch_size else prompts.PLAN_PROMPT,
+            json.dumps(self.tools),
+        ]
+        if revision is not None:
+            opening.append(revision.prompt(None))
+        # Characters per token of our prompts (JSON and English) run at 3-4: 3.5 keeps a near miss sent.
+        tokens = int(sum(len(text) for text in opening) / 3.5) + (self.max_tokens_per_call or 0)
+        if tokens <= window:
+            return None
+        return f"the tools-mode opening, ~{tokens} tokens with its reply, exceeds the window of {window}"
 
     def _limits(self, task: Task) -> ConversationLimits:
         return ConversationLimits(
@@ -587,3 +677,20 @@ def _read_plan(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return plan if isinstance(plan, dict) else None
+
+
+def _cannot_call_tools(states: Mapping[str, ConversationState]) -> str | None:
+    """Why the tools mode showed the model cannot work it (redone in the guided mode), or None.
+
+    Either the model answered in prose only (no tool call in the whole candidate, the conversation ended on
+    its text replies), or the first request of a conversation already overflowed the window.
+    """
+    if any(s.tool_calls for s in states.values()):
+        return None
+    for label, state in states.items():
+        failed = state.failed or ""
+        if "replies in a row without a tool call" in failed:
+            return f"tools mode, {label}: {failed}"
+        if failed.startswith("context window exceeded") and state.turns == 0:
+            return f"tools mode, {label}: the first request did not fit the window"
+    return None

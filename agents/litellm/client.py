@@ -30,8 +30,9 @@ from agents.base import FatalAgentError
 from agents.litellm.cache import CachedResponse, RequestCache, endpoint_of, request_key
 from agents.litellm.credentials import MissingApiKeyError, litellm_missing_key_message, missing_key_message
 from agents.litellm.retry import RetryPolicy, fatal_reason
+from agents.litellm.server import EndpointSlots, window_from_error
 
-__all__ = ["ModelClient", "ModelReply", "TokenPrice", "import_litellm"]
+__all__ = ["ModelClient", "ModelReply", "TokenPrice", "import_litellm", "is_context_window_error"]
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +50,13 @@ def import_litellm() -> ModuleType:
     for name in ("LiteLLM", "LiteLLM Proxy", "LiteLLM Router", "httpx"):
         logging.getLogger(name).setLevel(logging.WARNING)
     return litellm
+
+
+def is_context_window_error(exc: BaseException) -> bool:
+    """Whether a provider error says the request does not fit the model's window (LiteLLM's mapping)."""
+    from litellm import exceptions as errors
+
+    return isinstance(exc, errors.ContextWindowExceededError)
 
 
 @dataclass(frozen=True)
@@ -165,6 +173,10 @@ class ModelClient:
         cache: Response cache, or None.
         price: Fallback price when LiteLLM has no cost for the model.
         extra_params: Further ``acompletion`` parameters (part of the cache key).
+        slots: Requests in flight at once to the endpoint (`agents.litellm.server.EndpointSlots`: across
+            threads and processes; the timeout counts from when a slot is free); None: no bound.
+        context_window: The endpoint's window in tokens when known; an overflow error that names a smaller
+            one lowers it (`context_window` is then what the server said).
 
     Raises:
         MissingApiKeyError: No key for the provider (checked before litellm is even imported).
@@ -182,6 +194,8 @@ class ModelClient:
         cache: RequestCache | None = None,
         price: TokenPrice | None = None,
         extra_params: Mapping[str, Any] | None = None,
+        slots: int | None = None,
+        context_window: int | None = None,
     ) -> None:
         # Before the import (seconds): a forgotten key is reported at once, in one line.
         missing = missing_key_message(model, api_key)
@@ -214,6 +228,9 @@ class ModelClient:
         self.priced = price is not None
         self.price = price or TokenPrice()
         self.extra_params = dict(extra_params or {})
+        #: The endpoint's window in tokens, when the config or the server said it (lowered by an overflow).
+        self.context_window = context_window
+        self._slots = EndpointSlots(self.endpoint, slots) if slots is not None else None
         # Decided once: whether LiteLLM's price map covers the model. When it does not, every call gets our
         # price as custom pricing; it is not part of the request sent, nor of the cache key.
         self.litellm_prices_model = _litellm_prices(self._litellm, model)
@@ -300,6 +317,12 @@ class ModelClient:
             log.info("transient error from %s (attempt %d): %s", self.model, attempt, type(error).__name__)
 
         async def attempt() -> Any:
+            if self._slots is None:
+                return await send()
+            async with self._slots.hold():
+                return await send()
+
+        async def send() -> Any:
             return await self._litellm.acompletion(
                 model=self.model,
                 messages=list(messages),
@@ -319,6 +342,9 @@ class ModelClient:
             fatal = fatal_reason(exc, self.model, self.answered, retries + 1)
             if fatal is not None:
                 raise FatalAgentError(fatal) from exc
+            said = window_from_error(str(exc)) if is_context_window_error(exc) else None
+            if said is not None:
+                self.context_window = min(said, self.context_window or said)
             raise
         self.answered += 1
         message = _plain_message(response.choices[0].message)

@@ -29,13 +29,21 @@ from typing import Any
 from agents.base import FatalAgentError, Usage
 from agents.budget import Budget, BudgetExceeded
 from agents.litellm import prompts
-from agents.litellm.client import ModelClient
+from agents.litellm.client import ModelClient, ModelReply, is_context_window_error
 from agents.litellm.context import ContextWindow, count_images
 from agents.litellm.tool_pool import ToolPool
 from agents.litellm.tools import ToolBox, ToolResult
 from agents.trace import TraceWriter
 
-__all__ = ["WRITING_TOOLS", "ConversationLimits", "ConversationState", "FinishCheck", "converse"]
+__all__ = [
+    "WRITING_TOOLS",
+    "ConversationLimits",
+    "ConversationSetup",
+    "ConversationState",
+    "FinishCheck",
+    "converse",
+    "record_reply",
+]
 
 log = logging.getLogger(__name__)
 
@@ -188,7 +196,7 @@ async def converse(
             trace.write("provider_error", conversation=label, error=exc.reason, fatal=True)
             return state
         except Exception as exc:  # non-transient, or transient with retries exhausted
-            if _is_context_window_error(exc):
+            if is_context_window_error(exc):
                 smaller = window.shrunk() if state.shrinks < _MAX_SHRINKS else None
                 if smaller is not None:
                     state.shrinks += 1
@@ -209,33 +217,7 @@ async def converse(
                 state.failed = f"provider error: {type(exc).__name__}: {str(exc)[:500]}"
             trace.write("provider_error", conversation=label, error=state.failed)
             return state
-        state.turns += 1
-        state.largest_request_images = max(state.largest_request_images, count_images(view))
-        state.usage = state.usage + Usage(
-            prompt_tokens=reply.prompt_tokens,
-            completion_tokens=reply.completion_tokens,
-            cost_usd=reply.cost_usd,
-            calls=1,
-            retries=reply.retries,
-            cache_hits=int(reply.cached),
-        )
-        # Cache hits cost nothing in this run, so they do not draw on the run budget.
-        if setup.budget is not None and not reply.cached:
-            setup.budget.charge(reply.prompt_tokens + reply.completion_tokens, reply.cost_usd)
-        trace.write(
-            "model_call",
-            conversation=label,
-            turn=state.turns,
-            message=reply.message,
-            prompt_tokens=reply.prompt_tokens,
-            completion_tokens=reply.completion_tokens,
-            cost_usd=reply.cost_usd,
-            cached=reply.cached,
-            retries=reply.retries,
-            latency_s=round(reply.latency_s, 4),
-            sent_messages=len(view),
-            sent_images=count_images(view),
-        )
+        record_reply(setup, state, reply, view, label)
         calls = list(reply.message.get("tool_calls") or [])
         runnable = [_prepare(c, limits.max_argument_chars) for c in calls]
         messages.append(
@@ -264,6 +246,51 @@ async def converse(
     return state
 
 
+def record_reply(
+    setup: ConversationSetup,
+    state: ConversationState,
+    reply: ModelReply,
+    view: Sequence[Mapping[str, Any]],
+    label: str,
+) -> None:
+    """Account one answered call: the state's turns and usage, the run budget, the trace's ``model_call``.
+
+    Args:
+        setup: The candidate's client, budget and trace.
+        state: The conversation (or guided step) the call belongs to.
+        reply: The answer.
+        view: The messages sent.
+        label: The conversation's name in the trace.
+    """
+    state.turns += 1
+    state.largest_request_images = max(state.largest_request_images, count_images(view))
+    state.usage = state.usage + Usage(
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        cost_usd=reply.cost_usd,
+        calls=1,
+        retries=reply.retries,
+        cache_hits=int(reply.cached),
+    )
+    # Cache hits cost nothing in this run, so they do not draw on the run budget.
+    if setup.budget is not None and not reply.cached:
+        setup.budget.charge(reply.prompt_tokens + reply.completion_tokens, reply.cost_usd)
+    setup.trace.write(
+        "model_call",
+        conversation=label,
+        turn=state.turns,
+        message=reply.message,
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        cost_usd=reply.cost_usd,
+        cached=reply.cached,
+        retries=reply.retries,
+        latency_s=round(reply.latency_s, 4),
+        sent_messages=len(view),
+        sent_images=count_images(view),
+    )
+
+
 def _limit_hit(limits: ConversationLimits, state: ConversationState) -> str | None:
     if limits.write_within is not None and state.writes == 0 and state.turns >= limits.write_within:
         return (
@@ -275,12 +302,6 @@ def _limit_hit(limits: ConversationLimits, state: ConversationState) -> str | No
     if state.usage.total_tokens >= limits.max_tokens:
         return f"max_tokens ({limits.max_tokens}) reached"
     return None
-
-
-def _is_context_window_error(exc: BaseException) -> bool:
-    from litellm import exceptions as errors
-
-    return isinstance(exc, errors.ContextWindowExceededError)
 
 
 @dataclass(frozen=True)

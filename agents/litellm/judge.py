@@ -22,6 +22,7 @@ from agents.judge import CHOOSE_TOOL, JudgeAnswer, JudgeRequest
 from agents.litellm.cache import RequestCache, sampling_seed
 from agents.litellm.client import ModelClient, TokenPrice
 from agents.litellm.retry import RetryPolicy
+from agents.litellm.server import ServerOptions
 from core.cli_errors import run_coroutine
 
 T = TypeVar("T")
@@ -73,6 +74,8 @@ class LiteLLMJudge:
         name: The label of the judge's usage in the tables (default ``litellm:<model>``).
         budget: The run's budget, checked before each verdict and charged after it (None: unlimited).
         concurrency: Verdicts of one dataset in flight at once (`judge_many`); 1 asks them one by one.
+        server: The agent's ``server`` block (`agents.litellm.server.ServerOptions`): its ``slots`` bound the
+            verdicts in flight to the endpoint together with the agent's own calls.
     """
 
     def __init__(
@@ -91,6 +94,7 @@ class LiteLLMJudge:
         name: str | None = None,
         budget: Budget | None = None,
         concurrency: int = 4,
+        server: Mapping[str, Any] | ServerOptions | None = None,
     ) -> None:
         if int(concurrency) < 1:
             raise ValueError(f"judge.concurrency must be 1 or more, got {concurrency}")
@@ -104,6 +108,7 @@ class LiteLLMJudge:
             retry=retry,
             cache=cache if isinstance(cache, RequestCache) else RequestCache(Path(cache)) if cache else None,
             price=TokenPrice.of(price),
+            slots=getattr(ServerOptions.of(server), "slots", None),
         )
         self.model = model
         self.temperature = float(temperature)
@@ -168,10 +173,13 @@ class LiteLLMJudge:
                 return JudgeAnswer(None, exc.reason, Usage(), stopped=True)
         start = time.perf_counter()
         # The run's seed reaches the provider and the cache key: each seed of a sweep gets its own verdicts.
+        # The one tool is forced (a named tool_choice): a model that would answer in prose (a small local
+        # model, whose server then constrains the answer to the tool's schema) still gives a verdict.
         params = {
             "temperature": self.temperature,
             "max_tokens": self.max_tokens_per_call,
             "seed": sampling_seed(request.seed, 0),
+            "tool_choice": {"type": "function", "function": {"name": CHOOSE_TOOL}},
         }
         try:
             reply = await self.client.complete(

@@ -46,8 +46,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MODES = ("tools", "script")
-"""Values of ``agent.mode``: the per-sample tool calls, or the coding-agent mode of this module."""
+MODES = ("tools", "script", "guided")
+"""Values of ``agent.mode``: the per-sample tool calls, the coding-agent mode of this module, or the guided
+mode (`agents.litellm.guided`: the framework walks the steps, the model answers each with one constrained
+JSON object)."""
 
 SCRIPT_MODE_TOOLS = (
     "list_dir",

@@ -110,7 +110,10 @@ def benchmark_root(benchmark: Mapping[str, Any]) -> Path:
     if benchmark.get("suite") == "replica":
         return ensure_replica_suite(benchmark.get("source"), benchmark.get("cache_dir"))
     size, seed = str(benchmark.get("size", "small")), int(benchmark.get("seed", 0))
-    return ensure_bundled_suite(size, seed, benchmark.get("cache_dir"))
+    samples = benchmark.get("samples")
+    return ensure_bundled_suite(
+        size, seed, benchmark.get("cache_dir"), None if samples is None else int(samples)
+    )
 
 
 def _require_samples(records: dict[str, dict[str, Any]]) -> None:

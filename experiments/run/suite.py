@@ -45,26 +45,37 @@ def cache_root() -> Path:
     return base / "medstrat"
 
 
-def ensure_bundled_suite(size: str = "small", seed: int = 0, cache_dir: str | Path | None = None) -> Path:
+def ensure_bundled_suite(
+    size: str = "small", seed: int = 0, cache_dir: str | Path | None = None, samples: int | None = None
+) -> Path:
     """Return the bundled suite's root, generating it first if it is not in the cache yet.
 
     Args:
         size: ``small`` or ``full``.
         seed: The suite seed.
         cache_dir: Cache folder (default: `cache_root`).
+        samples: Samples per dataset instead of the size's (a pilot on a few samples, e.g. with a slow
+            local model); None: the size's.
 
     Returns:
-        ``<cache>/suite-<size>-<seed>``.
+        ``<cache>/suite-<size>-<seed>`` (``suite-<samples>samples-<seed>`` with ``samples``).
+
+    Raises:
+        ValueError: ``samples`` outside 1..500.
     """
+    if samples is not None and not 1 <= int(samples) <= 500:
+        raise ValueError(f"benchmark.samples={samples}: expected 1 to 500 samples per dataset")
 
     def build(out: Path) -> None:
         # Imported only to generate: the generator pulls in every format writer (~1 s), which a run over an
         # already cached suite (every run after the first, every reselection) does not need.
         from benchmark.synth.suite import generate_suite
 
-        generate_suite(out, size=size, seed=seed)  # type: ignore[arg-type]
+        generate_suite(out, size=size, seed=seed, samples=samples)  # type: ignore[arg-type]
 
-    return _cached_suite(f"suite-{size}-{seed}", build, f"the bundled suite ({size}, seed {seed})", cache_dir)
+    key = f"suite-{size}-{seed}" if samples is None else f"suite-{int(samples)}samples-{seed}"
+    shown = f"{size}" if samples is None else f"{samples} samples per dataset"
+    return _cached_suite(key, build, f"the bundled suite ({shown}, seed {seed})", cache_dir)
 
 
 def ensure_realfiles_suite(cache_dir: str | Path | None = None) -> Path:

@@ -16,13 +16,13 @@ PRICE = TokenPrice(prompt_usd_per_mtok=1000.0, completion_usd_per_mtok=2000.0)
 USAGE = (100, 20)  # tokens per scripted reply; 0.1 + 0.04 = 0.14 USD at PRICE
 
 
-def make_agent(server: FakeServer, **kwargs: Any) -> LiteLLMAgent:
+def make_agent(fake: FakeServer, **kwargs: Any) -> LiteLLMAgent:
     """A LiteLLM agent talking to the fake server, with tiny retries and timeouts."""
     kwargs.setdefault("retry", FAST_RETRY)
     kwargs.setdefault("timeout_s", 5.0)
     kwargs.setdefault("vision", True)
     kwargs.setdefault("price", PRICE)
-    return LiteLLMAgent("openai/fake-model", api_base=server.url, api_key=FAKE_KEY, **kwargs)
+    return LiteLLMAgent("openai/fake-model", api_base=fake.url, api_key=FAKE_KEY, **kwargs)
 
 
 def make_task(root: Path, out_dir: Path, **options: Any) -> Task:

@@ -99,13 +99,24 @@ def test_finish_with_a_schema_invalid_sample_names_it(seg_dataset: Path, tmp_pat
     assert candidate.status == "ok" and len(server.chat_requests) == 5
 
 
-def test_text_only_replies_end_the_candidate_after_three_calls(
+def test_text_only_replies_end_the_candidate_after_three_calls_and_three_guided_ones(
     seg_dataset: Path, tmp_path: Path, fake_server
 ):
+    # Three prose replies end the tools mode; the guided mode's plan is then asked as a forced call, by
+    # response_format, and once more with a note: a model that answers nothing but prose costs six calls.
     server = fake_server(TurnScript([], after_end=Reply(content="I would inspect the files.")))
     candidate = asyncio.run(make_agent(server).generate(make_task(seg_dataset, tmp_path / "c0")))
-    assert len(server.chat_requests) == 3
-    assert candidate.status == "failed" and "3 replies in a row without a tool call" in candidate.reason
+    assert len(server.chat_requests) == 6
+    assert [("tool_choice" in r, "response_format" in r) for r in server.chat_requests[3:]] == [
+        (True, False),
+        (False, True),
+        (False, True),
+    ]
+    assert candidate.status == "failed"
+    assert candidate.reason.startswith(
+        "guided mode (tools mode, dataset: 3 replies in a row without a tool call)"
+    )
+    assert "write_plan: no JSON object in the model's answers" in candidate.reason
 
 
 def test_a_harmless_refusal_among_good_calls_does_not_count_against_the_candidate(

@@ -49,11 +49,17 @@ def test_rejected_keys_and_unknown_models_stop_the_run_after_one_request(
 def test_a_context_window_error_that_trimming_cannot_cure_fails_only_its_candidate(
     seg_dataset: Path, tmp_path: Path, fake_server
 ) -> None:
-    # Issue 21: the window is shrunk and the request retried (3 times), then the candidate fails, not the run.
+    # Issue 21: the window is shrunk and the request retried (3 times); then (issue 42) the guided mode's
+    # plan, smaller each time (4 requests), and the candidate fails, not the run.
     server = fake_server(TurnScript([Fault(400, "This model's maximum context length is 8192 tokens")]))
-    candidate = asyncio.run(make_agent(server, retry=QUICK).generate(make_task(seg_dataset, tmp_path / "c0")))
+    agent = make_agent(server, retry=QUICK)
+    candidate = asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "c0")))
     assert candidate.status == "failed" and "ContextWindowExceededError" in candidate.reason
-    assert len(server.chat_requests) == 4
+    assert candidate.reason.startswith("guided mode (tools mode, dataset: the first request did not fit")
+    assert len(server.chat_requests) == 8
+    sizes = [len(r["messages"][-1]["content"]) for r in server.chat_requests[4:]]
+    assert sizes == sorted(sizes, reverse=True) and sizes[-1] < sizes[0] / 4
+    assert agent.client.context_window == 8192  # as the server named it
 
 
 def test_a_rate_limit_is_retried_and_never_stops_the_run(

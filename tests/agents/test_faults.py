@@ -96,9 +96,10 @@ def test_a_model_that_never_calls_finish_is_bounded_by_max_turns(
     server = fake_server(TurnScript([], after_end=Reply(content="Let me think about it.", usage=USAGE)))
     task = make_task(seg_dataset, tmp_path / "c0", limits=Limits(max_turns=4))
     candidate = asyncio.run(make_agent(server).generate(task))
-    assert len(server.chat_requests) == 3 and candidate.usage.calls == 3
+    # Then the guided mode asks its plan three ways (forced, response_format, with a note): 6 calls in all.
+    assert len(server.chat_requests) == 6 and candidate.usage.calls == 6
     assert candidate.status == "failed" and "3 replies in a row without a tool call" in candidate.reason
-    assert server.chat_requests[-1]["messages"][-1]["content"].startswith("Please continue by calling")
+    assert server.chat_requests[2]["messages"][-1]["content"].startswith("Please continue by calling")
 
 
 def test_tool_call_limit_stops_cleanly_and_keeps_what_was_written(

@@ -200,7 +200,9 @@ def test_runs_past_max_runs_are_refused(
 
 def test_unknown_mode_and_script_options_are_one_line_errors(fake_server: Callable[..., FakeServer]) -> None:
     server = fake_server(TurnScript([]))
-    with pytest.raises(ValueError, match=r"unknown agent.mode 'scripts'; valid: \['tools', 'script'\]"):
+    with pytest.raises(
+        ValueError, match=r"unknown agent.mode 'scripts'; valid: \['tools', 'script', 'guided'\]"
+    ):
         make_agent(server, mode="scripts")
     with pytest.raises(ValueError, match=r"unknown agent.script option\(s\) \['max_run'\]"):
         make_agent(server, mode="script", script={"max_run": 3})
