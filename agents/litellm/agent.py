@@ -46,20 +46,20 @@ from agents.litellm.conversation import (
     FinishCheck,
     converse,
 )
-from agents.litellm.guided import GuidedRun, Structured
-from agents.litellm.outcome import Revision, candidate_outcome, short_list
+from agents.litellm.guided import GuidedRun, Structured, cannot_call_tools, opening_overflow
+from agents.litellm.outcome import Revision, candidate_outcome
 from agents.litellm.progress import ProgressGuard
 from agents.litellm.retry import RetryPolicy
 from agents.litellm.review_tools import EDITABLE_OPTION
 from agents.litellm.sandbox import Sandbox, SandboxLimits
 from agents.litellm.script_mode import (
     MODES,
-    SCRIPT_SYSTEM_PROMPT,
     ScriptOptions,
+    run_script,
     script_tool_definitions,
     script_toolbox,
 )
-from agents.litellm.server import ServerOptions, discover
+from agents.litellm.server import ServerOptions
 from agents.litellm.tool_pool import ToolPool
 from agents.litellm.tools import ToolBox, tool_definitions
 from agents.litellm.vision import resolve_vision
@@ -117,16 +117,12 @@ class LiteLLMAgent:
         tool_processes: Worker processes for the CPU-heavy tools (render, inspect, view_image, the write and
             review tools; `agents.litellm.tool_pool`), so they never hold the event loop's GIL; 0 runs every
             tool in the agent's threads. Started on first use, stopped by `close`.
-        mode: ``"tools"`` (per-sample tool calls), ``"script"``: the coding-agent mode, where the model
-            explores and writes one conversion script run by ``run_python`` (`agents.litellm.script_mode`), or
-            ``"guided"``: the framework walks the steps and the model answers each with one JSON object under
-            a schema (`agents.litellm.guided`), for a model that cannot drive a tool loop. A tools-mode
-            candidate whose model made no tool call, or whose opening request the server's window cannot
-            hold, is redone in the guided mode, and its status says so.
+        mode: ``"tools"`` (per-sample tool calls; a candidate whose model makes none, or whose opening the
+            window cannot hold, is redone guided), ``"script"`` (the coding-agent mode,
+            `agents.litellm.script_mode`) or ``"guided"`` (`agents.litellm.guided`).
         script: Bounds and feedback of the script mode (`ScriptOptions` or a mapping of its fields).
-        server: What a local server needs (`agents.litellm.server.ServerOptions` or a mapping:
-            ``context_window``, ``slots``, ``wait_s``; ``auto`` asks the server); None asks nothing and
-            bounds nothing.
+        server: What a local server needs (`agents.litellm.server.ServerOptions` or a mapping of its fields;
+            ``auto`` asks the server); None asks nothing and bounds nothing.
 
     Raises:
         MissingApiKeyError: No key for the provider (before any call; a `ValueError`).
@@ -197,7 +193,7 @@ class LiteLLMAgent:
             cache = RequestCache(Path(cache))
         #: What the config and the server said of the server (window, slots); None without a ``server`` block.
         self.server = ServerOptions.of(server)
-        window, slots = self._server_facts(api_base)
+        window, slots = self.server.resolve(api_base) if self.server is not None else (None, None)
         self.client = ModelClient(
             model,
             api_base=api_base,
@@ -244,22 +240,6 @@ class LiteLLMAgent:
         self._process_pool = ToolPool(tool_processes) if tool_processes else None
         if self._process_pool is not None:
             weakref.finalize(self, self._process_pool.close)
-
-    def _server_facts(self, api_base: str | None) -> tuple[int | None, int | None]:
-        """The window and slots: the config's, else what the server says (asked once, at construction)."""
-        options = self.server
-        if options is None:
-            return None, None
-        window, slots = options.context_window, options.slots
-        if api_base and (window is None or slots is None or options.wait_s > 0):
-            facts = discover(api_base, options.wait_s)
-            if not facts.answered and options.wait_s > 0:
-                log.warning(
-                    "%s did not answer in %.0f s; the run's first call will tell", api_base, options.wait_s
-                )
-            window = window or facts.context_window
-            slots = slots or facts.slots
-        return window, slots
 
     def _tools_executor(self) -> ThreadPoolExecutor:
         """The agent's own pool for tool work, created on first use.
@@ -331,7 +311,7 @@ class LiteLLMAgent:
             await asyncio.get_running_loop().run_in_executor(
                 self._tools_executor(), lambda: shutil.copytree(source, target, dirs_exist_ok=True)
             )
-        plan = _read_plan(source.parent / phases.PLAN_FILE)
+        plan = phases.read_plan(source.parent / phases.PLAN_FILE)
         # edit_fields refuses, at once, a field outside the editable ones (the strategy enforces them anyway).
         editing = dataclasses.replace(task, options={**task.options, EDITABLE_OPTION: list(editable_fields)})
         revising = Revision(feedback, list(editable_fields), target, plan)
@@ -383,15 +363,28 @@ class LiteLLMAgent:
         guided_because = "agent.mode=guided" if self.mode == "guided" else self._guided_because
         try:
             if self.mode == "script":
-                await self._script(run, revision)
-            elif guided_because is None:
-                guided_because = self._too_big_for_window(task, revision)
+                opening = [instruction_text(task.options, "s0"), self._task_prompt(task)]
+                opening += [revision.prompt(None)] if revision is not None else []
+                box = script_toolbox(task, run.sandbox, self.vision, self.code_limits, self.script)
+                run.states["script"] = await run_script(run.setup, box, opening, self._limits(task))
+                run.sample_failures.update(box.sample_failures)
+            elif guided_because is None and self.client.context_window is not None:
+                opening = [
+                    prompts.SYSTEM_PROMPT,
+                    instruction_text(task.options, "s0"),
+                    json.dumps(self.tools),
+                ]
+                opening.append(self._task_prompt(task) if not phased else prompts.PLAN_PROMPT)
+                if revision is not None:
+                    opening.append(revision.prompt(None))
+                reply = self.max_tokens_per_call or 0
+                guided_because = opening_overflow(opening, reply, self.client.context_window)
             if self.mode == "tools" and guided_because is None:
                 if not phased:
                     await self._single(run, revision)
                 else:
                     await self._phases(run, revision, plan)
-                guided_because = _cannot_call_tools(run.states)
+                guided_because = cannot_call_tools(run.states)
                 if guided_because is not None:
                     self._guided_because = guided_because
                     # The tools-mode attempt cost calls: they stay in the usage, not in the status.
@@ -399,7 +392,17 @@ class LiteLLMAgent:
                     run.states = {"tools attempt": ConversationState(usage=spent)}
                     run.stop.clear()
             if guided_because is not None and self.mode != "script":
-                await self._guided(run, revision, plan)
+                guided = GuidedRun(
+                    run.setup,
+                    ToolBox(task, run.sandbox, False),
+                    task,
+                    run.states,
+                    self.structured,
+                    self.max_tokens_per_call or 1024,
+                    self.concurrency,
+                )
+                await guided.work(instruction_text(task.options, "s0"), revision, plan)
+                run.sample_failures.update(guided.sample_failures)
         except Exception as exc:  # the last line of defence: a candidate never takes the run down
             log.exception("candidate %d of %s crashed", task.candidate_index, task.name)
             run.states["internal"] = ConversationState(failed=f"internal error: {type(exc).__name__}: {exc}")
@@ -407,9 +410,7 @@ class LiteLLMAgent:
         for state in run.states.values():
             usage = usage + state.usage
         usage = dataclasses.replace(usage, wall_s=time.perf_counter() - start)
-        folder = out / "standardized_annotations"
-        written = [i for i in task.indices if (folder / f"{i}.json").is_file()]
-        missing = [i for i in task.indices if i not in set(written)]
+        written, missing = phases.written_and_missing(out, task.indices)
         status, reason = candidate_outcome(run.states, written, missing, (out / "data_meta.json").is_file())
         if guided_because is not None and self.mode != "script":
             reason = f"guided mode ({guided_because})" + (f"; {reason}" if reason else "")
@@ -432,46 +433,6 @@ class LiteLLMAgent:
             skipped={i: run.sample_failures[i] for i in missing if i in run.sample_failures},
             missing=tuple(missing) if status == "incomplete" else (),
         )
-
-    async def _guided(self, run: _Candidate, revision: Revision | None, plan: dict[str, Any] | None) -> None:
-        """The guided mode (`agents.litellm.guided`): the framework's steps, one JSON answer each."""
-        toolbox = ToolBox(run.task, run.sandbox, False, None)
-        guided = GuidedRun(
-            run.setup,
-            toolbox,
-            run.task,
-            run.states,
-            self.structured,
-            self.max_tokens_per_call or 1024,
-            self.concurrency,
-        )
-        instruction = instruction_text(run.task.options, "s0")
-        if revision is None:
-            await guided.generate(instruction)
-        else:
-            await guided.revise(revision, plan, instruction)
-        run.sample_failures.update(guided.sample_failures)
-        run.sample_failures.update(toolbox.sample_failures)
-
-    def _too_big_for_window(self, task: Task, revision: Revision | None) -> str | None:
-        """Why the tools mode's opening request cannot fit the known window, or None (it fits, or no window is
-        known: the server's overflow error will tell)."""
-        window = self.client.context_window
-        if window is None or self.mode != "tools":
-            return None
-        opening = [
-            prompts.SYSTEM_PROMPT,
-            instruction_text(task.options, "s0"),
-            self._task_prompt(task) if len(task.entries) <= self.batch_size else prompts.PLAN_PROMPT,
-            json.dumps(self.tools),
-        ]
-        if revision is not None:
-            opening.append(revision.prompt(None))
-        # Characters per token of our prompts (JSON and English) run at 3-4: 3.5 keeps a near miss sent.
-        tokens = int(sum(len(text) for text in opening) / 3.5) + (self.max_tokens_per_call or 0)
-        if tokens <= window:
-            return None
-        return f"the tools-mode opening, ~{tokens} tokens with its reply, exceeds the window of {window}"
 
     def _limits(self, task: Task) -> ConversationLimits:
         return ConversationLimits(
@@ -526,26 +487,6 @@ class LiteLLMAgent:
             opening.append(revision.prompt(None))
         samples, meta = phases.samples_check(out, task.indices), phases.meta_check(out)
         await self._talk(run, "dataset", opening, task.entries, lambda box: samples(box) + meta(box))
-
-    async def _script(self, run: _Candidate, revision: Revision | None) -> None:
-        """The coding-agent mode: one conversation in which the model explores, writes one conversion script
-        and runs it over every sample with ``run_python``, reads the validator's messages and fixes."""
-        task = run.task
-        out = task.output_dir
-        opening = [instruction_text(task.options, "s0"), self._task_prompt(task)]
-        if revision is not None:
-            opening.append(revision.prompt(None))
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": SCRIPT_SYSTEM_PROMPT},
-            *({"role": "user", "content": text} for text in opening),
-        ]
-        toolbox = script_toolbox(task, run.sandbox, self.vision, self.code_limits, self.script)
-        samples, meta = phases.samples_check(out, task.indices), phases.meta_check(out)
-        state = await converse(
-            run.setup, messages, toolbox, self._limits(task), "script", lambda box: samples(box) + meta(box)
-        )
-        run.states["script"] = state
-        run.sample_failures.update(toolbox.sample_failures)
 
     async def _phases(self, run: _Candidate, revision: Revision | None, plan: dict[str, Any] | None) -> None:
         """A larger dataset: plan (generate only), batches concurrently, then the dataset JSON."""
@@ -612,19 +553,7 @@ class LiteLLMAgent:
             run.states["not started"] = skipped
         if run.stop.is_set() or not meta_due:
             return
-        folder = out / "standardized_annotations"
-        written = [i for i in task.indices if (folder / f"{i}.json").is_file()]
-        missing = [i for i in task.indices if i not in set(written)]
-        prompt = prompts.META_PROMPT.format(
-            name=task.name,
-            candidate_index=task.candidate_index,
-            plan=phases.plan_text(kept),
-            written=len(written),
-            total=len(task.entries),
-            missing=f" Missing: {short_list(missing)}." if missing else "",
-            summary=phases.annotation_summary(out, task.indices),
-        )
-        opening = [instruction, prompt]
+        opening = [instruction, phases.meta_prompt(task, kept)]
         if revision is not None:
             opening.append(revision.prompt(None, meta_only=True))
         await self._talk(run, "meta", opening, task.entries, phases.meta_check(out))
@@ -669,28 +598,3 @@ class LiteLLMAgent:
         if self.max_tokens_per_call is not None:
             params["max_tokens"] = self.max_tokens_per_call
         return params
-
-
-def _read_plan(path: Path) -> dict[str, Any] | None:
-    try:
-        plan = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return plan if isinstance(plan, dict) else None
-
-
-def _cannot_call_tools(states: Mapping[str, ConversationState]) -> str | None:
-    """Why the tools mode showed the model cannot work it (redone in the guided mode), or None.
-
-    Either the model answered in prose only (no tool call in the whole candidate, the conversation ended on
-    its text replies), or the first request of a conversation already overflowed the window.
-    """
-    if any(s.tool_calls for s in states.values()):
-        return None
-    for label, state in states.items():
-        failed = state.failed or ""
-        if "replies in a row without a tool call" in failed:
-            return f"tools mode, {label}: {failed}"
-        if failed.startswith("context window exceeded") and state.turns == 0:
-            return f"tools mode, {label}: the first request did not fit the window"
-    return None

@@ -23,19 +23,26 @@ server named in its error is used from then on). A sample whose step fails is le
 from __future__ import annotations
 
 import asyncio
-import difflib
 import json
 import logging
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agents.base import FatalAgentError, ManifestEntry, Task
 from agents.budget import BudgetExceeded
 from agents.litellm.client import is_context_window_error
 from agents.litellm.conversation import ConversationSetup, ConversationState, record_reply
+from agents.litellm.guided_evidence import (
+    answer_object,
+    extent,
+    fit,
+    mask_choices,
+    mask_of,
+    plain,
+    read_json,
+    rendered_info,
+)
 from agents.litellm.guided_schemas import (
     PLAN_SCHEMA,
     GuidedPlan,
@@ -46,7 +53,14 @@ from agents.litellm.guided_schemas import (
 from agents.litellm.outcome import Revision
 from agents.litellm.tools import ToolBox
 
-__all__ = ["DEFAULT_WINDOW", "GUIDED_SYSTEM", "GuidedRun", "Structured"]
+__all__ = [
+    "DEFAULT_WINDOW",
+    "GUIDED_SYSTEM",
+    "GuidedRun",
+    "Structured",
+    "cannot_call_tools",
+    "opening_overflow",
+]
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +72,6 @@ _CHARS_PER_TOKEN = 2.5
 # What the chat template, the system prompt and the message framing take besides the evidence.
 _OVERHEAD_TOKENS = 320
 _MAX_SHRINKS = 3
-_MASK_CHOICES = 12
-_FILES_SCANNED = 20_000
 _TABLES = (".csv", ".tsv", ".xlsx", ".xls", ".parquet")
 
 GUIDED_SYSTEM = (
@@ -133,6 +145,15 @@ class GuidedRun:
     sample_failures: dict[int, str] = field(default_factory=dict)
 
     # -- the steps ------------------------------------------------------------------------------------
+
+    async def work(self, instruction: str, revision: Revision | None, plan: Mapping[str, Any] | None) -> None:
+        """`generate`, or `revise` when there is a revision; the toolbox's failed reads join the reasons."""
+        if revision is None:
+            await self.generate(instruction)
+        else:
+            await self.revise(revision, plan, instruction)
+        for index, why in self.toolbox.sample_failures.items():
+            self.sample_failures.setdefault(index, why)
 
     async def generate(self, instruction: str) -> None:
         """Plan, every sample, then data_meta (a failed plan fails the candidate; nothing else does)."""
@@ -210,7 +231,7 @@ class GuidedRun:
         inspected = self._tool("inspect", {"path": source})
         render: dict[str, Any] = {"index": i, "source": source}
         what = {"3D": "slice", "video": "frame"}.get(plan.dimension)
-        count = _extent(inspected, plan.dimension)
+        count = extent(inspected, plan.dimension)
         if what is not None and count is not None and count > 1:
             key = "slice_index" if what == "slice" else "frame"
             parts = [("Plan", _plan_text(plan)), (f"inspect {source}", inspected)]
@@ -248,7 +269,7 @@ class GuidedRun:
     async def _mask(
         self, plan: GuidedPlan, entry: ManifestEntry, info: Mapping[str, Any], label: str
     ) -> tuple[str | None, str]:
-        choices = _mask_choices(self.toolbox.sandbox.read_root, entry, {e.relpath for e in self.task.entries})
+        choices = mask_choices(self.toolbox.sandbox.read_root, entry, {e.relpath for e in self.task.entries})
         if not choices:
             return None, ""
         parts = [("Plan", _plan_text(plan)), ("Sample", entry.relpath), ("Files", "\n".join(choices))]
@@ -271,11 +292,11 @@ class GuidedRun:
         i, source = entry.index, entry.relpath
         label = f"revise {i}"
         out = self.toolbox.sandbox.output_dir
-        current = _read_json(out / "standardized_annotations" / f"{i}.json")
+        current = read_json(out / "standardized_annotations" / f"{i}.json")
         if not isinstance(current, dict) or not (out / "images" / f"{i}.png").is_file():
             return  # nothing to revise: generating a missing sample is not a revision
-        info = _rendered_info(current, out / "images" / f"{i}.png")
-        mask_file = _mask_of(current) if (out / "masks" / f"{i}.png").is_file() else None
+        info = rendered_info(current, out / "images" / f"{i}.png")
+        mask_file = mask_of(current) if (out / "masks" / f"{i}.png").is_file() else None
         parts = [
             ("Feedback", revision.prompt([i])),
             ("Your annotation", json.dumps(current, ensure_ascii=False)),
@@ -322,7 +343,7 @@ class GuidedRun:
             window = client.context_window or DEFAULT_WINDOW
             tokens = window - self.max_output - _OVERHEAD_TOKENS - int(schema_chars / _CHARS_PER_TOKEN)
             budget = int(max(200.0, tokens * _CHARS_PER_TOKEN) * share)
-            body = _fit(parts, budget - len(ask) - len(note))
+            body = fit(parts, budget - len(ask) - len(note))
             messages = [
                 {"role": "system", "content": GUIDED_SYSTEM},
                 {"role": "user", "content": f"{body}\n\n{ask}{note}"},
@@ -360,7 +381,7 @@ class GuidedRun:
                 self.setup.trace.write("provider_error", conversation=label, error=state.failed)
                 return None
             record_reply(self.setup, state, reply, messages, label)
-            answer, problem = _answer(reply.message, name)
+            answer, problem = answer_object(reply.message, name)
             if answer is not None:
                 return answer
             if forced and not reply.message.get("tool_calls"):
@@ -375,7 +396,7 @@ class GuidedRun:
     # -- tools ----------------------------------------------------------------------------------------
 
     def _tool(self, name: str, args: Mapping[str, Any]) -> str:
-        """Run a tool; its result as plain ``key: value`` lines (see `_plain`)."""
+        """Run a tool; its result as plain ``key: value`` lines (`guided_evidence.plain`)."""
         result = self.toolbox.run(name, json.dumps(dict(args)))
         self.setup.trace.write(
             "tool",
@@ -386,7 +407,7 @@ class GuidedRun:
             result=result.text[:2000],
             image=False,
         )
-        return _plain(result.text)
+        return plain(result.text)
 
     def _run_json(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
         result = self.toolbox.run(name, json.dumps(dict(args)))
@@ -440,114 +461,6 @@ class GuidedRun:
         self.states["samples"] = ConversationState(failed=f"no sample written (first: {first})")
 
 
-def _plain(text: str) -> str:
-    """A JSON tool result as ``key: value`` lines; other text as it is.
-
-    Small models read lines better than nested JSON, and some servers' chat templates HTML-escape every quote
-    of a message (llama-cpp-python's ``chatml-function-calling``: ``"`` becomes ``&#34;``), which a small
-    model then copies into its answer.
-    """
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return text
-    if not isinstance(value, dict | list):
-        return text
-    lines: list[str] = []
-
-    def walk(prefix: str, node: Any) -> None:
-        if isinstance(node, dict) and node:
-            for key, item in node.items():
-                walk(f"{prefix}.{key}" if prefix else str(key), item)
-        elif isinstance(node, list) and node and any(isinstance(v, dict | list) for v in node):
-            for k, item in enumerate(node[:20]):
-                walk(f"{prefix}[{k}]", item)
-        else:
-            shown = node if isinstance(node, str) else json.dumps(node, ensure_ascii=False)
-            lines.append(f"{prefix}: {shown}"[:240])
-
-    walk("", value)
-    return "\n".join(lines)
-
-
-def _fit(parts: Sequence[tuple[str, str]], budget: int) -> str:
-    """The evidence as titled sections, the longest cut (head kept) until the whole fits ``budget`` chars."""
-    sections = [(title, text or "") for title, text in parts]
-    total = sum(len(t) + len(text) + 6 for t, text in sections)
-    if total > budget:
-        fixed = sum(len(t) + 6 for t, _ in sections)
-        room = max(0, budget - fixed)
-        sizes = [len(text) for _, text in sections]
-        # Water-filling: short sections stay whole, the long ones share what is left equally.
-        cap = room
-        for _ in range(len(sizes)):
-            small = [s for s in sizes if s <= cap]
-            left = len(sizes) - len(small)
-            if not left:
-                break
-            cap = max(0, (room - sum(small)) // left)
-        cut = []
-        for title, text in sections:
-            if len(text) > cap:
-                text = text[: max(0, cap - 40)] + f"\n[... {len(text) - max(0, cap - 40)} chars cut to fit]"
-            cut.append((title, text))
-        sections = cut
-    return "\n\n".join(f"## {title}\n{text}" for title, text in sections)
-
-
-def _answer(message: Mapping[str, Any], name: str) -> tuple[dict[str, Any] | None, str]:
-    """The JSON object of a reply: the forced call's arguments, else the content; or None and why not."""
-    calls = [c for c in message.get("tool_calls") or [] if (c.get("function") or {}).get("name") == name]
-    raw = (calls[0].get("function") or {}).get("arguments") if calls else message.get("content")
-    if not raw:
-        return None, "an empty answer"
-    try:
-        value = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError as exc:
-        return None, f"invalid JSON ({exc})"
-    if not isinstance(value, dict):
-        return None, "not an object"
-    return value, ""
-
-
-def _extent(inspected: str, dimension: str) -> int | None:
-    """Slices (3D: a volume's first canonical axis, ``Z``) or frames (video) the inspected file has, when it
-    says; None for a 2D file (an RGB bitmap's three axes are no volume)."""
-    try:
-        summary = json.loads(inspected)
-    except ValueError:
-        return None
-    if not isinstance(summary, dict):
-        return None
-    frames = summary.get("n_frames")
-    if dimension == "video":
-        return frames if isinstance(frames, int) else None
-    shape, axes = summary.get("shape"), str(summary.get("axes") or "")
-    if isinstance(shape, list) and len(shape) >= 3 and isinstance(shape[0], int) and axes[:1] in ("Z", "T"):
-        return int(shape[0])
-    return frames if isinstance(frames, int) and frames > 1 else None
-
-
-def _mask_choices(read_root: Path, entry: ManifestEntry, images: set[str]) -> list[str]:
-    """The dataset's files (manifest images excepted) named most like the sample, best first."""
-    target = PurePosixPath(entry.relpath).name.lower()
-    names: list[str] = []
-    for folder, dirs, files in os.walk(read_root):
-        dirs.sort()
-        for name in sorted(files):
-            rel = "data/" + (Path(folder) / name).relative_to(read_root).as_posix()
-            if rel not in images and not name.startswith("."):
-                names.append(rel)
-            if len(names) >= _FILES_SCANNED:
-                break
-        if len(names) >= _FILES_SCANNED:
-            break
-    scored = sorted(
-        names, key=lambda rel: -difflib.SequenceMatcher(None, target, PurePosixPath(rel).name.lower()).ratio()
-    )
-    return scored[:_MASK_CHOICES]
-
-
 def _plan_text(plan: GuidedPlan) -> str:
     classes = ", ".join(plan.classes)
     return (
@@ -562,35 +475,42 @@ def _label_word(plan: GuidedPlan) -> str:
     ]
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+def cannot_call_tools(states: Mapping[str, ConversationState]) -> str | None:
+    """Why a tools-mode candidate showed its model cannot work the tool loop (it is redone guided), or None.
+
+    Either the model answered in prose only (no tool call in the whole candidate, a conversation ended on its
+    text replies), or the first request of a conversation already overflowed the window.
+
+    Args:
+        states: The tools-mode conversations by label.
+
+    Returns:
+        One line, or None.
+    """
+    if any(s.tool_calls for s in states.values()):
         return None
+    for label, state in states.items():
+        failed = state.failed or ""
+        if "replies in a row without a tool call" in failed:
+            return f"tools mode, {label}: {failed}"
+        if failed.startswith("context window exceeded") and state.turns == 0:
+            return f"tools mode, {label}: the first request did not fit the window"
+    return None
 
 
-def _rendered_info(annotation: Mapping[str, Any], image: Path) -> dict[str, Any]:
-    """What `annotation_schema` needs of an image written earlier: its size and the slice or frame."""
-    from PIL import Image
+def opening_overflow(texts: Sequence[str], reply_tokens: int, window: int) -> str | None:
+    """Why a tools-mode opening request (its texts and tool definitions) cannot fit a known window, or None.
 
-    with Image.open(image) as img:
-        info: dict[str, Any] = {"size": list(img.size)}
-    spatial = (
-        ((annotation.get("media_geometry") or {}).get("spatial") or {})
-        if isinstance(annotation, dict)
-        else {}
-    )
-    three_d = spatial.get("three_d") if isinstance(spatial, dict) else None
-    video = spatial.get("video") if isinstance(spatial, dict) else None
-    if isinstance(three_d, dict) and isinstance(three_d.get("slice_index"), int):
-        info["slice_index"] = three_d["slice_index"]
-        info["axis"] = three_d.get("slice_axis") if isinstance(three_d.get("slice_axis"), int) else 0
-    if isinstance(video, dict) and isinstance(video.get("frame_index"), int):
-        info["frame"] = video["frame_index"]
-    return info
+    Args:
+        texts: The opening's system prompt, instruction, task prompt and tool definitions (JSON).
+        reply_tokens: The per-call completion cap.
+        window: The server's window in tokens.
 
-
-def _mask_of(annotation: Mapping[str, Any]) -> str | None:
-    extra = ((annotation.get("context") or {}).get("sample") or {}).get("extra") or {}
-    value = extra.get("mask_file") if isinstance(extra, dict) else None
-    return str(value) if isinstance(value, str) else None
+    Returns:
+        One line, or None when it fits.
+    """
+    # Characters per token of our prompts (JSON and English) run at 3-4: 3.5 keeps a near miss sent.
+    tokens = int(sum(len(text) for text in texts) / 3.5) + reply_tokens
+    if tokens <= window:
+        return None
+    return f"the tools-mode opening, ~{tokens} tokens with its reply, exceeds the window of {window}"

@@ -23,7 +23,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.base import ManifestEntry, Task
+from agents.litellm import prompts
 from agents.litellm.folder_tools import FOLDER_TOOLS
+from agents.litellm.outcome import short_list
 from agents.litellm.table_tools import TABLE_TOOLS
 from agents.litellm.tools import ToolBox, ToolResult
 
@@ -254,3 +256,34 @@ def scoped(task: Task, entries: Sequence[ManifestEntry]) -> Task:
     import dataclasses
 
     return dataclasses.replace(task, entries=tuple(entries))
+
+
+def read_plan(path: Path) -> dict[str, Any] | None:
+    """A candidate's stored plan (``plan.json``), or None when it has none or it does not parse."""
+    try:
+        plan = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return plan if isinstance(plan, dict) else None
+
+
+def written_and_missing(output_dir: Path, indices: Sequence[int]) -> tuple[list[int], list[int]]:
+    """The indices with an annotation in ``output_dir`` and those without one, in manifest order."""
+    folder = output_dir / "standardized_annotations"
+    written = [i for i in indices if (folder / f"{i}.json").is_file()]
+    done = set(written)
+    return written, [i for i in indices if i not in done]
+
+
+def meta_prompt(task: Task, plan: dict[str, Any] | None) -> str:
+    """The task prompt of the ``meta`` phase: the plan and a summary counted from the written annotations."""
+    written, missing = written_and_missing(task.output_dir, task.indices)
+    return prompts.META_PROMPT.format(
+        name=task.name,
+        candidate_index=task.candidate_index,
+        plan=plan_text(plan),
+        written=len(written),
+        total=len(task.entries),
+        missing=f" Missing: {short_list(missing)}." if missing else "",
+        summary=annotation_summary(task.output_dir, task.indices),
+    )

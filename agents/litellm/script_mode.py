@@ -22,13 +22,14 @@ from __future__ import annotations
 import json
 import logging
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agents.base import Task
 from agents.litellm.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
+from agents.litellm.conversation import ConversationLimits, ConversationSetup, ConversationState, converse
 from agents.litellm.sandbox import Sandbox
 from agents.litellm.tools import ToolBox, ToolResult, tool_definitions
 from core.options import positive_options
@@ -258,3 +259,29 @@ def script_toolbox(
     runner = CodeRunner(task.root, sandbox.output_dir, task.out_dir / "workspace", code_limits)
     tool = ScriptTool(runner, task, sandbox.output_dir, options)
     return ToolBox(task, sandbox, vision, {CODE_TOOL: (RunPythonArgs, tool)}, only=SCRIPT_MODE_TOOLS)
+
+
+async def run_script(
+    setup: ConversationSetup, toolbox: ToolBox, opening: Sequence[str], limits: ConversationLimits
+) -> ConversationState:
+    """One script-mode candidate: the model explores, writes one conversion script, runs it over every sample
+    with ``run_python``, reads the validator's messages and fixes, in one conversation.
+
+    Args:
+        setup: The candidate's client, tools and trace.
+        toolbox: `script_toolbox`.
+        opening: The instruction, the task prompt (and a revision's prompt).
+        limits: The conversation's bounds.
+
+    Returns:
+        How the conversation ended.
+    """
+    from agents.litellm.phases import meta_check, samples_check
+
+    out, indices = toolbox.sandbox.output_dir, toolbox.task.indices
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": SCRIPT_SYSTEM_PROMPT},
+        *({"role": "user", "content": text} for text in opening),
+    ]
+    samples, meta = samples_check(out, indices), meta_check(out)
+    return await converse(setup, messages, toolbox, limits, "script", lambda box: samples(box) + meta(box))

