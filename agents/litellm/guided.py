@@ -371,7 +371,10 @@ class GuidedRun:
                 return None
             except Exception as exc:
                 if is_context_window_error(exc) and share > 1 / 2**_MAX_SHRINKS:
-                    share /= 2
+                    # A window the error named anew sizes the next request by itself; otherwise our estimate
+                    # of the tokens was short, and half the evidence goes.
+                    learnt = (client.context_window or DEFAULT_WINDOW) < window
+                    share = share if learnt else share / 2
                     state.shrinks += 1
                     self.setup.trace.write(
                         "context_trimmed", conversation=label, window=client.context_window, share=share

@@ -89,7 +89,8 @@ def answer_object(message: Mapping[str, Any], name: str) -> tuple[dict[str, Any]
     if not raw:
         return None, "an empty answer"
     try:
-        value = json.loads(raw) if isinstance(raw, str) else raw
+        # strict=False: a raw tab or newline inside a string (small models write them) is no reason to re-ask.
+        value = json.loads(raw, strict=False) if isinstance(raw, str) else raw
     except ValueError as exc:
         return None, f"invalid JSON ({exc})"
     if not isinstance(value, dict):

@@ -48,7 +48,8 @@ def choose_tool(choices: int) -> dict[str, Any]:
                 "type": "object",
                 "properties": {
                     "candidate": {"type": "integer", "minimum": 1, "maximum": choices},
-                    "reason": {"type": "string", "description": "One sentence."},
+                    # Bounded: a server that turns the schema into a grammar then ends a rambling reason.
+                    "reason": {"type": "string", "maxLength": 300, "description": "One sentence."},
                 },
                 "required": ["candidate"],
             },
@@ -217,7 +218,8 @@ def parse_choice(message: Mapping[str, Any], choices: int) -> tuple[int | None, 
     if len(calls) != 1:
         return None, f"expected one {CHOOSE_TOOL} call, got {len(calls)}"
     try:
-        args = json.loads(calls[0]["function"].get("arguments") or "{}")
+        # strict=False: a raw newline inside the reason (small models write them) does not void the verdict.
+        args = json.loads(calls[0]["function"].get("arguments") or "{}", strict=False)
         value = args["candidate"]
         if isinstance(value, bool) or not isinstance(value, int | str):
             raise TypeError(type(value).__name__)
