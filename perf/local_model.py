@@ -79,7 +79,7 @@ def run_one(args: argparse.Namespace, strategy: str, bench: list[str], label: st
     done = subprocess.run(command, cwd=out, capture_output=True, text=True, timeout=args.timeout)
     wall = time.perf_counter() - start
     rows = _rows(run / "samples.jsonl")
-    usage = json.loads((run / "usage.json").read_text()) if (run / "usage.json").is_file() else {}
+    usage = json.loads((run / "usage.json").read_text())["total"] if (run / "usage.json").is_file() else {}
     n = len(rows) or 1
     valid = sum(1 for r in rows if r["scores"]["official"]["schema_valid_score"] == 1.0)
     e2e = sum(1 for r in rows if r["scores"]["official"]["e2e"])
