@@ -51,7 +51,7 @@ from agents.litellm.guided_schemas import (
     data_meta_schema,
 )
 from agents.litellm.outcome import Revision
-from agents.litellm.tools import ToolBox
+from agents.litellm.tools import ToolBox, ToolResult
 
 __all__ = [
     "DEFAULT_WINDOW",
@@ -398,31 +398,27 @@ class GuidedRun:
 
     # -- tools ----------------------------------------------------------------------------------------
 
+    def _run(self, name: str, args: Mapping[str, Any]) -> ToolResult:
+        """Run a tool for the model (the framework's call, traced as the model's would be)."""
+        result = self.toolbox.run(name, json.dumps(dict(args)))
+        self.setup.trace.write(
+            "tool",
+            conversation="guided",
+            name=name,
+            arguments=dict(args),
+            error=result.error,
+            result=result.text[:2000],
+            image=False,
+        )
+        return result
+
     def _tool(self, name: str, args: Mapping[str, Any]) -> str:
         """Run a tool; its result as plain ``key: value`` lines (`guided_evidence.plain`)."""
-        result = self.toolbox.run(name, json.dumps(dict(args)))
-        self.setup.trace.write(
-            "tool",
-            conversation="guided",
-            name=name,
-            arguments=dict(args),
-            error=result.error,
-            result=result.text[:2000],
-            image=False,
-        )
-        return plain(result.text)
+        return plain(self._run(name, args).text)
 
     def _run_json(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
-        result = self.toolbox.run(name, json.dumps(dict(args)))
-        self.setup.trace.write(
-            "tool",
-            conversation="guided",
-            name=name,
-            arguments=dict(args),
-            error=result.error,
-            result=result.text[:2000],
-            image=False,
-        )
+        """Run a tool; its JSON result, or ``{"error": first line}``."""
+        result = self._run(name, args)
         if result.error is not None:
             return {"error": result.text.splitlines()[0][:300] if result.text else result.error}
         try:
