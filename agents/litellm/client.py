@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from agents.base import FatalAgentError
+from agents.base import FatalAgentError, Usage
 from agents.litellm.cache import CachedResponse, RequestCache, endpoint_of, request_key
 from agents.litellm.credentials import MissingApiKeyError, litellm_missing_key_message, missing_key_message
 from agents.litellm.retry import RetryPolicy, fatal_reason
@@ -139,6 +139,18 @@ class ModelReply:
     cached: bool
     retries: int
     latency_s: float
+
+    def usage(self, wall_s: float = 0.0) -> Usage:
+        """What the call cost: one call, its tokens and dollars, its retries, a cache hit or not."""
+        return Usage(
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            cost_usd=self.cost_usd,
+            wall_s=wall_s,
+            calls=1,
+            retries=self.retries,
+            cache_hits=int(self.cached),
+        )
 
 
 def _plain_message(message: Any) -> dict[str, Any]:

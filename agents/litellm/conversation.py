@@ -264,14 +264,7 @@ def record_reply(
     """
     state.turns += 1
     state.largest_request_images = max(state.largest_request_images, count_images(view))
-    state.usage = state.usage + Usage(
-        prompt_tokens=reply.prompt_tokens,
-        completion_tokens=reply.completion_tokens,
-        cost_usd=reply.cost_usd,
-        calls=1,
-        retries=reply.retries,
-        cache_hits=int(reply.cached),
-    )
+    state.usage = state.usage + reply.usage()
     # Cache hits cost nothing in this run, so they do not draw on the run budget.
     if setup.budget is not None and not reply.cached:
         setup.budget.charge(reply.prompt_tokens + reply.completion_tokens, reply.cost_usd)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,13 +160,7 @@ class GuidedRun:
         plan = await self._plan(instruction)
         if plan is None:
             return
-        gate = asyncio.Semaphore(self.concurrency)
-
-        async def one(entry: ManifestEntry) -> None:
-            async with gate:
-                await self._sample(plan, entry)
-
-        await asyncio.gather(*(one(e) for e in self.task.entries))
+        await self._each(self.task.entries, lambda entry: self._sample(plan, entry))
         await self._meta(plan, None)
         self._note_nothing_written()
 
@@ -182,15 +176,23 @@ class GuidedRun:
             plan = await self._plan(instruction)
             if plan is None:
                 return
+        await self._each(
+            revision.entries(self.task.entries), lambda e: self._revise_sample(plan, e, revision)
+        )
+        if revision.touches_meta:
+            await self._meta(plan, revision)
+
+    async def _each(
+        self, entries: Sequence[ManifestEntry], step: Callable[[ManifestEntry], Awaitable[None]]
+    ) -> None:
+        """``step`` for every sample, ``concurrency`` at a time."""
         gate = asyncio.Semaphore(self.concurrency)
 
         async def one(entry: ManifestEntry) -> None:
             async with gate:
-                await self._revise_sample(plan, entry, revision)
+                await step(entry)
 
-        await asyncio.gather(*(one(e) for e in revision.entries(self.task.entries)))
-        if revision.touches_meta:
-            await self._meta(plan, revision)
+        await asyncio.gather(*(one(e) for e in entries))
 
     async def _plan(self, instruction: str) -> GuidedPlan | None:
         from agents.litellm.phases import PLAN_FILE, manifest_excerpt

@@ -189,15 +189,7 @@ class LiteLLMJudge:
         except Exception as exc:  # a provider failure on one sample falls back; it must not lose the dataset
             wall = time.perf_counter() - start
             return JudgeAnswer(None, f"judge call failed: {type(exc).__name__}: {exc}", Usage(wall_s=wall))
-        usage = Usage(
-            prompt_tokens=reply.prompt_tokens,
-            completion_tokens=reply.completion_tokens,
-            cost_usd=reply.cost_usd,
-            wall_s=reply.latency_s,
-            calls=1,
-            retries=reply.retries,
-            cache_hits=int(reply.cached),
-        )
+        usage = reply.usage(wall_s=reply.latency_s)
         if self.budget is not None and not reply.cached:  # a cache hit costs nothing in this run
             self.budget.charge(reply.prompt_tokens + reply.completion_tokens, reply.cost_usd)
         choice, reason = parse_choice(reply.message, request.choices)
