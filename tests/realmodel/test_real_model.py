@@ -196,14 +196,15 @@ def test_usage_is_what_the_server_reported(real_server: RealServer) -> None:
 def test_one_slot_serves_two_processes_and_three_candidates_without_a_timeout(
     real_server: RealServer, real_env: dict[str, str], tmp_path: Path
 ) -> None:
-    # 40 s per call: three candidates queued on the server at once would wait past it (a plan call takes
-    # ~20-30 s); they queue on the slot instead (shared by the run's two worker processes), none is retried.
+    # 90 s per call: a plan call takes 20-40 s here (60 s on a machine 1.5x slower), so the third of three
+    # candidates queued on the server at once would wait past it; they queue on the slot instead (shared by
+    # the run's two worker processes), and none is retried.
     run = tmp_path / "slots"
     args = [
         "strategy=s3",
         "strategy.n=3",
         "run.processes=2",
-        "agent.timeout_s=40",
+        "agent.timeout_s=90",
         "agent.retry.max_attempts=2",
         *local_args(real_server, run, samples=1),
     ]
