@@ -35,6 +35,7 @@ from agents.litellm.client import is_context_window_error
 from agents.litellm.conversation import ConversationSetup, ConversationState, record_reply
 from agents.litellm.guided_evidence import (
     answer_object,
+    data_files,
     extent,
     fit,
     mask_choices,
@@ -143,6 +144,7 @@ class GuidedRun:
     max_output: int
     concurrency: int = 4
     sample_failures: dict[int, str] = field(default_factory=dict)
+    _files: list[str] | None = field(default=None, repr=False)
 
     # -- the steps ------------------------------------------------------------------------------------
 
@@ -271,7 +273,9 @@ class GuidedRun:
     async def _mask(
         self, plan: GuidedPlan, entry: ManifestEntry, info: Mapping[str, Any], label: str
     ) -> tuple[str | None, str]:
-        choices = mask_choices(self.toolbox.sandbox.read_root, entry, {e.relpath for e in self.task.entries})
+        if self._files is None:  # one walk of the tree per candidate, shared by its samples
+            self._files = data_files(self.toolbox.sandbox.read_root, {e.relpath for e in self.task.entries})
+        choices = mask_choices(self._files, entry)
         if not choices:
             return None, ""
         parts = [("Plan", _plan_text(plan)), ("Sample", entry.relpath), ("Files", "\n".join(choices))]

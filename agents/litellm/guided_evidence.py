@@ -14,6 +14,7 @@ from agents.base import ManifestEntry
 
 __all__ = [
     "answer_object",
+    "data_files",
     "extent",
     "fit",
     "mask_choices",
@@ -116,9 +117,9 @@ def extent(inspected: str, dimension: str) -> int | None:
     return frames if isinstance(frames, int) and frames > 1 else None
 
 
-def mask_choices(read_root: Path, entry: ManifestEntry, images: set[str]) -> list[str]:
-    """The dataset's files (manifest images excepted) named most like the sample, best first."""
-    target = PurePosixPath(entry.relpath).name.lower()
+def data_files(read_root: Path, images: set[str]) -> list[str]:
+    """The dataset's files below ``data/`` (``data/...``, manifest images and dot files excepted), at most
+    ``_FILES_SCANNED`` of them; listed once per candidate, not once per sample."""
     names: list[str] = []
     for folder, dirs, files in os.walk(read_root):
         dirs.sort()
@@ -127,11 +128,15 @@ def mask_choices(read_root: Path, entry: ManifestEntry, images: set[str]) -> lis
             if rel not in images and not name.startswith("."):
                 names.append(rel)
             if len(names) >= _FILES_SCANNED:
-                break
-        if len(names) >= _FILES_SCANNED:
-            break
+                return names
+    return names
+
+
+def mask_choices(files: Sequence[str], entry: ManifestEntry) -> list[str]:
+    """The files (`data_files`) named most like the sample, best first."""
+    target = PurePosixPath(entry.relpath).name.lower()
     scored = sorted(
-        names, key=lambda rel: -difflib.SequenceMatcher(None, target, PurePosixPath(rel).name.lower()).ratio()
+        files, key=lambda rel: -difflib.SequenceMatcher(None, target, PurePosixPath(rel).name.lower()).ratio()
     )
     return scored[:_MASK_CHOICES]
 
