@@ -22,7 +22,7 @@ from pydantic import (
     model_validator,
 )
 
-from benchmark.groundtruth import _SAMPLE_KEYS
+from benchmark.fields import GT_SAMPLE_KEYS
 
 
 class _Open(BaseModel):
@@ -163,7 +163,7 @@ class GroundTruth(_Open):
     data_meta_expected: dict[str, Any] = Field(default_factory=dict)
     classes: list[Any] = Field(default_factory=list)
     samples: dict[str, GTSample] = Field(
-        validation_alias=AliasChoices(*_SAMPLE_KEYS), serialization_alias="samples"
+        validation_alias=AliasChoices(*GT_SAMPLE_KEYS), serialization_alias="samples"
     )
 
     @property

@@ -1,6 +1,6 @@
 """The JSON shape of one standardized answer: the per-image annotation and the dataset meta (SPEC §2.2).
 
-Both the synthetic oracle (`benchmark.synth.oracle`) and the rules baseline (`agents.rules.writer`) fill the
+Both the synthetic oracle (`testbed.synth.oracle`) and the rules baseline (`agents.rules.writer`) fill the
 same skeleton; keeping it here means a schema field is added or reordered in one place, in SPEC key order.
 Fields no producer knows (age, site, text, licence, ...) carry the schema's ``NA`` placeholders.
 """

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchmark.errors import GroundTruthError, load_json
+from benchmark.fields import GT_SAMPLE_KEYS
 from benchmark.manifest import VLM_DIR
 from core.atomic import atomic_write_json
 
@@ -34,9 +35,6 @@ __all__ = [
     "load_ground_truth_dict",
     "write_ground_truth",
 ]
-
-# The two spellings of the per-sample map (SPEC §1); the first present wins.
-_SAMPLE_KEYS = ("samples", "source_to_truth")
 
 # The typed models load on first use (PEP 562): the scorer reads the raw dict only and must not pay for
 # pydantic (docs/performance.md, Scorer).
@@ -92,7 +90,7 @@ def load_ground_truth_dict(path: str | Path) -> dict[str, Any]:
         raise GroundTruthError(
             gt_path, f"top level must be a JSON object, not {_json_type(data)}", line=_first_line(gt_path)
         )
-    key = next((k for k in _SAMPLE_KEYS if k in data), None)
+    key = next((k for k in GT_SAMPLE_KEYS if k in data), None)
     if key is None:
         raise GroundTruthError(
             gt_path, "ground truth has neither 'samples' nor 'source_to_truth'", line=_first_line(gt_path)

@@ -3,7 +3,7 @@
 Placeholder / missing-value rules, text tokens, dimensions, modalities, paths and source stems with their BIDS
 aliases. None of it reads ground truth, so every layer may import it: `benchmark.score` (which must match the
 reference scorer to 4 decimals), `validator` (whose ``mdsbench`` profile reproduces the reference S3/S4
-validator) and `benchmark.synth` (which writes ground-truth stems the scorer will accept). The key lists and
+validator) and `testbed.synth` (which writes ground-truth stems the scorer will accept). The key lists and
 regexes are facts copied from the reference scorer; they live in ``data/mdsbench_constants.json`` next to this
 module, together with the scorer's other constants (see `benchmark.score.constants`).
 

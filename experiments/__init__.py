@@ -5,13 +5,11 @@ Sub-packages, each importing only those listed before it (checked by
 (statistics, the table writer), `report` (a run's HTML page), `run` (config → plan → the run folder),
 `selection` (reselection, the selector leaderboard), `analysis` (ablation, pass@k, budget-matched, validator
 meta-evaluation, the sweep page). The modules at this level are the command line's: `__main__` (the app),
-`callbacks` (Hydra's), `help`, `validator_file`, `_config_path`, and `_commands`, which keeps the commands of
-the earlier flat layout (``python -m experiments.reselect``, ...) working.
+`callbacks` (Hydra's), `help`, `validator_file`, `_config_path`, and the commands' short names
+(``python -m experiments.reselect`` for `experiments.selection.reselect`, ...; three lines each,
+`core.command_names.short_name`).
 """
 
-from experiments._commands import install as _install_commands
 from experiments._config_path import compose_config, config_dir
-
-_install_commands()
 
 __all__ = ["compose_config", "config_dir"]

@@ -22,19 +22,6 @@ PREFIX = "._"
 MACOSX = "__MACOSX"
 
 
-def is_stub(path: Path, head: bytes) -> bool:
-    """Whether a file is an AppleDouble stub: the RFC 1740 magic number (the ``._`` name alone is not enough).
-
-    Args:
-        path: The file.
-        head: Its first bytes.
-
-    Returns:
-        True for a stub.
-    """
-    return head[:4] == MAGIC
-
-
 def sibling_candidates(path: Path) -> list[Path]:
     """Where the real file of a stub may be: beside it, and outside a ``__MACOSX`` folder.
 

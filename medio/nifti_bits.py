@@ -3,7 +3,7 @@ refuses ("data code 1 not supported").
 
 nifti1.h defines the code but not the bit order. We read the voxels as one continuous bit stream in NIfTI's
 storage order (x fastest, then y, z, t), eight per byte, least significant bit first, as the writers we know
-of pack them (see ``benchmark/synth/write_nifti_bits.py``). The header is parsed by nibabel with its checks
+of pack them (see ``testbed/synth/write_nifti_bits.py``). The header is parsed by nibabel with its checks
 off (the only check that fails is the data type), the bits are unpacked to ``uint8`` 0/1, and the result is
 an ordinary in-memory ``Nifti1Image`` so :mod:`medio.nifti` reads and summarises it like any other NIfTI.
 """

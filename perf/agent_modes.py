@@ -1,8 +1,8 @@
 """The LiteLLM agent's tool mode and script mode (``agent.mode=script``) on the same replayed datasets.
 
 For each dataset of the bundled synthetic suite, the `rules` baseline's decisions are served by the fake
-server twice: as per-sample tool calls (`agents.fakeserver.replay.replay_script`, ``agent.mode=tools``) and
-as one conversion script (`agents.fakeserver.script_replay.script_mode_replay`, ``agent.mode=script``). Both
+server twice: as per-sample tool calls (`testbed.fakeserver.replay.replay_script`, ``agent.mode=tools``) and
+as one conversion script (`testbed.fakeserver.script_replay.script_mode_replay`, ``agent.mode=script``). Both
 run through the real LiteLLM path with vision on and the limits lifted (so neither is cut short). Prints,
 per dataset and mode: model calls, prompt tokens as the fake server reports them (4 characters per token
 over exactly what was sent, image data URLs included), the text tokens (the same estimate without the image
@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Limits, Task
-from agents.fakeserver import FakeServer, TurnScript
-from agents.fakeserver.replay import replay_script
-from agents.fakeserver.script_replay import script_mode_replay
 from agents.litellm import LiteLLMAgent, TokenPrice
+from testbed.fakeserver import FakeServer, TurnScript
+from testbed.fakeserver.replay import replay_script
+from testbed.fakeserver.script_replay import script_mode_replay
 
 DATASETS = ("synth-dermoscopy-jpg", "synth-brain-mr-nifti", "synth-polyp-coco-png")
 
@@ -44,7 +44,7 @@ def _images(body: dict[str, Any]) -> int:
 def _text_tokens(body: dict[str, Any]) -> int:
     """The fake server's estimate (4 characters per token) with the images' base64 data left out.
 
-    The server itself counts an image's data URL as text (`agents.fakeserver.server`), which no provider
+    The server itself counts an image's data URL as text (`testbed.fakeserver.server`), which no provider
     does; providers bill an image by its size instead, so the text share is reported on its own.
     """
     messages = []
@@ -93,7 +93,7 @@ def _run(root: Path, mode: str, script: TurnScript, price: TokenPrice) -> dict[s
 
 def main() -> None:
     """Generate the datasets, run both modes on each, print one Markdown table."""
-    from benchmark.synth.suite import generate_suite
+    from testbed.synth.suite import generate_suite
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", default="small", choices=("small", "full"))

@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.fakeserver import FakeServer, Reply, TurnScript
 from agents.litellm import LiteLLMAgent
 from agents.litellm.client import import_litellm
+from testbed.fakeserver import FakeServer, Reply, TurnScript
 
 OURS = "ours: aiohttp transport, pricing arguments"
 

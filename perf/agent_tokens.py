@@ -2,9 +2,9 @@
 
 ``python perf/agent_tokens.py [--mode tool] [--sizes 10 20 100] [--dataset NAME] [--usd-per-mtok 0.30]``
 
-For each size N it builds the bundled dataset with N samples (``benchmark.synth --samples N``),
+For each size N it builds the bundled dataset with N samples (``testbed.synth --samples N``),
 serves the `rules` baseline's decisions on it through the offline fake provider
-(``agents.fakeserver --replay``), runs the LiteLLM agent with its default configuration (vision on, as a
+(``testbed.fakeserver --replay``), runs the LiteLLM agent with its default configuration (vision on, as a
 VLM run has it) through the real LiteLLM path, and reads every request the server received. Printed per
 size: requests, prompt tokens per sample (text estimated as characters / 4, tool definitions included, plus
 a fixed cost per image), images per request, the largest request, USD per sample at the stated input price,
@@ -84,12 +84,12 @@ def measure(mode: str, dataset: str, samples: int, work: Path, unbounded: bool) 
         The totals.
     """
     from agents.base import Limits, Task
-    from agents.fakeserver import FakeServer
-    from agents.fakeserver.replay import replay_script
     from agents.litellm import LiteLLMAgent
     from agents.litellm.context import count_images
     from benchmark.discover import Dataset
-    from benchmark.synth.suite import generate_suite
+    from testbed.fakeserver import FakeServer
+    from testbed.fakeserver.replay import replay_script
+    from testbed.synth.suite import generate_suite
 
     root = work / f"n{samples}"
     generate_suite(root, only=[dataset], samples=samples)

@@ -22,8 +22,8 @@ import numpy as np
 from PIL import Image
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.fakeserver import FakeServer, Reply, TurnScript, assistant_turn, tool_call
 from agents.litellm import LiteLLMAgent
+from testbed.fakeserver import FakeServer, Reply, TurnScript, assistant_turn, tool_call
 
 
 def _dataset(root: Path) -> Task:

@@ -5,7 +5,7 @@ candidates in flight, ``run.processes`` worker processes, the validator pool, ex
 ``strategy=s3 strategy.n=N agent=litellm`` against the fake OpenAI server, which answers every request after
 a fixed latency and runs in its own process (a real provider does not share the client's CPU). Every
 candidate walks the same short conversation, built from the rules baseline's outputs
-(`agents.fakeserver.replay`): turn 1 renders every image (and mask), turn 2 writes every annotation, turn 3
+(`testbed.fakeserver.replay`): turn 1 renders every image (and mask), turn 2 writes every annotation, turn 3
 writes ``data_meta.json`` and calls ``finish`` — a minimal valid candidate in ``T = 3`` model calls.
 
 Bare. The server records every request body of our run. They are grouped back into conversations (a request
@@ -65,13 +65,13 @@ from typing import Any
 
 import tqdm
 
-from agents.fakeserver import (
+from testbed.fakeserver import (
     Reply,
     TurnScript,
     assistant_turn,
     tool_call,
 )
-from agents.fakeserver.replay import replay_script
+from testbed.fakeserver.replay import replay_script
 
 # perf/ is a folder of scripts: its sibling modules are importable when the script runs (sys.path[0]) and,
 # for the tests that load it by path, once this folder is on sys.path.
@@ -309,7 +309,7 @@ def workload(tmp: Path, names: Sequence[str], n: int, light: bool, overrides: Se
 
     ``overrides`` are extra config overrides for our run (``--override``), e.g. ``agent.tool_processes=1``.
     """
-    from benchmark.synth.suite import generate_suite
+    from testbed.synth.suite import generate_suite
 
     root = tmp / "suite"
     generate_suite(root, size="small", only=list(names))

@@ -11,7 +11,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agents.fakeserver import FakeServer, Reply, TurnScript, dataset_of, tool_call
+from testbed.fakeserver import FakeServer, Reply, TurnScript, dataset_of, tool_call
 
 USAGE = (1000, 200)
 MODEL = "openai/fake-model"

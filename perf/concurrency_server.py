@@ -15,12 +15,12 @@ from typing import Any
 
 from concurrency_replay import Body
 
-from agents.fakeserver import ByDataset, FakeServer, Step, TurnScript
+from testbed.fakeserver import ByDataset, FakeServer, Step, TurnScript
 
 
 class Dispatch(ByDataset):
-    """One server for every dataset (`agents.fakeserver.ByDataset`) that also stamps the arrival time of every
-    request (the server's clock) for the phase measurement."""
+    """One server for every dataset (`testbed.fakeserver.ByDataset`) that also stamps the arrival time of
+    every request (the server's clock) for the phase measurement."""
 
     def __init__(self, scripts: Mapping[str, TurnScript]) -> None:
         super().__init__(scripts)

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmark.realfiles import build_realfiles
+from testbed.realfiles import build_realfiles
 
 
 def _digest(root: Path) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from agents.base import ManifestEntry, Task
 from agents.rules import RulesAgent
 from benchmark.manifest import parse_manifest
-from benchmark.synth import generate_suite
+from testbed.synth import generate_suite
 
 
 def _tasks(root: Path, temperature: float, run: str) -> list[Task]:

@@ -244,9 +244,7 @@ def main(argv: list[str] | None = None) -> list[Figure]:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         suite = tmp / "suite"
-        _, err, gen_s, code = _run(
-            [sys.executable, "-m", "benchmark.synth", str(suite), "--oracle", "oracle"]
-        )
+        _, err, gen_s, code = _run([sys.executable, "-m", "testbed.synth", str(suite), "--oracle", "oracle"])
         if code != 0:
             raise SystemExit(f"suite generation failed:\n{err[-2000:]}")
         figures = [Figure("suite generation (25 datasets, with oracle)", f"{gen_s:.1f}", "s")]

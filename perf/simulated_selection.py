@@ -6,7 +6,7 @@ Usage:
         [--explain SELECTOR ...]
 
 SUITE_DIR holds datasets with their correct output under ``<dataset>/VLM/<--source>/`` (default ``oracle``:
-``python -m benchmark.synth SUITE_DIR --size small --oracle oracle``). Without SUITE_DIR that suite is
+``python -m testbed.synth SUITE_DIR --size small --oracle oracle``). Without SUITE_DIR that suite is
 generated in a temporary folder.
 
 Per seed s and dataset, candidate k is what ``agent=simulated run.seed=<100·s>`` writes (seed 100·s + k,
@@ -20,7 +20,7 @@ Per seed s and dataset, candidate k is what ``agent=simulated run.seed=<100·s>`
 
 Each selection is assembled the way S3 writes it (`strategies.mechanics.assemble`) and scored with the
 official profile; E2E is the macro mean over datasets. Miss rates pool (misses, opportunities) over datasets,
-under three definitions: plain (`benchmark.perturb.miss_rates`: a candidate without the mistake existed),
+under three definitions: plain (`testbed.perturb.miss_rates`: a candidate without the mistake existed),
 clear-cut (`dominated_miss_rates`: a candidate without it had no other mistake the kept one lacks) and
 error-free available (`error_free_miss_rates`: some candidate of the sample had no mistake at all). For the
 ``--explain`` selectors (default ``validator_max``) every plain miss is listed in the JSON under ``missed``
@@ -43,11 +43,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agents.base import Candidate, Task
 from benchmark.discover import discover
-from benchmark.perturb import MISTAKES, MixConfig, miss_rates, perturb_folder, read_mistakes
 from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_candidate
 from strategies.mechanics import assemble
 from strategies.selectors import choose, selectors, validator_max
+from testbed.perturb import MISTAKES, MixConfig, miss_rates, perturb_folder, read_mistakes
 from validator.validate import validate
 
 AGENT_DIR = "agent1_data_organization"
@@ -419,7 +419,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="simsel-") as tmp:
         suite = args.suite
         if suite is None:
-            from benchmark.synth.suite import generate_suite
+            from testbed.synth.suite import generate_suite
 
             suite = Path(tmp) / "suite"
             generate_suite(suite, size="small", seed=0, oracle=args.source)

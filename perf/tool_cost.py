@@ -13,7 +13,7 @@ candidate) of ``--n`` candidates per dataset walking the same script (one first,
 tools" figure of ``perf/concurrency.py``.
 
 ``--profile`` also prints the top functions (cProfile, cumulative time) of one pass over every dataset.
-``--full`` times the whole replay of the rules baseline instead (`agents.fakeserver.replay`: ``inspect``,
+``--full`` times the whole replay of the rules baseline instead (`testbed.fakeserver.replay`: ``inspect``,
 ``render``, ``view_image`` per sample, then the writes), the tools a real conversation uses.
 
 ``--workdir DIR`` puts the suite and the candidate folders in DIR (default: the system temp folder); the
@@ -36,9 +36,9 @@ from collections import defaultdict
 from pathlib import Path
 
 from agents.base import Task
-from agents.fakeserver.replay import replay_script
 from agents.litellm.sandbox import Sandbox
 from agents.litellm.tools import ToolBox
+from testbed.fakeserver.replay import replay_script
 
 # The workload is the sibling script's (perf/ is not a package): one definition of the short script.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    from benchmark.synth.suite import generate_suite
+    from testbed.synth.suite import generate_suite
 
     names = list(DATASETS[: args.datasets])
     per_tool: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))

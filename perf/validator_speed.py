@@ -4,7 +4,7 @@ Usage:
     python perf/validator_speed.py [SUITE_DIR] [--profile evidence] [--candidates 4] [--only NAME ...]
 
 Without SUITE_DIR a small bundled suite with its oracle is generated in a temporary folder (the same as
-``python -m benchmark.synth DIR --size small --oracle oracle``).
+``python -m testbed.synth DIR --size small --oracle oracle``).
 
 What is measured, per dataset of the suite (grouped by the oracle's ``media.dimension``):
 
@@ -88,7 +88,7 @@ def pin_to_one_core() -> str:
 def generate_suite() -> Path:
     """A small bundled suite with the oracle run, in a temporary folder."""
     root = Path(tempfile.mkdtemp(prefix="vspeed-suite-"))
-    cmd = [sys.executable, "-m", "benchmark.synth", str(root), "--size", "small", "--oracle", "oracle"]
+    cmd = [sys.executable, "-m", "testbed.synth", str(root), "--size", "small", "--oracle", "oracle"]
     subprocess.run(cmd, check=True, capture_output=True)
     return root
 

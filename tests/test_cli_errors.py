@@ -60,9 +60,9 @@ CASES: dict[str, Case] = {
     "medio-render-slice-out-of-range": Case(
         "medio", ("render", "{nifti}", "out.png", "--slice", "999"), mention="999"
     ),
-    "synth-unknown-dataset": Case("benchmark.synth", ("out", "--only", "nope"), mention="nope"),
-    "perturb-missing-correct": Case("benchmark.perturb", ("nope", "out"), mention="nope"),
-    "fakeserver-missing-script": Case("agents.fakeserver", ("--script", "nope.json"), mention="nope.json"),
+    "synth-unknown-dataset": Case("testbed.synth", ("out", "--only", "nope"), mention="nope"),
+    "perturb-missing-correct": Case("testbed.perturb", ("nope", "out"), mention="nope"),
+    "fakeserver-missing-script": Case("testbed.fakeserver", ("--script", "nope.json"), mention="nope.json"),
     "report-missing-run": Case("experiments.report", ("nope",), mention="nope"),
     "merge-missing-run": Case("experiments.merge", ("nope",), mention="nope"),
     "ablation-missing-sweep": Case("experiments.ablation", ("nope",), mention="nope"),

@@ -536,13 +536,14 @@ def ncc(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def clear_caches() -> None:
-    """Forget every cached header, render, grey copy and label table (cold-start measurements)."""
-    from validator import _tables  # it builds on this module's cache keys, so it is imported here, not above
+    """Forget every cached header, render, grey copy and label table (cold-start measurements).
 
+    `validator._tables` keeps caches of its own on this module's keys; `validator.validate.clear_cache`
+    clears both.
+    """
     caches = (_FACTS, _RENDERS, _WRITTEN, _WRITTEN_BY_CONTENT, _MASK_IDS, _LABELS, _RANGES, _CASTS)
     for cache in (*caches, _STATS, _WRITTEN_STATS):
         cache.clear()
-    _tables.clear_caches()
     box_weights.cache_clear()
     box_windows.cache_clear()
     clear_token_cache()

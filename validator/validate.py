@@ -11,7 +11,7 @@ from benchmark.discover import Dataset
 from benchmark.errors import ManifestError
 from benchmark.layout import AGENT_DIR, ANNOTATIONS_DIR, IMAGES_DIR, MASKS_DIR
 from benchmark.manifest import ManifestEntry
-from validator import _raw, dataset_facts
+from validator import _raw, _tables, dataset_facts
 from validator.registry import CheckSpec, Profile, load_profile
 from validator.report import CheckOutcome, CheckResult, Report, SampleReport, weighted_total
 from validator.sample import (
@@ -257,5 +257,6 @@ def clear_cache(*, evidence: bool = False) -> None:
     _CACHE.clear()
     if evidence:
         _raw.clear_caches()
+        _tables.clear_caches()
         clear_file_caches()
         dataset_facts.clear()

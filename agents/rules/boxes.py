@@ -17,7 +17,6 @@ from agents.rules.vocab import tokens
 if TYPE_CHECKING:
     import medio
     from agents.rules.context import DatasetContext
-    from agents.rules.pipeline import DatasetPlan
 
 __all__ = ["detection_boxes"]
 
@@ -122,7 +121,7 @@ def _table_classes(ctx: DatasetContext, frame: Any) -> tuple[list[str], dict[str
 
 def detection_boxes(
     ctx: DatasetContext,
-    plan: DatasetPlan,
+    det_classes: list[str],
     rel: str,
     image: medio.MedImage,
     size: tuple[int, int],
@@ -133,7 +132,7 @@ def detection_boxes(
 
     Args:
         ctx: The dataset context.
-        plan: Dataset-level decisions (its ``det_classes`` is filled on first use).
+        det_classes: The dataset's class names in id order (the plan's list: filled in place on first use).
         rel: The sample's source path.
         image: The decoded image (origin/spacing for world coordinates).
         size: Output image ``(width, height)``.
@@ -153,8 +152,8 @@ def detection_boxes(
             found_by.append(Hypothesis(found, 3.0 if found[0] else 1.0, f"boxes from {found[1]}", name))
     if found_by:
         boxes, where, names = decider.choose("box_source", found_by, index)
-        if not plan.det_classes:
-            plan.det_classes = list(names)
+        if not det_classes:
+            det_classes.extend(names)
         w, h = size
         clipped = []
         for (x, y, bw, bh), cat in boxes:
@@ -162,5 +161,5 @@ def detection_boxes(
             x1, y1 = min(float(w), x + bw), min(float(h), y + bh)
             if x1 > x0 and y1 > y0:
                 clipped.append(([round(x0, 2), round(y0, 2), round(x1 - x0, 2), round(y1 - y0, 2)], cat))
-        return clipped, where, plan.det_classes
-    return [], None, plan.det_classes or ctx.object_words()[:1]
+        return clipped, where, det_classes
+    return [], None, det_classes or ctx.object_words()[:1]

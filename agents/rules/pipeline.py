@@ -348,7 +348,7 @@ def standardize_sample(
             if mask_file == rel:
                 result.sibling_files["seg_file"] = rel
     elif plan.task == "detection":
-        boxes, box_file, names = detection_boxes(ctx, plan, rel, image, (w, h), index, decider)
+        boxes, box_file, names = detection_boxes(ctx, plan.det_classes, rel, image, (w, h), index, decider)
         result.boxes = boxes
         result.classes = {str(i + 1): n for i, n in enumerate(names)}
         if box_file:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from benchmark.score.fields import MatchOptions, block_details, block_score
+from benchmark.score.fields import MatchOptions, block_score
 from benchmark.score.normalize import is_placeholder, mean, norm_token, round4
 from benchmark.score.source import get_extra, sample_block
 
@@ -125,17 +125,3 @@ def information_scores(
     extra_signal = mean([float(filled(k)) for k in signal_keys]) if signal_keys else 0.0
     r = 0.5 * unique_ratio + 0.5 * extra_signal
     return InformationScores(round4(c), round4(d), round4(r))
-
-
-def content_details(ann: dict[str, Any], gt_sample: dict[str, Any], opts: MatchOptions) -> dict[str, Any]:
-    """Per-field φ values of the sample-level blocks, for debugging and error attribution."""
-    out: dict[str, Any] = {}
-    for name, actual in (
-        ("expected_record", _dict(ann.get("record"))),
-        ("expected_context_sample", sample_block(ann)),
-        ("expected_extra", get_extra(ann)),
-    ):
-        exp = gt_sample.get(name)
-        if isinstance(exp, dict) and exp:
-            out[name] = block_details(actual, exp, opts)
-    return out

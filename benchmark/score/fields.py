@@ -124,19 +124,10 @@ def _string_score(
     return 1.0 if norm_token(actual) == expected_token else 0.0
 
 
-def block_details(
-    actual: Any, expected: dict[str, Any], opts: MatchOptions | None = None
-) -> dict[str, float]:
-    """φ per expected key of a block (``actual`` that is not a dict counts as empty)."""
-    block = actual if isinstance(actual, dict) else {}
-    return {k: field_score(k, block.get(k), v, opts) for k, v in expected.items()}
-
-
 def block_score(actual: Any, expected: dict[str, Any], opts: MatchOptions | None = None) -> float:
     """Mean φ over the expected keys, rounded to 4 decimals (like the reference); 1.0 for an empty block."""
     if not expected:
         return 1.0
-    # The mean of block_details' values, summed in the same order without building the dict.
     block = actual if isinstance(actual, dict) else {}
     total = 0.0
     for k, v in expected.items():

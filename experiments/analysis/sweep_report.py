@@ -117,10 +117,6 @@ def _jobs(sweep: Path, runs: list[RunData]) -> str:
     return f'<table id="jobs">{head}{"".join(rows)}</table>'
 
 
-def _run_label(run: RunData) -> str:
-    return run.label + ("" if run.seed is None else f" · seed {run.seed}")
-
-
 def _kept(run: RunData, dataset: str, index: int, thumb: Thumbnailer) -> dict[str, Any]:
     out = run.run_dir / "selected" / dataset / OUTPUT_SUBDIR
     ann = read_annotation(out, index)

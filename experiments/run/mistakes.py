@@ -2,7 +2,7 @@
 
 When a run's candidates carry ``mistakes.json`` labels (the ``simulated`` agent), every S3/S4 run reports, per
 mistake type, how often the selection kept a candidate with that mistake although one without it existed
-(`benchmark.perturb.miss_rates`), next to two reference selectors computed on the same candidates: the
+(`testbed.perturb.miss_rates`), next to two reference selectors computed on the same candidates: the
 paper's validator (``validator_max`` over the ``mdsbench`` profile) and ``random``.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 
 from agents.base import Candidate, Task
 from benchmark.discover import Dataset
-from benchmark.perturb import MISTAKES, miss_rates, read_mistakes
 from strategies.selectors import choose, random, validator_max
+from testbed.perturb import MISTAKES, miss_rates, read_mistakes
 from validator.report import Report
 from validator.validate import validate
 

@@ -56,7 +56,7 @@ agents: Registry[Any] = Registry(
     lazy={
         "rules": "agents.rules:RulesAgent",
         "litellm": "agents.litellm:LiteLLMAgent",
-        "simulated": "agents.simulated:SimulatedAgent",
+        "simulated": "testbed.simulated:SimulatedAgent",
     },
 )
 """Agent classes (or factories) by name; ``agent._target_`` bypasses the registry."""
@@ -100,7 +100,7 @@ def build_agent(
     target = data.get("_target_")
     factory = load_object(str(target)) if target else agents.get(str(data.get("name", "rules")))
     if getattr(factory, "simulation", False) and not allow_simulated:
-        from agents.simulated import SimulationNotAllowed
+        from testbed.simulated import SimulationNotAllowed
 
         raise SimulationNotAllowed(
             f"the {data.get('name') or target} agent is a simulation built from ground truth: enable it with "

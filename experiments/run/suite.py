@@ -69,7 +69,7 @@ def ensure_bundled_suite(
     def build(out: Path) -> None:
         # Imported only to generate: the generator pulls in every format writer (~1 s), which a run over an
         # already cached suite (every run after the first, every reselection) does not need.
-        from benchmark.synth.suite import generate_suite
+        from testbed.synth.suite import generate_suite
 
         generate_suite(out, size=size, seed=seed, samples=samples)  # type: ignore[arg-type]
 
@@ -90,13 +90,13 @@ def ensure_realfiles_suite(cache_dir: str | Path | None = None) -> Path:
     Returns:
         ``<cache>/realfiles-<key>``.
     """
-    import benchmark.realfiles
     import medio
-    from benchmark.realfiles import build_realfiles
-    from benchmark.realfiles.sources import source_versions
+    import testbed.realfiles
+    from testbed.realfiles import build_realfiles
+    from testbed.realfiles.sources import source_versions
 
     digest = hashlib.sha256(json.dumps(source_versions(), sort_keys=True).encode())
-    for package in (benchmark.realfiles, medio):
+    for package in (testbed.realfiles, medio):
         for path in sorted(Path(str(package.__file__)).parent.glob("*.py")):
             digest.update(path.name.encode() + path.read_bytes())
     return _cached_suite(
@@ -119,13 +119,13 @@ def ensure_foreign_suite(cache_dir: str | Path | None = None) -> Path:
     Returns:
         ``<cache>/foreign-<key>``.
     """
-    import benchmark.foreign
     import medio
-    from benchmark.foreign import build_foreign
-    from benchmark.foreign.sources import source_versions
+    import testbed.foreign
+    from testbed.foreign import build_foreign
+    from testbed.foreign.sources import source_versions
 
     digest = hashlib.sha256(json.dumps(source_versions(), sort_keys=True).encode())
-    for package in (benchmark.foreign, medio):
+    for package in (testbed.foreign, medio):
         for path in sorted(Path(str(package.__file__)).parent.glob("*.py")):
             digest.update(path.name.encode() + path.read_bytes())
     return _cached_suite(
@@ -136,8 +136,8 @@ def ensure_foreign_suite(cache_dir: str | Path | None = None) -> Path:
 def ensure_replica_suite(source: str | Path | None = None, cache_dir: str | Path | None = None) -> Path:
     """Return the replica suite's root (``benchmark=replica``), building it first if it is not cached.
 
-    The key covers the material (its ``MANIFEST.sha256``), the builder's source (``benchmark.replica`` and the
-    ``benchmark.synth`` writers it uses) and the versions of the packages that write the containers.
+    The key covers the material (its ``MANIFEST.sha256``), the builder's source (``testbed.replica`` and the
+    ``testbed.synth`` writers it uses) and the versions of the packages that write the containers.
 
     Args:
         source: The replica material (default: ``$MEDSTRAT_SHARED/mdsbench/replica``, else
@@ -153,15 +153,15 @@ def ensure_replica_suite(source: str | Path | None = None, cache_dir: str | Path
     import dataclasses
     import sys
 
-    import benchmark.replica
-    import benchmark.synth
-    from benchmark.replica import ReplicaBuild, build_replica, find_replica_source, source_digest
-    from benchmark.replica.build import package_versions
+    import testbed.replica
+    import testbed.synth
+    from testbed.replica import ReplicaBuild, build_replica, find_replica_source, source_digest
+    from testbed.replica.build import package_versions
 
     material = find_replica_source(source)
     digest = hashlib.sha256(source_digest(material).encode())
     digest.update(json.dumps(package_versions(), sort_keys=True).encode())
-    for package in (benchmark.replica, benchmark.synth):
+    for package in (testbed.replica, testbed.synth):
         for path in sorted(Path(str(package.__file__)).parent.glob("*.py")):
             digest.update(path.name.encode() + path.read_bytes())
 

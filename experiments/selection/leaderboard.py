@@ -38,7 +38,6 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from agents.base import Candidate, Task
-from benchmark.perturb import MISTAKES_FILE, miss_rates, read_mistakes
 from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_candidate
 from core.atomic import atomic_write_text
@@ -66,6 +65,7 @@ from strategies.base import DONE_MARKER, REPORTS_DIR, SampleDecision
 from strategies.context import candidate_from_marker
 from strategies.mechanics import assemble
 from strategies.selectors import ORACLE, Selector, build_selector, selectors
+from testbed.perturb import MISTAKES_FILE, miss_rates, read_mistakes
 from validator.report import Report
 from validator.report_store import validate_stored
 from validator.validate import get_profile, validate
@@ -243,7 +243,7 @@ def _read_mistakes(candidate: Candidate) -> dict[int, frozenset[str]]:
 def _miss_rates(
     chosen: Mapping[int, int], mistakes: Sequence[Mapping[int, frozenset[str]]]
 ) -> dict[str, tuple[int, int]]:
-    """Per mistake type, (misses, opportunities) (`benchmark.perturb.miss_rates`)."""
+    """Per mistake type, (misses, opportunities) (`testbed.perturb.miss_rates`)."""
     return miss_rates(chosen, mistakes)
 
 

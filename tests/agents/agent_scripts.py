@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.fakeserver import FakeServer, Reply, TurnScript, assistant_turn, tool_call
 from agents.litellm import LiteLLMAgent, RetryPolicy, TokenPrice
+from testbed.fakeserver import FakeServer, Reply, TurnScript, assistant_turn, tool_call
 
 FAKE_KEY = "sk-fake-test-key-0123456789"
 FAST_RETRY = RetryPolicy(max_attempts=10, initial_s=0.001, max_wait_s=0.005, jitter_s=0.001)

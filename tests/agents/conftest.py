@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.fakeserver import FakeServer, Script
+from testbed.fakeserver import FakeServer, Script
 
 
 @pytest.fixture

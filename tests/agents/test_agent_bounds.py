@@ -25,8 +25,8 @@ from agent_scripts import (
 )
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.fakeserver import Fault, Reply, TurnScript, assistant_turn, tool_call
 from agents.litellm import RetryPolicy
+from testbed.fakeserver import Fault, Reply, TurnScript, assistant_turn, tool_call
 
 
 def _events(candidate: Any) -> list[dict[str, Any]]:

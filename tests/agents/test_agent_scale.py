@@ -1,7 +1,7 @@
 """Issue 21: what a request carries does not grow with the dataset, for generate and for revise.
 
 The bundled dermoscopy dataset is built at two sizes (``samples=``), the rules baseline's decisions are served
-as tool calls (`agents.fakeserver.replay`), and the LiteLLM agent runs with its default conversation design.
+as tool calls (`testbed.fakeserver.replay`), and the LiteLLM agent runs with its default conversation design.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import pytest
 from agent_scripts import make_agent
 
 from agents.base import Candidate, Feedback, Task
-from agents.fakeserver import FakeServer
-from agents.fakeserver.replay import replay_script
 from agents.litellm.context import count_images, text_chars
 from agents.litellm.phases import plan_text
+from testbed.fakeserver import FakeServer
+from testbed.fakeserver.replay import replay_script
 
 DATASET = "synth-dermoscopy-jpg"
 
@@ -36,7 +36,7 @@ class Run:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Run]:
     from benchmark.discover import Dataset
-    from benchmark.synth.suite import generate_suite
+    from testbed.synth.suite import generate_suite
 
     out = {}
     for n in (10, 30):

@@ -75,8 +75,8 @@ def test_a_seed_the_provider_does_not_take_is_not_sent(monkeypatch) -> None:
 
 
 def test_the_judge_asks_each_run_seed_for_its_own_verdict(tmp_path: Path, fake_server) -> None:
-    from agents.fakeserver.judge import with_judge
-    from agents.fakeserver.script import Reply, TurnScript
+    from testbed.fakeserver.judge import with_judge
+    from testbed.fakeserver.script import Reply, TurnScript
 
     server = fake_server(with_judge(TurnScript([], after_end=Reply(content="?")), 1))
     judge = LiteLLMJudge(
@@ -94,7 +94,7 @@ def test_a_second_revision_round_of_a_changed_output_is_a_sample_of_its_own(
     seg_dataset: Path, tmp_path: Path, fake_server
 ) -> None:
     from agents.base import Feedback
-    from agents.fakeserver import Reply, TurnScript, assistant_turn, tool_call
+    from testbed.fakeserver import Reply, TurnScript, assistant_turn, tool_call
 
     server = fake_server(standard_script())
     agent = make_agent(server, cache=tmp_path / "cache.sqlite")

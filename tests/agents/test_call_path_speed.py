@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from agent_scripts import FAKE_KEY, PRICE
 
-from agents.fakeserver import FakeServer, Reply, TurnScript
 from agents.litellm.client import ModelClient
 from core.atomic import atomic_write_json
+from testbed.fakeserver import FakeServer, Reply, TurnScript
 
 
 @pytest.mark.heavy

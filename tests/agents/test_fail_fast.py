@@ -14,9 +14,9 @@ import pytest
 from agent_scripts import make_agent, make_task
 
 from agents.base import FatalAgentError
-from agents.fakeserver import Fault, TurnScript
 from agents.litellm import LiteLLMAgent, RetryPolicy
 from agents.litellm.credentials import MissingApiKeyError, missing_key_message
+from testbed.fakeserver import Fault, TurnScript
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = RetryPolicy(max_attempts=3, initial_s=0.001, max_wait_s=0.002, jitter_s=0.001)

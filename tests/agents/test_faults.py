@@ -12,8 +12,17 @@ from agent_scripts import USAGE, make_agent, make_task, standard_script, standar
 
 from agents.base import Limits
 from agents.budget import Budget
-from agents.fakeserver import Delay, Fault, Garbage, Reply, TurnScript, assistant_turn, tool_call, with_faults
 from agents.litellm import RetryPolicy
+from testbed.fakeserver import (
+    Delay,
+    Fault,
+    Garbage,
+    Reply,
+    TurnScript,
+    assistant_turn,
+    tool_call,
+    with_faults,
+)
 
 
 def _candidate_of(request: Mapping[str, Any]) -> int:

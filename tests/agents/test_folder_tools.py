@@ -16,9 +16,9 @@ import pytest
 from agent_scripts import make_agent
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.fakeserver import FakeServer, TurnScript, assistant_turn, tool_call
 from agents.litellm.sandbox import Sandbox, SandboxLimits
 from agents.litellm.tools import ToolBox
+from testbed.fakeserver import FakeServer, TurnScript, assistant_turn, tool_call
 
 LABELS = "image,label,site\n" + "".join(
     f"img_{i:05d}.png,{('nevus', 'melanoma', 'bcc')[i % 3]},s{i % 2}\n" for i in range(30)

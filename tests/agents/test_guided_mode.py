@@ -9,9 +9,9 @@ from typing import Any
 
 from agent_scripts import make_agent, make_task
 
-from agents.fakeserver.schema_answers import SchemaAnswers, instance_of
-from agents.fakeserver.script import Fault
 from agents.litellm.guided_schemas import PLAN_SCHEMA, GuidedPlan, annotation_schema
+from testbed.fakeserver.schema_answers import SchemaAnswers, instance_of
+from testbed.fakeserver.script import Fault
 from validator.schema import Annotation, DataMeta
 
 

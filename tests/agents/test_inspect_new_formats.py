@@ -14,7 +14,7 @@ from agents.base import Limits, ManifestEntry, Task
 from agents.litellm.file_notes import INSPECT_MAX_ENTRIES
 from agents.litellm.sandbox import Sandbox
 from agents.litellm.tools import ToolBox
-from benchmark.synth.write_czi import write_czi
+from testbed.synth.write_czi import write_czi
 
 
 def _box(root: Path, out: Path) -> ToolBox:

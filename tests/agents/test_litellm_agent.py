@@ -155,7 +155,7 @@ def test_candidate_index_makes_distinct_cache_entries(seg_dataset: Path, tmp_pat
 
 def test_revise_copies_the_candidate_and_sends_the_feedback(seg_dataset: Path, tmp_path: Path, fake_server):
     from agents.base import Feedback
-    from agents.fakeserver import Reply, TurnScript, assistant_turn, tool_call
+    from testbed.fakeserver import Reply, TurnScript, assistant_turn, tool_call
 
     server = fake_server(standard_script())
     agent = make_agent(server)

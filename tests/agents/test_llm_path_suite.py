@@ -1,6 +1,6 @@
 """Issue 6 acceptance: the LiteLLM agent standardizes bundled datasets end to end through the fake server.
 
-The fake server replays the rules baseline's decisions as tool calls (`agents.fakeserver.replay`), so the LLM
+The fake server replays the rules baseline's decisions as tool calls (`testbed.fakeserver.replay`), so the LLM
 path (LiteLLM client, tool loop, sandboxed tools) must write exactly what the rules agent writes, account the
 server's usage at the configured price, send well-formed tool conversations, and score the same E2E.
 """
@@ -19,8 +19,8 @@ from agent_scripts import PRICE, make_agent
 from PIL import Image
 
 from agents.base import Candidate, Limits, Task
-from agents.fakeserver import FakeServer
-from agents.fakeserver.replay import ReplayScript, replay_script
+from testbed.fakeserver import FakeServer
+from testbed.fakeserver.replay import ReplayScript, replay_script
 
 # One dataset per task family the issue names: 2D classification, 3D segmentation, detection.
 DATASETS = ("synth-dermoscopy-jpg", "synth-brain-mr-nifti", "synth-polyp-coco-png")
@@ -40,7 +40,7 @@ class Replayed:
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from benchmark.synth.suite import generate_suite
+    from testbed.synth.suite import generate_suite
 
     root = tmp_path_factory.mktemp("suite")
     generate_suite(root, size="small", only=list(DATASETS))

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from agent_scripts import FAKE_KEY, FAST_RETRY
 
-from agents.fakeserver.script import Reply
 from agents.litellm.client import ModelClient
 from agents.litellm.server import EndpointSlots, ServerOptions, discover, is_loopback, window_from_error
+from testbed.fakeserver.script import Reply
 
 
 def _serve(routes: dict[str, Any], port: int = 0) -> ThreadingHTTPServer:

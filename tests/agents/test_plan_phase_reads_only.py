@@ -11,8 +11,8 @@ from pathlib import Path
 from agent_scripts import make_agent
 
 from agents.base import Task
-from agents.fakeserver import FakeServer, assistant_turn, tool_call
-from agents.fakeserver.replay import replay_script
+from testbed.fakeserver import FakeServer, assistant_turn, tool_call
+from testbed.fakeserver.replay import replay_script
 
 DATASET = "synth-dermoscopy-jpg"
 WRITERS = {"write_annotation", "write_data_meta", "render", "edit_fields", "run_python", "finish"}
@@ -28,7 +28,7 @@ def _phase(request: dict) -> str:
 
 def test_the_plan_conversation_cannot_write_a_sample(tmp_path: Path) -> None:
     from benchmark.discover import Dataset
-    from benchmark.synth.suite import generate_suite
+    from testbed.synth.suite import generate_suite
 
     generate_suite(tmp_path / "suite", only=[DATASET], samples=10)
     root = tmp_path / "suite" / DATASET

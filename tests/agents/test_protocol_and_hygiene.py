@@ -51,7 +51,7 @@ def test_litellm_agent_satisfies_the_protocol(fake_server):
 
 def test_importing_agents_and_its_subpackages_does_not_import_litellm():
     code = (
-        "import sys, agents, agents.base, agents.trace, agents.litellm, agents.fakeserver\n"
+        "import sys, agents, agents.base, agents.trace, agents.litellm, testbed.fakeserver\n"
         "print('litellm' in sys.modules)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -94,7 +94,7 @@ def test_fakeserver_command_line_prints_its_url_and_serves_the_script(tmp_path: 
     script.write_text(json.dumps([{"content": "hello", "tool_calls": [{"name": "finish", "arguments": {}}]}]))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agents.fakeserver", "--script", str(script)],
+        [sys.executable, "-m", "testbed.fakeserver", "--script", str(script)],
         cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,

@@ -14,10 +14,10 @@ from agent_scripts import make_agent
 from PIL import Image
 
 from agents.base import Limits, Task
-from agents.fakeserver import FakeServer
-from agents.fakeserver.replay import replay_script
 from benchmark.discover import Dataset
-from benchmark.replica import build_replica
+from testbed.fakeserver import FakeServer
+from testbed.fakeserver.replay import replay_script
+from testbed.replica import build_replica
 
 # The smallest dev-set tree: 82 files, PNG and TIFF sources, a 7-class classification.
 DATASET = "5002837_folder"

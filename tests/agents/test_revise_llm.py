@@ -17,10 +17,10 @@ from PIL import Image
 
 import medio
 from agents.base import Limits, ManifestEntry, Task
-from agents.fakeserver import FakeServer, Reply, Step, TurnScript, assistant_turn, tool_call
 from agents.instructions import BUNDLED
 from strategies import ProfileValidator, strategies
 from strategies.mechanics import read_annotation
+from testbed.fakeserver import FakeServer, Reply, Step, TurnScript, assistant_turn, tool_call
 
 
 class PhaseScript:

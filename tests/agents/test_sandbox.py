@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from agent_scripts import make_agent, make_task, tree_digest
 
-from agents.fakeserver import Reply, TurnScript, assistant_turn, tool_call
 from agents.litellm import Sandbox, SandboxError, SandboxLimits
+from testbed.fakeserver import Reply, TurnScript, assistant_turn, tool_call
 
 ESCAPES = [
     ("read_text", {"path": "data/../VLM/ground_truth_tiny.json"}),  # relative ..

@@ -14,10 +14,10 @@ import pytest
 from agent_scripts import DATA_META, annotation, make_agent, make_task
 
 from agents.base import Candidate, Limits, Task
-from agents.fakeserver import FakeServer, TurnScript, assistant_turn, tool_call
-from agents.fakeserver.script_replay import script_mode_replay
 from agents.litellm.code_tool import CodeLimits
 from agents.litellm.script_mode import SCRIPT_SYSTEM_PROMPT
+from testbed.fakeserver import FakeServer, TurnScript, assistant_turn, tool_call
+from testbed.fakeserver.script_replay import script_mode_replay
 
 DATASET = "synth-brain-mr-nifti"  # 3D segmentation: images, masks on a chosen slice, a class table
 RULES_RUN, SCRIPT_RUN = "rules_reference", "script_mode"
@@ -53,7 +53,7 @@ def _trace(candidate: Candidate) -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def replayed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Candidate, FakeServer]:
     from benchmark.discover import Dataset
-    from benchmark.synth.suite import generate_suite
+    from testbed.synth.suite import generate_suite
 
     suite = tmp_path_factory.mktemp("suite")
     generate_suite(suite, size="small", only=[DATASET])
@@ -274,14 +274,14 @@ def test_the_fake_servers_mode_flag_needs_a_replay() -> None:
     import sys
 
     done = subprocess.run(
-        [sys.executable, "-m", "agents.fakeserver", "--mode", "script"],
+        [sys.executable, "-m", "testbed.fakeserver", "--mode", "script"],
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "python -m agents.fakeserver: error: --mode applies to --replay only; give --replay DATASET_ROOT"
+        "python -m testbed.fakeserver: error: --mode applies to --replay only; give --replay DATASET_ROOT"
     ]
 
 
@@ -301,7 +301,7 @@ def test_a_misspelt_script_or_code_limit_option_in_the_config_is_refused_by_name
 def test_the_fake_server_cli_serves_a_script_mode_replay(
     replayed: tuple[Path, Candidate, FakeServer],
 ) -> None:
-    """`python -m agents.fakeserver --replay DIR --mode script` starts and says what it replays."""
+    """`python -m testbed.fakeserver --replay DIR --mode script` starts and says what it replays."""
     import os
     import subprocess
     import sys
@@ -309,7 +309,17 @@ def test_the_fake_server_cli_serves_a_script_mode_replay(
     root = replayed[0]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agents.fakeserver", "--replay", str(root), "--mode", "script", "--port", "0"],
+        [
+            sys.executable,
+            "-m",
+            "testbed.fakeserver",
+            "--replay",
+            str(root),
+            "--mode",
+            "script",
+            "--port",
+            "0",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

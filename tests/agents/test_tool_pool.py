@@ -21,10 +21,10 @@ from nibabel.testing import data_path as nibabel_data
 from pydicom.data import get_testdata_file
 
 from agents.base import ManifestEntry, Task
-from agents.fakeserver import Reply, TurnScript, assistant_turn, tool_call
 from agents.litellm.sandbox import Sandbox
 from agents.litellm.tool_pool import POOLED_TOOLS, ToolPool
 from agents.litellm.tools import ToolBox, ToolResult
+from testbed.fakeserver import Reply, TurnScript, assistant_turn, tool_call
 
 # Files shipped inside the installed packages, not written by us.
 SOURCES = {

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("core", "medio", "benchmark", "validator", "agents", "strategies", "experiments")
+PACKAGES = ("core", "medio", "benchmark", "validator", "agents", "testbed", "strategies", "experiments")
 
 
 @dataclass(frozen=True)
@@ -48,11 +48,14 @@ def _resolve(node: ast.ImportFrom, importer: str, is_package: bool) -> str:
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def _imports(body: list[ast.stmt], lazy: bool = False) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
+def _imports(
+    body: list[ast.stmt], lazy: bool = False, with_typing: bool = False
+) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
     """Every import statement under ``body`` with whether it sits inside a function.
 
-    The body of an ``if TYPE_CHECKING:`` block is left out: those imports never run, so they are not edges
-    of the import graph (its ``else`` branch does run).
+    The body of an ``if TYPE_CHECKING:`` block is left out unless ``with_typing``: those imports never run, so
+    they are not edges of the import graph at run time (its ``else`` branch does run); they still tie two
+    modules together for a reader and a type checker.
     """
     for node in body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -61,24 +64,28 @@ def _imports(body: list[ast.stmt], lazy: bool = False) -> Iterator[tuple[ast.Imp
         inner = lazy or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         typing_only = isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
         for field in _BLOCKS:
-            if field == "body" and typing_only:
+            if field == "body" and typing_only and not with_typing:
                 continue
             for child in getattr(node, field, ()):
                 if isinstance(child, (ast.ExceptHandler, ast.match_case)):
-                    yield from _imports(child.body, inner)
+                    yield from _imports(child.body, inner, with_typing)
                 else:
-                    yield from _imports([child], inner)
+                    yield from _imports([child], inner, with_typing)
 
 
-def edges() -> list[Edge]:
-    """Every import of a project module by a project module (``from m import x``: ``m.x`` if a module)."""
+def edges(with_typing: bool = False) -> list[Edge]:
+    """Every import of a project module by a project module (``from m import x``: ``m.x`` if a module).
+
+    Args:
+        with_typing: Also the imports under ``if TYPE_CHECKING:``.
+    """
     files = source_files()
     known = {module_name(p) for p in files}
     found: list[Edge] = []
     for path in files:
         importer = module_name(path)
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for node, lazy in _imports(tree.body):
+        for node, lazy in _imports(tree.body, with_typing=with_typing):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]

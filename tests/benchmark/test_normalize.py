@@ -12,8 +12,8 @@ import benchmark.score.constants as score_constants
 import benchmark.score.normalize as score_normalize
 import benchmark.score.source as score_source
 import validator.values as validator_values
-from benchmark.synth.stems import check_generic
-from benchmark.synth.stems import normalize_source_stem as synth_stem
+from testbed.synth.stems import check_generic
+from testbed.synth.stems import normalize_source_stem as synth_stem
 
 
 @pytest.mark.parametrize(

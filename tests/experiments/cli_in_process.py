@@ -183,8 +183,8 @@ it returns being what ``os._exit`` passes on."""
 def run_as_main(module: str, args: Sequence[str]) -> int:
     """Run ``python -m MODULE ARGS`` here, in this process's environment and folder; return its exit status.
 
-    `runpy` executes the module as ``__main__``, so its ``raise SystemExit(main())`` / ``cli()`` line and an
-    old command name's finder (`experiments._commands`) are on the path. What the command changes in the
+    `runpy` executes the module as ``__main__``, so its ``raise SystemExit(main())`` / ``cli()`` line and a
+    command's short name (`core.command_names.short_name`) are on the path. What the command changes in the
     process is put back as in `run_cli_in_process`. Keep at least one fresh-process test per command
     (`cli_process.run_cli`).
 

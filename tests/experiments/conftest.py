@@ -19,8 +19,8 @@ from fake_roles import roles_runs as make_roles_runs  # noqa: E402
 from run_overrides import FAKE_AGENT  # noqa: E402
 from strategy_fakes import make_suite  # noqa: E402
 
-from agents.fakeserver import ByDataset, FakeServer  # noqa: E402
 from experiments import compose_config  # noqa: E402
+from testbed.fakeserver import ByDataset, FakeServer  # noqa: E402
 
 
 @pytest.fixture(scope="session")

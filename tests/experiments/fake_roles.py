@@ -12,9 +12,9 @@ from typing import Any
 
 from pytest import MonkeyPatch
 
-from agents.fakeserver import ByDataset, FakeServer, Reply, Step, tool_call
-from agents.fakeserver.replay import replay_script
 from agents.judge import CHOOSE_TOOL
+from testbed.fakeserver import ByDataset, FakeServer, Reply, Step, tool_call
+from testbed.fakeserver.replay import replay_script
 
 DATASET = "synth-chest-xray-dicom"
 JUDGE_USAGE = (500, 7)
@@ -41,7 +41,7 @@ class Dispatch:
 
 def make_suite(base: Path) -> tuple[Path, ByDataset]:
     """The one-dataset suite under ``base/suite`` and the replay script of the rules agent on it."""
-    from benchmark.synth.suite import generate_suite
+    from testbed.synth.suite import generate_suite
 
     generate_suite(base / "suite", size="small", only=[DATASET])
     script = replay_script(base / "suite" / DATASET, work_dir=base / "rules", usage=(300, 40), check=False)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents.fakeserver import ByDataset, Reply, TurnScript, assistant_turn
-from agents.fakeserver.replay import replay_script
+from testbed.fakeserver import ByDataset, Reply, TurnScript, assistant_turn
+from testbed.fakeserver.replay import replay_script
 
 USAGE = (1000, 100)
 """Tokens every scripted turn reports (prompt, completion)."""

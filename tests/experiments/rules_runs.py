@@ -8,9 +8,9 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from benchmark.synth.suite import generate_suite
 from experiments import compose_config
 from experiments.run.experiment import run_experiment
+from testbed.synth.suite import generate_suite
 
 DATASETS = ["synth-ct-liver-series", "synth-kidney-ct-nifti", "synth-organ-npz-shards"]
 """Datasets where the rules agent's seeded candidates at T = 0.7 differ, so selectors can disagree."""

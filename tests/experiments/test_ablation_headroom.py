@@ -21,11 +21,11 @@ import pytest
 from omegaconf import DictConfig
 
 from agents.base import Candidate, Task
-from benchmark.synth.suite import dataset_names, generate_suite
 from experiments import compose_config
 from experiments.run.experiment import run_experiment
 from experiments.selection.leaderboard import leaderboard
 from strategies.selectors import selectors
+from testbed.synth.suite import dataset_names, generate_suite
 from validator.report import Report
 
 

@@ -17,7 +17,7 @@ from cli_in_process import run_cli_in_process
 from cli_process import nonblank_lines as _lines
 from replay_turns import USAGE, suite_script
 
-from agents.fakeserver import FakeServer
+from testbed.fakeserver import FakeServer
 
 PROG = "python -m experiments: error: "
 UNPRICED = "openai/gpt-4o-mnii"  # the typo: not in LiteLLM's price map

@@ -80,7 +80,7 @@ _IMPORT_RACE = (
 def realfiles_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("realfiles")
     subprocess.run(
-        [sys.executable, "-m", "benchmark.synth", str(root), "--suite", "realfiles"],
+        [sys.executable, "-m", "testbed.synth", str(root), "--suite", "realfiles"],
         check=True,
         capture_output=True,
     )

@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 from cli_in_process import run_cli_in_process
 
-from agents.fakeserver import FakeServer, Fault, Reply, TurnScript, tool_call
 from experiments import compose_config
 from experiments.run.experiment import run_experiment
+from testbed.fakeserver import FakeServer, Fault, Reply, TurnScript, tool_call
 
 
 def _free_port() -> int:

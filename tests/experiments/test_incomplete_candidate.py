@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from agents.fakeserver import ByDataset, FakeServer
-from agents.fakeserver.replay import replay_script
 from experiments import compose_config
 from experiments.run.experiment import run_experiment
+from testbed.fakeserver import ByDataset, FakeServer
+from testbed.fakeserver.replay import replay_script
 
 
 def test_a_turn_limit_makes_the_candidate_incomplete_in_the_marker_samples_and_table(

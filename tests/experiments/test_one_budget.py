@@ -22,14 +22,14 @@ from fake_roles import JUDGE_USAGE, Dispatch, judge
 
 from agents.base import Candidate, Task, Usage
 from agents.budget import Budget, BudgetExceeded
-from agents.fakeserver import ByDataset, FakeServer, Step
-from agents.fakeserver.judge import is_judge_request
 from experiments import compose_config
 from experiments.run.experiment import run_experiment
 from experiments.run.options import check_budget
 from experiments.run.plan import build_components
 from experiments.run.processes import SharedLedger
 from strategies.context import RunContext, call_agent, use
+from testbed.fakeserver import ByDataset, FakeServer, Step
+from testbed.fakeserver.judge import is_judge_request
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from fake_roles import DATASET, Dispatch, judge, make_suite, overrides, read_record
 
-from agents.fakeserver import ByDataset, FakeServer
 from experiments import compose_config
 from experiments.run.experiment import run_experiment
 from experiments.run.loop import RESULT_MARKER
 from experiments.run.resume import ResumeMismatch
+from testbed.fakeserver import ByDataset, FakeServer
 
 
 @pytest.fixture(scope="module")

@@ -19,13 +19,13 @@ import pytest
 from cli_process import start_as_terminal_command
 
 from agents.base import Task
-from agents.fakeserver import ByDataset, FakeServer, Reply, TurnScript
-from agents.fakeserver.replay import ReplayScript, replay_script
 from benchmark.discover import Dataset
 from experiments import compose_config
 from experiments.run.experiment import run_experiment
 from experiments.run.pools import RunExecutor, validation_executor
 from strategies.base import ProfileValidator, run_cpu
+from testbed.fakeserver import ByDataset, FakeServer, Reply, TurnScript
+from testbed.fakeserver.replay import ReplayScript, replay_script
 
 ROOT = Path(__file__).resolve().parents[2]
 DATASETS = ("synth-chest-xray-dicom", "synth-brain-mr-nifti")
@@ -76,7 +76,7 @@ def _batched(replay: ReplayScript) -> TurnScript:
 
 @pytest.fixture(scope="module")
 def replay_suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ByDataset]:
-    from benchmark.synth.suite import generate_suite
+    from testbed.synth.suite import generate_suite
 
     base = tmp_path_factory.mktemp("pools")
     suite = base / "suite"

@@ -24,7 +24,11 @@ from cli_process import start_as_terminal_command
 from replay_turns import USAGE, three_turns
 
 from agents.base import Task
-from agents.fakeserver import (
+from experiments import compose_config
+from experiments.run.experiment import preflight, run_experiment
+from experiments.run.loop import TasksJob
+from experiments.run.processes import resolve_processes, split_tasks
+from testbed.fakeserver import (
     ByDataset,
     Delay,
     FakeServer,
@@ -34,10 +38,6 @@ from agents.fakeserver import (
     TurnScript,
     tool_call,
 )
-from experiments import compose_config
-from experiments.run.experiment import preflight, run_experiment
-from experiments.run.loop import TasksJob
-from experiments.run.processes import resolve_processes, split_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -57,7 +57,7 @@ def test_the_offline_recipe_of_the_readme_runs_and_scores(tmp_path: Path) -> Non
     made = bash(synth)
     assert made.returncode == 0, made.stderr
     command = serve.split("#")[0].rstrip().removesuffix("&").replace("8765", port)
-    assert command.startswith("python -m agents.fakeserver")
+    assert command.startswith("python -m testbed.fakeserver")
     server = subprocess.Popen(
         [sys.executable, *command.split()[1:]],
         cwd=tmp_path,

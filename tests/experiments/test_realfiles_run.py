@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.realfiles import BuiltRealDataset, build_realfiles
+from testbed.realfiles import BuiltRealDataset, build_realfiles
 
 pytestmark = pytest.mark.heavy
 

@@ -13,8 +13,8 @@ import pytest
 from cli_in_process import run_cli_in_process
 from cli_process import start_as_background_job, start_as_terminal_command
 
-from agents.fakeserver import FakeServer, OneDataset, Reply, TurnScript, unscripted
-from agents.fakeserver.dispatch import ByDataset
+from testbed.fakeserver import FakeServer, OneDataset, Reply, TurnScript, unscripted
+from testbed.fakeserver.dispatch import ByDataset
 
 
 def _request(dataset: str) -> dict[str, object]:
@@ -41,7 +41,7 @@ def _serve(
     dataset: Path, env: dict[str, str], *, background: bool = False
 ) -> tuple[subprocess.Popen[str], str]:
     """The replay server; ``background``: started as ``... &`` in a script starts it (SIGINT ignored)."""
-    args = ["-m", "agents.fakeserver", "--replay", str(dataset)]
+    args = ["-m", "testbed.fakeserver", "--replay", str(dataset)]
     if background:
         server = start_as_background_job(args, env, Path.cwd())
     else:

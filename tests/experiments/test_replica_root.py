@@ -9,8 +9,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from benchmark.errors import BenchmarkError
-from benchmark.replica import ReplicaSourceError
 from experiments.run.experiment import benchmark_root
+from testbed.replica import ReplicaSourceError
 
 
 def test_missing_replica_material_is_a_one_line_benchmark_error(tmp_path: Path) -> None:

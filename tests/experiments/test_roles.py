@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from fake_roles import JUDGE_USAGE, Dispatch, RolesRuns, judge, overrides, read_record
 
-from agents.fakeserver import FakeServer, Reply, tool_call
 from agents.judge import CHOOSE_TOOL
 from experiments import compose_config
 from experiments.analysis.ablation import summary_frame
@@ -17,6 +16,7 @@ from experiments.run.experiment import run_experiment
 from experiments.selection.leaderboard import _selector_names
 from experiments.selection.reselect import ReselectError
 from experiments.stored.sweep import load_runs
+from testbed.fakeserver import FakeServer, Reply, tool_call
 
 
 def test_a_pool_records_each_candidates_agent_and_per_agent_win_rates(roles_runs: RolesRuns) -> None:

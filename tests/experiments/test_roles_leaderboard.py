@@ -14,13 +14,13 @@ import pandas as pd
 import pytest
 from fake_roles import CACHE_ENV, JUDGE_USAGE, Dispatch, RolesRuns, judge, overrides, read_record
 
-from agents.fakeserver import FakeServer
 from experiments import compose_config
 from experiments.run.experiment import run_experiment
 from experiments.selection.leaderboard import leaderboard, write_leaderboard
 from experiments.selection.leaderboard import main as leaderboard_cli
 from experiments.selection.leaderboard_roles import judge_notes
 from experiments.selection.reselect import ReselectError
+from testbed.fakeserver import FakeServer
 
 
 def _copy(run: Path, to: Path) -> Path:

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from fake_roles import make_suite
 
-from agents.fakeserver import FakeServer
 from experiments import compose_config
 from experiments.analysis.ablation import summary_frame
 from experiments.run.experiment import run_experiment
 from experiments.stored.sweep import load_runs
+from testbed.fakeserver import FakeServer
 
 
 def _cfg(suite: Path, url: str, cache: Path, seed: int):  # type: ignore[no-untyped-def]

@@ -70,7 +70,7 @@ def _alive(pid: int) -> bool:
 def test_the_fake_server_started_in_the_background_ends_on_sigterm(
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:
-    server = start_as_background_job(["-m", "agents.fakeserver"], cli_env, tmp_path)
+    server = start_as_background_job(["-m", "testbed.fakeserver"], cli_env, tmp_path)
     assert server.stdout is not None
     assert server.stdout.readline().startswith("http://127.0.0.1:")  # serving
     assert sigint_ignored(server.pid)

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from omegaconf import DictConfig
 
-from agents.simulated import SimulationSourceMissing
 from experiments import compose_config
 from experiments.run.experiment import run_experiment
 from experiments.selection.reselect import reselect
+from testbed.simulated import SimulationSourceMissing
 
 
 def simulated_cfg(suite: Path, *overrides: str) -> DictConfig:

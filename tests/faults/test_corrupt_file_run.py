@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 from benchmark.manifest import parse_manifest
-from benchmark.synth.suite import generate_suite
 from experiments import compose_config
 from experiments.run.experiment import run_experiment
+from testbed.synth.suite import generate_suite
 
 DATASET = "synth-chest-xray-dicom"
 

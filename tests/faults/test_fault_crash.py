@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from fault_builders import broken_files
 
-from benchmark.synth.suite import generate_suite
+from testbed.synth.suite import generate_suite
 
 DATASETS = ["synth-histology-png", "synth-polyp-coco-png"]
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from fault_builders import broken_files
 
-from benchmark.synth.suite import generate_suite
 from experiments import compose_config
 from experiments.run.experiment import NothingProduced, run_experiment
+from testbed.synth.suite import generate_suite
 
 DATASETS = ["synth-histology-png", "synth-polyp-coco-png"]
 

@@ -19,7 +19,7 @@ from test_fault_scorer_validator import huge_png_header
 from agents.base import Task
 from agents.rules import RulesAgent
 from benchmark.discover import Dataset
-from benchmark.synth.suite import generate_suite
+from testbed.synth.suite import generate_suite
 
 DATASET = "synth-histology-png"
 FOLDER = "data/Kather Tiles/TRAIN/Adipose"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from fault_builders import USAGE, annotation, make_agent, png_dataset, png_task
 
-from agents.fakeserver import FakeServer, Reply, TurnScript, assistant_turn, tool_call
 from strategies.mechanics import no_output_reason
+from testbed.fakeserver import FakeServer, Reply, TurnScript, assistant_turn, tool_call
 
 
 def _steps() -> list[Reply]:

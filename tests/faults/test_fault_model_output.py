@@ -10,7 +10,7 @@ from typing import Any
 from fault_builders import N_SAMPLES, make_agent, png_dataset, png_task, standard_steps
 
 from agents.base import Limits
-from agents.fakeserver import FakeServer, Reply, TurnScript, assistant_turn, tool_call
+from testbed.fakeserver import FakeServer, Reply, TurnScript, assistant_turn, tool_call
 
 BIG = "x" * 100_000
 

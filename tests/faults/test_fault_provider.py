@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fault_builders import N_SAMPLES, USAGE, make_agent, png_dataset, png_task, standard_steps
 
-from agents.fakeserver import Delay, FakeServer, Fault, TurnScript, with_faults
+from testbed.fakeserver import Delay, FakeServer, Fault, TurnScript, with_faults
 
 
 def test_thirty_percent_provider_faults_lose_no_sample_and_every_retry_is_counted(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from fault_builders import make_agent, png_dataset, png_task, tree_digest
 
 from agents.base import Limits
-from agents.fakeserver import FakeServer, TurnScript, assistant_turn, tool_call
+from testbed.fakeserver import FakeServer, TurnScript, assistant_turn, tool_call
 
 ESCAPES = [
     ("list_dir", {"path": "../VLM"}),

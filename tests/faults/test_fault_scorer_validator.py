@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchmark.score.evaluate import score_dataset
-from benchmark.synth.suite import generate_suite
+from testbed.synth.suite import generate_suite
 from validator.validate import validate
 
 DATASET = "synth-histology-png"

@@ -30,7 +30,7 @@ def test_upper_case_files_are_sniffed_and_read(tmp_path: Path, name: str, family
     elif family == "bitmap":
         Image.fromarray(pixels).save(path, format="JPEG", quality=100)
     else:
-        from benchmark.synth.write_files import write_nifti
+        from testbed.synth.write_files import write_nifti
 
         write_nifti(path, pixels[None].astype(np.int16), (1.0, 1.0, 1.0))
     assert sniff(path) == family

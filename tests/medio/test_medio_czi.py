@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import medio
-from benchmark.synth.write_czi import write_czi
+from testbed.synth.write_czi import write_czi
 
 pytest.importorskip("aicspylibczi")
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import medio
-from benchmark.synth.write_nifti_bits import write_nifti_bits
+from testbed.synth.write_nifti_bits import write_nifti_bits
 
 
 def _mask() -> np.ndarray:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from perf_script import load_perf_script
 
-from agents.fakeserver import dataset_of
+from testbed.fakeserver import dataset_of
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """perf/simulated_selection.py: the three miss-rate definitions on hand-made label sets.
 
-Plain (`benchmark.perturb.miss_rates`), clear-cut (`dominated_miss_rates`) and error-free available
+Plain (`testbed.perturb.miss_rates`), clear-cut (`dominated_miss_rates`) and error-free available
 (`error_free_miss_rates`) count different opportunities on the same selection; each case below is built so
 that the definitions disagree, and the expected tallies are worked out by hand in the comments.
 """
@@ -12,7 +12,7 @@ from types import ModuleType
 import pytest
 from perf_script import load_perf_script
 
-from benchmark.perturb import miss_rates
+from testbed.perturb import miss_rates
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_candidate
-from benchmark.synth.suite import generate_suite
+from testbed.synth.suite import generate_suite
 
 
 def test_a_list_top_level_json_is_a_missing_sample_only_when_asked(tmp_path: Path) -> None:

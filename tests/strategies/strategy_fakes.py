@@ -93,7 +93,7 @@ SMALL_DATASETS = ("synth-fundus-npy", "synth-chest-xray-dicom")
 
 def make_suite(out: Path, names: Sequence[str] = SMALL_DATASETS) -> Path:
     """Two small synthetic datasets with their perfect answers written as run ``oracle``."""
-    from benchmark.synth.suite import generate_suite
+    from testbed.synth.suite import generate_suite
 
     generate_suite(out, size="small", seed=0, oracle=ORACLE_RUN, only=list(names))
     return out

@@ -11,8 +11,8 @@ from strategy_fakes import ORACLE_RUN
 
 from agents.adapters import from_callable
 from agents.base import Task
-from agents.fakeserver import FakeServer, Reply
 from strategies import ProfileValidator, strategies
+from testbed.fakeserver import FakeServer, Reply
 
 
 def test_s3_runs_over_a_wrapped_litellm_function_and_counts_its_tokens(task: Task) -> None:

@@ -9,11 +9,11 @@ from pathlib import Path
 from strategy_fakes import NoisyOracleAgent, oracle_dir
 
 from agents.base import Candidate, Task
-from benchmark.perturb import correct_annotations, replay_sample
 from experiments.run.plan import build_strategy
 from strategies import ProfileValidator, strategies
 from strategies.consensus import Consensus
 from strategies.selectors import build_selector, choose, first, validator_max
+from testbed.perturb import correct_annotations, replay_sample
 
 
 def _candidates(task: Task, tmp: Path, wrong: str, n: int = 4) -> list[Candidate]:

@@ -45,13 +45,13 @@ class Candidate:
 def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A few datasets of the bundled suite (one per task/dimension family) with the oracle run
     ``VLM/oracle``."""
-    if importlib.util.find_spec("benchmark.synth") is None:
-        pytest.skip("benchmark.synth (the bundled suite generator) is not installed")
+    if importlib.util.find_spec("testbed.synth") is None:
+        pytest.skip("testbed.synth (the bundled suite generator) is not installed")
     out = tmp_path_factory.mktemp("suite")
     cmd = [
         sys.executable,
         "-m",
-        "benchmark.synth",
+        "testbed.synth",
         str(out),
         "--size",
         "small",

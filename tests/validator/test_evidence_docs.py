@@ -17,7 +17,7 @@ pytest.importorskip("skimage")
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from benchmark.foreign import build_foreign
+    from testbed.foreign import build_foreign
 
     out = tmp_path_factory.mktemp("fx-docs")
     build_foreign(out, only=NAMES, oracle="oracle")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from benchmark.perturb import MixConfig, perturb_folder, read_mistakes
+from testbed.perturb import MixConfig, perturb_folder, read_mistakes
 from validator._raw import PixelStats
 from validator.checks.render_range import clipped_cast
 from validator.validate import clear_cache, validate
@@ -23,7 +23,7 @@ RENDER_DATASETS = ("synth-brain-mr-nifti", "synth-nuclei-tiff16", "synth-chest-x
 @pytest.fixture(scope="module")
 def render_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A volume, a 16-bit TIFF and a DICOM dataset with their correct outputs."""
-    from benchmark.synth.suite import generate_suite
+    from testbed.synth.suite import generate_suite
 
     root = tmp_path_factory.mktemp("render-suite")
     generate_suite(root, size="small", seed=0, oracle="oracle", only=list(RENDER_DATASETS))

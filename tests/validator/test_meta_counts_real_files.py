@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.realfiles import build_realfiles
+from testbed.realfiles import build_realfiles
 from validator.validate import validate
 
 ORACLE = "oracle"

@@ -45,9 +45,9 @@ VARIANTS = {
 @pytest.fixture(scope="module")
 def family_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The FAMILIES datasets of the bundled suite with the oracle run ``VLM/oracle``."""
-    # In-process (what `python -m benchmark.synth OUT --size small --oracle oracle --only ...` writes): a
+    # In-process (what `python -m testbed.synth OUT --size small --oracle oracle --only ...` writes): a
     # fresh interpreter here proved nothing and cost its start-up.
-    from benchmark.synth import generate_suite
+    from testbed.synth import generate_suite
 
     out = tmp_path_factory.mktemp("families")
     generate_suite(out, size="small", seed=0, oracle="oracle", only=list(FAMILIES))

@@ -183,7 +183,7 @@ def test_sampling_never_draws_a_task_nothing_on_disk_supports(tmp_path: Path, se
 
 
 def test_header_modality_without_a_benchmark_name_is_kept_and_tiff_is_microscopy(tmp_path: Path) -> None:
-    from benchmark.synth.write_dicom import write_image
+    from testbed.synth.write_dicom import write_image
 
     root = tmp_path / "portal"
     rels = []

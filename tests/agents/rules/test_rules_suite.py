@@ -17,8 +17,8 @@ from agents.base import ManifestEntry, Task
 from agents.rules import RulesAgent
 from benchmark.manifest import parse_manifest
 from benchmark.score.evaluate import score_dataset
-from benchmark.synth import generate_suite
 from strategies.selectors import validator_max
+from testbed.synth import generate_suite
 from validator.validate import validate
 
 FAST = ["synth-kidney-ct-nifti", "synth-chest-xray-dicom", "synth-dermoscopy-jpg", "synth-organ-npz-shards"]

@@ -1,0 +1,186 @@
+"""CLI: ``python -m testbed.synth OUT_DIR [--suite bundled|realfiles|foreign|independent]
+[--size small|full] [--seed N] [--samples N] [--oracle RUN] [--only ...]``, or
+``python -m testbed.synth OUT_DIR --files N [--samples K]`` for one four-level DICOM tree of N files."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from core.cli_errors import CliError, OneLineParser, cli_main, existing_path
+from testbed.synth.catalogue import catalogue_markdown, replace_catalogue
+from testbed.synth.spec import select_names
+from testbed.synth.suite import MAX_SAMPLES, SIZES, dataset_names, generate_suite
+
+
+@cli_main("python -m testbed.synth")
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, write the suite and print a one-line summary per dataset.
+
+    Args:
+        argv: Arguments (default: ``sys.argv[1:]``).
+
+    Returns:
+        The process exit code (0 ok, 2 bad input; docs/cli.md).
+    """
+    parser = OneLineParser(prog="python -m testbed.synth", description=__doc__)
+    parser.add_argument("out", nargs="?", help="benchmark root to write")
+    parser.add_argument(
+        "--suite",
+        choices=("bundled", "realfiles", "foreign", "independent"),
+        default="bundled",
+        help="bundled: synthetic datasets with every trap; realfiles: pydicom's and nibabel's test files; "
+        "foreign: scikit-image's and matplotlib's sample pixels in community layouts (nnU-Net, BIDS, DICOM); "
+        "independent: nilearn's and scikit-learn's shipped pixels in layouts not tuned on",
+    )
+    parser.add_argument(
+        "--size", choices=sorted(SIZES), default="small", help="10 (small) or 20 (full) samples"
+    )
+    parser.add_argument(
+        "--samples",
+        type=int,
+        metavar="N",
+        help=f"samples per dataset, 1 to {MAX_SAMPLES} (overrides --size; bundled suite only)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="suite seed (same seed => byte-identical files)")
+    parser.add_argument(
+        "--files",
+        type=int,
+        metavar="N",
+        help="instead of a suite, write synth-big-dicom-tree: N small DICOM files in a patient/study/"
+        "series/instance tree (--samples manifest lines, default 24; testbed.synth.big_tree)",
+    )
+    parser.add_argument("--oracle", metavar="RUN", help="also write the perfect prediction as VLM/RUN/")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="restrict to these datasets")
+    parser.add_argument("--list", action="store_true", help="print the dataset names and exit")
+    parser.add_argument("--catalogue", action="store_true", help="print the catalogue table and exit")
+    parser.add_argument(
+        "--update-doc", metavar="MD", help="rewrite the catalogue table embedded in MD and exit"
+    )
+    args = parser.parse_args(argv)
+    if args.files is not None:
+        return _big_tree(parser, args)
+    suites = {
+        "realfiles": _realfiles_suite,
+        "foreign": _foreign_suite,
+        "independent": _independent_suite,
+        "bundled": _bundled_suite,
+    }
+    suite = suites[args.suite](args)
+    if args.list:
+        print("\n".join(suite.names()))
+        return 0
+    if args.update_doc:
+        doc = existing_path("--update-doc", args.update_doc)
+        text = doc.read_text(encoding="utf-8")
+        doc.write_text(replace_catalogue(text, suite.catalogue(), suite.marker), encoding="utf-8")
+        return 0
+    if args.catalogue:
+        print(suite.catalogue(), end="")
+        return 0
+    if not args.out:
+        parser.error("OUT_DIR is required")
+    if args.samples is not None and not 1 <= args.samples <= MAX_SAMPLES:
+        raise CliError(f"--samples must be between 1 and {MAX_SAMPLES}, got {args.samples}")
+    if args.samples is not None and args.suite != "bundled":
+        raise CliError("--samples applies to the bundled suite only (realfiles has fixed files)")
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    start = time.perf_counter()
+    try:  # before anything is written: an unknown --only name must not leave an empty OUT behind
+        select_names(suite.names(), args.only, "dataset")
+    except KeyError as exc:
+        raise CliError(f"--only: {exc.args[0]}") from None
+    lines = suite.build()
+    print("\n".join(lines))
+    print(f"{len(lines)} datasets written to {args.out} in {time.perf_counter() - start:.1f}s")
+    return 0
+
+
+def _big_tree(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``--files N``: one dataset of real size (a suite's options do not apply)."""
+    from testbed.synth.big_tree import BIG_TREE, DEFAULT_SAMPLES, build_big_tree
+
+    if args.suite != "bundled" or args.only or args.oracle or args.list or args.catalogue or args.update_doc:
+        raise CliError("--files writes one dataset; it takes only OUT_DIR, --samples and --seed")
+    if not args.out:
+        parser.error("OUT_DIR is required")
+    samples = DEFAULT_SAMPLES if args.samples is None else args.samples
+    try:
+        built = build_big_tree(args.out, files=args.files, samples=samples, seed=args.seed)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    print(
+        f"{BIG_TREE.name}: {args.files} DICOM files, {len(built.samples)} samples in {built.root} "
+        f"({built.seconds:.1f}s)"
+    )
+    return 0
+
+
+@dataclass(frozen=True)
+class _Suite:
+    """What the CLI needs from a suite: names, catalogue table (and its doc marker), and a build that returns
+    one summary line per dataset."""
+
+    names: Callable[[], list[str]]
+    catalogue: Callable[[], str]
+    marker: str
+    build: Callable[[], list[str]]
+
+
+def _bundled_suite(args: argparse.Namespace) -> _Suite:
+    def build() -> list[str]:
+        built = generate_suite(
+            args.out, size=args.size, seed=args.seed, oracle=args.oracle, only=args.only, samples=args.samples
+        )
+        return [f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {ds.seconds:5.2f}s" for ds in built]
+
+    return _Suite(dataset_names, catalogue_markdown, "catalogue", build)
+
+
+def _realfiles_suite(args: argparse.Namespace) -> _Suite:
+    """``--suite realfiles`` (``--size``/``--seed`` do not apply)."""
+    from testbed.realfiles import REALFILES_MARKER, build_realfiles, realfiles_catalogue, realfiles_names
+
+    def build() -> list[str]:
+        built = build_realfiles(args.out, only=args.only, oracle=args.oracle)
+        return [
+            f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {len(ds.failures):2d} expected failures"
+            f"  {ds.seconds:5.2f}s"
+            for ds in built
+        ]
+
+    return _Suite(realfiles_names, realfiles_catalogue, REALFILES_MARKER, build)
+
+
+def _foreign_suite(args: argparse.Namespace) -> _Suite:
+    """``--suite foreign`` (``--size``/``--seed`` do not apply)."""
+    from testbed.foreign import FOREIGN_MARKER, build_foreign, foreign_catalogue, foreign_names
+
+    def build() -> list[str]:
+        built = build_foreign(args.out, only=args.only, oracle=args.oracle)
+        return [f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {ds.seconds:5.2f}s" for ds in built]
+
+    return _Suite(foreign_names, foreign_catalogue, FOREIGN_MARKER, build)
+
+
+def _independent_suite(args: argparse.Namespace) -> _Suite:
+    """``--suite independent`` (``--size``/``--seed`` do not apply)."""
+    from testbed.independent import (
+        INDEPENDENT_MARKER,
+        build_independent,
+        independent_catalogue,
+        independent_names,
+    )
+
+    def build() -> list[str]:
+        built = build_independent(args.out, only=args.only, oracle=args.oracle)
+        return [f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {ds.seconds:5.2f}s" for ds in built]
+
+    return _Suite(independent_names, independent_catalogue, INDEPENDENT_MARKER, build)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
