@@ -87,6 +87,11 @@ def main(cfg: DictConfig) -> None:
     Args:
         cfg: The composed Hydra configuration.
     """
+    if cfg.run.get("dry_run"):
+        code = _dry_run(cfg)
+        if code:  # a sweep's job that succeeds returns: SystemExit(0) would end the sweep
+            sys.exit(code)
+        return
     from agents.base import FatalAgentError
     from benchmark.errors import is_storage_failure
     from experiments.run.experiment import NothingProduced, run_experiment
@@ -159,6 +164,28 @@ def main(cfg: DictConfig) -> None:
     print(f"run folder: {run_dir}", file=sys.stderr)
     if outcome.incomplete and str(HydraConfig.get().mode) != "RunMode.MULTIRUN":
         sys.exit(EXIT_INCOMPLETE)
+
+
+def _dry_run(cfg: DictConfig) -> int:
+    """``run.dry_run=true``: the forecast only (a sweep's jobs print theirs together at the sweep's end)."""
+    from experiments.run.forecast import dry_run, format_forecast
+
+    run_dir = Path(HydraConfig.get().runtime.output_dir)
+    debug = os.environ.get(_DEBUG_ENV) == "1"
+    try:
+        doc = dry_run(cfg, run_dir)
+    except _config_errors() as exc:
+        return report_error(PROG, CliError(str(exc), EXIT_USAGE), debug=debug)
+    except KeyboardInterrupt:
+        report_interrupted(f"{PROG}: interrupted")
+        return EXIT_INTERRUPTED
+    if str(HydraConfig.get().mode) == "RunMode.MULTIRUN":
+        if doc["budget"].get("over"):
+            print(f"{run_dir.name}: {doc['budget']['over']}", file=sys.stderr)
+        return 0
+    print(format_forecast(doc))
+    print(f"forecast: {run_dir / 'forecast.json'} (no model was called)", file=sys.stderr)
+    return 0
 
 
 def _hydra_error(exc: Exception) -> str:
