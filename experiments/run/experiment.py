@@ -194,6 +194,11 @@ def _run_locked(run_dir: Path, start: float, resume: bool, plan: RunPlan, preloa
     if preload:
         medio.preload(format_families(d.root for d in datasets))
     store_config(settings, run_dir)
+    if settings.run.get("forecast"):
+        # Before any call of the run: what it will cost, loud when over the budget (docs/experiments.md).
+        from experiments.run.forecast import forecast_run, print_forecast
+
+        print_forecast(forecast_run(settings, run_dir, datasets))
     profile = validator_profile(settings.validator, run_dir / ".validator", plan.validator)
     options = task_options(settings.agent, settings.seed)
     # Read now, at run time, from the user's checkout (never copied into the repository): run.json records
@@ -329,6 +334,12 @@ def _finish(
         table += "\n" + roles_text
     if mistakes is not None:
         table += "\n" + format_miss_table(mistakes.document)
+    if settings.run.get("forecast"):
+        from experiments.run.forecast import compare_with_actual
+
+        versus = compare_with_actual(run_dir, {"total": sum(usage.values(), Usage()).to_dict()})
+        if versus is not None:
+            table += "\n" + versus
     mechanics = mechanics_agent(settings.agent)
     if mechanics is not None:
         table += "\n" + banner(mechanics)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -150,7 +150,10 @@ class _Shape:
 
 
 def _dataset_costs(
-    shape: _Shape, stages: Mapping[str, tuple[dict[str, Profile], Profile]], name: str
+    shape: _Shape,
+    stages: Mapping[str, tuple[dict[str, Profile], Profile]],
+    name: str,
+    seen: dict[tuple[str, int], list[Cost]],
 ) -> list[Cost]:
     """[generate low, expected, high, revise low, expected, high] for one candidate of one dataset.
 
@@ -161,10 +164,14 @@ def _dataset_costs(
         revise = stage == "revise"
         own = measured.get(name, pooled)
         expected = candidate_cost(shape.samples, shape.batch_size, own, [pooled], revise=revise)
-        others = [
-            candidate_cost(shape.samples, shape.batch_size, p, [pooled], revise=revise)
-            for p in measured.values()
-        ]
+        # What every measured profile predicts depends on the size only: datasets of one size share it.
+        others = seen.get((stage, shape.samples))
+        if others is None:
+            others = [
+                candidate_cost(shape.samples, shape.batch_size, p, [pooled], revise=revise)
+                for p in measured.values()
+            ]
+            seen[(stage, shape.samples)] = others
         low = min([expected, *others], key=lambda c: c.tokens)
         high = max([expected, *others], key=lambda c: c.tokens)
         out += [_floor(low, expected, FLOOR[0], min), expected, _floor(high, expected, FLOOR[1], max)]
@@ -185,7 +192,9 @@ def _range(low: Cost, mid: Cost, high: Cost, price: Price) -> dict[str, Any]:
     def values(c: Cost) -> dict[str, float]:
         return {k: round(float(getattr(c, k)), 1) for k in KEYS}
 
-    doc = {k: {"low": values(low)[k], "expected": values(mid)[k], "high": values(high)[k]} for k in KEYS}
+    doc: dict[str, Any] = {
+        k: {"low": values(low)[k], "expected": values(mid)[k], "high": values(high)[k]} for k in KEYS
+    }
     doc["usd"] = _usd(low, mid, high, price)
     return doc
 
@@ -277,12 +286,13 @@ def forecast_run(settings: RunSettings, run_dir: Path, datasets: Sequence[Datase
     reviser = settings.config.get("reviser") or {}
     revise_price = price_of(reviser.get("model"), reviser.get("price")) if reviser.get("model") else price
     stages = _stages(source)
+    seen: dict[tuple[str, int], list[Cost]] = {}
     rows: dict[str, Any] = {}
     for d in datasets:
         samples = len(d.entries())
         shape = _Shape(samples, batch, generations, revisions)
         if calls_model:
-            g_lo, g_mid, g_hi, r_lo, r_mid, r_hi = _dataset_costs(shape, stages, d.name)
+            g_lo, g_mid, g_hi, r_lo, r_mid, r_hi = _dataset_costs(shape, stages, d.name, seen)
         else:
             g_lo = g_mid = g_hi = r_lo = r_mid = r_hi = Cost()
         gen = _range(
@@ -372,7 +382,7 @@ def show_usd(x: float) -> str:
     return f"${x:.4g}" if x < 1 else f"${x:,.2f}"
 
 
-def show_span(span: Mapping[str, float] | None, show: Any) -> str:
+def show_span(span: Mapping[str, float] | None, show: Callable[[float], str]) -> str:
     """``expected (low-high)``; one value when the bounds agree; ``unknown`` without a span (no price)."""
     if span is None:
         return "unknown"

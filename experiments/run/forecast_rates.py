@@ -100,20 +100,26 @@ class Profile:
 
     def conversation(self, samples: int) -> Cost:
         """The predicted cost of one conversation over ``samples`` samples (zero when nothing is measured)."""
-        convs = self.sample
-        if not convs or samples <= 0:
+        if not self.sample or samples <= 0:
             return Cost()
-        per_sample = sum(len(c.prompts) for c in convs) / max(1, sum(c.samples for c in convs))
+        per_sample, completion = self._rates
         calls = max(1, round(per_sample * samples))
         curve = self.curve
         prompt = sum(_at(curve, t) for t in range(calls))
+        return Cost(calls, prompt, calls * completion, 1)
+
+    @functools.cached_property
+    def _rates(self) -> tuple[float, float]:
+        """Calls per sample and completion tokens per call of the conversations over samples."""
+        convs = self.sample
+        per_sample = sum(len(c.prompts) for c in convs) / max(1, sum(c.samples for c in convs))
         completions = [x for c in convs for x in c.completions]
-        completion = calls * sum(completions) / max(1, len(completions))
-        return Cost(calls, prompt, completion, 1)
+        return per_sample, sum(completions) / max(1, len(completions))
 
     @functools.cached_property
     def curve(self) -> list[float]:
-        """Mean prompt tokens at each turn of the conversations over samples (built once, on first use)."""
+        """Mean prompt tokens at each turn of the conversations over samples (built once, on first use: a
+        profile is complete before it is asked for a prediction)."""
         return _curve(self.sample)
 
     def fixed_cost(self, label: str) -> Cost | None:

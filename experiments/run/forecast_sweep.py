@@ -16,14 +16,13 @@ from experiments.run.forecast import FORECAST_FILE, show_count, show_span, show_
 __all__ = ["sweep_forecast", "write_sweep_forecast"]
 
 
-def _overrides(job: Path) -> str:
-    """The job's own command-line overrides (Hydra's ``.hydra/overrides.yaml``), without the shared ones."""
+def _overrides(job: Path) -> list[str]:
+    """The job's command-line overrides (Hydra's ``.hydra/overrides.yaml``)."""
     try:
         found = yaml.safe_load((job / ".hydra" / "overrides.yaml").read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
-        return ""
-    keep = [str(o) for o in found or [] if not str(o).startswith(("run.dry_run", "hydra."))]
-    return " ".join(keep)
+        return []
+    return [str(o) for o in found or [] if not str(o).startswith(("run.dry_run", "hydra."))]
 
 
 def sweep_forecast(sweep_dir: Path) -> dict[str, Any]:
@@ -33,14 +32,18 @@ def sweep_forecast(sweep_dir: Path) -> dict[str, Any]:
         sweep_dir: The sweep folder (one sub-folder per job, each with its ``forecast.json``).
 
     Returns:
-        ``{"jobs": {folder: {"overrides", "total", "over_budget"}}, "total": ..., "notes": [...]}``.
+        ``{"jobs": {folder: {"overrides", "total", "over_budget"}}, "total", "notes", "shared_overrides"}``
+        (a job's ``overrides`` leave out those every job has).
     """
     jobs: dict[str, Any] = {}
     notes: list[str] = []
-    for path in sorted(sweep_dir.glob(f"*/{FORECAST_FILE}"), key=lambda p: _job_number(p.parent.name)):
+    paths = sorted(sweep_dir.glob(f"*/{FORECAST_FILE}"), key=lambda p: _job_number(p.parent.name))
+    overrides = {p.parent.name: _overrides(p.parent) for p in paths}
+    shared = set.intersection(*(set(o) for o in overrides.values())) if overrides else set()
+    for path in paths:
         doc = json.loads(path.read_text(encoding="utf-8"))
         jobs[path.parent.name] = {
-            "overrides": _overrides(path.parent),
+            "overrides": " ".join(o for o in overrides[path.parent.name] if o not in shared),
             "total": doc["total"],
             "over_budget": doc["budget"].get("over"),
         }
@@ -57,7 +60,8 @@ def sweep_forecast(sweep_dir: Path) -> dict[str, Any]:
     )
     total["samples"] = sum(t["samples"] for t in totals)
     total["candidates"] = {b: sum(t["candidates"][b] for t in totals) for b in ("low", "high")}
-    return {"jobs": jobs, "total": total, "notes": notes}
+    shown = [o for o in next(iter(overrides.values()), []) if o in shared]
+    return {"jobs": jobs, "total": total, "notes": notes, "shared_overrides": " ".join(shown)}
 
 
 def _job_number(name: str) -> int:
@@ -70,7 +74,8 @@ def write_sweep_forecast(sweep_dir: Path) -> str:
     doc = sweep_forecast(sweep_dir)
     width = max([len("job"), *(len(f"{k} {j['overrides']}") for k, j in doc["jobs"].items())])
     head = f"{'job':<{width}} {'samples':>7} {'cand':>5} {'calls':>18} {'tokens':>22} {'USD':>26}"
-    lines = [f"forecast of the sweep {sweep_dir} ({len(doc['jobs'])} jobs; no model was called)", head]
+    shared = f"; every job: {doc['shared_overrides']}" if doc["shared_overrides"] else ""
+    lines = [f"forecast of the sweep {sweep_dir} ({len(doc['jobs'])} jobs{shared})", head]
     for name, job in doc["jobs"].items():
         lines.append(_row(f"{name} {job['overrides']}", job["total"], width))
     lines.append(_row("total", doc["total"], width))
