@@ -225,24 +225,30 @@ def _cheap_mode_lookup() -> None:
     Hydra.get_mode = get_mode  # type: ignore[method-assign]
 
 
-def _dry_run_sweep_validates_nothing(argv: list[str]) -> None:
+def _dry_run_sweep_validates_nothing() -> None:
     """A dry-run sweep (``-m ... run.dry_run=true``) skips Hydra's up-front composition of every job.
 
     Hydra's sweeper composes each job's config once to find a bad one before any job runs, and the launcher
     composes it again to run it: for a forecast, whose jobs cost a tenth of a second and no money, the first
     pass is a third of the sweep's time (docs/experiments.md has the measurement). A job whose config does not
-    compose still fails, with the same one-line error, when its turn comes.
+    compose still fails, with the same one-line error, when its turn comes. Any other sweep validates as
+    before (the sweep's own config says which it is).
     """
-    if not any(a in ("-m", "--multirun") for a in argv):
-        return
-    if not any(a.lstrip("+") in ("run.dry_run=true", "run.dry_run=True") for a in argv):
-        return
     from hydra.plugins.sweeper import Sweeper
 
-    def validate_nothing(self: Sweeper, batch: Any) -> None:
-        return None
+    original = Sweeper.validate_batch_is_legal
+    if getattr(original, "_medstrat_dry_run", False):
+        return
 
-    Sweeper.validate_batch_is_legal = validate_nothing  # type: ignore[method-assign]
+    def validate(self: Sweeper, batch: Any) -> None:
+        config = getattr(self, "config", None)
+        run = config.get("run") if config is not None else None
+        if run is not None and run.get("dry_run"):
+            return None
+        return original(self, batch)
+
+    validate._medstrat_dry_run = True  # type: ignore[attr-defined]
+    Sweeper.validate_batch_is_legal = validate  # type: ignore[method-assign]
 
 
 def cli() -> int:
@@ -283,7 +289,7 @@ def cli() -> int:
             ),
         )
     _cheap_mode_lookup()
-    _dry_run_sweep_validates_nothing(sys.argv[1:])
+    _dry_run_sweep_validates_nothing()
     try:
         with sigterm_stops(PROG):
             main()

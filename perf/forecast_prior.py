@@ -75,10 +75,13 @@ def main() -> int:
             return done.returncode
         profiles = profiles_from_folder(run)
         usage = json.loads((run / "usage.json").read_text(encoding="utf-8"))["total"]
+    what = (
+        "S0, LiteLLM agent (tools mode, batch_size 8) on the bundled suite (small, seed 0) against the fake "
+        "server replaying the rules baseline; tokens are the fake server's estimates (characters/4)"
+    )
     document = {
         "provenance": {
-            "what": "S0, LiteLLM agent (tools mode, batch_size 8) on the bundled suite (small, seed 0) against "
-            "the fake server replaying the rules baseline; tokens are the fake server's estimates (characters/4)",
+            "what": what,
             "made_by": "python perf/forecast_prior.py",
             "date": datetime.date.today().isoformat(),
             "datasets": len(profiles),

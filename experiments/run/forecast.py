@@ -356,7 +356,7 @@ def over_budget(doc: Mapping[str, Any], run: Mapping[str, Any]) -> str | None:
     return "; ".join(lines) or None
 
 
-def _over(key: str, limit: float, span: Mapping[str, float], show: Any) -> str:
+def _over(key: str, limit: float, span: Mapping[str, float], show: Callable[[float], str]) -> str:
     share = limit / span["expected"] if span["expected"] else math.inf
     when = (
         f"it would stop at about {share:.0%} of the expected work"
@@ -364,7 +364,7 @@ def _over(key: str, limit: float, span: Mapping[str, float], show: Any) -> str:
         else "it covers the expected cost but not the high bound"
     )
     return (
-        f"OVER BUDGET: {key}={show(limit)} but the forecast is {show(span['expected'])} "
+        f"OVER BUDGET: {key}={limit:g} but the forecast is {show(span['expected'])} "
         f"({show(span['low'])}-{show(span['high'])}); {when}"
     )
 
