@@ -32,7 +32,7 @@ from experiments.run.forecast_rates import (
     profiles_from_folder,
     profiles_to_json,
 )
-from experiments.run.plan import RunSettings, agents, read_settings, strategy_kind
+from experiments.run.plan import RunSettings, StrategyWork, agents, read_settings, strategy_work
 
 if TYPE_CHECKING:
     from omegaconf import DictConfig
@@ -219,23 +219,26 @@ def _sum(docs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _notes(settings: RunSettings, kind: str, calls_model: bool, source: Source) -> list[str]:
-    config, agent = settings.config, settings.agent
+def _notes(settings: RunSettings, work: StrategyWork, calls_model: bool, source: Source) -> list[str]:
     notes = []
+    if not work.declared:
+        notes.append(
+            f"strategy {work.kind} declares no generations: assumed {work.generations[1]} candidates, "
+            "no revision"
+        )
     if not calls_model:
         notes.append(f"agent {settings.agent_name} makes no model call: zero calls, zero tokens, $0")
-    mode = str(agent.get("mode") or "tools")
+    mode = str(settings.agent.get("mode") or "tools")
     if calls_model and mode != "tools" and source.kind == "prior":
         notes.append(
             f"agent.mode={mode}: the prior is the tools mode's (offline replay); "
             "forecast.pilot=K measures this mode"
         )
-    strategy = config.get("strategy") or {}
-    if strategy.get("pool"):
+    if work.pooled:
         notes.append("strategy.pool: every candidate is priced at agent.model")
-    if strategy.get("early_stop_at") is not None:
+    if work.early_stop:
         notes.append("strategy.early_stop_at: may make fewer candidates than forecast (the high bound)")
-    if config.get("judge") or str((config.get("selector") or {}).get("name")) in ("llm_judge", "hybrid"):
+    if work.judged:
         notes.append("the judge's calls are not in the forecast")
     if source.kind == "prior":
         notes.append(
@@ -257,23 +260,11 @@ def forecast_run(settings: RunSettings, run_dir: Path, datasets: Sequence[Datase
         The forecast document.
 
     Raises:
-        ValueError: A bad ``forecast.*`` option, or a strategy that declares no work and has no ``n``.
+        ValueError: A bad ``forecast.*`` option.
         UnknownNameError: An unknown strategy or agent.
     """
-    from strategies.base import agent_work
-
-    strategy = dict(settings.config.get("strategy") or {})
-    kind = strategy_kind(strategy)
-    options = {k: v for k, v in strategy.items() if k not in ("name", "kind", "selector", "pool")}
-    if strategy.get("pool"):
-        options["n"] = sum(int(e.get("n", 1)) for e in strategy["pool"] if isinstance(e, Mapping))
-    work = agent_work(kind, options)
-    notes_extra = []
-    if work is None:
-        n = int(options.get("n", 1))
-        work = ((n, n), (0, 0))
-        notes_extra.append(f"strategy {kind} declares no generations: assumed n={n} candidates, no revision")
-    generations, revisions = work
+    work = strategy_work(settings)
+    generations, revisions = work.generations, work.revisions
     agent = settings.agent
     target = agent.get("_target_")
     factory = agents.get(str(agent.get("name", "rules"))) if not target else None
@@ -283,7 +274,7 @@ def forecast_run(settings: RunSettings, run_dir: Path, datasets: Sequence[Datase
     batch = int(agent.get("batch_size") or 8)
     batch = 10**9 if mode == "script" else batch  # script mode is one conversation whatever the size
     price = price_of(agent.get("model"), agent.get("price")) if calls_model else Price(0, 0, "no model calls")
-    reviser = settings.config.get("reviser") or {}
+    reviser = work.reviser or {}
     revise_price = price_of(reviser.get("model"), reviser.get("price")) if reviser.get("model") else price
     stages = _stages(source)
     seen: dict[tuple[str, int], list[Cost]] = {}
@@ -311,7 +302,7 @@ def forecast_run(settings: RunSettings, run_dir: Path, datasets: Sequence[Datase
     grand["candidates"] = {b: sum(r["candidates"][b] for r in rows.values()) for b in ("low", "high")}
     doc: dict[str, Any] = {
         "job": {
-            "strategy": settings.run.get("name") or strategy.get("name") or kind,
+            "strategy": work.name,
             "agent": settings.agent_name,
             "model": agent.get("model") if calls_model else None,
             "mode": mode if calls_model else None,
@@ -328,7 +319,7 @@ def forecast_run(settings: RunSettings, run_dir: Path, datasets: Sequence[Datase
         },
         "datasets": rows,
         "total": grand,
-        "notes": [*notes_extra, *_notes(settings, kind, calls_model, source)],
+        "notes": _notes(settings, work, calls_model, source),
     }
     if revise_price is not price:
         doc["reviser_price"] = {"source": revise_price.source, "known": revise_price.known}
