@@ -87,6 +87,11 @@ def main(cfg: DictConfig) -> None:
     Args:
         cfg: The composed Hydra configuration.
     """
+    if cfg.run.get("dry_run"):
+        code = _dry_run(cfg)
+        if code:  # a sweep's job that succeeds returns: SystemExit(0) would end the sweep
+            sys.exit(code)
+        return
     from agents.base import FatalAgentError
     from benchmark.errors import is_storage_failure
     from experiments.run.experiment import NothingProduced, run_experiment
@@ -161,6 +166,28 @@ def main(cfg: DictConfig) -> None:
         sys.exit(EXIT_INCOMPLETE)
 
 
+def _dry_run(cfg: DictConfig) -> int:
+    """``run.dry_run=true``: the forecast only (a sweep's jobs print theirs together at the sweep's end)."""
+    from experiments.run.forecast import dry_run, format_forecast
+
+    run_dir = Path(HydraConfig.get().runtime.output_dir)
+    debug = os.environ.get(_DEBUG_ENV) == "1"
+    try:
+        doc = dry_run(cfg, run_dir)
+    except _config_errors() as exc:
+        return report_error(PROG, CliError(str(exc), EXIT_USAGE), debug=debug)
+    except KeyboardInterrupt:
+        report_interrupted(f"{PROG}: interrupted")
+        return EXIT_INTERRUPTED
+    if str(HydraConfig.get().mode) == "RunMode.MULTIRUN":
+        if doc["budget"].get("over"):
+            print(f"{run_dir.name}: {doc['budget']['over']}", file=sys.stderr)
+        return 0
+    print(format_forecast(doc))
+    print(f"forecast: {run_dir / 'forecast.json'} (no model was called)", file=sys.stderr)
+    return 0
+
+
 def _hydra_error(exc: Exception) -> str:
     """Hydra's multi-line composition message as one line (the config search path is noise here)."""
     text = str(exc).split("Config search path:")[0]
@@ -196,6 +223,32 @@ def _cheap_mode_lookup() -> None:
     get_mode._medstrat_cheap = True  # type: ignore[attr-defined]
     get_mode._medstrat_original = original  # type: ignore[attr-defined]  # Hydra's own, for a test to compare
     Hydra.get_mode = get_mode  # type: ignore[method-assign]
+
+
+def _dry_run_sweep_validates_nothing() -> None:
+    """A dry-run sweep (``-m ... run.dry_run=true``) skips Hydra's up-front composition of every job.
+
+    Hydra's sweeper composes each job's config once to find a bad one before any job runs, and the launcher
+    composes it again to run it: for a forecast, whose jobs cost a tenth of a second and no money, the first
+    pass is a third of the sweep's time (docs/experiments.md has the measurement). A job whose config does not
+    compose still fails, with the same one-line error, when its turn comes. Any other sweep validates as
+    before (the sweep's own config says which it is).
+    """
+    from hydra.plugins.sweeper import Sweeper
+
+    original = Sweeper.validate_batch_is_legal
+    if getattr(original, "_medstrat_dry_run", False):
+        return
+
+    def validate(self: Sweeper, batch: Any) -> None:
+        config = getattr(self, "config", None)
+        run = config.get("run") if config is not None else None
+        if run is not None and run.get("dry_run"):
+            return None
+        return original(self, batch)
+
+    validate._medstrat_dry_run = True  # type: ignore[attr-defined]
+    Sweeper.validate_batch_is_legal = validate  # type: ignore[method-assign]
 
 
 def cli() -> int:
@@ -236,6 +289,7 @@ def cli() -> int:
             ),
         )
     _cheap_mode_lookup()
+    _dry_run_sweep_validates_nothing()
     try:
         with sigterm_stops(PROG):
             main()

@@ -26,9 +26,12 @@ class AblationCallback(Callback):
             config: The sweep's config (``hydra.sweep.dir`` is read).
             **kwargs: Unused (Hydra's signature).
         """
+        sweep_dir = Path(str(config.hydra.sweep.dir))
+        if config.get("run", {}).get("dry_run"):
+            self._forecast(sweep_dir)
+            return
         from experiments.analysis.ablation import write_ablation
 
-        sweep_dir = Path(str(config.hydra.sweep.dir))
         try:
             written = write_ablation(sweep_dir)
         except Exception:  # the runs are done and saved; a table bug must not turn the sweep into a failure
@@ -37,6 +40,19 @@ class AblationCallback(Callback):
         print(f"ablation: {', '.join(str(p) for p in written)}")
         self._banner(sweep_dir)
         self._reports(sweep_dir)
+
+    @staticmethod
+    def _forecast(sweep_dir: Path) -> None:
+        """A dry-run sweep: one row per job and the total, printed and written (``forecast.json``/``.md``)."""
+        from experiments.run.forecast_sweep import write_sweep_forecast
+
+        try:
+            text = write_sweep_forecast(sweep_dir)
+        except Exception:  # each job's forecast.json is written; a table bug must not fail the sweep
+            log.exception("could not write the sweep's forecast for %s", sweep_dir)
+            return
+        print(text)
+        print(f"forecast: {sweep_dir / 'forecast.json'} (no model was called)", file=sys.stderr)
 
     @staticmethod
     def _banner(sweep_dir: Path) -> None:
@@ -100,6 +116,8 @@ class Preflight(Callback):
         from experiments.run.lock import abandon_run_folder, hold_run_folder, takeover_note
 
         run_dir = Path(str(config.hydra.run.dir))
+        if config.get("run", {}).get("dry_run"):
+            return  # a forecast builds no agent (needs no key), writes only forecast.json, checks its options
         try:
             # First, before the preflight's imports: a second run into a busy folder is refused at once,
             # before Hydra writes `.hydra/` into it, leaving the first run's files untouched.

@@ -9,7 +9,8 @@ summed over every call.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ __all__ = [
     "StrategyFactory",
     "StrategyResult",
     "Validator",
+    "agent_work",
     "strategies",
     "strategy",
 ]
@@ -231,12 +233,49 @@ def strategy(
         aliases: Further names.
         **meta: What the run plan reads about the strategy: ``candidates`` (it stores n candidates per
             dataset), ``reselectable`` (``python -m experiments.reselect`` may re-choose among them with
-            another selector), ``validator`` (the validator profile its procedure requires).
+            another selector), ``validator`` (the validator profile its procedure requires), and for the
+            forecast (`agent_work`) ``generations`` and ``revisions``: agent calls per dataset, each an
+            int, the name of an option holding it (``"n"``, ``"rounds"``), or a ``(low, high)`` pair of
+            those (S2 revises only when the checklist flags something: ``(0, 1)``).
 
     Returns:
         The decorator.
     """
     return strategies.register(name, aliases=aliases, **meta)
+
+
+def agent_work(kind: str, options: Mapping[str, Any]) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """How many ``generate`` and ``revise`` calls per dataset a strategy makes (its registry entry says).
+
+    Args:
+        kind: The strategy's registry name.
+        options: The strategy's configured options (an option the config leaves out takes the factory's
+            default).
+
+    Returns:
+        ``((generations low, high), (revisions low, high))``, or None when the strategy declares no
+        ``generations`` (a plug-in registered without it).
+
+    Raises:
+        UnknownNameError: No such strategy.
+    """
+    meta = strategies.meta(kind)
+    if "generations" not in meta:
+        return None
+    defaults = {
+        name: p.default
+        for name, p in inspect.signature(strategies.get(kind)).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
+
+    def count(value: Any) -> int:
+        return int(options.get(value, defaults.get(value, 0))) if isinstance(value, str) else int(value)
+
+    def span(value: Any) -> tuple[int, int]:
+        low, high = value if isinstance(value, tuple | list) else (value, value)
+        return count(low), count(high)
+
+    return span(meta["generations"]), span(meta.get("revisions", 0))
 
 
 def usage_of(candidates: Sequence[Candidate]) -> Usage:

@@ -131,7 +131,7 @@ def select_and_assemble(selector: Selector, pool: CandidatePool) -> dict[int, Sa
     return decisions
 
 
-@strategy("best_of_n", aliases=("s3",), candidates=True, reselectable=True)
+@strategy("best_of_n", aliases=("s3",), candidates=True, reselectable=True, generations="n")
 def best_of_n(
     n: Annotated[int, Field(ge=2)] = 5,  # one candidate leaves nothing to select: that is S0
     selector: Selector = validator_max,

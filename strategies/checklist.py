@@ -32,7 +32,7 @@ def flagged_fields(items: Sequence[tuple[int | None, str, str]]) -> dict[int | N
     return out
 
 
-@strategy("checklist", aliases=("s2",))
+@strategy("checklist", aliases=("s2",), generations=1, revisions=(0, 1))
 def checklist(whitelist: Sequence[str] = HIGH_RISK_FIELDS, auto_fix: bool = False) -> Strategy:
     """Generate, validate, and revise only the failed high-risk items.
 

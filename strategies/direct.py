@@ -7,7 +7,7 @@ from strategies.base import Strategy, StrategyResult, Validator, run_cpu, strate
 from strategies.mechanics import adopt, generate_many, single_result
 
 
-@strategy("direct", aliases=("s0",))
+@strategy("direct", aliases=("s0",), generations=1, revisions=0)
 def direct() -> Strategy:
     """Standardize each dataset with a single agent call; no refinement, no selection."""
 

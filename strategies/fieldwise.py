@@ -22,7 +22,7 @@ from strategies.mechanics import SampleSource, candidate_metas, read_annotation,
 from strategies.selectors import Selector, validator_max
 
 
-@strategy("fieldwise", aliases=("s4",), candidates=True, reselectable=True)
+@strategy("fieldwise", aliases=("s4",), candidates=True, reselectable=True, generations="n")
 def fieldwise(
     n: Annotated[int, Field(ge=2)] = 5,  # one candidate leaves nothing to select: that is S0
     fields: Sequence[str] = VOTED_FIELDS,

@@ -24,7 +24,7 @@ from strategies.mechanics import adopt, generate_many, single_result
 EVERYTHING = ("*",)
 
 
-@strategy("self_refine", aliases=("s1",))
+@strategy("self_refine", aliases=("s1",), generations=1, revisions="rounds")
 def self_refine(rounds: Annotated[int, Field(ge=0)] = 1) -> Strategy:
     """Generate once, then revise with a self-check instruction, for up to ``rounds`` rounds.
 

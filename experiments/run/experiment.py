@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,14 +49,7 @@ from experiments.run.results import (
     write_outputs,
 )
 from experiments.run.resume import check_resume, resume_mode, store_config
-from experiments.run.suite import (
-    ensure_bundled_suite,
-    ensure_foreign_suite,
-    ensure_realfiles_suite,
-    ensure_replica_suite,
-    format_families,
-    select_datasets,
-)
+from experiments.run.suite import benchmark_root, format_families, select_datasets
 
 if TYPE_CHECKING:
     from omegaconf import DictConfig
@@ -91,29 +83,6 @@ class RunOutcome:
     wall_s: float
     table: str
     errors: dict[str, str] = field(default_factory=dict)
-
-
-def benchmark_root(benchmark: Mapping[str, Any]) -> Path:
-    """The benchmark root: ``benchmark.root`` when set, else the bundled, the realfiles
-    (``benchmark=realfiles``), the foreign (``benchmark=foreign``) or the replica (``benchmark=replica``)
-    suite, generated on first use.
-
-    Args:
-        benchmark: The ``benchmark`` node (`experiments.run.plan.RunSettings.benchmark`).
-    """
-    if benchmark.get("root"):
-        return Path(str(benchmark["root"])).expanduser()
-    if benchmark.get("suite") == "realfiles":
-        return ensure_realfiles_suite(benchmark.get("cache_dir"))
-    if benchmark.get("suite") == "foreign":
-        return ensure_foreign_suite(benchmark.get("cache_dir"))
-    if benchmark.get("suite") == "replica":
-        return ensure_replica_suite(benchmark.get("source"), benchmark.get("cache_dir"))
-    size, seed = str(benchmark.get("size", "small")), int(benchmark.get("seed", 0))
-    samples = benchmark.get("samples")
-    return ensure_bundled_suite(
-        size, seed, benchmark.get("cache_dir"), None if samples is None else int(samples)
-    )
 
 
 def _require_samples(records: dict[str, dict[str, Any]]) -> None:
@@ -225,6 +194,11 @@ def _run_locked(run_dir: Path, start: float, resume: bool, plan: RunPlan, preloa
     if preload:
         medio.preload(format_families(d.root for d in datasets))
     store_config(settings, run_dir)
+    if settings.run.get("forecast"):
+        # Before any call of the run: what it will cost, loud when over the budget (docs/experiments.md).
+        from experiments.run.forecast import forecast_run, print_forecast
+
+        print_forecast(forecast_run(settings, run_dir, datasets))
     profile = validator_profile(settings.validator, run_dir / ".validator", plan.validator)
     options = task_options(settings.agent, settings.seed)
     # Read now, at run time, from the user's checkout (never copied into the repository): run.json records
@@ -360,6 +334,12 @@ def _finish(
         table += "\n" + roles_text
     if mistakes is not None:
         table += "\n" + format_miss_table(mistakes.document)
+    if settings.run.get("forecast"):
+        from experiments.run.forecast import compare_with_actual
+
+        versus = compare_with_actual(run_dir, {"total": sum(usage.values(), Usage()).to_dict()})
+        if versus is not None:
+            table += "\n" + versus
     mechanics = mechanics_agent(settings.agent)
     if mechanics is not None:
         table += "\n" + banner(mechanics)

@@ -34,6 +34,7 @@ __all__ = [
     "AGENT_TASK_KEYS",
     "RunPlan",
     "RunSettings",
+    "StrategyWork",
     "agents",
     "build_agent",
     "build_components",
@@ -44,6 +45,7 @@ __all__ = [
     "read_settings",
     "required_validator",
     "strategy_kind",
+    "strategy_work",
     "task_options",
     "validator_profile",
 ]
@@ -468,6 +470,77 @@ def build_components(
         judge=judge,
         metrics=_extra_metrics(cfg),
         settings=settings if settings is not None else read_settings(cfg),
+    )
+
+
+@dataclass(frozen=True)
+class StrategyWork:
+    """What the forecast (`experiments.run.forecast`) needs of the plan, read without building it (no agent,
+    so no key; no selector, so no judge).
+
+    Attributes:
+        name: The strategy's config name (the run's label).
+        kind: Its registry name.
+        generations: ``generate`` calls per dataset, ``(low, high)``.
+        revisions: ``revise`` calls per dataset, ``(low, high)``.
+        declared: False when the strategy's registry entry declares no ``generations`` (then ``n``, else 1,
+            candidates and no revision are assumed).
+        reviser: The ``reviser`` node (None: the maker revises).
+        pooled: A candidate pool (``strategy.pool``) makes the candidates.
+        early_stop: ``strategy.early_stop_at`` is set (fewer candidates may be made).
+        judged: A judge role is configured or the selector is a judge selector.
+    """
+
+    name: str
+    kind: str
+    generations: tuple[int, int]
+    revisions: tuple[int, int]
+    declared: bool
+    reviser: Mapping[str, Any] | None
+    pooled: bool
+    early_stop: bool
+    judged: bool
+
+
+def strategy_work(settings: RunSettings) -> StrategyWork:
+    """The agent work per dataset the configured strategy declares (`strategies.base.agent_work`).
+
+    Args:
+        settings: The run's settings.
+
+    Returns:
+        The work.
+
+    Raises:
+        UnknownNameError: An unknown strategy.
+    """
+    from strategies.base import agent_work
+
+    config = settings.config
+    strategy = dict(config.get("strategy") or {})
+    kind = strategy_kind(strategy)
+    options = {k: v for k, v in strategy.items() if k not in ("name", "kind", "selector", "pool")}
+    pool = strategy.get("pool") or None
+    if pool:
+        options["n"] = sum(int(e.get("n", 1)) for e in pool if isinstance(e, Mapping))
+    declared = agent_work(kind, options)
+    n = int(options.get("n", 1))
+    work = declared if declared is not None else ((n, n), (0, 0))
+    named = (config.get("selector") or {}).get("name")
+    judged = bool(config.get("judge")) or bool(
+        named and getattr(selectors.get(str(named)), "needs_judge", False)
+    )
+    reviser = config.get("reviser")
+    return StrategyWork(
+        name=str(strategy.get("name") or kind),
+        kind=kind,
+        generations=work[0],
+        revisions=work[1],
+        declared=declared is not None,
+        reviser=reviser if isinstance(reviser, Mapping) else None,
+        pooled=bool(pool),
+        early_stop=strategy.get("early_stop_at") is not None,
+        judged=judged,
     )
 
 

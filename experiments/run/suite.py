@@ -10,7 +10,7 @@ import json
 import logging
 import os
 import shutil
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from benchmark.discover import Dataset, discover
 
 __all__ = [
     "NoDatasetsError",
+    "benchmark_root",
     "cache_root",
     "ensure_bundled_suite",
     "ensure_foreign_suite",
@@ -43,6 +44,29 @@ def cache_root() -> Path:
         return Path(os.environ["MEDSTRAT_CACHE"]).expanduser()
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "medstrat"
+
+
+def benchmark_root(benchmark: Mapping[str, Any]) -> Path:
+    """The benchmark root: ``benchmark.root`` when set, else the bundled, the realfiles
+    (``benchmark=realfiles``), the foreign (``benchmark=foreign``) or the replica (``benchmark=replica``)
+    suite, generated on first use.
+
+    Args:
+        benchmark: The ``benchmark`` node (`experiments.run.plan.RunSettings.benchmark`).
+    """
+    if benchmark.get("root"):
+        return Path(str(benchmark["root"])).expanduser()
+    if benchmark.get("suite") == "realfiles":
+        return ensure_realfiles_suite(benchmark.get("cache_dir"))
+    if benchmark.get("suite") == "foreign":
+        return ensure_foreign_suite(benchmark.get("cache_dir"))
+    if benchmark.get("suite") == "replica":
+        return ensure_replica_suite(benchmark.get("source"), benchmark.get("cache_dir"))
+    size, seed = str(benchmark.get("size", "small")), int(benchmark.get("seed", 0))
+    samples = benchmark.get("samples")
+    return ensure_bundled_suite(
+        size, seed, benchmark.get("cache_dir"), None if samples is None else int(samples)
+    )
 
 
 def ensure_bundled_suite(

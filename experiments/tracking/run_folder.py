@@ -42,6 +42,8 @@ RUN_ARTIFACTS = (
     "config.json",
     "roles.md",
     "roles.json",
+    "forecast.json",
+    "forecast_vs_actual.json",
 )
 """A run's files kept beside its numbers (``samples.jsonl`` and the candidates stay in the folder)."""
 
@@ -56,6 +58,8 @@ SWEEP_ARTIFACTS = (
     "passk.csv",
     "passk.png",
     "report.html",
+    "forecast.json",
+    "forecast.md",
 )
 """The sweep folder's tables, figures and page (``experiments.callbacks.AblationCallback``)."""
 
@@ -169,6 +173,7 @@ def run_metrics(run_dir: Path) -> dict[str, float]:
         out["candidates"] = float(usage.get("candidates") or 0)
         out["failed_datasets"] = float(len(usage.get("errors") or {}))
         out["budget_hit"] = float(bool((usage.get("budget") or {}).get("hit")))
+    out.update(_forecast_metrics(run_dir))
     info = _read_json(run_dir / RUN_INFO)
     if isinstance(info, Mapping) and isinstance(info.get("wall_s"), int | float):
         out["wall_s"] = float(info["wall_s"])
@@ -181,6 +186,27 @@ def run_metrics(run_dir: Path) -> dict[str, float]:
         for key, value in (roles.get("judge") or {}).items():
             if isinstance(value, int | float):
                 out[f"roles/judge/{key}"] = float(value)
+    return out
+
+
+def _forecast_metrics(run_dir: Path) -> dict[str, float]:
+    """``forecast/<key>_<low|expected|high>`` from ``forecast.json`` (a dry run's only numbers), and
+    ``forecast/actual_over_expected_<key>`` from ``forecast_vs_actual.json`` after a run with a forecast."""
+    out: dict[str, float] = {}
+    forecast = _read_json(run_dir / "forecast.json")
+    total = forecast.get("total") if isinstance(forecast, Mapping) else None
+    for key in ("calls", "tokens", "usd"):
+        span = (total or {}).get(key)
+        if isinstance(span, Mapping):
+            out.update(
+                {f"forecast/{key}_{b}": float(span[b]) for b in ("low", "expected", "high") if b in span}
+            )
+    versus = _read_json(run_dir / "forecast_vs_actual.json")
+    if isinstance(versus, Mapping):
+        for key, row in versus.items():
+            ratio = row.get("actual_over_expected") if isinstance(row, Mapping) else None
+            if isinstance(ratio, int | float):
+                out[f"forecast/actual_over_expected_{key}"] = float(ratio)
     return out
 
 

@@ -16,7 +16,14 @@ from strategies.best_of_n import candidate_pool, no_candidates
 from strategies.paper.procedure import select_paper
 
 
-@strategy("paper_best_of_n", aliases=("s3_paper",), candidates=True, reselectable=False, validator="mdsbench")
+@strategy(
+    "paper_best_of_n",
+    aliases=("s3_paper",),
+    candidates=True,
+    reselectable=False,
+    validator="mdsbench",
+    generations="n",
+)
 def paper_best_of_n(n: Annotated[int, Field(ge=2)] = 5) -> Strategy:  # n=1 would be S0
     """Generate n complete candidates and keep, per sample, the reference S3 choice.
 

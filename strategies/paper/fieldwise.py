@@ -12,7 +12,14 @@ from strategies.best_of_n import candidate_pool, no_candidates
 from strategies.paper.procedure import vote_paper
 
 
-@strategy("paper_fieldwise", aliases=("s4_paper",), candidates=True, reselectable=False, validator="mdsbench")
+@strategy(
+    "paper_fieldwise",
+    aliases=("s4_paper",),
+    candidates=True,
+    reselectable=False,
+    validator="mdsbench",
+    generations="n",
+)
 def paper_fieldwise(n: Annotated[int, Field(ge=2)] = 5, margin: float = 0.05) -> Strategy:  # n=1: S0
     """Vote the reference S4 fields across n candidates on top of the reference S3 choice.
 
