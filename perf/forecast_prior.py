@@ -1,10 +1,10 @@
 """Remake the forecast's prior (``experiments/run/forecast_prior.json``) from the offline replay.
 
 Runs S0 with the LiteLLM agent (tools mode, default batch size) on the bundled suite against the fake server
-replaying the rules baseline on every dataset (`agents.fakeserver.replay`), then keeps each dataset's measured
-conversations (`experiments.run.forecast_rates.profiles_from_folder`): the per-call prompt and completion
-tokens of its plan, batch and ``data_meta`` conversations. Those are the fake server's token estimates
-(characters / 4, a fixed count per image), a shape of the conversations rather than any model's bill::
+replaying the rules baseline on every dataset (`testbed.fakeserver.replay`), then keeps each dataset's
+measured conversations (`experiments.run.forecast_rates.profiles_from_folder`): the per-call prompt and
+completion tokens of its plan, batch and ``data_meta`` conversations. Those are the fake server's token
+estimates (characters / 4, a fixed count per image), a shape of the conversations, not a model's bill::
 
     python perf/forecast_prior.py            # writes experiments/run/forecast_prior.json and prints a summary
     python perf/forecast_prior.py --out x.json --datasets synth-dermoscopy-jpg synth-fundus-npy
@@ -25,10 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agents.fakeserver import ByDataset, FakeServer  # noqa: E402
-from agents.fakeserver.replay import replay_script  # noqa: E402
 from experiments.run.forecast_rates import PRIOR_FILE, profiles_from_folder, profiles_to_json  # noqa: E402
 from experiments.run.suite import ensure_bundled_suite  # noqa: E402
+from testbed.fakeserver import ByDataset, FakeServer  # noqa: E402
+from testbed.fakeserver.replay import replay_script  # noqa: E402
 
 
 def main() -> int:

@@ -1,7 +1,7 @@
 """The forecast before paying (issue 43 item 1): ``run.dry_run=true`` prints calls, tokens and USD per dataset
 and job without a model call; ``run.forecast=true`` prints it before a real run and compares it afterwards;
 ``forecast.pilot=K`` measures the agent on K samples first. The LLM path is the real one, on the fake server
-replaying the rules baseline (`agents.fakeserver.replay`), which reports tokens estimated per request."""
+replaying the rules baseline (`testbed.fakeserver.replay`), which reports tokens estimated per request."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 from cli_in_process import run_cli_in_process
 from cli_process import nonblank_lines
 
-from agents.fakeserver import ByDataset, FakeServer
-from agents.fakeserver.replay import replay_script
+from testbed.fakeserver import ByDataset, FakeServer
+from testbed.fakeserver.replay import replay_script
 
 PROG = "python -m experiments: error: "
 
