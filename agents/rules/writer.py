@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmark.answer_shape import dataset_meta, sample_annotation
-from benchmark.source_stem import add_source_stem
 
 __all__ = ["SampleResult", "build_annotation", "build_data_meta"]
 
@@ -121,9 +120,6 @@ def _extra(result: SampleResult) -> dict[str, Any]:
     extra.update(result.sibling_files)
     extra["map_type"] = _MAP_TYPE[result.task]
     extra.update(result.extra)
-    # A source whose extension the official scorer keeps (.nrrd, .mhd, .dat ...) needs its bare stem recorded,
-    # or a correct output fails the source gate (docs/scoring.md, "Sources outside the extension list").
-    add_source_stem(extra)
     return extra
 
 
