@@ -10,9 +10,12 @@ stem. The standard's own key for it is ``extra.source_stem`` (a trace key the sc
 oracle for dataset 8045940 writes it for exactly this reason (conformance README).
 
 `source_stem_need` decides, from ``extra`` alone (no ground truth), whether the scorer can match the declared
-source, and which stem to record; `add_source_stem` is the one writer every producer calls (the rules agent,
-the LiteLLM tools, the script mode, S2's autofix); the validator's ``source_stem_matchable`` check reports the
-same decision. Sources whose extension the scorer strips are never touched.
+source, and which stem to record; `add_source_stem` is the one writer every producer calls (the answer
+skeleton of the rules agent and the suite's oracle, the rules revision, the LiteLLM tools, the script mode,
+S2's autofix, S4's merge); the validator's ``source_stem_matchable`` check reports the same decision. Sources
+whose extension the scorer strips are never touched. The scorer's scan of ``extra`` (key pattern, value
+length) is re-read here from the same constants file rather than imported from `benchmark.score`, which the
+validator and the agents do not load.
 
 Rules (docs/scoring.md, "Sources outside the extension list"):
 

@@ -132,3 +132,24 @@ def test_no_conformance_annotation_is_changed(conformance_dir: Path) -> None:
         if isinstance(extra, dict) and add_source_stem(extra) is not None:
             changed.append(path)
     assert changed == []
+
+
+@pytest.mark.parametrize(
+    "more",
+    [
+        {},
+        {"case_id": "P001"},
+        {"sample_id": "p-001"},
+        {"subject_id": "P001"},  # not scanned by the scorer
+        {"label_text": "P001"},  # scanned (key "label")
+        {"patient": "P001"},  # no scanned key word
+        {"source_stem": "P001_t1"},  # the channel suffix is stripped: still P001
+        {"source_stem": "x" * 90 + "P001"},  # too long and not path-like: not scanned
+        {"image_id": "data/raw/P001.png"},
+    ],
+)
+def test_the_need_agrees_with_the_official_scorer(more: dict[str, str]) -> None:
+    # `source_stem_need` re-reads the scorer's scan rule: it must say "nothing needed" exactly when the
+    # official gate already passes against the bare-stem ground truth.
+    extra: dict[str, object] = {"source_file": "data/raw/P001.dat", **more}
+    assert (source_stem_need(extra) is None) == (_official(extra, "P001") == 1.0)
