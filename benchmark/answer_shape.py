@@ -2,13 +2,16 @@
 
 Both the synthetic oracle (`testbed.synth.oracle`) and the rules baseline (`agents.rules.writer`) fill the
 same skeleton; keeping it here means a schema field is added or reordered in one place, in SPEC key order.
-Fields no producer knows (age, site, text, licence, ...) carry the schema's ``NA`` placeholders.
+Fields no producer knows (age, site, text, licence, ...) carry the schema's ``NA`` placeholders, and
+``extra.source_stem`` is recorded where the official scorer needs it (`benchmark.source_stem`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from benchmark.source_stem import add_source_stem
 
 __all__ = ["ANNOTATION_SCHEMA_VERSION", "META_SCHEMA_VERSION", "dataset_meta", "sample_annotation"]
 
@@ -52,8 +55,11 @@ def sample_annotation(
         notes: ``provenance.notes``.
 
     Returns:
-        The annotation as a JSON-able dict in SPEC §2.2 key order.
+        The annotation as a JSON-able dict in SPEC §2.2 key order; ``extra`` is a copy, with the
+        ``source_stem`` a source outside the official scorer's extension list needs (docs/scoring.md).
     """
+    trace = dict(extra)
+    add_source_stem(trace)
     return {
         "record": {
             "schema_version": ANNOTATION_SCHEMA_VERSION,
@@ -71,7 +77,7 @@ def sample_annotation(
                 "modality_secondary": "NA",
                 "anatomical_structure": list(anatomy),
                 "modality_special_sample": "NA",
-                "extra": extra,
+                "extra": trace,
             },
             "text": {
                 "text_id": "NA",

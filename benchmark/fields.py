@@ -14,6 +14,7 @@ __all__ = [
     "IMAGE_PATH",
     "MODALITY_PRIMARY",
     "SOURCE_FILE",
+    "SOURCE_STEM",
     "SUBJECT_ID",
     "TASK_TYPE",
 ]
@@ -22,6 +23,7 @@ TASK_TYPE = "media_geometry.media.task_type"
 DIMENSION = "media_geometry.media.dimension"
 ANNOTATION_TYPE = "media_geometry.media.annotation_type"
 SOURCE_FILE = "context.sample.extra.source_file"
+SOURCE_STEM = "context.sample.extra.source_stem"
 IMAGE_PATH = "record.image_path"
 MODALITY_PRIMARY = "context.sample.modality_primary"
 SUBJECT_ID = "context.sample.subject_id"

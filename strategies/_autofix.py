@@ -1,7 +1,8 @@
 """The reference S2's deterministic fixes (SPEC §4, S2 items 1-3), optional in our S2 (``auto_fix=true``).
 
 Only mechanical repairs that need no judgement: inactive spatial and task branches emptied, ``label_name``
-taken from the class table, ``data_meta`` counts and task types recomputed from the written outputs. The
+taken from the class table, ``data_meta`` counts and task types recomputed from the written outputs, and the
+``extra.source_stem`` the official scorer needs for a source outside its extension list (docs/scoring.md). The
 reference's ``annotation_type := schema_variant`` is left out on purpose: it contradicts the ground truth
 (SPEC §6, bug 8).
 """
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from benchmark.fields import DIMENSION, TASK_TYPE
 from benchmark.layout import ANNOTATIONS_DIR
+from benchmark.source_stem import add_source_stem_to_annotation
 from core.atomic import atomic_write_json
 from strategies.mechanics import find_image, get_path, read_annotation, read_meta
 from strategies.paper.reference import patch_meta
@@ -45,6 +47,9 @@ def _fix_annotation(ann: dict[str, object], log: list[str], index: int) -> None:
         if isinstance(name, str) and cls.get("label_name") != name:
             cls["label_name"] = name
             log.append(f"sample {index}: label_name set from the class table")
+    recorded = add_source_stem_to_annotation(ann)
+    if recorded is not None:
+        log.append(f"sample {index}: {recorded.note()}")
 
 
 def auto_fix(root: Path, indices: list[int]) -> list[str]:

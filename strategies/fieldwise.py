@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from agents.base import Agent, Task
+from benchmark.source_stem import add_source_stem_to_annotation
 from strategies._vote import DIMENSION, TASK, donor_for, merge_sample, vote_field
 from strategies.base import SampleDecision, Strategy, StrategyResult, Validator, run_cpu, strategy
 from strategies.best_of_n import CandidatePool, candidate_pool, no_candidates
@@ -108,9 +109,11 @@ def _vote_and_write(
         donor_src = SampleSource.of(candidates[donor].output_dir, index)
         assert base_src is not None and donor_src is not None  # both hold an annotation by construction
         base_sources[index] = base_src
-        merged_sources[index] = SampleSource(
-            merge_sample(docs[base], docs[donor], votes), donor_src.image, donor_src.mask
-        )
+        merged = merge_sample(docs[base], docs[donor], votes)
+        # The voted source may be another candidate's than the base's extra: the stem the official scorer
+        # needs follows the voted source (docs/scoring.md, "Sources outside the extension list").
+        add_source_stem_to_annotation(merged)
+        merged_sources[index] = SampleSource(merged, donor_src.image, donor_src.mask)
         decision.details.update(donor=donor, votes={v.path: v.weights for v in votes})
     metas = candidate_metas(candidates, reports)
     write_selected(task.output_dir, merged_sources, metas)

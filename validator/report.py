@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+NOT_APPLICABLE = "not_applicable"
+"""The ``details`` key of a result whose check does not apply to the sample (it carries no weight)."""
+
 
 @dataclass(frozen=True)
 class CheckResult:
@@ -41,6 +44,20 @@ class CheckResult:
         return cls(1.0, "", fields, dict(details))
 
     @classmethod
+    def not_applicable(cls, reason: str, fields: tuple[str, ...] = ()) -> CheckResult:
+        """A check that has nothing to judge on this sample: it passes and carries no weight in the total.
+
+        Unlike a passing result (which counts 1.0 at the check's weight), this leaves the sample's total as if
+        the profile did not list the check, so adding such a check changes no total where it does not apply.
+        """
+        return cls(1.0, "", fields, {NOT_APPLICABLE: reason})
+
+    @property
+    def applies(self) -> bool:
+        """False for a `not_applicable` result."""
+        return NOT_APPLICABLE not in self.details
+
+    @classmethod
     def fail(
         cls, message: str, fields: tuple[str, ...] = (), score: float = 0.0, **details: Any
     ) -> CheckResult:
@@ -64,11 +81,13 @@ class CheckOutcome:
 
 
 def weighted_total(outcomes: dict[str, CheckOutcome]) -> float:
-    """Weighted mean of the check scores (0.0 when no check carries weight)."""
-    weight = sum(o.weight for o in outcomes.values())
+    """Weighted mean of the scores of the checks that apply (0.0 when none carries weight; 1.0 when none
+    applies)."""
+    applying = [o for o in outcomes.values() if o.result.applies]
+    weight = sum(o.weight for o in applying)
     if weight <= 0:
-        return 0.0
-    return sum(o.weight * o.score for o in outcomes.values()) / weight
+        return 1.0 if outcomes and not applying else 0.0
+    return sum(o.weight * o.score for o in applying) / weight
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,8 @@ class SampleContext(_Open):
     extra: dict[str, Any] = Field(
         description='Source trace: source_file (relative to the dataset root, "data/..."), '
         "original_filename, subject_id, label_text, class_name, label/mask/seg/bbox file, map_type, "
-        "and any other keys."
+        "source_stem (the file name without its extension, needed by the official scorer when the "
+        "source's extension is not one it strips: P001 for P001.dat; docs/scoring.md), and any other keys."
     )
 
 

@@ -25,6 +25,7 @@ from agents.base import Feedback, Task
 from agents.litellm.folder_tools import folder_page
 from agents.litellm.sandbox import Sandbox, SandboxError
 from agents.litellm.tool_args import ToolArgs
+from benchmark.source_stem import add_source_stem_to_annotation
 
 __all__ = [
     "EDITABLE_OPTION",
@@ -169,6 +170,8 @@ def _edit_fields(sandbox: Sandbox, task: Task, args: EditFieldsArgs) -> str:
         _set(document, dotted, value)
         changed[dotted] = value
     missing = [d for d in args.remove if not _remove(document, d)]
+    # An edited source brings the stem the official scorer needs, as write_annotation does (docs/scoring.md).
+    recorded = add_source_stem_to_annotation(document) if not prefix else None
     atomic_write_json(target, document, durable=False)
     result: dict[str, Any] = {
         "written": args.path,
@@ -177,6 +180,8 @@ def _edit_fields(sandbox: Sandbox, task: Task, args: EditFieldsArgs) -> str:
     }
     if missing:
         result["not_found"] = missing
+    if recorded:
+        result["recorded"] = [recorded.note()]
     return json.dumps(result, ensure_ascii=False, default=str)
 
 

@@ -32,6 +32,7 @@ from agents.litellm.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPytho
 from agents.litellm.conversation import ConversationLimits, ConversationSetup, ConversationState, converse
 from agents.litellm.sandbox import Sandbox
 from agents.litellm.tools import ToolBox, ToolResult, tool_definitions
+from benchmark.source_stem import add_source_stems_in_folder
 from core.options import positive_options
 
 __all__ = [
@@ -223,6 +224,16 @@ class ScriptTool:
         self.runs += 1
         result = json.loads(self.runner(args).text)
         failed = result["exit_code"] != 0 or result["stopped_by"] is not None
+        # The script writes the annotations itself: the stem the official scorer needs is recorded here, as
+        # write_annotation does in the tool mode (docs/scoring.md), before the validator reads them.
+        recorded = add_source_stems_in_folder(self.output_dir, self.task.indices)
+        if recorded:
+            shown = sorted(recorded)[: self.options.feedback_indices]
+            result["recorded"] = {
+                "samples": len(recorded),
+                "indices": shown,
+                "first": recorded[shown[0]].note(),
+            }
         try:
             result["validation"] = validation_feedback(self.task, self.output_dir, self.options)
         except Exception as exc:  # the feedback is a help; the script's own result must still reach the model

@@ -33,6 +33,7 @@ from agents.litellm.review_tools import REVIEW_TOOLS
 from agents.litellm.sandbox import Sandbox, SandboxError
 from agents.litellm.table_tools import TABLE_TOOLS
 from agents.litellm.tool_args import ToolArgs
+from benchmark.source_stem import add_source_stem_to_annotation
 
 __all__ = ["TOOL_MODELS", "ToolBox", "ToolResult", "tool_definitions"]
 
@@ -495,14 +496,15 @@ class ToolBox:
         from core.atomic import atomic_write_json
 
         self._check_index(args.index)
+        # The stem the official scorer needs for a source outside its extension list (docs/scoring.md).
+        recorded = add_source_stem_to_annotation(args.annotation)
         warnings = _annotation_warnings(args.annotation, args.index)
         dest = self.sandbox.write_path(f"standardized_annotations/{args.index}.json")
         # Candidate files are not fsync'ed (see `core.atomic`): the run trusts a candidate only once its
         # done-marker is written, and a candidate interrupted before that is regenerated.
         atomic_write_json(dest, args.annotation, durable=False)
-        return ToolResult(
-            _json({"written": f"standardized_annotations/{args.index}.json", "warnings": warnings})
-        )
+        done = {"written": f"standardized_annotations/{args.index}.json", "warnings": warnings}
+        return ToolResult(_json({**done, "recorded": [recorded.note()]} if recorded else done))
 
     def _write_data_meta(self, args: WriteDataMetaArgs) -> ToolResult:
         from core.atomic import atomic_write_json

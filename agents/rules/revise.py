@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Feedback
-from benchmark.fields import IMAGE_PATH, MODALITY_PRIMARY, SOURCE_FILE, SUBJECT_ID
+from benchmark.fields import IMAGE_PATH, MODALITY_PRIMARY, SOURCE_FILE, SOURCE_STEM, SUBJECT_ID
 
 __all__ = ["FIELD_POINTS", "fields_to_rewrite", "merge_fields", "points_for_fields", "self_check_points"]
 
@@ -110,8 +110,15 @@ def _get(doc: Any, parts: list[str]) -> tuple[bool, Any]:
     return True, doc
 
 
+# A field rewritten together with another: the source stem the writer records follows the source it names.
+_FOLLOWERS = {SOURCE_FILE: SOURCE_STEM, "context.sample.extra.original_filename": SOURCE_STEM}
+
+
 def merge_fields(old: dict[str, Any], new: dict[str, Any], fields: Iterable[str]) -> dict[str, Any]:
     """Copy ``fields`` (dotted paths) from ``new`` into a copy of ``old``.
+
+    A rewritten source (``extra.source_file`` / ``original_filename``) brings ``extra.source_stem`` with it,
+    so the stem recorded for the official scorer never names the old file.
 
     Args:
         old: The written JSON.
@@ -122,7 +129,9 @@ def merge_fields(old: dict[str, Any], new: dict[str, Any], fields: Iterable[str]
         The merged JSON (``old`` is not modified).
     """
     merged = copy.deepcopy(old)
-    for path in fields:
+    paths = list(fields)
+    paths += sorted({_FOLLOWERS[p] for p in paths if p in _FOLLOWERS} - set(paths))
+    for path in paths:
         parts = [p for p in path.split(".") if p]
         if not parts or parts[0] == "image":
             continue
