@@ -7,7 +7,8 @@ profile, ``experiments.analysis.validator_eval --fit``) reuses the same file.
 
 The file is ``<store>/<fingerprint>.json``. The fingerprint covers what a check's result depends on besides
 the candidate: the check names, the profile's options, and the source bytes of the modules the checks are
-defined in plus the ``validator`` and ``medio`` packages (a code change re-validates). Inside, the file
+defined in plus the ``validator`` and ``medio`` packages and the benchmark's format modules (a code change
+re-validates). Inside, the file
 records the candidate's signature (relative path, size and modification time of every file of the
 candidate folder: a rewritten file invalidates it) and the dataset's (its root and the manifest's size and
 modification time). The raw data under ``data/`` is read-only by contract and not re-stat'ed: 20k files
@@ -17,6 +18,7 @@ would cost more than the validation saved.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import logging
 import os
@@ -63,14 +65,20 @@ def _file_hash(path: str) -> str:
     return cached
 
 
+# What every check's helpers run: ``validator`` and ``medio`` whole, and the benchmark's format modules (its
+# top level: normalize, source_stem, fields, manifest ...; the scorer below it reads ground truth, which no
+# check does). A package is hashed whether or not this process imported it: a run and a reselection agree.
+_HASHED = (("validator", "**/*.py"), ("medio", "**/*.py"), ("benchmark", "*.py"))
+
+
 def _packages_hash() -> str:
-    """The source of ``validator`` and ``medio`` (what every check's helpers run), hashed once per process."""
+    """The source of what every check's helpers run (`_HASHED`), hashed once per process."""
     if not _PACKAGE_HASH:
         digest = hashlib.blake2b(digest_size=16)
-        for package in ("validator", "medio"):
-            module = sys.modules.get(package)
-            folder = Path(str(getattr(module, "__file__", "") or "")).parent
-            for path in sorted(folder.rglob("*.py")) if module is not None else []:
+        for package, pattern in _HASHED:
+            spec = importlib.util.find_spec(package)
+            folder = Path(str(spec.origin if spec is not None else "")).parent
+            for path in sorted(folder.glob(pattern)) if spec is not None else []:
                 digest.update(str(path.relative_to(folder)).encode() + _file_hash(str(path)).encode())
         _PACKAGE_HASH.append(digest.hexdigest())
     return _PACKAGE_HASH[0]

@@ -21,10 +21,10 @@ import stem_quirk as sq
 from agent_scripts import make_agent
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.fakeserver import FakeServer, TurnScript, assistant_turn, tool_call
 from agents.rules.revise import merge_fields
 from agents.rules.writer import SampleResult, build_annotation
 from benchmark.fields import SOURCE_FILE
+from testbed.fakeserver import FakeServer, TurnScript, assistant_turn, tool_call
 
 ALL = sorted(sq.SOURCES)
 
@@ -212,9 +212,9 @@ def _nrrd_dataset(root: Path) -> tuple[Path, dict[int, str]]:
 def test_the_guided_mode_records_the_stem_through_litellm(
     tmp_path: Path, fake_server: Callable[..., FakeServer]
 ) -> None:
-    from agents.fakeserver.schema_answers import SchemaAnswers
     from benchmark.score.profiles import resolve
     from benchmark.score.source import derive_source_stem, source_score
+    from testbed.fakeserver.schema_answers import SchemaAnswers
 
     root, sources = _nrrd_dataset(tmp_path / "tiny_nrrd")
     entries = tuple(ManifestEntry(i, rel) for i, rel in sources.items())

@@ -96,3 +96,30 @@ def test_a_tampered_store_is_what_gets_reused(oracle_copy: Any, tmp_path: Path) 
     path.write_text(json.dumps(doc))
     loaded, reused = validate_stored(cand.root, cand.dataset, profile, store)
     assert reused and loaded.samples[0].checks["source_in_dataset"].score == 0.0
+
+
+def test_every_benchmark_module_the_validator_imports_is_in_the_fingerprint() -> None:
+    # A stored report is reused while its fingerprint holds, so the code of every helper a check runs must be
+    # in it: a benchmark module the validator imports (benchmark.source_stem ...) that were not hashed would
+    # leave reports of the old code in use after an edit.
+    import ast
+    import importlib.util
+
+    from validator.report_store import _HASHED
+
+    root = Path(__file__).resolve().parents[2]
+    hashed = {
+        path.resolve()
+        for package, pattern in _HASHED
+        for path in (root / package).glob(pattern)
+        if importlib.util.find_spec(package) is not None
+    }
+    imported = set()
+    for path in (root / "validator").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("benchmark"):
+                imported.add(node.module)
+    assert "benchmark.source_stem" in imported
+    files = {(root / Path(*m.split("."))).with_suffix(".py") for m in imported}
+    files = {f if f.is_file() else f.with_suffix("") / "__init__.py" for f in files}
+    assert files <= hashed, sorted(str(f) for f in files - hashed)
