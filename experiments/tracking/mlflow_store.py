@@ -9,7 +9,8 @@ The default store is ``sqlite:///<cwd>/mlflow.db``: a database MLflow 3 opens as
 client or ``mlflow ui``, with no setting (SQLAlchemy and Alembic come with the ``tracking`` extra). MLflow
 creates its tables on a database's first use (Alembic migrations, seconds); two processes doing that at once
 collide ("duplicate column name"), so every open of a SQLite store holds an ``flock`` on a lock file beside
-the database (``.mlflow.db.lock``) while MLflow checks or creates its tables. MLflow 3 keeps its file store
+the database (``.mlflow.db.lock``) while MLflow checks or creates its tables; a process that does not take
+that lock (``mlflow ui`` started at the same moment) is waited for instead. MLflow 3 keeps its file store
 (``file:///…/mlruns``) in "maintenance mode" and refuses to open one unless ``MLFLOW_ALLOW_FILE_STORE=true``
 (``mlflow/store/tracking/file_store.py``); a user who names a file store has opted in, so `open_store` sets
 that variable only while MLflow builds the store (MLflow caches the store per URI, and the check is in its
@@ -63,6 +64,12 @@ _BATCH_METRICS = 1000
 _FINISHED, _FAILED = "FINISHED", "FAILED"
 
 _FILE_STORE_OPT_IN = "MLFLOW_ALLOW_FILE_STORE"
+
+_SQLITE_CREATION_WAIT_S = 30.0
+_SQLITE_STUCK_S = 5.0
+"""How long a SQLite store that another process is creating is waited for (its creation took 2-10 s on a
+shared 2-core machine), and how long one unchanged error of it is (a store that fails for a reason other
+than MLflow's table creation is one warning at once)."""
 
 
 @dataclass(frozen=True)
@@ -179,6 +186,44 @@ def _opening(uri: str) -> Iterator[None]:
         yield
 
 
+def _still_being_created(error: Exception) -> bool:
+    """An error of MLflow's table creation that another process creating them at the same moment causes."""
+    from alembic.util import CommandError
+    from mlflow.exceptions import MlflowException
+    from sqlalchemy.exc import OperationalError
+
+    if isinstance(error, OperationalError | CommandError):
+        return True
+    return isinstance(error, MlflowException) and "out-of-date database schema" in str(error)
+
+
+def _client(uri: str) -> MlflowClient:
+    """MLflow's client of ``uri``. A SQLite store whose tables a process that does not take our lock (a
+    ``mlflow ui`` started at the same moment, a user's script) is creating is asked again while its error
+    keeps changing (the other process's migrations move on), at most `_SQLITE_CREATION_WAIT_S` in all; an
+    error that stays the same for `_SQLITE_STUCK_S` (a database of a newer MLflow, a read-only file) is
+    raised then."""
+    from mlflow.tracking import MlflowClient
+
+    start = time.monotonic()
+    last, changed = "", start
+    while True:
+        try:
+            return MlflowClient(tracking_uri=uri)
+        except Exception as exc:
+            now = time.monotonic()
+            if str(exc) != last:
+                last, changed = str(exc), now
+            if (
+                _sqlite_path(uri) is None
+                or not _still_being_created(exc)
+                or now - start > _SQLITE_CREATION_WAIT_S
+                or now - changed > _SQLITE_STUCK_S
+            ):
+                raise
+            time.sleep(0.5)
+
+
 def stored_link(folder: Path) -> dict[str, str] | None:
     """The folder's ``tracking.json`` (its MLflow run), or None when it was never logged."""
     path = folder / TRACKING_FILE
@@ -205,15 +250,13 @@ class MlflowStore:
 
     def __init__(self, settings: TrackingSettings) -> None:
         _prepare_environment(settings.uri, settings.timeout_s)
-        from mlflow.tracking import MlflowClient
-
         # MLflow logs its housekeeping at INFO on its own handler ("Creating initial MLflow database
         # tables..."): stderr keeps the run's lines and, when tracking fails, our one warning.
         logging.getLogger("mlflow").setLevel(logging.WARNING)
 
         self.settings = settings
         with _opening(settings.uri):  # MLflow builds (and caches) the store here, for this process
-            self.client: MlflowClient = MlflowClient(tracking_uri=settings.uri)
+            self.client: MlflowClient = _client(settings.uri)
         self._experiments: dict[str, str] = {}
 
     def experiment_id(self, name: str | None = None) -> str:

@@ -115,28 +115,40 @@ def test_a_parallel_sweep_logs_every_job_into_one_new_sqlite_store(suite: Path, 
 
 
 # Waits for argv[2] to appear (both processes have imported MLflow by then), then opens the store argv[1]
-# names, which neither process has created yet, and logs one run into it; no guard, so a failure exits 1.
+# names, which neither process has created yet: "ours" through `open_store`, logging one run (no guard, so a
+# failure exits 1); "plain" through MLflow's own client (a `mlflow ui` or a user's script started then).
 _OPEN_AT_ONCE = """
 import pathlib, sys, time
 import mlflow.tracking
 from experiments.tracking.mlflow_store import TrackingSettings, open_store
+uri, kind = sys.argv[1], sys.argv[5]
 go, ready, folder = (pathlib.Path(p) for p in sys.argv[2:5])
 ready.touch()
 while not go.exists():
     time.sleep(0.005)
-store = open_store(TrackingSettings(sys.argv[1]))
-folder.mkdir()
-run = store.open_run(folder, folder.name, {})
-store.log(run, metrics={"m": 1.0})
-store.finish(run)
+if kind == "plain":
+    mlflow.tracking.MlflowClient(tracking_uri=uri).search_experiments()
+else:
+    store = open_store(TrackingSettings(uri))
+    folder.mkdir()
+    run = store.open_run(folder, folder.name, {})
+    store.log(run, metrics={"m": 1.0})
+    store.finish(run)
 """
 
 
 @pytest.mark.heavy
-def test_two_processes_creating_one_sqlite_store_at_once_both_log_their_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "kinds", [("ours", "ours"), ("plain", "ours")], ids=["two_runs", "mlflow_ui_and_a_run"]
+)
+def test_two_processes_creating_one_sqlite_store_at_once_both_log_their_run(
+    kinds: tuple[str, str], tmp_path: Path
+) -> None:
     """MLflow creates the database's tables on first use; two processes doing that at once collide
-    ("duplicate column name") unless the second waits for the first."""
+    ("duplicate column name") unless ours waits for the other: on our lock when both are runs, until the
+    tables are there when the other is MLflow's own client."""
     uri = f"sqlite:///{tmp_path / 'store' / 'mlflow.db'}"
+    (tmp_path / "store").mkdir()
     go = tmp_path / "go"
     procs = [
         subprocess.Popen(
@@ -148,6 +160,7 @@ def test_two_processes_creating_one_sqlite_store_at_once_both_log_their_run(tmp_
                 str(go),
                 str(tmp_path / f"ready{k}"),
                 str(tmp_path / f"r{k}"),
+                kind,
             ],
             env=_env(tmp_path / "cache"),
             cwd=tmp_path,
@@ -155,18 +168,17 @@ def test_two_processes_creating_one_sqlite_store_at_once_both_log_their_run(tmp_
             stderr=subprocess.PIPE,
             text=True,
         )
-        for k in range(2)
+        for k, kind in enumerate(kinds)
     ]
     deadline = time.monotonic() + 120
     while not all((tmp_path / f"ready{k}").exists() for k in range(2)):
-        assert time.monotonic() < deadline and all(p.poll() is None for p in procs), (
-            "the processes never got ready"
-        )
+        assert time.monotonic() < deadline and all(p.poll() is None for p in procs), "never got ready"
         time.sleep(0.01)
     go.touch()
     results = [p.communicate(timeout=120) for p in procs]
-    for proc, (_, err) in zip(procs, results, strict=True):
-        assert proc.returncode == 0, err[-2000:]
+    ours = [k for k, kind in enumerate(kinds) if kind == "ours"]
+    for k in ours:
+        assert procs[k].returncode == 0, results[k][1][-2000:]
 
     import mlflow
 
@@ -174,7 +186,7 @@ def test_two_processes_creating_one_sqlite_store_at_once_both_log_their_run(tmp_
     experiment = client.get_experiment_by_name("medstrat")
     assert experiment is not None
     runs = client.search_runs([experiment.experiment_id])
-    assert sorted(r.info.run_name for r in runs) == ["r0", "r1"]
+    assert sorted(r.info.run_name for r in runs) == [f"r{k}" for k in ours]
     assert all(r.data.metrics == {"m": 1.0} for r in runs)
 
 
@@ -224,3 +236,47 @@ def test_a_store_named_relative_to_the_start_folder_is_made_absolute(
     settings = tracking_settings({"backend": "mlflow", "uri": uri}, tmp_path)
     assert settings is not None
     assert settings.uri == expected.format(cwd=tmp_path.resolve().as_posix())
+
+
+# Opens the store argv[1] names in a fresh interpreter (MLflow caches a store per URI and process); one
+# line: the seconds the open took, then the error.
+_OPEN_TIMED = """
+import sys, time
+import mlflow.tracking
+from experiments.tracking.mlflow_store import TrackingSettings, open_store
+start = time.monotonic()
+try:
+    open_store(TrackingSettings(sys.argv[1]))
+    error = ""
+except Exception as exc:
+    error = str(exc)
+print(f"{time.monotonic() - start:.2f} {error[:300]}")
+"""
+
+
+@pytest.mark.heavy
+def test_a_database_of_a_newer_mlflow_fails_within_seconds_instead_of_being_waited_for(
+    tmp_path: Path,
+) -> None:
+    """The wait for a store another process is creating does not hold a run on a store that will never
+    open (here its schema version is one this MLflow does not know)."""
+    import sqlite3
+
+    from experiments.tracking.mlflow_store import TrackingSettings, open_store
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    open_store(TrackingSettings(uri)).experiment_id()
+    with sqlite3.connect(tmp_path / "mlflow.db") as db:
+        db.execute("UPDATE alembic_version SET version_num = 'from_a_newer_mlflow'")
+    done = subprocess.run(
+        [sys.executable, "-c", _OPEN_TIMED, uri],
+        env=_env(tmp_path / "cache"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    seconds, error = done.stdout.strip().split(" ", 1)
+    assert "from_a_newer_mlflow" in error
+    assert float(seconds) < 10  # the unchanged error is given up after 5 s, not after the 30 s wait
