@@ -5,17 +5,24 @@ so a run without tracking never imports it. Every entry point of `experiments.tr
 `guarded`: a tracker that fails (a store that cannot be written, a server that is down) costs one warning
 line on stderr and never an exception, an exit code or a changed file of the run.
 
-MLflow 3 keeps its file store (``file:///…/mlruns``, no server, no database) in "maintenance mode" and refuses
-to open one unless ``MLFLOW_ALLOW_FILE_STORE=true`` (``mlflow/store/tracking/file_store.py``); a user who
-names a file store has opted in, so `open_store` sets that variable when it is unset. ``sqlite:///…/mlflow.db``
-works too (SQLAlchemy and Alembic come with the ``tracking`` extra). A tracking server is asked without
-retries and with a timeout (``MLFLOW_HTTP_REQUEST_MAX_RETRIES`` / ``MLFLOW_HTTP_REQUEST_TIMEOUT``): MLflow's
-default backoff would hold a finished run for minutes when the server is down.
+The default store is ``sqlite:///<cwd>/mlflow.db``: a database MLflow 3 opens as it is, from any MLflow
+client or ``mlflow ui``, with no setting (SQLAlchemy and Alembic come with the ``tracking`` extra). MLflow
+creates its tables on a database's first use (Alembic migrations, seconds); two processes doing that at once
+collide ("duplicate column name"), so every open of a SQLite store holds an ``flock`` on a lock file beside
+the database (``.mlflow.db.lock``) while MLflow checks or creates its tables; a process that does not take
+that lock (``mlflow ui`` started at the same moment) is waited for instead. MLflow 3 keeps its file store
+(``file:///…/mlruns``) in "maintenance mode" and refuses to open one unless ``MLFLOW_ALLOW_FILE_STORE=true``
+(``mlflow/store/tracking/file_store.py``); a user who names a file store has opted in, so `open_store` sets
+that variable only while MLflow builds the store (MLflow caches the store per URI, and the check is in its
+constructor) and restores it after. A tracking server is asked without retries and with a timeout
+(``MLFLOW_HTTP_REQUEST_MAX_RETRIES`` / ``MLFLOW_HTTP_REQUEST_TIMEOUT``): MLflow's default backoff would hold
+a finished run for minutes when the server is down.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import logging
 import os
@@ -33,6 +40,7 @@ if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient
 
 __all__ = [
+    "DEFAULT_DATABASE",
     "TRACKING_FILE",
     "MlflowStore",
     "TrackingSettings",
@@ -41,6 +49,9 @@ __all__ = [
     "stored_link",
     "tracking_settings",
 ]
+
+DEFAULT_DATABASE = "mlflow.db"
+"""The default store's SQLite file, in the folder the command starts in (beside ``outputs/``)."""
 
 TRACKING_FILE = "tracking.json"
 """In a run (or sweep) folder: ``{"tracking_uri", "experiment_id", "run_id"}`` of its MLflow run, so a
@@ -51,6 +62,14 @@ _BATCH_METRICS = 1000
 """MLflow's per-request limits of ``log_batch`` (``mlflow/utils/validation.py``)."""
 
 _FINISHED, _FAILED = "FINISHED", "FAILED"
+
+_FILE_STORE_OPT_IN = "MLFLOW_ALLOW_FILE_STORE"
+
+_SQLITE_CREATION_WAIT_S = 30.0
+_SQLITE_STUCK_S = 5.0
+"""How long a SQLite store that another process is creating is waited for (its creation took 2-10 s on a
+shared 2-core machine), and how long one unchanged error of it is (a store that fails for a reason other
+than MLflow's table creation is one warning at once)."""
 
 
 @dataclass(frozen=True)
@@ -73,21 +92,43 @@ def tracking_settings(node: Mapping[str, Any] | None, cwd: Path) -> TrackingSett
 
     Args:
         node: The ``tracking`` node (``conf/tracking/mlflow.yaml``), None or absent when off.
-        cwd: Where a relative store lives: ``uri: null`` means ``<cwd>/mlruns``, beside ``outputs/``.
+        cwd: Where a relative store lives: ``uri: null`` means ``sqlite:///<cwd>/mlflow.db``, beside
+            ``outputs/``; a relative ``sqlite:///name.db`` or plain path is resolved against it too, so
+            every job of a sweep names the same absolute store.
 
     Returns:
         The settings, or None unless ``node.backend`` is ``mlflow``.
     """
     if not isinstance(node, Mapping) or str(node.get("backend") or "none") != "mlflow":
         return None
-    uri = node.get("uri")
+    uri = str(node.get("uri") or "")
     if not uri:
-        uri = (cwd / "mlruns").resolve().as_uri()
-    elif "://" not in str(uri) and not str(uri).startswith(("file:", "sqlite:")):
-        uri = (cwd / str(uri)).resolve().as_uri()  # a plain path is a file store
+        uri = _sqlite_uri(cwd / DEFAULT_DATABASE)
+    elif uri.startswith("sqlite:///") and not uri.startswith("sqlite:////"):
+        uri = _sqlite_uri(cwd / uri.removeprefix("sqlite:///"))
+    elif "://" not in uri and not uri.startswith(("file:", "sqlite:")):
+        # a plain path: a SQLite database when it is named like one, MLflow's file store otherwise
+        path = cwd / uri
+        uri = _sqlite_uri(path) if path.suffix in (".db", ".sqlite") else path.resolve().as_uri()
     return TrackingSettings(
-        str(uri), str(node.get("experiment") or "medstrat"), float(node.get("timeout_s") or 10.0)
+        uri, str(node.get("experiment") or "medstrat"), float(node.get("timeout_s") or 10.0)
     )
+
+
+def _sqlite_uri(path: Path) -> str:
+    return f"sqlite:///{path.resolve().as_posix()}"
+
+
+def _sqlite_path(uri: str) -> Path | None:
+    """The database file of a ``sqlite:///`` URI (relative ones against the working folder, as MLflow
+    reads them), or None for another kind of store or an in-memory database."""
+    if not uri.startswith("sqlite:///"):
+        return None
+    name = uri.removeprefix("sqlite:///").split("?", 1)[0]
+    if not name or name == ":memory:":
+        return None
+    path = Path(name)
+    return path if path.is_absolute() else Path.cwd() / path
 
 
 def _warn(settings: TrackingSettings | None, error: BaseException) -> None:
@@ -111,11 +152,76 @@ def guarded(settings: TrackingSettings | None) -> Iterator[None]:
 
 
 def _prepare_environment(uri: str, timeout_s: float) -> None:
-    if uri.startswith("file:"):
-        os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
     if uri.startswith(("http://", "https://")):
         os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
         os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", str(max(1, int(timeout_s))))
+
+
+@contextlib.contextmanager
+def _opening(uri: str) -> Iterator[None]:
+    """Around building MLflow's store for ``uri``: the file store's opt-in, or the SQLite store's lock."""
+    database = _sqlite_path(uri)
+    if uri.startswith("file:"):
+        before = os.environ.get(_FILE_STORE_OPT_IN)
+        os.environ[_FILE_STORE_OPT_IN] = "true"
+        try:
+            yield
+        finally:
+            if before is None:
+                os.environ.pop(_FILE_STORE_OPT_IN, None)
+            else:
+                os.environ[_FILE_STORE_OPT_IN] = before
+    elif database is not None:
+        database.parent.mkdir(parents=True, exist_ok=True)
+        lock = database.parent / f".{database.name}.lock"
+        with lock.open("a") as handle:
+            # Blocking: the second process waits while the first creates the tables (seconds), then
+            # finds them and only checks their version (milliseconds).
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    else:
+        yield
+
+
+def _still_being_created(error: Exception) -> bool:
+    """An error of MLflow's table creation that another process creating them at the same moment causes."""
+    from alembic.util import CommandError
+    from mlflow.exceptions import MlflowException
+    from sqlalchemy.exc import OperationalError
+
+    if isinstance(error, OperationalError | CommandError):
+        return True
+    return isinstance(error, MlflowException) and "out-of-date database schema" in str(error)
+
+
+def _client(uri: str) -> MlflowClient:
+    """MLflow's client of ``uri``. A SQLite store whose tables a process that does not take our lock (a
+    ``mlflow ui`` started at the same moment, a user's script) is creating is asked again while its error
+    keeps changing (the other process's migrations move on), at most `_SQLITE_CREATION_WAIT_S` in all; an
+    error that stays the same for `_SQLITE_STUCK_S` (a database of a newer MLflow, a read-only file) is
+    raised then."""
+    from mlflow.tracking import MlflowClient
+
+    start = time.monotonic()
+    last, changed = "", start
+    while True:
+        try:
+            return MlflowClient(tracking_uri=uri)
+        except Exception as exc:
+            now = time.monotonic()
+            if str(exc) != last:
+                last, changed = str(exc), now
+            if (
+                _sqlite_path(uri) is None
+                or not _still_being_created(exc)
+                or now - start > _SQLITE_CREATION_WAIT_S
+                or now - changed > _SQLITE_STUCK_S
+            ):
+                raise
+            time.sleep(0.5)
 
 
 def stored_link(folder: Path) -> dict[str, str] | None:
@@ -144,14 +250,13 @@ class MlflowStore:
 
     def __init__(self, settings: TrackingSettings) -> None:
         _prepare_environment(settings.uri, settings.timeout_s)
-        from mlflow.tracking import MlflowClient
-
         # MLflow logs its housekeeping at INFO on its own handler ("Creating initial MLflow database
         # tables..."): stderr keeps the run's lines and, when tracking fails, our one warning.
         logging.getLogger("mlflow").setLevel(logging.WARNING)
 
         self.settings = settings
-        self.client: MlflowClient = MlflowClient(tracking_uri=settings.uri)
+        with _opening(settings.uri):  # MLflow builds (and caches) the store here, for this process
+            self.client: MlflowClient = _client(settings.uri)
         self._experiments: dict[str, str] = {}
 
     def experiment_id(self, name: str | None = None) -> str:
@@ -172,13 +277,11 @@ class MlflowStore:
         return self._experiments[name]
 
     def _artifact_location(self, name: str) -> str | None:
-        """Beside the database for ``sqlite:`` (MLflow would use ``./mlruns`` of whatever folder the first
-        run started in); the store's own default otherwise."""
-        if not self.settings.uri.startswith("sqlite:///"):
+        """``mlartifacts/<experiment>`` beside the database for ``sqlite:`` (MLflow would use ``./mlruns`` of
+        whatever folder the first run started in); the store's own default otherwise."""
+        database = _sqlite_path(self.settings.uri)
+        if database is None:
             return None
-        database = Path(self.settings.uri.removeprefix("sqlite:///"))
-        if not database.is_absolute():
-            database = Path.cwd() / database
         return (database.parent / "mlartifacts" / name).resolve().as_uri()
 
     def open_run(

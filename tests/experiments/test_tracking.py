@@ -1,7 +1,8 @@
 """tracking=mlflow: real ``python -m experiments`` runs logged with the real MLflow client to a local store.
 
-One 2 × 2 sweep (strategy s0, s3 × seed 0, 1; one small dataset, the noisy-oracle test agent) is shared by
-the tests of this module; the failure tests run their own single runs.
+One 2 × 2 sweep (strategy s0, s3 × seed 0, 1; one small dataset, the noisy-oracle test agent) into the default
+store (``sqlite:///<cwd>/mlflow.db``) is shared by the tests of this module; the failure tests run their own
+single runs. tests/experiments/test_tracking_store.py covers the stores themselves.
 """
 
 from __future__ import annotations
@@ -46,9 +47,10 @@ def _run_args(suite: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def sweep(suite: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict[str, str]]:
-    """(sweep folder, store URI, env) of ``-m strategy=s0,s3 run.seed=0,1 tracking=mlflow``."""
+    """(sweep folder, store URI, env) of ``-m strategy=s0,s3 run.seed=0,1 tracking=mlflow``, started in a
+    fresh folder (the default store is ``mlflow.db`` there)."""
     base = tmp_path_factory.mktemp("tracked")
-    uri = (base / "mlruns").as_uri()
+    uri = f"sqlite:///{(base / 'mlflow.db').resolve()}"
     env = _env(base / "cache")
     args = [
         "-m",
@@ -56,7 +58,6 @@ def sweep(suite: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, 
         "run.seed=0,1",
         *_run_args(suite),
         "tracking=mlflow",
-        f"tracking.uri={uri}",
         f"hydra.sweep.dir={base / 'sweep'}",
     ]
     done = run_cli(args, env, base)
@@ -66,12 +67,10 @@ def sweep(suite: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, 
 
 
 @pytest.fixture
-def store(sweep: tuple[Path, str, dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """The sweep's store as this process's MLflow tracking URI (the file store is opted into, as the
-    callback does)."""
+def store(sweep: tuple[Path, str, dict[str, str]]) -> Iterator[str]:
+    """The sweep's store as this process's MLflow tracking URI."""
     import mlflow
 
-    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
     mlflow.set_tracking_uri(sweep[1])
     yield sweep[1]
     mlflow.set_tracking_uri(None)
@@ -186,16 +185,17 @@ def test_a_resumed_run_logs_into_its_mlflow_run_instead_of_a_new_one(
     sweep, store: str, suite: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The resumed run runs in this process (`cli()`, as ``python -m experiments`` calls it): what it proves
-    is where it logs, not a property of a fresh interpreter (the sweep above is one)."""
+    is where it logs, not a property of a fresh interpreter (the sweep above is one). Started in the sweep's
+    folder with no ``tracking.uri``, it finds the same default store."""
     import logging
 
     from experiments.__main__ import cli
 
-    sweep_dir, uri, env = sweep
+    sweep_dir, _, env = sweep
     job = sweep_dir / "0_s0"
     before = json.loads((job / "tracking.json").read_text(encoding="utf-8"))["run_id"]
     count = len(_runs(store))
-    args = ["strategy=s0", "run.seed=0", *_run_args(suite), "tracking=mlflow", f"tracking.uri={uri}"]
+    args = ["strategy=s0", "run.seed=0", *_run_args(suite), "tracking=mlflow"]
     for name in ("MEDSTRAT_CACHE", "HYDRA_FULL_ERROR", "MEDSTRAT_DEBUG"):  # cli() sets the last two
         monkeypatch.setenv(name, env.get(name, ""))
     monkeypatch.chdir(sweep_dir.parent)
@@ -218,6 +218,7 @@ def test_a_resumed_run_logs_into_its_mlflow_run_instead_of_a_new_one(
 def test_a_run_that_exits_incomplete_is_logged_with_its_incomplete_counts(
     suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Into MLflow's file store (``tracking.uri=file:///…``, the opt-in the callback makes for it)."""
     from mlflow.tracking import MlflowClient
 
     uri = (tmp_path / "mlruns").as_uri()
@@ -309,6 +310,7 @@ def test_a_broken_store_is_one_warning_and_the_run_is_byte_identical_to_a_run_wi
     broken = [
         f"tracking.uri={(tmp_path / 'a_file' / 'mlruns').as_uri()}",
         f"tracking.uri=http://127.0.0.1:{_free_port()}",
+        f"tracking.uri=sqlite:///{tmp_path / 'a_file' / 'mlflow.db'}",
     ]
     # hydra.run.dir stays last: the probe reads the run folder from it
     runs = [(args, tmp_path / "plain")]
