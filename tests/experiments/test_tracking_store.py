@@ -138,9 +138,11 @@ else:
 
 
 @pytest.mark.heavy
-@pytest.mark.parametrize(
-    "kinds", [("ours", "ours"), ("plain", "ours")], ids=["two_runs", "mlflow_ui_and_a_run"]
-)
+# Not with MLflow's own client as the other process (`mlflow ui` started at the same moment): that one has
+# no retry and, about one time in five here, dies half-way through its migrations and leaves the database in
+# a state MLflow itself cannot open (a leftover alembic table, a circular-dependency error). Ours then gives
+# up after `_SQLITE_STUCK_S` with one line; docs/experiments.md says to start `mlflow ui` after the first run.
+@pytest.mark.parametrize("kinds", [("ours", "ours")], ids=["two_runs"])
 def test_two_processes_creating_one_sqlite_store_at_once_both_log_their_run(
     kinds: tuple[str, str], tmp_path: Path
 ) -> None:
