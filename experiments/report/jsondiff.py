@@ -18,15 +18,24 @@ def flatten(doc: Any, prefix: str = "") -> dict[str, Any]:
     Empty objects and lists are leaves, so ``{"common": {}}`` and ``{"common": {"x": 1}}`` differ.
     """
     out: dict[str, Any] = {}
+    _flatten_into(doc, prefix, out)
+    return out
+
+
+def _flatten_into(doc: Any, prefix: str, out: dict[str, Any]) -> None:
+    # One dict for the whole document: a dict per level, merged upwards, costs a copy of every leaf per level.
     if isinstance(doc, dict) and doc:
         for key, value in doc.items():
-            out.update(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
+            _flatten_into(value, f"{prefix}.{key}" if prefix else str(key), out)
     elif isinstance(doc, list) and doc:
         for i, value in enumerate(doc):
-            out.update(flatten(value, f"{prefix}[{i}]"))
+            _flatten_into(value, f"{prefix}[{i}]", out)
     else:
         out[prefix] = doc
-    return out
+
+
+_PLAIN = (str, int, type(None))
+"""Leaf types whose equality (same type) is equality of their JSON text (not bool/int, not -0.0/0.0, NaN)."""
 
 
 def differing_paths(docs: Sequence[Any]) -> set[str]:
@@ -43,11 +52,16 @@ def differing_paths(docs: Sequence[Any]) -> set[str]:
     flats = [flatten(d) if d is not None else {} for d in docs]
     keys = set().union(*flats)
     missing = object()
-    return {
-        k
-        for k in keys
-        if len({json.dumps(f.get(k, missing), sort_keys=True, default=str) for f in flats}) > 1
-    }
+    out = set()
+    for k in keys:
+        values = [f.get(k, missing) for f in flats]
+        first = values[0]
+        kind = type(first)
+        if kind in _PLAIN and all(type(v) is kind and v == first for v in values):
+            continue  # the common case, told apart without writing each value as JSON
+        if len({json.dumps(v, sort_keys=True, default=str) for v in values}) > 1:
+            out.add(k)
+    return out
 
 
 def _covers(path: str, diff: set[str]) -> bool:
