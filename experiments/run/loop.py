@@ -152,6 +152,8 @@ async def _one_dataset(
             "incomplete": True,
         }
     if not record.get("incomplete") and "error" not in record:
-        atomic_write_json(marker, record)  # written last: resume trusts a dataset only when this exists
+        # Written last: resume trusts a dataset only when this exists. In a thread: its two fsyncs (~10 ms
+        # here) would otherwise stop the event loop, and every other dataset's work with it.
+        await asyncio.to_thread(atomic_write_json, marker, record)
     progress.dataset_done(task.name)
     return record
