@@ -137,3 +137,13 @@ def test_json_diff_treats_missing_and_empty_values_as_differences() -> None:
     assert differing_paths([a]) == set()
     assert "&lt;script&gt;" in json_html({"k": "<script>"}, set())  # values are escaped
     assert "truncated" in json_html({"big": "x" * 50_000}, set())
+
+
+def test_json_diff_tells_values_apart_by_their_json_text_not_python_equality() -> None:
+    """1, 1.0 and true are equal in Python but differ as JSON; identical documents differ nowhere."""
+    a = {"n": 1, "f": 0.0, "b": True, "s": "x", "e": []}
+    b = {"n": 1.0, "f": -0.0, "b": 1, "s": "x", "e": {}}
+    assert differing_paths([a, a, a]) == set()
+    assert differing_paths([a, dict(a), b]) == {"n", "f", "b", "e"}
+    assert differing_paths([a, a, None]) == set(flatten(a))  # a missing annotation differs everywhere
+    assert differing_paths([None, None]) == set()
