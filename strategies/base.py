@@ -20,7 +20,7 @@ from agents.base import Agent, Candidate, Task, Usage
 from core.registry import Registry
 from strategies.context import DONE_MARKER
 from validator.report import Report
-from validator.report_store import validate_stored
+from validator.report_store import validate_by_content, validate_stored
 from validator.validate import get_profile, validate
 
 __all__ = [
@@ -75,11 +75,17 @@ class ProfileValidator:
         store_reports: Keep each stored candidate's report beside it (``candidates/<dataset>/<k>/reports/``)
             and reuse it while the candidate and the checks are unchanged (`validator.report_store`), so a
             reselection or a resumed run does not validate the same candidate again.
+        outputs_store: Where the reports of the folders a strategy writes anew on every run (the selected
+            or merged output, validated by S0-S2 and S4) are kept by the hash of their bytes
+            (``<outputs_store>/<dataset>/reports/``, `validator.report_store.validate_by_content`); None
+            (the default, a fresh run) validates them every time. A reselection sets it, so that writing
+            the same merged folder again does not validate it again.
     """
 
     profile: str | Path = "evidence"
     executor: Executor | None = None
     store_reports: bool = True
+    outputs_store: Path | None = None
 
     @property
     def name(self) -> str:
@@ -95,11 +101,20 @@ class ProfileValidator:
             store = folder.parent / REPORTS_DIR
             report, _ = validate_stored(folder, task.root, get_profile(self.profile), store)
             return report
+        if self.store_reports and self.outputs_store is not None and not isinstance(candidate, Candidate):
+            store = self.outputs_store / task.name / REPORTS_DIR
+            report, _ = validate_by_content(folder, task.root, get_profile(self.profile), store)
+            return report
         return validate(folder, task.root, profile=self.profile)
 
     def __getstate__(self) -> dict[str, Any]:
         # A validation sent to a worker process pickles this validator with it; the executor stays here.
-        return {"profile": self.profile, "executor": None, "store_reports": self.store_reports}
+        return {
+            "profile": self.profile,
+            "executor": None,
+            "store_reports": self.store_reports,
+            "outputs_store": self.outputs_store,
+        }
 
 
 async def run_cpu(validator: Validator, fn: Callable[..., R], *args: Any) -> R:

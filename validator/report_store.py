@@ -13,6 +13,11 @@ records the candidate's signature (relative path, size and modification time of 
 candidate folder: a rewritten file invalidates it) and the dataset's (its root and the manifest's size and
 modification time). The raw data under ``data/`` is read-only by contract and not re-stat'ed: 20k files
 would cost more than the validation saved.
+
+A folder that is rewritten on every run (the selected or merged output of S0-S4, which S4 validates) has no
+stable signature by modification time; `validate_by_content` stores its report under the hash of its files'
+bytes instead (``<store>/<fingerprint>-<content>.json``), so that a reselection writing the same merged
+folder again reads the report back instead of validating it again.
 """
 
 from __future__ import annotations
@@ -36,11 +41,14 @@ __all__ = [
     "STORE_VERSION",
     "candidate_signature",
     "check_fingerprint",
+    "content_signature",
+    "load_by_content",
     "load_report",
     "report_document",
     "report_from_document",
     "save_report",
     "store_path",
+    "validate_by_content",
     "validate_stored",
 ]
 
@@ -143,6 +151,38 @@ def candidate_signature(folder: Path) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
+def content_signature(folder: Path) -> str | None:
+    """Relative path and bytes of every file under ``folder``, hashed; None when the folder holds a link.
+
+    A symbolic link is refused because what it reaches (and whether the validator accepts it, `safe_join`)
+    depends on more than the bytes; hard links are plain files here.
+    """
+    digest = hashlib.blake2b(digest_size=16)
+    pending = [(str(folder), "")]
+    files: list[tuple[str, str]] = []
+    while pending:
+        path, prefix = pending.pop()
+        try:
+            items = list(os.scandir(path))
+        except OSError:
+            return None
+        for item in items:
+            if item.is_symlink():
+                return None
+            if item.is_dir(follow_symlinks=False):
+                pending.append((item.path, f"{prefix}{item.name}/"))
+            else:
+                files.append((f"{prefix}{item.name}", item.path))
+    for rel, path in sorted(files):
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            return None
+        digest.update(rel.encode("utf-8", "surrogateescape") + b"\0" + str(len(data)).encode() + b"\0")
+        digest.update(data)
+    return digest.hexdigest()
+
+
 def _dataset_signature(dataset_root: Path | None) -> str:
     if dataset_root is None:
         return "none"
@@ -172,23 +212,28 @@ def _sample_json(sample: SampleReport, specs: Mapping[str, CheckSpec]) -> dict[s
     return {name: _result_json(o.result, specs.get(name)) for name, o in sample.checks.items()}
 
 
-def report_document(report: Report, profile: Profile, dataset_root: Path | None) -> dict[str, Any]:
+def report_document(
+    report: Report, profile: Profile, dataset_root: Path | None, *, content: str | None = None
+) -> dict[str, Any]:
     """The stored form of ``report``: raw check results and the signatures that make it reusable.
 
     Args:
         report: A report of ``profile`` on a candidate folder.
         profile: The profile it was made with.
         dataset_root: The dataset it was validated against.
+        content: The folder's `content_signature` when the report is stored by content; the document then
+            records it instead of the folder's `candidate_signature`.
 
     Returns:
         A JSON-able document.
     """
     specs = {spec.name: spec for spec, _ in (*profile.checks, *profile.meta_checks)}
+    signature = {"content": content} if content else {"candidate": candidate_signature(report.candidate_dir)}
     return {
         "version": STORE_VERSION,
         "profile": report.profile,
         "fingerprint": check_fingerprint(profile),
-        "candidate": candidate_signature(report.candidate_dir),
+        **signature,
         "dataset": _dataset_signature(dataset_root),
         "samples": {str(i): _sample_json(s, specs) for i, s in sorted(report.samples.items())},
         "data_meta": _sample_json(report.data_meta, specs),
@@ -316,4 +361,69 @@ def validate_stored(
         return stored, True
     report = validate(folder, dataset_root, profile=profile)
     save_report(store, report, dataset_root, profile)
+    return report, False
+
+
+def load_by_content(
+    folder: Path, dataset_root: Path | None, profile: Profile, store: Path, content: str | None = None
+) -> Report | None:
+    """The report `validate_by_content` stored for a folder holding exactly ``folder``'s bytes, or None.
+
+    Args:
+        folder: An ``agent1_data_organization`` folder.
+        dataset_root: The dataset root.
+        profile: The profile (totals from its weights).
+        store: The folder of such reports.
+        content: ``folder``'s `content_signature` when the caller has it.
+
+    Returns:
+        The report (recorded for ``folder``), or None when none is stored, or the folder holds a link.
+    """
+    folder = Path(folder).absolute()
+    content = content or content_signature(folder)
+    if content is None:
+        return None
+    try:
+        doc = json.loads((store / f"{check_fingerprint(profile)}-{content}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if (
+        not isinstance(doc, dict)
+        or doc.get("version") != STORE_VERSION
+        or doc.get("content") != content
+        or doc.get("dataset") != _dataset_signature(dataset_root)
+    ):
+        return None
+    return report_from_document(doc, profile, folder)
+
+
+def validate_by_content(
+    folder: Path, dataset_root: Path | None, profile: Profile, store: Path
+) -> tuple[Report, bool]:
+    """The report of a folder rewritten on every run, stored under the hash of its files' bytes.
+
+    Args:
+        folder: An ``agent1_data_organization`` folder (a selected or merged output).
+        dataset_root: The dataset root.
+        profile: The profile.
+        store: The folder of such reports (shared by every output of one dataset).
+
+    Returns:
+        The report, and whether it was read from the store (True) or validated now.
+    """
+    folder = Path(folder).absolute()
+    content = content_signature(folder)
+    if content is None:
+        return validate(folder, dataset_root, profile=profile), False
+    stored = load_by_content(folder, dataset_root, profile, store, content)
+    if stored is not None:
+        return stored, True
+    report = validate(folder, dataset_root, profile=profile)
+    path = store / f"{check_fingerprint(profile)}-{content}.json"
+    try:
+        atomic_write_json(
+            path, report_document(report, profile, dataset_root, content=content), indent=None, durable=False
+        )
+    except (OSError, TypeError, ValueError) as exc:
+        log.warning("cannot store the validator report %s: %s", path, exc)
     return report, False

@@ -12,6 +12,7 @@ from experiments.report.assets import CSS, JS
 from experiments.report.collect import load_run
 from experiments.report.page import render_page
 from experiments.report.thumbs import Thumbnailer
+from experiments.stored.run_folder import RUN_INFO, read_json
 
 __all__ = ["REPORT_NAME", "build_report", "write_report"]
 
@@ -49,18 +50,30 @@ def build_report(run_dir: str | Path, out_dir: str | Path | None = None) -> Path
     if run.ablation_png is not None:
         shutil.copyfile(run.ablation_png, assets / "ablation.png")
         ablation = "assets/ablation.png"
-    thumbs = Thumbnailer(assets)
+    thumbs = Thumbnailer(assets, _earlier_thumbnails(run_dir))
     page = render_page(run, thumbs, ablation)
     target = atomic_write_text(out / REPORT_NAME, page)
     n = sum(len(d.samples) for d in run.datasets)
     log.info(
-        "report: %s (%d samples, %d thumbnails, %.1f s)",
+        "report: %s (%d samples, %d thumbnails made, %d copied, %.1f s)",
         target,
         n,
         thumbs.written,
+        thumbs.copied,
         time.perf_counter() - start,
     )
     return target
+
+
+def _earlier_thumbnails(run_dir: Path) -> list[Path]:
+    """The thumbnail folder of the run this one reselected (``run.json``: ``reselect.source_run``), if any.
+
+    A reselection shows the source's candidate images again; their thumbnails are named by the image's
+    content, so the source's are the very files this report would make.
+    """
+    info = read_json(run_dir / RUN_INFO)
+    source = (info.get("reselect") or {}).get("source_run") if isinstance(info, dict) else None
+    return [Path(source) / "assets" / "thumbs"] if isinstance(source, str) else []
 
 
 def write_report(run_dir: str | Path) -> Path | None:

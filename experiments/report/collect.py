@@ -206,15 +206,20 @@ def _kept_candidates_checks(
 
 
 def _validator_checks(
-    selected: Path, root: Path | None, profile: Any
+    selected: Path, root: Path | None, profile: Any, store: Path
 ) -> dict[int, tuple[float, list[dict[str, Any]]]]:
-    """Re-run the run's validator profile on the selected folder (results are not stored in the run)."""
+    """The run's validator profile on the selected folder: the report a reselection stored for a folder of
+    the same bytes (``store``, `validator.report_store.validate_by_content`: S4's merged folder) when there
+    is one, else validated again (a fresh run stores none)."""
     if not selected.is_dir():
         return {}
     try:
-        from validator.validate import validate
+        from validator.report_store import load_by_content
+        from validator.validate import get_profile, validate
 
-        report = validate(selected, root, profile=profile)
+        report = load_by_content(selected, root, get_profile(profile), store)
+        if report is None:
+            report = validate(selected, root, profile=profile)
     except Exception as exc:  # the report degrades to "no checks" rather than failing
         log.warning("report: validator failed on %s: %s", selected, exc)
         return {}
@@ -263,7 +268,7 @@ def _load_dataset(
     checks = _kept_candidates_checks(result, selected_dir, root, profile)
     stored = checks is not None
     if checks is None:
-        checks = _validator_checks(selected_dir, root, profile)
+        checks = _validator_checks(selected_dir, root, profile, run_dir / CANDIDATES / name / REPORTS_DIR)
     indices = {i for (d, i) in rows if d == name}
     indices |= {int(k) for k in result.get("decisions", {}) if str(k).isdigit()}
     samples = []

@@ -6,6 +6,7 @@ import hashlib
 import io
 import logging
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 
 from PIL import Image
@@ -25,12 +26,16 @@ class Thumbnailer:
 
     Args:
         assets: The report's ``assets/`` folder.
+        earlier: Thumbnail folders of other reports over the same images (a reselection's source run): a
+            thumbnail found there under the image's name is copied instead of decoded and encoded again.
     """
 
-    def __init__(self, assets: Path) -> None:
+    def __init__(self, assets: Path, earlier: Sequence[Path] = ()) -> None:
         self.folder = assets / "thumbs"
+        self.earlier = [Path(f) for f in earlier if Path(f).resolve() != self.folder.resolve()]
         self._done: dict[Path, str | None] = {}
         self.written = 0
+        self.copied = 0
 
     def __call__(self, image: Path | None) -> str | None:
         """The thumbnail's path relative to the report (``assets/thumbs/<sha1>.png``), or None.
@@ -56,6 +61,14 @@ class Thumbnailer:
         target = self.folder / f"{digest}.png"
         rel = f"assets/thumbs/{digest}.png"
         if target.is_file():
+            return rel
+        for folder in self.earlier:
+            try:
+                made = (folder / f"{digest}.png").read_bytes()
+            except OSError:
+                continue
+            atomic_write_bytes(target, made, durable=False)
+            self.copied += 1
             return rel
         try:
             with warnings.catch_warnings():

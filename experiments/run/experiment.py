@@ -147,7 +147,9 @@ def preflight(cfg: DictConfig, run_dir: Path, settings: RunSettings | None = Non
     return plan
 
 
-def run_experiment(cfg: DictConfig, run_dir: Path, *, preload: bool = True) -> RunOutcome:
+def run_experiment(
+    cfg: DictConfig, run_dir: Path, *, preload: bool = True, store_outputs: bool = False
+) -> RunOutcome:
     """Run the configured strategy over the configured benchmark and write the run folder.
 
     Args:
@@ -156,6 +158,10 @@ def run_experiment(cfg: DictConfig, run_dir: Path, *, preload: bool = True) -> R
         preload: Import every format library before the work starts (`medio.preload`). A reselection, whose
             candidates' validator reports are stored, reads no raw file and skips it (~1 s); a reader that
             does run imports its libraries under medio's import lock, which is safe from any thread.
+        store_outputs: Keep the validator reports of the folders a strategy writes anew (the selected or
+            merged output) by the hash of their bytes, beside the stored candidates
+            (`strategies.base.ProfileValidator.outputs_store`): a reselection, which writes the same folders
+            as the runs before it, then reads them back.
 
     Returns:
         The outcome.
@@ -180,10 +186,12 @@ def run_experiment(cfg: DictConfig, run_dir: Path, *, preload: bool = True) -> R
     with run_folder_lock(run_dir) as dead:
         if dead is not None:
             log.warning(takeover_note(run_dir, dead))
-        return _run_locked(run_dir, start, resume, plan, preload)
+        return _run_locked(run_dir, start, resume, plan, preload, store_outputs)
 
 
-def _run_locked(run_dir: Path, start: float, resume: bool, plan: RunPlan, preload: bool) -> RunOutcome:
+def _run_locked(
+    run_dir: Path, start: float, resume: bool, plan: RunPlan, preload: bool, store_outputs: bool
+) -> RunOutcome:
     agent, settings = plan.agent, plan.settings
     root = benchmark_root(settings.benchmark)
     datasets = select_datasets(root, settings.benchmark.get("datasets"), settings.benchmark.get("shard"))
@@ -215,6 +223,7 @@ def _run_locked(run_dir: Path, start: float, resume: bool, plan: RunPlan, preloa
         resume=resume,
         profile=profile,
         concurrency=settings.concurrency,
+        outputs_store=run_dir / "candidates" if store_outputs else None,
     )
     shares = split_tasks(job, resolve_processes(settings.processes, agent), plan.candidates)
     progress_on = settings.progress

@@ -63,7 +63,7 @@ from experiments.selection.reselect import ReselectError, load_source_config
 from experiments.stored.run_folder import CANDIDATES, run_info
 from strategies.base import DONE_MARKER, REPORTS_DIR, SampleDecision
 from strategies.context import candidate_from_marker
-from strategies.mechanics import assemble
+from strategies.mechanics import assemble, read_meta
 from strategies.selectors import ORACLE, Selector, build_selector, selectors
 from testbed.perturb import MISTAKES_FILE, miss_rates, read_mistakes
 from validator.report import Report
@@ -176,12 +176,14 @@ class _Scored:
 
 @dataclass
 class ScoreCache:
-    """Scores of assembled outputs keyed by (dataset, chosen candidates, validator profile), and the oracle
-    bound per dataset; identical choices (common: selectors often agree) are assembled and scored once."""
+    """Scores of assembled outputs keyed by what the folder is made of (dataset, chosen candidates, the one
+    whose meta is patched), and the oracle bound per dataset; identical outputs (selectors, and the two
+    profiles' choices, often agree) are assembled and scored once."""
 
     work: Path
-    _scores: dict[tuple[str, tuple[tuple[int, int | None], ...], str], _Scored] = field(default_factory=dict)
+    _scores: dict[tuple[Any, ...], _Scored] = field(default_factory=dict)  # (dataset, choice, meta source)
     _oracle: dict[str, float] = field(default_factory=dict)
+    _readable_meta: dict[str, list[int]] = field(default_factory=dict)
     assembled: int = 0
 
     def score(
@@ -199,7 +201,7 @@ class ScoreCache:
 
         decisions = choose(sel, stored.task, stored.candidates, reports)
         chosen = {i: d.candidate for i, d in decisions.items()}
-        key = (stored.key, tuple(sorted(chosen.items())), profile)
+        key = (stored.key, tuple(sorted(chosen.items())), self._meta_source(stored, reports))
         if key not in self._scores:
             out = self.work / f"{len(self._scores)}"
             task = dataclasses.replace(stored.task, out_dir=out)
@@ -215,6 +217,15 @@ class ScoreCache:
             self._scores[key] = _Scored(metrics, e2e)
             shutil.rmtree(out, ignore_errors=True)
         return decisions, self._scores[key]
+
+    def _meta_source(self, stored: StoredDataset, reports: Sequence[Report]) -> int | None:
+        """Whose ``data_meta.json`` `assemble` patches: best meta total among those with one (ties: first)."""
+        if stored.key not in self._readable_meta:
+            self._readable_meta[stored.key] = [
+                k for k, c in enumerate(stored.candidates) if read_meta(c.output_dir) is not None
+            ]
+        readable = self._readable_meta[stored.key]
+        return min(readable, key=lambda k: (-reports[k].data_meta.total, k), default=None)
 
     def oracle(self, stored: StoredDataset) -> float | None:
         """The share of samples where some stored candidate passes E2E (ground truth, through the scorer)."""

@@ -267,7 +267,7 @@ def reselect(
     out.mkdir(parents=True, exist_ok=True)
     _link_candidates(source, out)
     ReplayAgent.attempts = 0
-    outcome = run_experiment(cfg, out, preload=False)
+    outcome = run_experiment(cfg, out, preload=False, store_outputs=True)
     calls = ReplayAgent.attempts
     usage = run_file(out, USAGE)
     reused = int(usage.get("candidates", 0))

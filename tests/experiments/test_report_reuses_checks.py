@@ -70,3 +70,36 @@ def test_a_selected_sample_that_is_no_candidates_as_it_stands_is_validated_again
     assert [p.parent.name for p in validations] == [dataset]  # that dataset only, validated as before
     edited = next(d for d in view.datasets if d.name == dataset)
     assert all(s.checks_from == "" for s in edited.samples)
+
+
+def test_a_selected_folder_whose_report_a_reselection_stored_by_its_bytes_is_read_not_validated(
+    make_cfg: Callable[..., DictConfig], suite: Path, tmp_path: Path, validations: list[Path]
+) -> None:
+    """S4's merged folder is no candidate's as it stands; a reselection stores its report by the folder's
+    bytes beside the candidates (`validator.report_store.validate_by_content`), and the page reads it."""
+    from validator.report_store import validate_by_content
+    from validator.validate import get_profile
+
+    run = tmp_path / "run"
+    run_experiment(make_cfg("strategy=s3", "strategy.n=3", "run.report=false"), run)
+    dataset = sorted(p.name for p in (run / "selected").iterdir() if p.is_dir())[0]
+    selected = run / "selected" / dataset / "agent1_data_organization"
+    first = sorted((selected / "standardized_annotations").glob("*.json"))[0]
+    doc = json.loads(first.read_text(encoding="utf-8"))
+    doc["context"] = {**doc.get("context", {}), "edited_after_selection": True}
+    first.write_text(json.dumps(doc), encoding="utf-8")
+    store = run / "candidates" / dataset / "reports"
+    validate_by_content(selected, suite / dataset, get_profile("evidence"), store)
+    (stored,) = store.glob("*.json")
+    doc = json.loads(stored.read_text(encoding="utf-8"))
+    for checks in doc["samples"].values():
+        for result in checks.values():
+            result["m"] = "read from the store"
+    stored.write_text(json.dumps(doc), encoding="utf-8")
+    validations.clear()
+    view = load_run(run)
+    assert validations == []
+    edited = next(d for d in view.datasets if d.name == dataset)
+    assert edited.samples and all(
+        c["message"] == "read from the store" for s in edited.samples for c in s.checks
+    )

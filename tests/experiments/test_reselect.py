@@ -158,6 +158,35 @@ def test_reselect_reuses_the_stored_reports_and_links_the_outputs(
     assert os.path.samefile(image, original)  # a hard link to the candidate's file, not a copy
 
 
+def test_an_s4_reselection_reads_the_merged_outputs_report_the_one_before_stored(
+    rules_s3_run_small: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """S4 validates the merged folder it writes; a reselection keeps that report beside the source's
+    candidates by the folder's bytes, and the next S4 reselection reads it instead of validating the same
+    folder again (an edited copy shows it: with every merged score set to 0, the base wins everywhere)."""
+    import shutil
+
+    _, src = rules_s3_run_small
+    copy = tmp_path / "copy"
+    shutil.copytree(src, copy, symlinks=True)
+    first = reselect(copy, ["strategy=s4", "run.report=false"], tmp_path / "a")
+    stores = sorted((copy / "candidates").glob("*/reports/*.json"))
+    assert len(stores) == len(CHEAP_DATASETS)  # one merged folder per dataset, stored beside its candidates
+    second = reselect(copy, ["strategy=s4", "run.report=false"], tmp_path / "b")
+    assert _metrics(second.run_dir) == _metrics(first.run_dir)
+    assert _chosen(second.run_dir) == _chosen(first.run_dir)
+    assert sorted((copy / "candidates").glob("*/reports/*.json")) == stores  # the same bytes: no new file
+    for store in stores:
+        doc = json.loads(store.read_text())
+        for checks in doc["samples"].values():
+            for result in checks.values():
+                result["s"] = 0.0
+        store.write_text(json.dumps(doc))
+    third = reselect(copy, ["strategy=s4", "run.report=false"], tmp_path / "c")
+    rows = [json.loads(line) for line in (third.run_dir / "samples.jsonl").read_text().splitlines()]
+    assert rows and all("kept base" in r["decision"]["reason"] for r in rows)
+
+
 def test_scoring_shared_with_forks_equals_the_serial_loop(source: tuple[Path, Path], tmp_path: Path) -> None:
     """A run's (profile, dataset) scorings go to forks of the process; the result is what scoring each
     dataset in turn gives, in the same order (a reselection's metrics and samples.jsonl are built from it)."""

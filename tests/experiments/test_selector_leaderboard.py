@@ -166,3 +166,38 @@ def test_on_simulated_candidates_a_worst_picking_selector_misses_more_mistakes(
 
     assert misses("test_worst") > misses("validator_max")
     assert rows.loc["test_worst", "E2E"] < rows.loc["validator_max", "E2E"]
+
+
+def test_an_output_is_assembled_and_scored_once_whatever_profile_chose_it(
+    rules_s3_run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """What an assembled folder holds is the choice per sample and the meta of the candidate whose meta
+    validates best: the same choice under another profile is scored again only when that meta changes."""
+    import dataclasses
+
+    from experiments.selection.leaderboard import ReportCache, ScoreCache, load_stored
+    from strategies.selectors import build_selector
+
+    _, src = rules_s3_run
+    run = tmp_path / "run"
+    shutil.copytree(src, run, symlinks=True)  # mdsbench reports get stored beside the copy's candidates
+    stored = load_stored(run)[0]
+    cache, scores = ReportCache(), ScoreCache(tmp_path / "work")
+    evidence = [cache.get(c, stored.task, "evidence") for c in stored.candidates]
+    mdsbench = [cache.get(c, stored.task, "mdsbench") for c in stored.candidates]
+    first = build_selector("first")
+    best_meta = min(range(len(evidence)), key=lambda k: (-evidence[k].data_meta.total, k))
+    same_meta = [
+        dataclasses.replace(r, data_meta=e.data_meta) for r, e in zip(mdsbench, evidence, strict=True)
+    ]
+    _, scored = scores.score_decisions(stored, first, "evidence", evidence)
+    _, again = scores.score_decisions(stored, first, "mdsbench", same_meta)
+    assert scores.assembled == 1 and again is scored
+    other = (best_meta + 1) % len(evidence)
+    top = dataclasses.replace(evidence[best_meta].data_meta, total=1.0)
+    low = dataclasses.replace(evidence[best_meta].data_meta, total=0.0)
+    other_meta = [
+        dataclasses.replace(r, data_meta=top if k == other else low) for k, r in enumerate(mdsbench)
+    ]
+    scores.score_decisions(stored, first, "mdsbench", other_meta)
+    assert scores.assembled == 2  # another candidate's meta: another folder

@@ -54,6 +54,31 @@ def test_thumbnails_are_small_lazy_local_and_stored_once_per_distinct_image(tmp_
     assert not re.search(r'(src|href)="(https?:)?//', page)  # nothing fetched from the network
 
 
+def test_a_reselections_report_copies_the_source_runs_thumbnails_instead_of_making_them(
+    tmp_path: Path,
+) -> None:
+    """A reselected run shows the source's candidate images again: the thumbnails the source's report made
+    (named by the image's bytes) are copied; one the source lacks is made."""
+    import json
+
+    source = make_run(tmp_path / "source")
+    build_report(source)
+    made = sorted((source / "assets" / "thumbs").glob("*.png"))
+    assert made
+    for path in made:  # marked, so that a copy tells itself apart from a thumbnail made again
+        path.write_bytes(path.read_bytes() + b"copied")
+    missing = made[0]
+    missing.unlink()
+    run = make_run(tmp_path / "re")
+    info = json.loads((run / "run.json").read_text()) if (run / "run.json").is_file() else {}
+    (run / "run.json").write_text(json.dumps({**info, "reselect": {"source_run": str(source)}}))
+    build_report(run)
+    thumbs = {p.name: p.read_bytes() for p in (run / "assets" / "thumbs").glob("*.png")}
+    assert sorted(thumbs) == sorted(p.name for p in made)
+    assert not thumbs[missing.name].endswith(b"copied")  # made here
+    assert all(thumbs[p.name].endswith(b"copied") for p in made[1:])  # copied from the source
+
+
 def test_an_undecodable_candidate_image_is_a_placeholder_not_a_failed_report(tmp_path: Path) -> None:
     page = build_report(make_run(tmp_path / "run")).read_text(encoding="utf-8")
     beta0 = page[page.index('id="s-beta-0"') : page.index('id="s-beta-1"')]
@@ -112,3 +137,13 @@ def test_json_diff_treats_missing_and_empty_values_as_differences() -> None:
     assert differing_paths([a]) == set()
     assert "&lt;script&gt;" in json_html({"k": "<script>"}, set())  # values are escaped
     assert "truncated" in json_html({"big": "x" * 50_000}, set())
+
+
+def test_json_diff_tells_values_apart_by_their_json_text_not_python_equality() -> None:
+    """1, 1.0 and true are equal in Python but differ as JSON; identical documents differ nowhere."""
+    a = {"n": 1, "f": 0.0, "b": True, "s": "x", "e": []}
+    b = {"n": 1.0, "f": -0.0, "b": 1, "s": "x", "e": {}}
+    assert differing_paths([a, a, a]) == set()
+    assert differing_paths([a, dict(a), b]) == {"n", "f", "b", "e"}
+    assert differing_paths([a, a, None]) == set(flatten(a))  # a missing annotation differs everywhere
+    assert differing_paths([None, None]) == set()

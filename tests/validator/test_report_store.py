@@ -1,5 +1,6 @@
 """Stored validator reports: read back equal to a fresh validation, reweighted by the profile that loads them,
-and ignored once the candidate or the checks' options change."""
+and ignored once the candidate or the checks' options change; a folder rewritten on every run (a selected or
+merged output) is found again by the bytes it holds."""
 
 from __future__ import annotations
 
@@ -9,7 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from validator.registry import Profile
-from validator.report_store import check_fingerprint, load_report, store_path, validate_stored
+from validator.report_store import (
+    check_fingerprint,
+    content_signature,
+    load_report,
+    store_path,
+    validate_by_content,
+    validate_stored,
+)
 from validator.validate import clear_cache, get_profile, validate
 
 DATASET = "synth-kidney-ct-nifti"
@@ -123,3 +131,62 @@ def test_every_benchmark_module_the_validator_imports_is_in_the_fingerprint() ->
     files = {(root / Path(*m.split("."))).with_suffix(".py") for m in imported}
     files = {f if f.is_file() else f.with_suffix("") / "__init__.py" for f in files}
     assert files <= hashed, sorted(str(f) for f in files - hashed)
+
+
+def _rewrite(folder: Path, target: Path) -> None:
+    """Write ``folder``'s files again at ``target``: the same bytes, new files with new modification times."""
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        out = target / path.relative_to(folder)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(path.read_bytes())
+
+
+def test_an_output_written_again_with_the_same_bytes_reuses_its_report(
+    oracle_copy: Any, tmp_path: Path
+) -> None:
+    cand = oracle_copy(DATASET)
+    ann = cand.load(0)
+    ann["context"]["sample"]["extra"]["source_file"] = "data/nowhere.nii.gz"  # some check must fail
+    cand.save(0, ann)
+    profile = get_profile("evidence")
+    store = tmp_path / "reports"
+    first, reused = validate_by_content(cand.root, cand.dataset, profile, store)
+    assert not reused and len(list(store.glob("*.json"))) == 1
+    again_dir = tmp_path / "next-run" / "agent1_data_organization"  # another run's folder, same bytes
+    _rewrite(cand.root, again_dir)
+    assert content_signature(again_dir) == content_signature(cand.root)
+    clear_cache()
+    again, reused = validate_by_content(again_dir, cand.dataset, profile, store)
+    assert reused
+    fresh = validate(again_dir, cand.dataset, profile=profile, use_cache=False)
+    assert again.samples == fresh.samples and again.data_meta == fresh.data_meta
+    assert again.candidate_dir == again_dir.absolute()
+    assert again.samples[0].total < 1.0 and again.samples[0].failed() == first.samples[0].failed()
+
+
+def test_an_output_with_one_changed_byte_is_validated_again(oracle_copy: Any, tmp_path: Path) -> None:
+    cand = oracle_copy(DATASET)
+    profile = get_profile("evidence")
+    store = tmp_path / "reports"
+    before, _ = validate_by_content(cand.root, cand.dataset, profile, store)
+    ann = cand.load(2)
+    ann["context"]["sample"]["extra"]["source_file"] = "data/nowhere.nii.gz"
+    cand.save(2, ann)
+    after, reused = validate_by_content(cand.root, cand.dataset, profile, store)
+    assert not reused
+    assert after.samples[2].total < before.samples[2].total
+    assert len(list(store.glob("*.json"))) == 2  # one report per content
+
+
+def test_an_output_holding_a_symbolic_link_is_never_stored(oracle_copy: Any, tmp_path: Path) -> None:
+    """Whether a link is followed depends on where it leads, not on bytes: such a folder is validated."""
+    cand = oracle_copy(DATASET)
+    image = next((cand.root / "images").glob("0.*"))
+    moved = tmp_path / image.name
+    image.rename(moved)
+    image.symlink_to(moved)
+    assert content_signature(cand.root) is None
+    store = tmp_path / "reports"
+    _, reused = validate_by_content(cand.root, cand.dataset, get_profile("evidence"), store)
+    _, again = validate_by_content(cand.root, cand.dataset, get_profile("evidence"), store)
+    assert not reused and not again and not store.exists()
