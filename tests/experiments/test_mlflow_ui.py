@@ -59,8 +59,11 @@ def _free_port() -> int:
 
 
 def _plain_env() -> dict[str, str]:
-    """A user's shell: no ``MLFLOW_*`` variable."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    """A user's shell: no ``MLFLOW_*`` variable. MLflow's server imports litellm, which would otherwise try
+    to fetch its price map from the network (three attempts, seconds of back-off): a test reaches loopback
+    only."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    return {**env, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 
 
 def _mlflow_command() -> list[str]:
@@ -76,6 +79,7 @@ def _mlflow_ui(folder: Path) -> Iterator[tuple[str, Path]]:
     port = _free_port()
     log = folder / "mlflow-ui.log"
     args = ["ui", "--backend-store-uri", "sqlite:///mlflow.db", "--host", "127.0.0.1", "--port", str(port)]
+    args += ["--workers", "1"]  # one page to serve: MLflow's default of four starts three interpreters more
     with log.open("wb") as out:
         server = subprocess.Popen(
             [*_mlflow_command(), *args],
