@@ -286,3 +286,36 @@ def expand_aliases(stem: str | None) -> set[str]:
             f"sub_{g}{n:02d}_dti",
         }
     return out
+
+
+# The reference scorer's scan of trace values (SPEC §3.3, gate part A): a key matching its pattern, holding a
+# path-like or short string. Read by the scorer and by the writers that record what it needs
+# (`benchmark.source_stem`), so both apply one rule.
+SCAN_KEY_RE = re.compile(_C["V2_SCAN_KEY_RE"], re.I)
+PATH_HINT_RE = re.compile(_C["V2_PATH_HINT_RE"], re.I)
+SCAN_VALUE_MAX_LEN: int = _C["SCAN_VALUE_MAX_LEN"]
+
+
+@lru_cache(maxsize=4096)
+def _scans_key(key: str) -> bool:
+    # Memoised per key: the same few dozen keys recur in every annotation of every model.
+    return SCAN_KEY_RE.search(key) is not None
+
+
+def scanned_stem(key: Any, value: Any) -> str | None:
+    """The normalised stem the reference scorer reads from one trace value, or None when it reads none.
+
+    Args:
+        key: The value's key (in ``extra``, ``raw`` or ``record``).
+        value: The value.
+
+    Returns:
+        `normalize_source_stem` of a string the scorer scans (its key matches the scan pattern and it looks
+        like a path or is short), else None.
+    """
+    if not isinstance(value, str) or not _scans_key(str(key)):
+        return None
+    text = value.strip()
+    if PATH_HINT_RE.search(text) or len(text) <= SCAN_VALUE_MAX_LEN:
+        return normalize_source_stem(value) or None
+    return None

@@ -14,8 +14,7 @@ source, and which stem to record; `add_source_stem` is the one writer every prod
 skeleton of the rules agent and the suite's oracle, the rules revision, the LiteLLM tools, the script mode,
 S2's autofix, S4's merge); the validator's ``source_stem_matchable`` check reports the same decision. Sources
 whose extension the scorer strips are never touched. The scorer's scan of ``extra`` (key pattern, value
-length) is re-read here from the same constants file rather than imported from `benchmark.score`, which the
-validator and the agents do not load.
+length) is `benchmark.normalize.scanned_stem`, the one rule the scorer applies too.
 
 Rules (docs/scoring.md, "Sources outside the extension list"):
 
@@ -37,16 +36,15 @@ import json
 import re
 from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from benchmark.normalize import (
     STEM_EXTENSIONS,
     expand_aliases,
-    load_constants,
     nonmissing,
     normalize_source_stem,
+    scanned_stem,
 )
 
 __all__ = [
@@ -73,9 +71,6 @@ COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
 """Whole-file compression suffixes: stripped together with the extension before them."""
 
 _EXTENSION_RE = re.compile(r"\.(?=[a-z0-9]{0,7}[a-z])[a-z0-9]{1,8}$", re.I)
-_SCAN_KEY_RE = re.compile(load_constants()["V2_SCAN_KEY_RE"], re.I)
-_PATH_HINT_RE = re.compile(load_constants()["V2_PATH_HINT_RE"], re.I)
-_SCAN_VALUE_MAX_LEN: int = load_constants()["SCAN_VALUE_MAX_LEN"]
 
 
 def _basename(path: str) -> str:
@@ -135,20 +130,11 @@ def file_stem(path: str) -> str:
     return base[: match.start()] if match and match.start() > 0 else base
 
 
-@lru_cache(maxsize=4096)
-def _scanned_key(key: str) -> bool:
-    return _SCAN_KEY_RE.search(key) is not None
-
-
 def _scanned_stems(extra: Mapping[str, Any]) -> set[str]:
     """Aliases of the stems the scorer reads from ``extra`` (gate part A, extra's share of it)."""
     out: set[str] = set()
     for key, value in extra.items():
-        if not isinstance(value, str) or not _scanned_key(str(key)):
-            continue
-        text = value.strip()
-        if _PATH_HINT_RE.search(text) or len(text) <= _SCAN_VALUE_MAX_LEN:
-            out |= expand_aliases(normalize_source_stem(value))
+        out |= expand_aliases(scanned_stem(key, value))
     return out
 
 

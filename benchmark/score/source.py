@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
-from benchmark.normalize import expand_aliases, is_number, nonmissing, normalize_source_stem
+from benchmark.normalize import expand_aliases, is_number, nonmissing, normalize_source_stem, scanned_stem
 from benchmark.score import constants as C
 from benchmark.score.profiles import Profile
 
@@ -236,12 +236,6 @@ def _skip_key(where: str, key: str, profile: Profile) -> bool:
     return profile.labels_not_evidence and key in _LABEL_KEYS
 
 
-@lru_cache(maxsize=4096)
-def _scanned_key(key: Any) -> bool:
-    # Memoised per key: the same few dozen keys recur in every annotation of every model.
-    return C.SCAN_KEY_RE.search(str(key)) is not None
-
-
 def scanned_stems(ann: dict[str, Any], main_stem: str | None, profile: Profile) -> set[str]:
     """Stems of every source-like string value in extra, raw and record, plus the main stem (gate part A)."""
     out = {main_stem} if main_stem else set()
@@ -251,13 +245,9 @@ def scanned_stems(ann: dict[str, Any], main_stem: str | None, profile: Profile) 
         ("record", _dict(ann.get("record"))),
     ):
         for key, value in block.items():
-            if not isinstance(value, str) or not _scanned_key(key) or _skip_key(where, key, profile):
-                continue
-            text = value.strip()
-            if C.PATH_HINT_RE.search(text) or len(text) <= C.SCAN_VALUE_MAX_LEN:
-                stem = normalize_source_stem(value)
-                if stem:
-                    out.add(stem)
+            stem = None if _skip_key(where, key, profile) else scanned_stem(key, value)
+            if stem:
+                out.add(stem)
     return out
 
 
