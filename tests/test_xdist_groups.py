@@ -6,6 +6,7 @@ workers and each shared fixture was built once per worker. This runs a small sam
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -15,9 +16,15 @@ TESTS = Path(__file__).resolve().parent
 
 
 def test_the_users_of_a_module_fixture_run_on_one_worker_and_the_others_spread() -> None:
+    # The scheduling plugin alone: the suite's conftests (the interpreter guard, the workers' preloads) would
+    # make each of the three processes pay for what this sample does not use.
+    plugin = ["--noconftest", "-p", "xdist_scheduling", "-p", "no:cacheprovider"]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS), env.get("PYTHONPATH", "")])
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-v", "-n", "2", "-p", "no:cacheprovider", "xdist_group_sample.py"],
+        [sys.executable, "-m", "pytest", "-v", "-n", "2", *plugin, "xdist_group_sample.py"],
         cwd=TESTS,
+        env=env,
         capture_output=True,
         text=True,
         timeout=300,

@@ -45,11 +45,62 @@ def make_cfg(suite: Path) -> Callable[..., DictConfig]:
 def cli_env(tmp_path: Path) -> dict[str, str]:
     """Environment for ``python -m experiments`` subprocesses: this checkout and the test agents importable,
     cache in tmp."""
+    return _subprocess_env(tmp_path / "cache")
+
+
+def _subprocess_env(cache: Path) -> dict[str, str]:
     env = dict(os.environ)
     # The checkout first: a subprocess in a temp folder would otherwise import the installed snapshot.
     env["PYTHONPATH"] = os.pathsep.join([str(FAKES.parent.parent), str(FAKES), env.get("PYTHONPATH", "")])
-    env["MEDSTRAT_CACHE"] = str(tmp_path / "cache")
+    env["MEDSTRAT_CACHE"] = str(cache)
     return env
+
+
+TRACKED_DATASET = "synth-fundus-npy"
+"""The one dataset of the shared tracked runs below."""
+
+
+@pytest.fixture(scope="session")
+def tracked_run(suite: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(start folder, run folder) of ``python -m experiments strategy=s3 tracking=mlflow`` on one dataset,
+    started in a fresh folder, so the run made MLflow's default store ``mlflow.db`` there. Shared by the
+    tests that read the store as a user would (a plain MLflow client, ``mlflow ui``); never write to it."""
+    from cli_process import run_cli
+
+    base = tmp_path_factory.mktemp("tracked_run")
+    run = base / "tracked_s3"
+    args = ["benchmark=dir", f"benchmark.root={suite}", f"benchmark.datasets=[{TRACKED_DATASET}]", FAKE_AGENT]
+    args += ["strategy=s3", "tracking=mlflow", f"hydra.run.dir={run}"]
+    done = run_cli(args, _subprocess_env(base / "cache"), base)
+    assert done.returncode == 0, done.stderr
+    assert "tracking: warning" not in done.stderr
+    return base, run
+
+
+@pytest.fixture(scope="session")
+def joblib_tracked_sweep(suite: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(start folder, sweep folder) of ``-m hydra/launcher=local_joblib strategy=s0,s3 tracking=mlflow`` on
+    one dataset, started in a fresh folder: both jobs at once, each in its own process, into a store no run
+    made yet. Shared by the launcher test and the tracking-store test; never write to it."""
+    from cli_process import run_cli
+
+    base = tmp_path_factory.mktemp("joblib_sweep")
+    args = [
+        "-m",
+        "hydra/launcher=local_joblib",
+        "strategy=s0,s3",
+        "benchmark=dir",
+        f"benchmark.root={suite}",
+        f"benchmark.datasets=[{TRACKED_DATASET}]",
+        FAKE_AGENT,
+        "run.progress=false",
+        "tracking=mlflow",
+        f"hydra.sweep.dir={base / 'sweep'}",
+    ]
+    done = run_cli(args, _subprocess_env(base / "cache"), base, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "tracking: warning" not in done.stderr
+    return base, base / "sweep"
 
 
 @pytest.fixture(scope="session")

@@ -70,10 +70,8 @@ def _launcher_target(job: Path) -> str:
 
 
 @pytest.mark.heavy
-def test_joblib_launcher_runs_a_two_job_sweep_locally(
-    suite: Path, cli_env: dict[str, str], tmp_path: Path
-) -> None:
-    jobs = _check_jobs(_sweep("local_joblib", suite, cli_env, tmp_path))
+def test_joblib_launcher_runs_a_two_job_sweep_locally(joblib_tracked_sweep: tuple[Path, Path]) -> None:
+    jobs = _check_jobs(joblib_tracked_sweep[1])  # the sweep that test_tracking_store.py reads MLflow from
     assert all("JoblibLauncher" in _launcher_target(j) for j in jobs.values())
 
 

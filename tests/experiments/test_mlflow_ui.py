@@ -20,8 +20,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_process import run_cli
-from run_overrides import FAKE_AGENT
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "report"))  # the DevTools client of the report's browser tests
@@ -48,9 +46,6 @@ pytestmark = [
     pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (apt-get install chromium)"),
 ]
 
-RUN_NAME = "ui_run_s3"
-DATASET = "synth-fundus-npy"
-
 
 def _free_port() -> int:
     with socket.socket() as probe:
@@ -59,11 +54,12 @@ def _free_port() -> int:
 
 
 def _plain_env() -> dict[str, str]:
-    """A user's shell: no ``MLFLOW_*`` variable. MLflow's server imports litellm, which would otherwise try
-    to fetch its price map from the network (three attempts, seconds of back-off): a test reaches loopback
-    only."""
+    """A user's shell (no ``MLFLOW_*`` variable) plus the two settings docs/experiments.md gives for a
+    laptop: MLflow's server imports litellm, which would otherwise try to fetch its price map from the
+    network (three attempts, seconds of back-off; a test reaches loopback only), and MLflow's job runner
+    (two more interpreters, a third of the server's CPU here) serves no page this project shows."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
-    return {**env, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    return {**env, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
 
 
 def _mlflow_command() -> list[str]:
@@ -73,11 +69,10 @@ def _mlflow_command() -> list[str]:
 
 
 @contextlib.contextmanager
-def _mlflow_ui(folder: Path) -> Iterator[tuple[str, Path]]:
+def _mlflow_ui(folder: Path, log: Path) -> Iterator[tuple[str, Path]]:
     """(base URL, server log) of ``mlflow ui --backend-store-uri sqlite:///mlflow.db`` started in ``folder``
     on a free loopback port, as the docs say; stopped (its whole process group) afterwards."""
     port = _free_port()
-    log = folder / "mlflow-ui.log"
     args = ["ui", "--backend-store-uri", "sqlite:///mlflow.db", "--host", "127.0.0.1", "--port", str(port)]
     args += ["--workers", "1"]  # one page to serve: MLflow's default of four starts three interpreters more
     with log.open("wb") as out:
@@ -139,33 +134,18 @@ def _page_text(base: str, path: str, profile: Path, needles: tuple[str, ...]) ->
 
 
 def test_mlflow_ui_from_the_same_environment_shows_a_tracked_run_of_the_default_store(
-    suite: Path, tmp_path: Path
+    tracked_run: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    env = {**os.environ, "MEDSTRAT_CACHE": str(tmp_path / "cache")}
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO), str(REPO / "tests" / "strategies"), env.get("PYTHONPATH", "")]
-    )
-    args = [
-        "benchmark=dir",
-        f"benchmark.root={suite}",
-        f"benchmark.datasets=[{DATASET}]",
-        FAKE_AGENT,
-        "strategy=s3",
-        "tracking=mlflow",
-        f"hydra.run.dir={tmp_path / RUN_NAME}",
-    ]
-    done = run_cli(args, env, tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert "tracking: warning" not in done.stderr
-    link = json.loads((tmp_path / RUN_NAME / "tracking.json").read_text(encoding="utf-8"))
-    macro = json.loads((tmp_path / RUN_NAME / "metrics.json").read_text(encoding="utf-8"))["macro"]
+    base, run_dir = tracked_run
+    link = json.loads((run_dir / "tracking.json").read_text(encoding="utf-8"))
+    macro = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))["macro"]
 
-    with _mlflow_ui(tmp_path) as (base, log):
-        up_s = _wait_until_up(base, log)
+    with _mlflow_ui(base, tmp_path / "mlflow-ui.log") as (url, log):
+        up_s = _wait_until_up(url, log)
         path = f"/#/experiments/{link['experiment_id']}/runs/{link['run_id']}"
-        text, shot = _page_text(base, path, tmp_path / "profile", (RUN_NAME, "official/E2E"))
+        text, shot = _page_text(url, path, tmp_path / "profile", (run_dir.name, "official/E2E"))
     print(f"\nmlflow ui answered after {up_s:.1f} s")
     print(f"\nthe run's page in mlflow ui: {shot}")
-    assert RUN_NAME in text, text[:2000]
+    assert run_dir.name in text, text[:2000]
     assert "official/E2E" in text and "strict/E2E" in text, text[:2000]
     assert f"{macro['E2E']:g}"[:4] in text, text[:2000]  # the value, as the page rounds it

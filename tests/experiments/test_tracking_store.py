@@ -12,12 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_process import run_cli
-from run_overrides import FAKE_AGENT
 
 REPO = Path(__file__).resolve().parents[2]
 FAKES = REPO / "tests" / "strategies"
-DATASET = "synth-fundus-npy"
 
 
 def _env(cache: Path) -> dict[str, str]:
@@ -25,10 +22,6 @@ def _env(cache: Path) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(FAKES), env.get("PYTHONPATH", "")])
     env["MEDSTRAT_CACHE"] = str(cache)
     return env
-
-
-def _run_args(suite: Path) -> list[str]:
-    return ["benchmark=dir", f"benchmark.root={suite}", f"benchmark.datasets=[{DATASET}]", FAKE_AGENT]
 
 
 def _without_mlflow_settings() -> dict[str, str]:
@@ -56,18 +49,14 @@ print(json.dumps({
 
 @pytest.mark.heavy
 def test_the_default_store_opens_with_a_plain_mlflow_client_and_no_environment_variable(
-    suite: Path, tmp_path: Path
+    tracked_run: tuple[Path, Path],
 ) -> None:
-    args = [*_run_args(suite), "strategy=s0", "tracking=mlflow", f"hydra.run.dir={tmp_path / 'run_s0'}"]
-    done = run_cli(args, _env(tmp_path / "cache"), tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert "tracking: warning" not in done.stderr
-    assert (tmp_path / "mlflow.db").is_file() and not (tmp_path / "mlruns").exists()
-
+    base, run_dir = tracked_run
+    assert (base / "mlflow.db").is_file() and not (base / "mlruns").exists()
     read = subprocess.run(
         [sys.executable, "-c", _READ_BACK],
         env=_without_mlflow_settings(),
-        cwd=tmp_path,
+        cwd=base,
         capture_output=True,
         text=True,
         timeout=120,
@@ -76,31 +65,21 @@ def test_the_default_store_opens_with_a_plain_mlflow_client_and_no_environment_v
     found = json.loads(read.stdout.strip().splitlines()[-1])
     assert found["frame_rows"] == 1 and len(found["runs"]) == 1
     run = found["runs"][0]
-    assert run["name"] == "run_s0" and run["status"] == "FINISHED"
-    macro = json.loads((tmp_path / "run_s0" / "metrics.json").read_text(encoding="utf-8"))["macro"]
+    assert run["name"] == run_dir.name and run["status"] == "FINISHED"
+    macro = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))["macro"]
     assert run["metrics"]["official/E2E"] == pytest.approx(macro["E2E"])
     assert {"report.html", "metrics.json"} <= set(run["artifacts"])
-    assert (tmp_path / "mlartifacts" / "medstrat").is_dir()  # the artifacts beside the database
+    assert (base / "mlartifacts" / "medstrat").is_dir()  # the artifacts beside the database
 
 
 @pytest.mark.heavy
-def test_a_parallel_sweep_logs_every_job_into_one_new_sqlite_store(suite: Path, tmp_path: Path) -> None:
+def test_a_parallel_sweep_logs_every_job_into_one_new_sqlite_store(
+    joblib_tracked_sweep: tuple[Path, Path],
+) -> None:
     """The joblib launcher runs both jobs at once, each in its own process, on a store no run made yet."""
-    args = [
-        "-m",
-        "hydra/launcher=local_joblib",
-        "strategy=s0,s3",
-        *_run_args(suite),
-        "tracking=mlflow",
-        f"hydra.sweep.dir={tmp_path / 'sweep'}",
-    ]
-    done = run_cli(args, _env(tmp_path / "cache"), tmp_path, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "tracking: warning" not in done.stderr
-
     import mlflow
 
-    client = mlflow.MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = mlflow.MlflowClient(tracking_uri=f"sqlite:///{joblib_tracked_sweep[0] / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("medstrat")
     assert experiment is not None
     runs = client.search_runs([experiment.experiment_id])
@@ -240,45 +219,31 @@ def test_a_store_named_relative_to_the_start_folder_is_made_absolute(
     assert settings.uri == expected.format(cwd=tmp_path.resolve().as_posix())
 
 
-# Opens the store argv[1] names in a fresh interpreter (MLflow caches a store per URI and process); one
-# line: the seconds the open took, then the error.
-_OPEN_TIMED = """
-import sys, time
-import mlflow.tracking
-from experiments.tracking.mlflow_store import TrackingSettings, open_store
-start = time.monotonic()
-try:
-    open_store(TrackingSettings(sys.argv[1]))
-    error = ""
-except Exception as exc:
-    error = str(exc)
-print(f"{time.monotonic() - start:.2f} {error[:300]}")
-"""
-
-
-@pytest.mark.heavy
 def test_a_database_of_a_newer_mlflow_fails_within_seconds_instead_of_being_waited_for(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The wait for a store another process is creating does not hold a run on a store that will never
-    open (here its schema version is one this MLflow does not know)."""
+    open (here its schema version is one this MLflow does not know): its unchanged error is given up after
+    `_SQLITE_STUCK_S`, not after the whole `_SQLITE_CREATION_WAIT_S`."""
+    import shutil
     import sqlite3
 
+    from experiments.tracking import mlflow_store
     from experiments.tracking.mlflow_store import TrackingSettings, open_store
 
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    open_store(TrackingSettings(uri)).experiment_id()
-    with sqlite3.connect(tmp_path / "mlflow.db") as db:
+    made = tmp_path / "made" / "mlflow.db"
+    open_store(TrackingSettings(f"sqlite:///{made}")).experiment_id()
+    # A copy under another name: MLflow keeps one store per URI and process, so this one is opened anew.
+    newer = tmp_path / "newer" / "mlflow.db"
+    newer.parent.mkdir()
+    shutil.copyfile(made, newer)
+    with sqlite3.connect(newer) as db:
         db.execute("UPDATE alembic_version SET version_num = 'from_a_newer_mlflow'")
-    done = subprocess.run(
-        [sys.executable, "-c", _OPEN_TIMED, uri],
-        env=_env(tmp_path / "cache"),
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    seconds, error = done.stdout.strip().split(" ", 1)
-    assert "from_a_newer_mlflow" in error
-    assert float(seconds) < 10  # the unchanged error is given up after 5 s, not after the 30 s wait
+    stuck_s = 1.0  # the shipped 5 s, shortened: what is checked is which of the two limits ends the wait
+    monkeypatch.setattr(mlflow_store, "_SQLITE_STUCK_S", stuck_s)
+    assert 10 * stuck_s <= mlflow_store._SQLITE_CREATION_WAIT_S
+    start = time.monotonic()
+    with pytest.raises(Exception, match="from_a_newer_mlflow"):
+        open_store(TrackingSettings(f"sqlite:///{newer}")).experiment_id()
+    waited = time.monotonic() - start
+    assert stuck_s <= waited < stuck_s + 4, waited
