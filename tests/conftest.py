@@ -64,10 +64,20 @@ def pytest_configure(config: pytest.Config) -> None:
     writes its ``__pycache__``, so each of the few hundred fresh interpreters the tests start would compile
     the modules it imports again (~0.4 CPU s each). Python still checks each file's bytecode against its
     source, so a stale one is never used.
+
+    The process that runs the tests collects garbage with the thresholds of the reselect CLI: its heap is
+    nearly all long-lived (the libraries every test imports, the session fixtures), and with Python's
+    defaults each of its ~30 full collections walked all of it again (~0.3 CPU s each; 18 CPU s in the two
+    workers of a run, 4.4 s with these thresholds: docs/performance.md).
     """
+    import gc
+
     from interpreter_guard import install
 
+    from experiments.selection.reselect import GC_THRESHOLDS
+
     install()
+    gc.set_threshold(*GC_THRESHOLDS)
     if hasattr(config, "workerinput"):
         # The fork server of this worker (one per process, started by the first pool or `run.processes` run
         # of any test) preloads what the LiteLLM runs' workers need, whichever test starts it: a server
