@@ -53,7 +53,9 @@ def _no_shared_request_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEDSTRAT_REQUEST_CACHE", "off")
 
 
-_PACKAGES = ("core", "medio", "benchmark", "validator", "agents", "strategies", "experiments", "perf")
+# Every package of the checkout that a fresh interpreter may import (compiled once per run, below).
+_PACKAGES = ("core", "medio", "benchmark", "validator", "agents", "testbed", "strategies", "experiments")
+_PACKAGES += ("perf",)
 
 
 def pytest_configure(config: pytest.Config) -> None:
