@@ -54,8 +54,17 @@ def _no_shared_request_cache(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # Every package of the checkout that a fresh interpreter may import (compiled once per run, below).
-_PACKAGES = ("core", "medio", "benchmark", "validator", "agents", "testbed", "strategies", "experiments")
-_PACKAGES += ("perf",)
+_PACKAGES = (
+    "core",
+    "medio",
+    "benchmark",
+    "validator",
+    "agents",
+    "testbed",
+    "strategies",
+    "experiments",
+    "perf",
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:
