@@ -16,8 +16,7 @@ TESTS = Path(__file__).resolve().parent
 
 
 def test_the_users_of_a_module_fixture_run_on_one_worker_and_the_others_spread() -> None:
-    # The scheduling plugin alone: the suite's conftests (the interpreter guard, the workers' preloads) would
-    # make each of the three processes pay for what this sample does not use.
+    # The scheduling plugin alone, without the suite's conftests: what is checked is the scheduler.
     plugin = ["--noconftest", "-p", "xdist_scheduling", "-p", "no:cacheprovider"]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(TESTS), env.get("PYTHONPATH", "")])

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -13,6 +14,19 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     pass
+
+_REPO = Path(__file__).resolve().parents[2]
+_FAKES = _REPO / "tests" / "strategies"
+
+
+def subprocess_env(cache: Path) -> dict[str, str]:
+    """This process's environment for a ``python -m experiments`` subprocess: this checkout first on the path
+    (a subprocess in a temp folder would otherwise import the installed snapshot), then the protocol test
+    agents; the cache under ``cache``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(_REPO), str(_FAKES), env.get("PYTHONPATH", "")])
+    env["MEDSTRAT_CACHE"] = str(cache)
+    return env
 
 
 def run_cli(

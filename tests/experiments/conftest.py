@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,6 +12,7 @@ from omegaconf import DictConfig
 FAKES = Path(__file__).resolve().parent.parent / "strategies"
 sys.path.insert(0, str(FAKES))  # the protocol test agents live beside the strategy tests
 
+from cli_process import subprocess_env  # noqa: E402
 from fake_roles import Dispatch, RolesRuns  # noqa: E402
 from fake_roles import make_suite as make_roles_suite  # noqa: E402
 from fake_roles import roles_runs as make_roles_runs  # noqa: E402
@@ -45,15 +45,7 @@ def make_cfg(suite: Path) -> Callable[..., DictConfig]:
 def cli_env(tmp_path: Path) -> dict[str, str]:
     """Environment for ``python -m experiments`` subprocesses: this checkout and the test agents importable,
     cache in tmp."""
-    return _subprocess_env(tmp_path / "cache")
-
-
-def _subprocess_env(cache: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    # The checkout first: a subprocess in a temp folder would otherwise import the installed snapshot.
-    env["PYTHONPATH"] = os.pathsep.join([str(FAKES.parent.parent), str(FAKES), env.get("PYTHONPATH", "")])
-    env["MEDSTRAT_CACHE"] = str(cache)
-    return env
+    return subprocess_env(tmp_path / "cache")
 
 
 TRACKED_DATASET = "synth-fundus-npy"
@@ -71,7 +63,7 @@ def tracked_run(suite: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
     run = base / "tracked_s3"
     args = ["benchmark=dir", f"benchmark.root={suite}", f"benchmark.datasets=[{TRACKED_DATASET}]", FAKE_AGENT]
     args += ["strategy=s3", "tracking=mlflow", f"hydra.run.dir={run}"]
-    done = run_cli(args, _subprocess_env(base / "cache"), base)
+    done = run_cli(args, subprocess_env(base / "cache"), base)
     assert done.returncode == 0, done.stderr
     assert "tracking: warning" not in done.stderr
     return base, run
@@ -97,7 +89,7 @@ def joblib_tracked_sweep(suite: Path, tmp_path_factory: pytest.TempPathFactory) 
         "tracking=mlflow",
         f"hydra.sweep.dir={base / 'sweep'}",
     ]
-    done = run_cli(args, _subprocess_env(base / "cache"), base, timeout=600)
+    done = run_cli(args, subprocess_env(base / "cache"), base, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "tracking: warning" not in done.stderr
     return base, base / "sweep"

@@ -1,7 +1,8 @@
 """Issue 7 scale-out: Hydra launcher plugins run sweep jobs of ``python -m experiments`` locally.
 
 Each test runs a 2-job multirun (``strategy=s0,s3``) on one tiny dataset with the protocol test agent, through
-the launcher named on the command line, and checks every job wrote its metrics and the sweep its ablation.
+the launcher named on the command line, and checks every job wrote its metrics and the sweep its ablation. The
+joblib sweep is the session's `joblib_tracked_sweep` (tracked in MLflow), which test_tracking_store.py reads.
 """
 
 from __future__ import annotations

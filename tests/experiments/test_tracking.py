@@ -8,31 +8,21 @@ single runs. tests/experiments/test_tracking_store.py covers the stores themselv
 from __future__ import annotations
 
 import json
-import os
 import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_process import run_cli
+from cli_process import run_cli, subprocess_env
 from run_overrides import FAKE_AGENT
 
 from benchmark.score.constants import METRIC_NAMES
 
 pytestmark = pytest.mark.heavy
 
-REPO = Path(__file__).resolve().parents[2]
-FAKES = REPO / "tests" / "strategies"
 DATASET = "synth-fundus-npy"
 PROFILES = ("official", "strict")
-
-
-def _env(cache: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(FAKES), env.get("PYTHONPATH", "")])
-    env["MEDSTRAT_CACHE"] = str(cache)
-    return env
 
 
 def _run_args(suite: Path) -> list[str]:
@@ -51,7 +41,7 @@ def sweep(suite: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, 
     fresh folder (the default store is ``mlflow.db`` there)."""
     base = tmp_path_factory.mktemp("tracked")
     uri = f"sqlite:///{(base / 'mlflow.db').resolve()}"
-    env = _env(base / "cache")
+    env = subprocess_env(base / "cache")
     args = [
         "-m",
         "strategy=s0,s3",
@@ -223,7 +213,8 @@ def test_a_run_that_exits_incomplete_is_logged_with_its_incomplete_counts(
 
     uri = (tmp_path / "mlruns").as_uri()
     args = ["strategy=s3", *_run_args(suite), "run.budget_tokens=250", f"hydra.run.dir={tmp_path / 'run'}"]
-    done = run_cli([*args, "tracking=mlflow", f"tracking.uri={uri}"], _env(tmp_path / "cache"), tmp_path)
+    args += ["tracking=mlflow", f"tracking.uri={uri}"]
+    done = run_cli(args, subprocess_env(tmp_path / "cache"), tmp_path)
     assert done.returncode == 3, done.stderr  # the budget stopped it: exit 3, and Hydra never ran on_job_end
     assert "tracking: warning" not in done.stderr
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
@@ -303,7 +294,7 @@ def test_a_broken_store_is_one_warning_and_the_run_is_byte_identical_to_a_run_wi
 ) -> None:
     """The plain run first in a fresh interpreter (tracking off never imports MLflow); the runs against a
     broken store follow in the same interpreter (what they prove is their stderr and their folder)."""
-    env = _env(tmp_path / "cache")
+    env = subprocess_env(tmp_path / "cache")
     run_dir = tmp_path / "run"  # the same path each time: the outputs name their own folder
     args = ["strategy=s0", *_run_args(suite), f"hydra.run.dir={run_dir}"]
     (tmp_path / "a_file").write_text("in the way of the store\n")

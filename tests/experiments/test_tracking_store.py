@@ -12,16 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-FAKES = REPO / "tests" / "strategies"
-
-
-def _env(cache: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(FAKES), env.get("PYTHONPATH", "")])
-    env["MEDSTRAT_CACHE"] = str(cache)
-    return env
+from cli_process import subprocess_env
 
 
 def _without_mlflow_settings() -> dict[str, str]:
@@ -143,7 +134,7 @@ def test_two_processes_creating_one_sqlite_store_at_once_both_log_their_run(
                 str(tmp_path / f"r{k}"),
                 kind,
             ],
-            env=_env(tmp_path / "cache"),
+            env=subprocess_env(tmp_path / "cache"),
             cwd=tmp_path,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
