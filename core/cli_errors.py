@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import contextlib
 import functools
+import math
 import os
 import signal
 import sys
@@ -40,6 +41,7 @@ __all__ = [
     "EXIT_NOTHING",
     "EXIT_OK",
     "EXIT_USAGE",
+    "GRACE_ENV",
     "REDELIVERY_DELAY_S",
     "TERMINATION_GRACE_S",
     "CliError",
@@ -55,6 +57,7 @@ __all__ = [
     "report_interrupted",
     "run_coroutine",
     "sigterm_stops",
+    "termination_grace_s",
 ]
 
 EXIT_OK = 0
@@ -294,7 +297,36 @@ def report_interrupted(line: str) -> None:
 
 
 TERMINATION_GRACE_S = 5.0
-"""How long a command may clean up after SIGTERM before it exits anyway (`sigterm_stops`)."""
+"""How long a command may clean up after SIGTERM before it exits anyway (`sigterm_stops`), unless
+``MEDSTRAT_TERMINATION_GRACE_S`` says otherwise (`termination_grace_s`)."""
+
+GRACE_ENV = "MEDSTRAT_TERMINATION_GRACE_S"
+
+
+def termination_grace_s() -> float:
+    """The SIGTERM clean-up allowance: ``MEDSTRAT_TERMINATION_GRACE_S`` seconds, else `TERMINATION_GRACE_S`.
+
+    Why a setting: a supervisor gives a stopped job a fixed time before its SIGKILL (SLURM's ``KillWait``,
+    30 s by default; Kubernetes' ``terminationGracePeriodSeconds``), and a command that exits on its own
+    before that prints its one line, which a SIGKILL never lets it do.
+
+    Returns:
+        Seconds, > 0.
+
+    Raises:
+        CliError: The variable is set to something that is not a positive finite number (exit 2; the
+            commands enter `sigterm_stops` before any work, so nothing has started).
+    """
+    raw = os.environ.get(GRACE_ENV, "").strip()
+    if not raw:
+        return TERMINATION_GRACE_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise CliError(f"{GRACE_ENV} must be a number of seconds > 0, got {raw!r}")
+    return value
 
 
 def run_coroutine(main: Coroutine[Any, Any, _T]) -> _T:
@@ -337,7 +369,7 @@ def run_coroutine(main: Coroutine[Any, Any, _T]) -> _T:
 
 
 @contextlib.contextmanager
-def sigterm_stops(prog: str, grace_s: float = TERMINATION_GRACE_S) -> Iterator[None]:
+def sigterm_stops(prog: str, grace_s: float | None = None) -> Iterator[None]:
     """While inside, SIGTERM stops the command as Ctrl-C does, whatever SIGINT's disposition is.
 
     Why not re-send SIGINT: a job started with ``&`` from a script (or under ``nohup``, or by a supervisor)
@@ -356,7 +388,8 @@ def sigterm_stops(prog: str, grace_s: float = TERMINATION_GRACE_S) -> Iterator[N
 
     Args:
         prog: The program name of the line printed when the grace period runs out.
-        grace_s: Seconds of clean-up allowed after SIGTERM.
+        grace_s: Seconds of clean-up allowed after SIGTERM; None: `termination_grace_s` (read on entry, so a
+            bad value fails before the command does any work).
 
     Yields:
         Nothing; the previous SIGTERM handler is restored on exit.
@@ -368,6 +401,7 @@ def sigterm_stops(prog: str, grace_s: float = TERMINATION_GRACE_S) -> Iterator[N
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    grace = termination_grace_s() if grace_s is None else grace_s
     owner = os.getpid()
 
     def _handler(signum: int, frame: FrameType | None) -> None:
@@ -375,7 +409,7 @@ def sigterm_stops(prog: str, grace_s: float = TERMINATION_GRACE_S) -> Iterator[N
         if os.getpid() != owner:  # a forked child inherited this handler: end as SIGTERM ends it by default
             os.kill(os.getpid(), signal.SIGTERM)
             return
-        _exit_after(prog, grace_s)
+        _exit_after(prog, grace)
         on_sigint = signal.getsignal(signal.SIGINT)
         if callable(on_sigint):
             on_sigint(signal.SIGINT, frame)  # asyncio cancels its main task; the default raises

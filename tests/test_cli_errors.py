@@ -38,8 +38,10 @@ class Case:
     args: tuple[str, ...]
     code: int = 2
     mention: str = ""  # a word the one line must contain (names the thing)
+    env: tuple[tuple[str, str], ...] = ()  # environment variables set for the case
 
 
+GRACE = "MEDSTRAT_TERMINATION_GRACE_S"
 EXP = ("benchmark=dir", "benchmark.root={suite}", "run.progress=false")
 
 CASES: dict[str, Case] = {
@@ -84,6 +86,10 @@ CASES: dict[str, Case] = {
     ),
     "experiments-missing-root": Case("experiments", (*EXP, "benchmark.root=nope"), mention="nope"),
     "experiments-bad-resume-value": Case("experiments", (*EXP, "run.resume=maybe"), mention="run.resume"),
+    "experiments-bad-sigterm-grace": Case("experiments", EXP, mention=GRACE, env=((GRACE, "soon"),)),
+    "reselect-bad-sigterm-grace": Case(
+        "experiments.reselect", ("empty",), mention=GRACE, env=((GRACE, "-3"),)
+    ),
 }
 
 
@@ -135,6 +141,8 @@ def test_bad_input_gives_one_line_and_its_exit_code(
     cwd = _workdir(tmp_path)
     monkeypatch.chdir(cwd)
     monkeypatch.setenv("MEDSTRAT_CACHE", str(tmp_path / "cache"))
+    for key, value in CASES[name].env:
+        monkeypatch.setenv(key, value)
     code = run_as_main(CASES[name].module, _args(CASES[name], suite, nifti))
     _check(name, code, capfd.readouterr().err, cwd)
     assert _tree(suite) == before, "a bad invocation wrote into the input suite"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import signal
 import subprocess
 import sys
@@ -17,7 +18,15 @@ from typing import Any
 
 import pytest
 
-from core.cli_errors import Terminated, run_coroutine, sigterm_stops
+from core.cli_errors import (
+    GRACE_ENV,
+    TERMINATION_GRACE_S,
+    CliError,
+    Terminated,
+    run_coroutine,
+    sigterm_stops,
+    termination_grace_s,
+)
 
 
 def _program(body: str) -> list[str]:
@@ -27,8 +36,8 @@ def _program(body: str) -> list[str]:
     return [sys.executable, "-c", head + textwrap.dedent(body)]
 
 
-def _terminate(args: list[str]) -> tuple[float, int, str]:
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _terminate(args: list[str], env: dict[str, str] | None = None) -> tuple[float, int, str]:
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready", proc.communicate()
     start = time.monotonic()
@@ -68,6 +77,43 @@ def test_a_clean_up_that_hangs_ends_after_the_grace_period_with_one_line() -> No
         err.strip()
         == "prog: stopped after SIGTERM without finishing the clean-up in 1 s; finished work is kept"
     )
+
+
+def test_the_grace_period_is_the_environment_variables_when_the_command_names_none() -> None:
+    took, code, err = _terminate(
+        _program("""
+        try:
+            with sigterm_stops("prog"):
+                print("ready", flush=True)
+                time.sleep(60)
+        except KeyboardInterrupt:
+            time.sleep(60)
+        """),
+        env={**os.environ, GRACE_ENV: "0.5"},
+    )
+    assert code == 130 and 0.5 <= took < TERMINATION_GRACE_S, took
+    assert err.strip().endswith("without finishing the clean-up in 0.5 s; finished work is kept"), err
+
+
+@pytest.mark.parametrize("raw", ["0", "-1", "abc", "nan", "inf"])
+def test_a_grace_period_that_is_not_a_positive_number_is_refused_on_entry(
+    raw: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(GRACE_ENV, raw)
+    entered = False
+    refused = pytest.raises(CliError, match=f"{GRACE_ENV} must be a number of seconds > 0, got '{raw}'")
+    with refused as caught, sigterm_stops("prog"):
+        entered = True
+    assert caught.value.code == 2 and not entered
+
+
+def test_an_unset_or_blank_grace_period_is_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(GRACE_ENV, raising=False)
+    assert termination_grace_s() == TERMINATION_GRACE_S == 5.0
+    monkeypatch.setenv(GRACE_ENV, " ")
+    assert termination_grace_s() == TERMINATION_GRACE_S
+    monkeypatch.setenv(GRACE_ENV, "30")
+    assert termination_grace_s() == 30.0
 
 
 def test_after_the_interruption_is_reported_a_slow_exit_adds_no_second_line() -> None:
