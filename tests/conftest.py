@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -89,6 +90,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
     install()
     gc.set_threshold(*GC_THRESHOLDS)
+    # pytest keeps its assertion-rewritten test modules in __pycache__ only where bytecode may be written:
+    # under PYTHONDONTWRITEBYTECODE each worker rewrote all ~270 test modules on every run (~2.5 CPU s, most
+    # of its collection). Written here as the checkout's modules are below; it stays checked against the
+    # source, so a stale one is never used.
+    sys.dont_write_bytecode = False
     if hasattr(config, "workerinput"):
         # The fork server of this worker (one per process, started by the first pool or `run.processes` run
         # of any test) preloads what the LiteLLM runs' workers need, whichever test starts it: a server
