@@ -53,6 +53,13 @@ def compose_config(overrides: Sequence[str] = ()) -> DictConfig:
     ~70 ms; a copy takes ~2 ms). Overrides that add a search path are composed every time: the files there
     are not watched.
 
+    Calls that differ only in plain values (``benchmark.root=/tmp/a`` against ``/tmp/b``: a key with a dot,
+    not under ``hydra``, not a config group, a single value that is not a mapping, no ``+``/``~``/``@``)
+    reuse the composition of their other overrides and set those values the way Hydra applies a value
+    override after composing (``OmegaConf.update(cfg, key, value, merge=True)`` in struct mode, in the
+    order given). A value Hydra would refuse (an unknown key) is left to Hydra: that call is composed
+    whole, so it fails with Hydra's own error.
+
     Args:
         overrides: Hydra override strings (``"strategy=s3"``, ``"+agent.api_key=..."``).
 
@@ -68,17 +75,83 @@ def compose_config(overrides: Sequence[str] = ()) -> DictConfig:
     from experiments.validator_file import rewrite_validator_file
 
     folder = config_dir()
-    rewritten = rewrite_validator_file(overrides)
+    rewritten = list(rewrite_validator_file(overrides))
     key = _compose_key(folder, rewritten)
-    composed = _COMPOSED.get(key) if key is not None else None
+    if key is None:
+        with initialize_config_dir(config_dir=str(folder), version_base="1.3"):
+            return compose("config", overrides=rewritten)
+    composed = _COMPOSED.get(key)
+    if composed is None:
+        composed = _with_values(folder, rewritten)
     if composed is None:
         with initialize_config_dir(config_dir=str(folder), version_base="1.3"):
             composed = compose("config", overrides=rewritten)
-        if key is not None:
-            if len(_COMPOSED) >= _COMPOSED_MAX:
-                _COMPOSED.clear()
-            _COMPOSED[key] = composed
+    _keep(key, composed)
     return copy.deepcopy(composed)
+
+
+def _keep(key: tuple[object, ...], composed: DictConfig) -> None:
+    if len(_COMPOSED) >= _COMPOSED_MAX:
+        _COMPOSED.clear()
+    _COMPOSED[key] = composed
+
+
+def _with_values(folder: Path, overrides: list[str]) -> DictConfig | None:
+    """The composition of ``overrides`` as the composition of all but their plain values with those values
+    set on a copy (see `compose_config`); None when there are no plain values or Hydra would refuse one."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    values = _plain_values(folder, overrides)
+    if not values:
+        return None
+    rest = [item for i, item in enumerate(overrides) if i not in values]
+    base = compose_config(rest)  # a copy of the kept composition of the rest (composed once)
+    try:
+        for key, value in values.values():
+            OmegaConf.update(base, key, value, merge=True)
+    except OmegaConfBaseException:  # e.g. a key the config does not have: Hydra's error, from Hydra
+        return None
+    return base
+
+
+def _plain_values(folder: Path, overrides: Sequence[str]) -> dict[int, tuple[str, object]]:
+    """The overrides of ``overrides`` that only set a value, by position: (key, parsed value).
+
+    Hydra applies every override that is not a config group choice after composing, in the order given; a
+    value is taken out of that order only when no other such override touches its key (the same key, a
+    key under it, or one it is under: ``~agent.x``, ``+agent.retry={...}``).
+    """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.core.override_parser.types import OverrideType, ValueType
+    from hydra.errors import HydraException
+
+    try:
+        parsed = OverridesParser.create().parse_overrides(list(overrides))
+    except HydraException:  # a syntax error: Hydra reports it when composing
+        return {}
+    plain: dict[int, tuple[str, object]] = {}
+    others: list[str] = []  # keys of the config (not group) overrides left in Hydra's order
+    for i, item in enumerate(parsed):
+        key = item.key_or_group
+        group = "/" in key or (folder / key).is_dir()
+        if (
+            item.type is OverrideType.CHANGE
+            and item.package is None
+            and item.value_type is ValueType.ELEMENT
+            and "." in key
+            and not key.startswith("hydra")
+            and not group
+            and not isinstance(item.value(), dict)
+        ):
+            plain[i] = (key, item.value())
+        elif not group:
+            others.append(key)
+
+    def touches(a: str, b: str) -> bool:
+        return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+    return {i: kv for i, kv in plain.items() if not any(touches(kv[0], other) for other in others)}
 
 
 def _compose_key(folder: Path, overrides: Sequence[str]) -> tuple[object, ...] | None:
