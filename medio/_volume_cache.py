@@ -1,9 +1,11 @@
-"""A bounded, per-process cache of decoded DICOM series volumes, keyed by the exact files they came from.
+"""A bounded, per-process cache of decoded images (DICOM series volumes, one-file images), keyed by the exact
+files they came from.
 
 Why: a run reads each source many times (every candidate of S3/S4 reads it, the validator re-renders it for
-every candidate, an agent's tools read it again), and decoding a series is reading and parsing every one of
-its files. A volume is kept only while the files it was read from are unchanged: the key holds each file's
-path, modification time and size, so a rewritten slice is a new key.
+every candidate, an agent's tools read it again), and decoding is reading and parsing the file (for a series,
+every one of its files). An image is kept only while the files it was read from are unchanged: the key holds
+each file's path, modification time and size (`medio.dicom_series`; `medio.read` adds the inode and change
+time), so a rewritten file is a new key.
 
 Readers get their own copy of the array and the header facts (callers may write into either). Concurrent
 readers of one series wait for the first one's decode instead of decoding it once each. A forked child starts

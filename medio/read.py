@@ -6,6 +6,8 @@ import functools
 import importlib
 import inspect as _inspect
 import logging
+import os
+import stat
 import struct
 import traceback
 import zlib
@@ -14,9 +16,10 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from medio._volume_cache import cached_volume
 from medio.errors import CorruptFile, ImageTooLarge, MedioError
 from medio.libraries import need
-from medio.sniff import sniff
+from medio.sniff import has_suffix, sniff
 from medio.types import MedImage
 
 log = logging.getLogger(__name__)
@@ -134,6 +137,13 @@ def read(
 
     Options a format does not use are ignored (with a debug log), so callers can pass what they know.
 
+    A file read again with the same options while it is unchanged (same inode, size, modification and change
+    time) is a copy of the image decoded the first time (`medio._volume_cache`: every candidate of S3/S4
+    and the validator read the same sources). Only formats whose image is that one file are kept this way:
+    not a format that can pull in another file (an ``.mhd``/``.raw`` or ``.hdr``/``.img`` pair, ENVI,
+    OME-TIFF, HDF5 links, a DICOM SR/SEG/RTSTRUCT shown as the image it refers to); a DICOM folder has its
+    own key over its files (`medio.dicom_series`).
+
     Args:
         path: File, or folder of DICOM files.
         key: Container key: npz member, HDF5 dataset path, MATLAB variable, table column.
@@ -168,15 +178,46 @@ def read(
     ignored = sorted(k for k, v in given.items() if v is not None and k not in accepted)
     if ignored:
         log.debug("%s: %s reader ignores %s", path, family, ignored)
+
+    def decode() -> MedImage:
+        try:
+            image: MedImage = reader(Path(path), **options)
+        except MedioError:
+            raise
+        except MemoryError as exc:
+            raise CorruptFile(path, "not enough memory to decode (header sizes may be corrupt)") from exc
+        except Exception as exc:
+            raise library_failure(path, family, exc) from exc
+        return image
+
+    version = _file_version(path, family)
+    if version is None:
+        return decode()
+    # The path as given is in the key too: a reader writes it into the image's facts.
+    return cached_volume(("file", str(path), *version, family, tuple(sorted(options.items()))), decode)
+
+
+# Families whose image comes from the named file alone (see `read`); nifti and tiff also by suffix there.
+# Not the derived DICOM objects: an SR, SEG or RTSTRUCT reads the images it refers to.
+_ONE_FILE = frozenset({"dicom", "nifti", "tiff", "bitmap", "npy", "npz", "matlab", "table", "video", "czi"})
+
+
+def _file_version(path: str | PathLike[str], family: str) -> tuple[object, ...] | None:
+    """What identifies this version of a one-file image (absolute path, device, inode, size, modification and
+    change time), or None when the image may depend on other files or this is not a regular file."""
+    if family not in _ONE_FILE:
+        return None
+    if family == "nifti" and not has_suffix(path, (".nii", ".nii.gz")):
+        return None  # a .hdr/.img pair
+    if family == "tiff" and has_suffix(path, (".ome.tif", ".ome.tiff")):
+        return None  # OME-TIFF may name other files of its dataset
     try:
-        image: MedImage = reader(Path(path), **options)
-    except MedioError:
-        raise
-    except MemoryError as exc:
-        raise CorruptFile(path, "not enough memory to decode (header sizes may be corrupt)") from exc
-    except Exception as exc:
-        raise library_failure(path, family, exc) from exc
-    return image
+        info = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    return (os.path.abspath(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def refine_dicom(path: Path, family: str) -> str:
