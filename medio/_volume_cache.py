@@ -20,12 +20,32 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
+from core.errors import InputError
 from medio.types import MedImage
 
 #: The most bytes of pixel data the cache holds in one process; least recently used volumes go first.
 MAX_BYTES = 256 * 2**20
 #: A volume larger than this is never kept (one huge series must not evict every other one).
 MAX_ENTRY_BYTES = 128 * 2**20
+#: Environment variable: the bound in MiB instead of `MAX_BYTES` (each process of a run has its own cache:
+#: worker processes, tool processes, validation processes); 0 keeps nothing.
+LIMIT_ENV = "MEDSTRAT_READ_CACHE_MB"
+
+
+def limit_bytes() -> int:
+    """The cache's bound in bytes: ``MEDSTRAT_READ_CACHE_MB`` MiB when set, else `MAX_BYTES`.
+
+    Raises:
+        InputError: The variable is not a whole number >= 0 (every read says so, rather than a silent
+            default).
+    """
+    raw = os.environ.get(LIMIT_ENV, "").strip()
+    if not raw:
+        return MAX_BYTES
+    if not raw.isdigit():
+        raise InputError(f"{LIMIT_ENV} must be a whole number of MiB >= 0 (0 keeps nothing), got {raw!r}")
+    return int(raw) * 2**20
+
 
 _lock = threading.Lock()
 _volumes: OrderedDict[Hashable, MedImage] = OrderedDict()
@@ -48,6 +68,9 @@ def cached_volume(key: Hashable, decode: Callable[[], MedImage]) -> MedImage:
         A volume the caller owns.
     """
     global _held
+    limit = limit_bytes()
+    if limit == 0:
+        return decode()
     with _lock:
         kept = _volumes.get(key)
         if kept is not None:
@@ -67,12 +90,12 @@ def cached_volume(key: Hashable, decode: Callable[[], MedImage]) -> MedImage:
                 _decoding.pop(key, None)
             raise
         size = int(image.array.nbytes)
-        stored = _copy(image) if size <= MAX_ENTRY_BYTES else None
+        stored = _copy(image) if size <= min(MAX_ENTRY_BYTES, limit) else None
         with _lock:
             if stored is not None and key not in _volumes:
                 _volumes[key] = stored
                 _held += size
-                while _held > MAX_BYTES:
+                while _held > limit:
                     _, dropped = _volumes.popitem(last=False)
                     _held -= int(dropped.array.nbytes)
             _decoding.pop(key, None)

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import medio
+from core.errors import InputError
 from medio import _volume_cache, arrays, nifti
 
 
@@ -40,7 +41,8 @@ def _counted(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[st
 
 def _nifti(path: Path, value: int) -> Path:
     data = np.arange(4 * 5 * 3, dtype=np.int16).reshape(4, 5, 3) + value
-    nib.save(nib.Nifti1Image(data, np.diag([0.5, 0.5, 2.0, 1.0])), path)
+    image = nib.Nifti1Image(data, np.diag([0.5, 0.5, 2.0, 1.0]))  # type: ignore[no-untyped-call]
+    nib.save(image, path)
     return path
 
 
@@ -104,9 +106,9 @@ def test_a_header_and_image_pair_is_never_kept(tmp_path: Path) -> None:
     """The image of a ``.hdr``/``.img`` pair is in the ``.img``: reading the ``.hdr`` again must see it."""
     hdr = tmp_path / "scan.hdr"
     data = np.zeros((4, 5, 3), dtype=np.int16)
-    nib.save(nib.Nifti1Pair(data, np.eye(4)), hdr)
+    nib.save(nib.Nifti1Pair(data, np.eye(4)), hdr)  # type: ignore[no-untyped-call]
     assert medio.read(hdr).array.max() == 0
-    nib.save(nib.Nifti1Pair(data + 7, np.eye(4)), tmp_path / "new.hdr")
+    nib.save(nib.Nifti1Pair(data + 7, np.eye(4)), tmp_path / "new.hdr")  # type: ignore[no-untyped-call]
     (tmp_path / "new.img").replace(tmp_path / "scan.img")  # the header file is untouched
     assert medio.read(hdr).array.max() == 7
     assert _volume_cache.held_bytes() == 0
@@ -120,3 +122,34 @@ def test_a_failed_read_keeps_nothing_and_fails_again(tmp_path: Path) -> None:
         with pytest.raises(medio.MedioError):
             medio.read(path)
     assert _volume_cache.held_bytes() == 0
+
+
+def test_the_bound_is_set_by_the_environment_and_zero_keeps_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    small, large = tmp_path / "small.npy", tmp_path / "large.npy"
+    np.save(small, np.zeros((100, 100), dtype=np.uint8))  # 10 kB
+    np.save(large, np.zeros((1100, 1000), dtype=np.uint8))  # 1.1 MB: over a 1 MiB bound
+    decoded = _counted(monkeypatch, arrays, "read_npy")
+    monkeypatch.setenv(_volume_cache.LIMIT_ENV, "1")
+    for path in (small, small, large, large):
+        medio.read(path)
+    assert decoded == [str(small), str(large), str(large)]
+    assert _volume_cache.held_bytes() == 100 * 100
+    monkeypatch.setenv(_volume_cache.LIMIT_ENV, "0")
+    _volume_cache.clear()
+    medio.read(small)
+    medio.read(small)
+    assert decoded[3:] == [str(small), str(small)] and _volume_cache.held_bytes() == 0
+
+
+@pytest.mark.parametrize("raw", ["-1", "1.5", "lots"])
+def test_a_bound_that_is_not_a_whole_number_fails_every_read_naming_it(
+    raw: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "a.npy"
+    np.save(path, np.zeros((4, 4), dtype=np.uint8))
+    monkeypatch.setenv(_volume_cache.LIMIT_ENV, raw)
+    message = rf"MEDSTRAT_READ_CACHE_MB must be a whole number of MiB >= 0 \(0 keeps nothing\), got '{raw}'"
+    with pytest.raises(InputError, match=message):
+        medio.read(path)
