@@ -76,27 +76,30 @@ def compose_config(overrides: Sequence[str] = ()) -> DictConfig:
 
     folder = config_dir()
     rewritten = list(rewrite_validator_file(overrides))
-    key = _compose_key(folder, rewritten)
-    if key is None:
+    if _adds_search_path(rewritten):
         with initialize_config_dir(config_dir=str(folder), version_base="1.3"):
             return compose("config", overrides=rewritten)
+    return copy.deepcopy(_kept(folder, _config_state(folder), rewritten))
+
+
+def _kept(folder: Path, state: tuple[object, ...], overrides: list[str]) -> DictConfig:
+    """The kept composition of ``overrides`` (not a copy: callers copy it), composed first if missing."""
+    from hydra import compose, initialize_config_dir
+
+    key = (tuple(overrides), state)
     composed = _COMPOSED.get(key)
     if composed is None:
-        composed = _with_values(folder, rewritten)
-    if composed is None:
-        with initialize_config_dir(config_dir=str(folder), version_base="1.3"):
-            composed = compose("config", overrides=rewritten)
-    _keep(key, composed)
-    return copy.deepcopy(composed)
+        composed = _with_values(folder, state, overrides)
+        if composed is None:
+            with initialize_config_dir(config_dir=str(folder), version_base="1.3"):
+                composed = compose("config", overrides=overrides)
+        if len(_COMPOSED) >= _COMPOSED_MAX:
+            _COMPOSED.clear()
+        _COMPOSED[key] = composed
+    return composed
 
 
-def _keep(key: tuple[object, ...], composed: DictConfig) -> None:
-    if len(_COMPOSED) >= _COMPOSED_MAX:
-        _COMPOSED.clear()
-    _COMPOSED[key] = composed
-
-
-def _with_values(folder: Path, overrides: list[str]) -> DictConfig | None:
+def _with_values(folder: Path, state: tuple[object, ...], overrides: list[str]) -> DictConfig | None:
     """The composition of ``overrides`` as the composition of all but their plain values with those values
     set on a copy (see `compose_config`); None when there are no plain values or Hydra would refuse one."""
     from omegaconf import OmegaConf
@@ -106,7 +109,7 @@ def _with_values(folder: Path, overrides: list[str]) -> DictConfig | None:
     if not values:
         return None
     rest = [item for i, item in enumerate(overrides) if i not in values]
-    base = compose_config(rest)  # a copy of the kept composition of the rest (composed once)
+    base = copy.deepcopy(_kept(folder, state, rest))
     try:
         for key, value in values.values():
             OmegaConf.update(base, key, value, merge=True)
@@ -140,7 +143,7 @@ def _plain_values(folder: Path, overrides: Sequence[str]) -> dict[int, tuple[str
             and item.package is None
             and item.value_type is ValueType.ELEMENT
             and "." in key
-            and not key.startswith("hydra")
+            and key.split(".", 1)[0] != "hydra"
             and not group
             and not isinstance(item.value(), dict)
         ):
@@ -154,14 +157,24 @@ def _plain_values(folder: Path, overrides: Sequence[str]) -> dict[int, tuple[str
     return {i: kv for i, kv in plain.items() if not any(touches(kv[0], other) for other in others)}
 
 
-def _compose_key(folder: Path, overrides: Sequence[str]) -> tuple[object, ...] | None:
-    """What a composition depends on: the overrides, every config file's name, size and change time, and
-    ``sys.path`` (Hydra finds its plugins there); None when an override adds a search path."""
-    if any("searchpath" in item.partition("=")[0] for item in overrides):
-        return None
+def _adds_search_path(overrides: Sequence[str]) -> bool:
+    """Whether an override adds a search path (its files are not watched: never reused)."""
+    return any("searchpath" in item.partition("=")[0] for item in overrides)
+
+
+def _config_state(folder: Path) -> tuple[object, ...]:
+    """What a composition depends on besides its overrides: every config file's name, size and change time,
+    and ``sys.path`` (Hydra finds its plugins there)."""
     files = []
     for path in sorted(folder.rglob("*")):
         if path.is_file():
             stat = path.stat()
             files.append((path.relative_to(folder).as_posix(), stat.st_size, stat.st_mtime_ns))
-    return (tuple(overrides), str(folder), tuple(files), tuple(sys.path))
+    return (str(folder), tuple(files), tuple(sys.path))
+
+
+def _compose_key(folder: Path, overrides: Sequence[str]) -> tuple[object, ...] | None:
+    """The key of ``overrides``' kept composition; None when an override adds a search path."""
+    if _adds_search_path(overrides):
+        return None
+    return (tuple(overrides), _config_state(folder))

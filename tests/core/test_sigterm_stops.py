@@ -61,17 +61,21 @@ def test_sigterm_raises_terminated_with_sigint_ignored() -> None:
     assert (code, err.strip()) == (130, "Terminated") and took < 5
 
 
-def test_a_clean_up_that_hangs_ends_after_the_grace_period_with_one_line() -> None:
-    took, code, err = _terminate(
-        _program("""
+def _hanging_clean_up(arguments: str) -> list[str]:
+    """A program inside ``sigterm_stops(ARGUMENTS)`` whose clean-up after SIGTERM hangs (a pool waiting for
+    its running tasks)."""
+    return _program(f"""
         try:
-            with sigterm_stops("prog", grace_s=1):
+            with sigterm_stops({arguments}):
                 print("ready", flush=True)
                 time.sleep(60)
         except KeyboardInterrupt:
-            time.sleep(60)  # a pool waiting for its running tasks
+            time.sleep(60)
         """)
-    )
+
+
+def test_a_clean_up_that_hangs_ends_after_the_grace_period_with_one_line() -> None:
+    took, code, err = _terminate(_hanging_clean_up('"prog", grace_s=1'))
     assert code == 130 and 1 <= took < 10
     assert (
         err.strip()
@@ -80,17 +84,7 @@ def test_a_clean_up_that_hangs_ends_after_the_grace_period_with_one_line() -> No
 
 
 def test_the_grace_period_is_the_environment_variables_when_the_command_names_none() -> None:
-    took, code, err = _terminate(
-        _program("""
-        try:
-            with sigterm_stops("prog"):
-                print("ready", flush=True)
-                time.sleep(60)
-        except KeyboardInterrupt:
-            time.sleep(60)
-        """),
-        env={**os.environ, GRACE_ENV: "0.5"},
-    )
+    took, code, err = _terminate(_hanging_clean_up('"prog"'), env={**os.environ, GRACE_ENV: "0.5"})
     assert code == 130 and 0.5 <= took < TERMINATION_GRACE_S, took
     assert err.strip().endswith("without finishing the clean-up in 0.5 s; finished work is kept"), err
 
