@@ -32,6 +32,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn, TypeVar
 
+from core.environment import check_environment
 from core.errors import InputError
 
 __all__ = [
@@ -187,6 +188,7 @@ def cli_main(prog: str, *, expected: tuple[type[BaseException], ...] = ()) -> Ca
         def wrapper(argv: Sequence[str] | None = None, *args: Any, **kwargs: Any) -> int:
             debug = debug_requested(argv)
             try:
+                check_environment()
                 with sigterm_stops(prog):
                     return int(main(argv, *args, **kwargs))
             except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (`Terminated`)

@@ -37,6 +37,7 @@ from core.cli_errors import (
     report_interrupted,
     sigterm_stops,
 )
+from core.environment import check_environment
 from experiments._config_path import config_dir
 from experiments.callbacks import PreflightFailed
 from experiments.help import fast_help
@@ -291,6 +292,7 @@ def cli() -> int:
     _cheap_mode_lookup()
     _dry_run_sweep_validates_nothing()
     try:
+        check_environment()
         with sigterm_stops(PROG):
             main()
     except (HydraException, OmegaConfBaseException) as exc:

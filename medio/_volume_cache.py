@@ -20,7 +20,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
-from core.errors import InputError
+from core.environment import READ_CACHE_ENV, read_cache_bytes
 from medio.types import MedImage
 
 #: The most bytes of pixel data the cache holds in one process; least recently used volumes go first.
@@ -29,22 +29,17 @@ MAX_BYTES = 256 * 2**20
 MAX_ENTRY_BYTES = 128 * 2**20
 #: Environment variable: the bound in MiB instead of `MAX_BYTES` (each process of a run has its own cache:
 #: worker processes, tool processes, validation processes); 0 keeps nothing.
-LIMIT_ENV = "MEDSTRAT_READ_CACHE_MB"
+LIMIT_ENV = READ_CACHE_ENV
 
 
 def limit_bytes() -> int:
     """The cache's bound in bytes: ``MEDSTRAT_READ_CACHE_MB`` MiB when set, else `MAX_BYTES`.
 
     Raises:
-        InputError: The variable is not a whole number >= 0 (every read says so, rather than a silent
-            default).
+        InputError: The variable is not a whole number >= 0 (commands refuse it when they start:
+            `core.environment.check_environment`).
     """
-    raw = os.environ.get(LIMIT_ENV, "").strip()
-    if not raw:
-        return MAX_BYTES
-    if not raw.isdigit():
-        raise InputError(f"{LIMIT_ENV} must be a whole number of MiB >= 0 (0 keeps nothing), got {raw!r}")
-    return int(raw) * 2**20
+    return read_cache_bytes(MAX_BYTES)
 
 
 _lock = threading.Lock()

@@ -42,6 +42,7 @@ class Case:
 
 
 GRACE = "MEDSTRAT_TERMINATION_GRACE_S"
+CACHE = "MEDSTRAT_READ_CACHE_MB"
 EXP = ("benchmark=dir", "benchmark.root={suite}", "run.progress=false")
 
 CASES: dict[str, Case] = {
@@ -89,6 +90,10 @@ CASES: dict[str, Case] = {
     "experiments-bad-sigterm-grace": Case("experiments", EXP, mention=GRACE, env=((GRACE, "soon"),)),
     "reselect-bad-sigterm-grace": Case(
         "experiments.reselect", ("empty",), mention=GRACE, env=((GRACE, "-3"),)
+    ),
+    "experiments-bad-read-cache": Case("experiments", EXP, mention=CACHE, env=((CACHE, "lots"),)),
+    "medio-inspect-bad-read-cache": Case(
+        "medio", ("inspect", "{nifti}"), mention=CACHE, env=((CACHE, "-1"),)
     ),
 }
 
