@@ -15,11 +15,12 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parent
 
 
-def test_the_users_of_a_module_fixture_run_on_one_worker_and_the_others_spread() -> None:
+def test_the_users_of_a_module_fixture_run_on_one_worker_and_the_others_spread(tmp_path: Path) -> None:
     # The scheduling plugin alone, without the suite's conftests: what is checked is the scheduler.
-    plugin = ["--noconftest", "-p", "xdist_scheduling", "-p", "no:cacheprovider"]
+    plugin = ["--noconftest", "-p", "xdist_scheduling", "-p", "xdist_order_probe", "-p", "no:cacheprovider"]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(TESTS), env.get("PYTHONPATH", "")])
+    env["XDIST_ORDER_PROBE"] = str(tmp_path / "order.txt")
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-v", "-n", "2", *plugin, "xdist_group_sample.py"],
         cwd=TESTS,
@@ -35,3 +36,7 @@ def test_the_users_of_a_module_fixture_run_on_one_worker_and_the_others_spread()
     sharing = {worker for worker, name in ran if name == "test_shares_the_fixture"}
     assert len(sharing) == 1, f"the group was split over {sorted(sharing)}"
     assert {worker for worker, _ in ran} == {"gw0", "gw1"}, "one worker ran everything: nothing was shown"
+    # Each worker's groups were on disk before its collection reached the controller (which schedules as
+    # soon as the last one arrives): the sample above can pass by luck, this cannot.
+    written = sorted((tmp_path / "order.txt").read_text(encoding="utf-8").splitlines())
+    assert written == ["gw0 written", "gw1 written"]

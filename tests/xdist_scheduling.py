@@ -55,8 +55,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items.sort(key=lambda item: item.get_closest_marker("heavy") is None)
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """An xdist worker writes the groups of the tests it will be asked to run (their final node ids)."""
+    """An xdist worker writes the groups of the tests it will be asked to run (their final node ids).
+
+    First among the hook's implementations: xdist's own one sends the controller the worker's collection,
+    and the controller reads the groups files as soon as the last collection arrives. Written after that
+    message, a file was often not there yet when the whole suite ran (two workers finish collecting within
+    milliseconds of each other), and every group was split over both workers again with no error.
+    """
     workerinput = getattr(session.config, "workerinput", None)
     if workerinput is None:
         return
@@ -94,15 +101,30 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
         def _split_scope(self, nodeid: str) -> str:
             if self._groups is None:  # first called once every worker has collected (`schedule`)
-                self._groups = {}
-                for written in sorted(Path(config.stash[_GROUPS_DIR]).glob("gw*.json")):
-                    self._groups.update(json.loads(written.read_text(encoding="utf-8")))
+                self._groups = _read_groups(Path(config.stash[_GROUPS_DIR]), self.registered_collections)
             return self._groups.get(nodeid, nodeid)
 
     return _GroupScheduling(config, log)
 
 
 _GROUPS_DIR = pytest.StashKey[str]()
+
+
+def _read_groups(folder: Path, workers: Any) -> dict[str, str]:
+    """The groups every worker wrote, by node id.
+
+    Raises:
+        RuntimeError: a worker that sent its collection left no groups file: scheduling without its groups
+            would split them over the workers silently (each shared fixture built once per worker).
+    """
+    ids = sorted(str(worker.gateway.id) for worker in workers)
+    missing = [worker for worker in ids if not (folder / f"{worker}.json").is_file()]
+    if missing:
+        raise RuntimeError(f"xdist groups: no groups file from {', '.join(missing)} in {folder}")
+    groups: dict[str, str] = {}
+    for worker in ids:
+        groups.update(json.loads((folder / f"{worker}.json").read_text(encoding="utf-8")))
+    return groups
 
 
 def pytest_configure(config: pytest.Config) -> None:
