@@ -101,7 +101,9 @@ def composite_image(images: Sequence[bytes | None], max_px: int = 1024, tile_px:
             canvas.paste(tile, (k * side + (side - tile.width) // 2, label_h + (side - tile.height) // 2))
         draw.text((k * side + 3, 1), str(k + 1), fill="white")
     out = io.BytesIO()
-    canvas.save(out, format="PNG", optimize=True)
+    # Sent once and never kept: zlib level 1 encodes a 1024-px composite in ~0.03 s instead of ~0.23 s with
+    # `optimize` (docs/performance.md), for a payload about a third larger; a judge's cost is its pixels.
+    canvas.save(out, format="PNG", compress_level=1)
     return out.getvalue()
 
 
