@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import copy
 import json
 import os
 import shutil
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ __all__ = [
     "read_meta",
     "set_path",
     "single_result",
+    "stored_annotations",
     "validate_all",
     "write_selected",
 ]
@@ -88,15 +90,56 @@ async def validate_all(validator: Validator, candidates: Sequence[Candidate], ta
 def _read_object(path: Path) -> dict[str, Any] | None:
     # An agent's output may be missing or malformed; either way the strategy treats it as absent.
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except (OSError, ValueError):
         return None
-    return value if isinstance(value, dict) else None
+    return _parsed_object(text)
+
+
+# The annotation files' text by (candidate folder, index) while `stored_annotations` is open; None outside.
+_STORED: contextvars.ContextVar[dict[tuple[Path, int], str | None] | None] = contextvars.ContextVar(
+    "stored_annotations", default=None
+)
+
+
+@contextlib.contextmanager
+def stored_annotations() -> Iterator[None]:
+    """Within this block, `read_annotation` reads each file from disk once (in this context).
+
+    For finished candidates only, whose files no longer change: pass@k runs every selector on every subset
+    of a dataset's candidates, which read each sample's annotation thousands of times (half its time went to
+    opening the files). The text is kept, not the dict: each call still returns a new dict, so a selector
+    that changes what it was given changes nothing another one reads.
+    """
+    token = _STORED.set({})
+    try:
+        yield
+    finally:
+        _STORED.reset(token)
 
 
 def read_annotation(root: Path, index: int) -> dict[str, Any] | None:
     """The candidate's ``standardized_annotations/<index>.json`` as a dict (None if absent/not an object)."""
-    return _read_object(root / ANNOTATIONS_DIR / f"{index}.json")
+    stored = _STORED.get()
+    if stored is None:
+        return _read_object(root / ANNOTATIONS_DIR / f"{index}.json")
+    key = (root, index)
+    if key not in stored:
+        try:
+            stored[key] = (root / ANNOTATIONS_DIR / f"{index}.json").read_text(encoding="utf-8")
+        except (OSError, ValueError):  # absent, or not text: absent either way (as `_read_object`)
+            stored[key] = None
+    return _parsed_object(stored[key])
+
+
+def _parsed_object(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def read_meta(root: Path) -> dict[str, Any] | None:

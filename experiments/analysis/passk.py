@@ -53,6 +53,7 @@ from experiments.selection.leaderboard import StoredDataset, _selector_names, lo
 from experiments.selection.reselect import ReselectError
 from experiments.stored.run_folder import run_info
 from strategies.base import DONE_MARKER, REPORTS_DIR
+from strategies.mechanics import stored_annotations
 from strategies.selectors import build_selector, choose
 from validator.report import Report
 from validator.report_store import validate_stored
@@ -211,25 +212,27 @@ def dataset_curves(
     values: dict[str, dict[int, float]] = {"pass@k": {}, "pass^k": {}}
     counts: dict[int, int] = {}
     sels = {name: build_selector(name) for name in selector_names}
-    for k in range(1, n + 1):
-        cs = [sum(bool(p) for p in passes[i]) for i in indices]
-        values["pass@k"][k] = _mean([pass_at_k(n, c, k) for c in cs])
-        values["pass^k"][k] = _mean([pass_hat_k(n, c, k) for c in cs])
-        picks = list(subsets(n, k, max_subsets, f"{stored.key}:{k}"))
-        counts[k] = len(picks)
-        for profile, reps in reports.items():
-            for name, sel in sels.items():
-                total = 0.0
-                for pick in picks:
-                    cands = [stored.candidates[j] for j in pick]
-                    decisions = choose(sel, stored.task, cands, [reps[j] for j in pick])
-                    total += _mean(
-                        [
-                            float(d.candidate is not None and passes[i][pick[d.candidate]])
-                            for i, d in ((i, decisions[i]) for i in indices)
-                        ]
-                    )
-                values.setdefault(f"{Path(profile).stem}/{name}", {})[k] = total / len(picks)
+    # The candidates are finished: each sample's annotation is read from disk once, not once per subset.
+    with stored_annotations():
+        for k in range(1, n + 1):
+            cs = [sum(bool(p) for p in passes[i]) for i in indices]
+            values["pass@k"][k] = _mean([pass_at_k(n, c, k) for c in cs])
+            values["pass^k"][k] = _mean([pass_hat_k(n, c, k) for c in cs])
+            picks = list(subsets(n, k, max_subsets, f"{stored.key}:{k}"))
+            counts[k] = len(picks)
+            for profile, reps in reports.items():
+                for name, sel in sels.items():
+                    total = 0.0
+                    for pick in picks:
+                        cands = [stored.candidates[j] for j in pick]
+                        decisions = choose(sel, stored.task, cands, [reps[j] for j in pick])
+                        total += _mean(
+                            [
+                                float(d.candidate is not None and passes[i][pick[d.candidate]])
+                                for i, d in ((i, decisions[i]) for i in indices)
+                            ]
+                        )
+                    values.setdefault(f"{Path(profile).stem}/{name}", {})[k] = total / len(picks)
     return DatasetCurves(stored.key, n, values, counts)
 
 
