@@ -101,8 +101,8 @@ def composite_image(images: Sequence[bytes | None], max_px: int = 1024, tile_px:
             canvas.paste(tile, (k * side + (side - tile.width) // 2, label_h + (side - tile.height) // 2))
         draw.text((k * side + 3, 1), str(k + 1), fill="white")
     out = io.BytesIO()
-    # Sent once and never kept: zlib level 1 encodes a 1024-px composite in ~0.03 s instead of ~0.23 s with
-    # `optimize` (docs/performance.md), for a payload about a third larger; a judge's cost is its pixels.
+    # Sent once and never kept: zlib level 1 takes ~0.013 s where `optimize` took 0.25-0.38 s for two to four
+    # CT slices, for 30-40 % more bytes (perf/judge_composite.py); providers price an image by its pixels.
     canvas.save(out, format="PNG", compress_level=1)
     return out.getvalue()
 

@@ -87,13 +87,16 @@ async def validate_all(validator: Validator, candidates: Sequence[Candidate], ta
     return list(await asyncio.gather(*(run_cpu(validator, validator.validate, c, task) for c in candidates)))
 
 
-def _read_object(path: Path) -> dict[str, Any] | None:
-    # An agent's output may be missing or malformed; either way the strategy treats it as absent.
+def _read_text(path: Path) -> str | None:
+    # An agent's output may be missing or not text; either way the strategy treats it as absent.
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, ValueError):
         return None
-    return _parsed_object(text)
+
+
+def _read_object(path: Path) -> dict[str, Any] | None:
+    return _parsed_object(_read_text(path))
 
 
 # The annotation files' text by (candidate folder, index) while `stored_annotations` is open; None outside.
@@ -125,14 +128,12 @@ def read_annotation(root: Path, index: int) -> dict[str, Any] | None:
         return _read_object(root / ANNOTATIONS_DIR / f"{index}.json")
     key = (root, index)
     if key not in stored:
-        try:
-            stored[key] = (root / ANNOTATIONS_DIR / f"{index}.json").read_text(encoding="utf-8")
-        except (OSError, ValueError):  # absent, or not text: absent either way (as `_read_object`)
-            stored[key] = None
+        stored[key] = _read_text(root / ANNOTATIONS_DIR / f"{index}.json")
     return _parsed_object(stored[key])
 
 
 def _parsed_object(text: str | None) -> dict[str, Any] | None:
+    # Malformed JSON, or JSON that is not an object, is absent too.
     if text is None:
         return None
     try:
