@@ -2,8 +2,9 @@
 
 Per judged sample the judge is sent one PNG of the candidates' images side by side. The composite is a request
 payload, never kept, so it is encoded with zlib level 1; this prints what that costs against PIL's
-``optimize=True`` (the encoding it replaced) on the same pixels: the median CPU seconds of ``--runs``
-repetitions and the PNG's size, for 2 and 4 candidates of a 512x512 CT-like slice and a noisy photo.
+``optimize=True`` (the encoding it replaced) on the same pixels: the median seconds of ``--runs``
+repetitions after one warm-up (`perf/medio_render.py`'s timer) and the PNG's size, for 2 and 4 candidates
+of a 512x512 CT-like slice and a noisy photo.
 
 Usage: ``python perf/judge_composite.py [--runs 9]``
 """
@@ -12,15 +13,19 @@ from __future__ import annotations
 
 import argparse
 import io
-import statistics
-import time
-from collections.abc import Callable
+import sys
+from pathlib import Path
 
 import numpy as np
 from PIL import Image
 
 from medio.png import encode_png
 from strategies.judge import composite_image
+
+# perf/ is a folder of scripts: a sibling is importable when one runs, or once this folder is on the path.
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+from medio_render import median_seconds
 
 
 def ct_slice(seed: int) -> bytes:
@@ -40,16 +45,6 @@ def noisy_photo(seed: int) -> bytes:
     return encode_png((base + rng.normal(0, 14, base.shape)).clip(0, 255).astype(np.uint8))
 
 
-def cpu_median(work: Callable[[], object], runs: int) -> float:
-    """Median CPU seconds of ``work()`` over ``runs`` calls."""
-    spent = []
-    for _ in range(runs):
-        start = time.process_time()
-        work()
-        spent.append(time.process_time() - start)
-    return statistics.median(spent)
-
-
 def png_size(canvas: Image.Image, **options: object) -> int:
     """The canvas's PNG size in bytes with PIL's ``options``."""
     out = io.BytesIO()
@@ -63,9 +58,9 @@ def row(name: str, images: list[bytes], runs: int) -> str:
     assert data is not None
     canvas = Image.open(io.BytesIO(data))
     canvas.load()
-    whole = cpu_median(lambda: composite_image(images), runs)
-    fast = cpu_median(lambda: png_size(canvas, compress_level=1), runs)
-    small = cpu_median(lambda: png_size(canvas, optimize=True), runs)
+    whole = median_seconds(lambda: composite_image(images), runs)
+    fast = median_seconds(lambda: png_size(canvas, compress_level=1), runs)
+    small = median_seconds(lambda: png_size(canvas, optimize=True), runs)
     fast_kb, small_kb = png_size(canvas, compress_level=1) / 1e3, png_size(canvas, optimize=True) / 1e3
     return (
         f"{name:<12} {len(images):>2} {whole:>11.3f} {fast:>9.3f} {small:>10.3f} {small / fast:>5.1f}x "
