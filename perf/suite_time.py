@@ -75,6 +75,11 @@ _CGROUP_V1, _CGROUP_V2 = Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup")
 _PERIOD_US = 10_000  # a short period: a capped process waits at most ~10 ms for its next share
 
 
+def _check_cores(cores: float) -> None:
+    if not cores > 0:
+        raise SystemExit(f"suite_time: --cpus must be a number of cores > 0, got {cores}")
+
+
 @contextlib.contextmanager
 def cpu_quota(cores: float) -> Iterator[tuple[Callable[[], None], Callable[[], int]]]:
     """A new cgroup whose processes get ``cores`` CPUs in all; removed afterwards.
@@ -86,8 +91,7 @@ def cpu_quota(cores: float) -> Iterator[tuple[Callable[[], None], Callable[[], i
     Raises:
         SystemExit: ``cores`` is not a number > 0, or no cgroup with a CPU quota can be made here.
     """
-    if not cores > 0:
-        raise SystemExit(f"suite_time: --cpus must be a number of cores > 0, got {cores}")
+    _check_cores(cores)
     quota = max(1_000, round(cores * _PERIOD_US))
     files: dict[str, str]
     if (_CGROUP_V1 / "cpu.cfs_quota_us").is_file():
@@ -173,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="one JSON object instead of lines")
     parser.add_argument("--cpus", type=float, default=None, help="run pytest under a quota of N cores")
     opts = parser.parse_args(args)
+    if opts.cpus is not None:
+        _check_cores(opts.cpus)  # before the probe's seconds: a bad value is refused at once
     result: dict[str, Any] = {"probe_before": probe()}
     if not opts.probe_only:
         result["suite"] = run_suite(pytest_args, opts.cpus)

@@ -63,3 +63,13 @@ def test_a_run_under_a_quota_is_held_back_and_its_cgroup_removed(script: ModuleT
     assert done["summary"].startswith("1 passed") and done["cpus"] == 0.2
     assert done["throttled_periods"] > 0
     assert _our_cgroups(script) == before  # the cgroup it made is gone
+
+
+def test_a_bad_quota_on_the_command_line_is_refused_before_the_probe(
+    script: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    probed: list[bool] = []
+    monkeypatch.setattr(script, "probe", lambda: probed.append(True) or {})  # seconds of loops otherwise
+    with pytest.raises(SystemExit, match=r"^suite_time: --cpus must be a number of cores > 0, got 0.0$"):
+        script.main(["--cpus", "0"])
+    assert probed == []  # refused before anything was measured
