@@ -24,6 +24,7 @@ __all__ = [
     "Task",
     "Usage",
     "calls_model",
+    "cpu_bound",
 ]
 
 # SPEC §2.1: the reference evaluator only finds outputs under `<run>/agent1_data_organization`.
@@ -321,3 +322,22 @@ def calls_model(agent: object) -> bool:
         The agent's ``calls_model`` attribute, False when it has none.
     """
     return bool(getattr(agent, "calls_model", False))
+
+
+def cpu_bound(agent: object) -> bool:
+    """Whether an agent computes under this process's GIL and waits on nothing (its class says
+    ``cpu_bound = True``: ``rules``, ``simulated``).
+
+    A process runs one generation or revision of such an agent at a time (`experiments.run.loop`): more of
+    them in threads only take turns at the GIL. On the bundled suite's S3 (2 cores), eight in flight cost
+    1.4-1.5x the CPU of one (half of the difference is system time: the threads' lock calls) and run
+    1.3-1.4x longer (``perf/cpu_bound_agent.py``). Agents that do not declare it (anything written before the attribute, any
+    agent that waits on its own services) keep ``run.concurrency`` in flight.
+
+    Args:
+        agent: Any agent.
+
+    Returns:
+        The agent's ``cpu_bound`` attribute, False when it has none.
+    """
+    return bool(getattr(agent, "cpu_bound", False))

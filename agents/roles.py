@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.base import Agent, Candidate, Feedback, Task, calls_model
+from agents.base import Agent, Candidate, Feedback, Task, calls_model, cpu_bound
 
 __all__ = ["PoolMember", "RoleAgent"]
 
@@ -74,6 +74,7 @@ class RoleAgent:
         self.name = "+".join(labels) if reviser is None else f"{'+'.join(labels)}|revise:{reviser_label}"
         # Worker processes and concurrency defaults look at this: a pool that calls any model is I/O-bound.
         self.calls_model = any(calls_model(a) for a in self.agents())
+        self.cpu_bound = all(cpu_bound(a) for a in self.agents())
         self.simulation = any(bool(getattr(a, "simulation", False)) for a in self.agents())
 
     @property

@@ -120,18 +120,23 @@ def _cpu_seconds() -> float:
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """With ``MEDSTRAT_TEST_CPU=FILE``: append each test's CPU and wall seconds (setup, call, teardown).
 
-    One JSON line per test, with the xdist worker that ran it.
+    One JSON line per test, with the xdist worker that ran it and when it started (``start``, epoch
+    seconds: lined up with a machine-wide CPU log, it shows which tests leave a core idle).
 
     CPU moves far less than wall time with the machine's load (docs/performance.md, "The test suite"):
     ``MEDSTRAT_TEST_CPU=/tmp/cpu.jsonl python -m pytest -q``, then sum or sort the lines.
     """
     target = os.environ.get("MEDSTRAT_TEST_CPU")
-    start, began = (_cpu_seconds() if target else 0.0), time.monotonic()
+    start, began, started = (_cpu_seconds() if target else 0.0), time.monotonic(), time.time()
     try:
         return (yield)
     finally:
         if target:
-            spent = {"cpu_s": round(_cpu_seconds() - start, 3), "wall_s": round(time.monotonic() - began, 3)}
+            spent = {
+                "cpu_s": round(_cpu_seconds() - start, 3),
+                "wall_s": round(time.monotonic() - began, 3),
+                "start": round(started, 3),
+            }
             line = json.dumps({"test": item.nodeid, **spent, "worker": os.environ.get("PYTEST_XDIST_WORKER")})
             with open(target, "a", encoding="utf-8") as out:  # one short append per line: workers interleave
                 out.write(line + "\n")

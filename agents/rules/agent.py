@@ -47,6 +47,10 @@ class RulesAgent:
         name: The agent's name in candidates and reports.
     """
 
+    cpu_bound = True
+    """Heuristics over local files, no model call: one candidate at a time per process
+    (`agents.base.cpu_bound`)."""
+
     def __init__(self, temperature: float | None = None, name: str = "rules") -> None:
         self.name = name
         self.default_temperature = temperature

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from agents.base import Agent, Candidate, FatalAgentError, Task, Usage
+from agents.base import Agent, Candidate, FatalAgentError, Task, Usage, cpu_bound
 from agents.budget import Budget
 from benchmark.errors import is_storage_failure
 from core.atomic import atomic_write_json
@@ -45,7 +45,8 @@ class TasksJob:
         run_dir: The run folder.
         resume: Reuse finished datasets and candidates (done-markers).
         profile: The validator profile (a name or the YAML file the run wrote).
-        concurrency: Model calls in flight in this process (one semaphore).
+        concurrency: Model calls in flight in this process (one semaphore; 1 for a `agents.base.cpu_bound`
+            agent).
         outputs_store: Where the validator reports of the selected and merged outputs are kept by content
             (`strategies.base.ProfileValidator.outputs_store`); None validates them every time.
     """
@@ -96,11 +97,15 @@ def run_tasks(
     executor = validation_executor(run_options)
     validator = ProfileValidator(job.profile, executor, outputs_store=job.outputs_store)
 
+    # An agent that computes under this process's GIL gains nothing from a second call in flight, only lock
+    # contention (agents.base.cpu_bound); its validations still overlap it in the executor's threads.
+    in_flight = 1 if cpu_bound(agent) else job.concurrency
+
     async def main() -> dict[str, dict[str, Any]]:
         ctx = RunContext(
             candidates_root=job.run_dir / "candidates",
             resume=job.resume,
-            semaphore=asyncio.Semaphore(job.concurrency),
+            semaphore=asyncio.Semaphore(in_flight),
             budget=budget,
             on_candidate=lambda t, c: progress.candidate_done(c),
         )

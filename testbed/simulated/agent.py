@@ -85,6 +85,10 @@ class SimulatedAgent:
     simulation = True
     """Marks the agent for the runner's gate and labels (like the oracle selector's upper bound)."""
 
+    cpu_bound = True
+    """Local edits of stored outputs, no model call: one candidate at a time per process
+    (`agents.base.cpu_bound`)."""
+
     def __init__(
         self,
         source: str = "oracle",

@@ -136,3 +136,23 @@ def test_scorer_profile_orders_the_terminal_table_and_rejects_unknown_names() ->
     assert lines[3].startswith("strict*") and lines[4].startswith("official ")
     with pytest.raises(ValueError, match="valid: official, strict"):
         format_table(docs, "t", "paper")
+
+
+@pytest.mark.parametrize(("agent", "peak"), [("InFlightAgent", 4), ("CpuBoundInFlightAgent", 1)])
+def test_a_cpu_bound_agent_runs_one_candidate_at_a_time_and_others_run_the_concurrency(
+    make_cfg: Make, tmp_path: Path, agent: str, peak: int
+) -> None:
+    import strategy_fakes
+
+    strategy_fakes.InFlightAgent.PEAK.clear()
+    cfg = make_cfg(
+        "strategy=s3",
+        "strategy.n=3",
+        "run.concurrency=4",
+        "run.processes=1",
+        f"agent._target_=strategy_fakes.{agent}",
+    )
+    outcome = run_experiment(cfg, tmp_path / "r")
+    assert not outcome.incomplete
+    # Two datasets of three candidates each: six calls, four allowed at once, unless the agent is CPU-bound.
+    assert strategy_fakes.InFlightAgent.PEAK[agent] == peak

@@ -8,7 +8,7 @@ import random
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from agents.base import Candidate, Feedback, Task, Usage
 
@@ -111,6 +111,36 @@ class SlowAgent(NoisyOracleAgent):
 
         await asyncio.sleep(self.delay)
         return await super().generate(task)
+
+
+class InFlightAgent(NoisyOracleAgent):
+    """A noisy oracle whose calls hold for ``delay`` s and count how many of them run at once (``PEAK``, by
+    class name: the runner builds its own instance)."""
+
+    PEAK: ClassVar[dict[str, int]] = {}
+    _now: ClassVar[dict[str, int]] = {}
+
+    def __init__(self, delay: float = 0.05, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.delay = delay
+
+    async def generate(self, task: Task) -> Candidate:
+        import asyncio
+
+        key = type(self).__name__
+        self._now[key] = self._now.get(key, 0) + 1
+        self.PEAK[key] = max(self.PEAK.get(key, 0), self._now[key])
+        try:
+            await asyncio.sleep(self.delay)
+            return await super().generate(task)
+        finally:
+            self._now[key] -= 1
+
+
+class CpuBoundInFlightAgent(InFlightAgent):
+    """`InFlightAgent` declaring itself CPU-bound (`agents.base.cpu_bound`), as the rules agent does."""
+
+    cpu_bound = True
 
 
 class UnevenAgent(NoisyOracleAgent):
