@@ -331,8 +331,8 @@ def cpu_bound(agent: object) -> bool:
     A process runs one generation or revision of such an agent at a time (`experiments.run.loop`): more of
     them in threads only take turns at the GIL. On the bundled suite's S3 (2 cores), eight in flight cost
     1.4-1.5x the CPU of one (half of the difference is system time: the threads' lock calls) and run
-    1.3-1.4x longer (``perf/cpu_bound_agent.py``). Agents that do not declare it (anything written before the attribute, any
-    agent that waits on its own services) keep ``run.concurrency`` in flight.
+    1.3-1.4x longer (``perf/cpu_bound_agent.py``). Agents that do not declare it (anything written before
+    the attribute, any agent that waits on its own services) keep ``run.concurrency`` in flight.
 
     Args:
         agent: Any agent.
