@@ -139,6 +139,7 @@ def preflight(cfg: DictConfig, run_dir: Path, settings: RunSettings | None = Non
     # Before any call: a budget the run could not hold (an unpriced role) is refused, not ignored.
     check_budget(settings.run, plan.agent, plan.judge)
     resolve_processes(settings.processes, plan.agent)
+    settings.concurrency  # noqa: B018  # refused here, before a folder is made, even for a cpu_bound agent
     root = settings.benchmark.get("root")
     if root and not Path(str(root)).expanduser().is_dir():
         raise ValueError(

@@ -262,8 +262,20 @@ class RunSettings:
 
     @property
     def concurrency(self) -> int:
-        """``run.concurrency``: model calls in flight."""
-        return int(self.run["concurrency"])
+        """``run.concurrency``: model calls in flight.
+
+        Raises:
+            ValueError: Not a whole number >= 1 (``0`` would start nothing and wait forever).
+        """
+        value = self.run["concurrency"]
+        number = value if isinstance(value, int) and not isinstance(value, bool) else None
+        if number is None and isinstance(value, str) and value.strip().isdigit():
+            number = int(value)
+        if number is None or number < 1:
+            raise ValueError(
+                f"run.concurrency={value!r}: expected a whole number >= 1 (model calls in flight)"
+            )
+        return number
 
     @property
     def processes(self) -> Any:

@@ -91,21 +91,41 @@ def test_bad_values_are_refused_by_the_preflight(make_cfg, value: str) -> None:
         preflight(make_cfg(f"run.processes={value}"), Path("/nonexistent-run"))
 
 
+@pytest.mark.parametrize("value", ["0", "-1", "abc", "1.5", "true"])
+def test_a_bad_concurrency_is_refused_by_the_preflight_even_for_an_agent_that_runs_one_call(
+    make_cfg, value: str
+) -> None:
+    # The rules agent runs one candidate at a time whatever run.concurrency says (agents.base.cpu_bound):
+    # a 0 must still be refused, not pass for it and hang the next agent that honours it.
+    with pytest.raises(ValueError, match=r"run\.concurrency=.*expected a whole number >= 1"):
+        preflight(
+            make_cfg("agent=rules", "agent._target_=null", f"run.concurrency={value}"),
+            Path("/nonexistent-run"),
+        )
+
+
+@pytest.mark.parametrize(
+    ("override", "line"),
+    [
+        (
+            "run.processes=abc",
+            "run.processes='abc': expected auto or a whole number >= 1 (worker processes for datasets)",
+        ),
+        ("run.concurrency=0", "run.concurrency=0: expected a whole number >= 1 (model calls in flight)"),
+    ],
+)
 def test_a_bad_value_is_one_line_and_exit_2_before_any_folder(
-    suite: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+    suite: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str], override: str, line: str
 ) -> None:
     run = tmp_path / "run"
     done = run_cli_in_process(
-        ["benchmark=dir", f"benchmark.root={suite}", "run.processes=abc", f"hydra.run.dir={run}"],
+        ["benchmark=dir", f"benchmark.root={suite}", override, f"hydra.run.dir={run}"],
         os.environ,
         tmp_path,
         capfd,
     )
     assert done.returncode == 2, done.stderr
-    assert _lines(done.stderr) == [
-        "python -m experiments: error: run.processes='abc': expected auto or a whole number >= 1 (worker "
-        "processes for datasets)"
-    ]
+    assert _lines(done.stderr) == [f"python -m experiments: error: {line}"]
     assert not run.exists()
 
 
