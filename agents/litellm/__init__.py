@@ -1,7 +1,7 @@
 """The LiteLLM tool-calling agent (any LiteLLM model string) with sandboxed tools, cache, retries and budgets.
 
 Importing this package does not import litellm; constructing `LiteLLMAgent` does. The names below are
-loaded on first use: a program that needs one submodule (the request cache, the retry policy)
+loaded on first use: a program that needs one submodule (the sandbox)
 does not pay for the agent, its tools and pydantic models (~0.4 s).
 """
 
@@ -12,26 +12,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agents.litellm.agent import LiteLLMAgent
-    from agents.litellm.cache import RequestCache
-    from agents.litellm.client import TokenPrice
-    from agents.litellm.retry import RetryPolicy
     from agents.litellm.sandbox import Sandbox, SandboxError, SandboxLimits
 
 __all__ = [
     "LiteLLMAgent",
-    "RequestCache",
-    "RetryPolicy",
     "Sandbox",
     "SandboxError",
     "SandboxLimits",
-    "TokenPrice",
 ]
 
 _HOMES = {
     "LiteLLMAgent": "agent",
-    "RequestCache": "cache",
-    "TokenPrice": "client",
-    "RetryPolicy": "retry",
     "Sandbox": "sandbox",
     "SandboxError": "sandbox",
     "SandboxLimits": "sandbox",

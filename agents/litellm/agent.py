@@ -35,8 +35,6 @@ from agents.base import Candidate, FatalAgentError, Feedback, ManifestEntry, Tas
 from agents.budget import Budget, BudgetExceeded
 from agents.instructions import instruction_text
 from agents.litellm import phases, prompts
-from agents.litellm.cache import RequestCache, sampling_seed
-from agents.litellm.client import ModelClient, TokenPrice
 from agents.litellm.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
 from agents.litellm.context import ContextWindow
 from agents.litellm.conversation import (
@@ -49,7 +47,6 @@ from agents.litellm.conversation import (
 from agents.litellm.guided import GuidedRun, Structured, cannot_call_tools, opening_overflow
 from agents.litellm.outcome import Revision, candidate_outcome
 from agents.litellm.progress import ProgressGuard
-from agents.litellm.retry import RetryPolicy
 from agents.litellm.review_tools import EDITABLE_OPTION
 from agents.litellm.sandbox import Sandbox, SandboxLimits
 from agents.litellm.script_mode import (
@@ -59,10 +56,13 @@ from agents.litellm.script_mode import (
     script_tool_definitions,
     script_toolbox,
 )
-from agents.litellm.server import ServerOptions
 from agents.litellm.tool_pool import ToolPool
 from agents.litellm.tools import ToolBox, tool_definitions
-from agents.litellm.vision import resolve_vision
+from agents.model.cache import RequestCache, sampling_seed
+from agents.model.client import ModelClient, TokenPrice
+from agents.model.retry import RetryPolicy
+from agents.model.server import ServerOptions
+from agents.model.vision import resolve_vision
 from agents.trace import TraceWriter
 
 __all__ = ["LiteLLMAgent", "resolve_vision"]
@@ -121,7 +121,7 @@ class LiteLLMAgent:
             window cannot hold, is redone guided), ``"script"`` (the coding-agent mode,
             `agents.litellm.script_mode`) or ``"guided"`` (`agents.litellm.guided`).
         script: Bounds and feedback of the script mode (`ScriptOptions` or a mapping of its fields).
-        server: What a local server needs (`agents.litellm.server.ServerOptions` or a mapping of its fields;
+        server: What a local server needs (`agents.model.server.ServerOptions` or a mapping of its fields;
             ``auto`` asks the server); None asks nothing and bounds nothing.
 
     Raises:

@@ -29,10 +29,10 @@ from typing import Any
 from agents.base import FatalAgentError, Usage
 from agents.budget import Budget, BudgetExceeded
 from agents.litellm import prompts
-from agents.litellm.client import ModelClient, ModelReply, is_context_window_error
 from agents.litellm.context import ContextWindow, count_images
 from agents.litellm.tool_pool import ToolPool
 from agents.litellm.tools import ToolBox, ToolResult
+from agents.model.client import ModelClient, ModelReply, is_context_window_error
 from agents.trace import TraceWriter
 
 __all__ = [

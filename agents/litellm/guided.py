@@ -31,7 +31,6 @@ from typing import Any
 
 from agents.base import FatalAgentError, ManifestEntry, Task
 from agents.budget import BudgetExceeded
-from agents.litellm.client import is_context_window_error
 from agents.litellm.conversation import ConversationSetup, ConversationState, record_reply
 from agents.litellm.guided_evidence import (
     answer_object,
@@ -53,6 +52,7 @@ from agents.litellm.guided_schemas import (
 )
 from agents.litellm.outcome import Revision
 from agents.litellm.tools import ToolBox, ToolResult
+from agents.model.client import is_context_window_error
 
 __all__ = [
     "DEFAULT_WINDOW",

@@ -11,7 +11,7 @@ from agent_scripts import DATA_META, PRICE, USAGE, annotation, make_agent, make_
 from PIL import Image
 
 from agents.instructions import BUNDLED
-from agents.litellm import RequestCache
+from agents.model.cache import RequestCache
 
 
 def test_scripted_run_standardizes_the_dataset_and_accounts_usage(
