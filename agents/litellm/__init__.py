@@ -1,8 +1,7 @@
 """The LiteLLM tool-calling agent (any LiteLLM model string) with sandboxed tools, cache, retries and budgets.
 
-Importing this package does not import litellm; constructing `LiteLLMAgent` does. The names below are
-loaded on first use: a program that needs one submodule (the sandbox)
-does not pay for the agent, its tools and pydantic models (~0.4 s).
+Importing this package does not import litellm; constructing `LiteLLMAgent` does. `LiteLLMAgent`
+is loaded on first use.
 """
 
 from __future__ import annotations
@@ -12,20 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agents.litellm.agent import LiteLLMAgent
-    from agents.litellm.sandbox import Sandbox, SandboxError, SandboxLimits
 
 __all__ = [
     "LiteLLMAgent",
-    "Sandbox",
-    "SandboxError",
-    "SandboxLimits",
 ]
 
 _HOMES = {
     "LiteLLMAgent": "agent",
-    "Sandbox": "sandbox",
-    "SandboxError": "sandbox",
-    "SandboxLimits": "sandbox",
 }
 
 

@@ -35,7 +35,6 @@ from agents.base import Candidate, FatalAgentError, Feedback, ManifestEntry, Tas
 from agents.budget import Budget, BudgetExceeded
 from agents.instructions import instruction_text
 from agents.litellm import phases, prompts
-from agents.litellm.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
 from agents.litellm.context import ContextWindow
 from agents.litellm.conversation import (
     ConversationLimits,
@@ -47,8 +46,6 @@ from agents.litellm.conversation import (
 from agents.litellm.guided import GuidedRun, Structured, cannot_call_tools, opening_overflow
 from agents.litellm.outcome import Revision, candidate_outcome
 from agents.litellm.progress import ProgressGuard
-from agents.litellm.review_tools import EDITABLE_OPTION
-from agents.litellm.sandbox import Sandbox, SandboxLimits
 from agents.litellm.script_mode import (
     MODES,
     ScriptOptions,
@@ -56,13 +53,16 @@ from agents.litellm.script_mode import (
     script_tool_definitions,
     script_toolbox,
 )
-from agents.litellm.tool_pool import ToolPool
-from agents.litellm.tools import ToolBox, tool_definitions
 from agents.model.cache import RequestCache, sampling_seed
 from agents.model.client import ModelClient, TokenPrice
 from agents.model.retry import RetryPolicy
 from agents.model.server import ServerOptions
 from agents.model.vision import resolve_vision
+from agents.tools.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
+from agents.tools.review_tools import EDITABLE_OPTION
+from agents.tools.sandbox import Sandbox, SandboxLimits
+from agents.tools.tool_pool import ToolPool
+from agents.tools.tools import ToolBox, tool_definitions
 from agents.trace import TraceWriter
 
 __all__ = ["LiteLLMAgent", "resolve_vision"]
@@ -112,10 +112,10 @@ class LiteLLMAgent:
         max_failed_turns: Turns in a row whose every tool call failed that end a conversation (failed).
         max_argument_chars: Longest tool-call argument string run; a longer one is refused unrun.
         extra_params: Further ``acompletion`` parameters (e.g. ``{"top_p": 0.9}``).
-        tools: Opt-in tool sets: ``"code"`` adds ``run_python`` (`agents.litellm.code_tool`).
+        tools: Opt-in tool sets: ``"code"`` adds ``run_python`` (`agents.tools.code_tool`).
         code_limits: Bounds of each ``run_python`` call (`CodeLimits` or a mapping of its fields).
         tool_processes: Worker processes for the CPU-heavy tools (render, inspect, view_image, the write and
-            review tools; `agents.litellm.tool_pool`), so they never hold the event loop's GIL; 0 runs every
+            review tools; `agents.tools.tool_pool`), so they never hold the event loop's GIL; 0 runs every
             tool in the agent's threads. Started on first use, stopped by `close`.
         mode: ``"tools"`` (per-sample tool calls; a candidate whose model makes none, or whose opening the
             window cannot hold, is redone guided), ``"script"`` (the coding-agent mode,

@@ -30,9 +30,9 @@ from agents.base import FatalAgentError, Usage
 from agents.budget import Budget, BudgetExceeded
 from agents.litellm import prompts
 from agents.litellm.context import ContextWindow, count_images
-from agents.litellm.tool_pool import ToolPool
-from agents.litellm.tools import ToolBox, ToolResult
 from agents.model.client import ModelClient, ModelReply, is_context_window_error
+from agents.tools.tool_pool import ToolPool
+from agents.tools.tools import ToolBox, ToolResult
 from agents.trace import TraceWriter
 
 __all__ = [

@@ -51,8 +51,8 @@ from agents.litellm.guided_schemas import (
     data_meta_schema,
 )
 from agents.litellm.outcome import Revision
-from agents.litellm.tools import ToolBox, ToolResult
 from agents.model.client import is_context_window_error
+from agents.tools.tools import ToolBox, ToolResult
 
 __all__ = [
     "DEFAULT_WINDOW",

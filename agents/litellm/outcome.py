@@ -11,7 +11,7 @@ from typing import Any, Literal
 from agents.base import Feedback, ManifestEntry
 from agents.litellm import prompts
 from agents.litellm.conversation import ConversationState
-from agents.litellm.review_tools import feedback_with_values
+from agents.tools.review_tools import feedback_with_values
 
 __all__ = ["Revision", "candidate_outcome", "short_list"]
 

@@ -24,10 +24,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.base import ManifestEntry, Task
 from agents.litellm import prompts
-from agents.litellm.folder_tools import FOLDER_TOOLS
 from agents.litellm.outcome import short_list
-from agents.litellm.table_tools import TABLE_TOOLS
-from agents.litellm.tools import ToolBox, ToolResult
+from agents.tools.folder_tools import FOLDER_TOOLS
+from agents.tools.table_tools import TABLE_TOOLS
+from agents.tools.tools import ToolBox, ToolResult
 
 __all__ = [
     "PLAN_FILE",
