@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.litellm import LiteLLMAgent
+from agents.llm.agent import LiteLLMAgent
 from agents.model.client import import_litellm
 from testbed.fakeserver import FakeServer, Reply, TurnScript
 

@@ -227,7 +227,7 @@ def name_worker_preloads(*, litellm: bool) -> None:
 
     modules = ["experiments.run.processes", "experiments.run.plan", "experiments.run.loop"]
     if litellm:
-        modules += ["agents.litellm.agent", "agents.model.offline"]
+        modules += ["agents.llm.agent", "agents.model.offline"]
     preload_in_workers(*modules)
 
 

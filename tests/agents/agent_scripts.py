@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.litellm import LiteLLMAgent
+from agents.llm.agent import LiteLLMAgent
 from agents.model.client import TokenPrice
 from agents.model.retry import RetryPolicy
 from testbed.fakeserver import FakeServer, Reply, TurnScript, assistant_turn, tool_call

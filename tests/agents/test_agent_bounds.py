@@ -236,9 +236,9 @@ def test_a_retry_after_beyond_the_longest_wait_gives_up_at_once(
 
 def test_vision_auto_warns_once_for_a_model_litellm_does_not_know(fake_server, caplog):
     server = fake_server(TurnScript([]))
-    from agents.litellm import LiteLLMAgent
+    from agents.llm.agent import LiteLLMAgent
 
-    with caplog.at_level(logging.WARNING, logger="agents.litellm.agent"):
+    with caplog.at_level(logging.WARNING, logger="agents.llm.agent"):
         first = LiteLLMAgent("openai/vision-unknown-abc", api_base=server.url, api_key="sk-x", vision="auto")
         second = LiteLLMAgent("openai/vision-unknown-abc", api_base=server.url, api_key="sk-x", vision="auto")
     lines = [r.getMessage() for r in caplog.records if "vision" in r.getMessage()]

@@ -12,7 +12,7 @@ import numpy as np
 from PIL import Image
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.litellm import LiteLLMAgent
+from agents.llm.agent import LiteLLMAgent
 from agents.model.client import TokenPrice
 from agents.model.retry import RetryPolicy
 from testbed.fakeserver import FakeServer, Reply, assistant_turn, tool_call

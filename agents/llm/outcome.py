@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agents.base import Feedback, ManifestEntry
-from agents.litellm import prompts
-from agents.litellm.conversation import ConversationState
+from agents.llm import prompts
+from agents.llm.conversation import ConversationState
 from agents.tools.review_tools import feedback_with_values
 
 __all__ = ["Revision", "candidate_outcome", "short_list"]

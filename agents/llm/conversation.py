@@ -28,8 +28,8 @@ from typing import Any
 
 from agents.base import FatalAgentError, Usage
 from agents.budget import Budget, BudgetExceeded
-from agents.litellm import prompts
-from agents.litellm.context import ContextWindow, count_images
+from agents.llm import prompts
+from agents.llm.context import ContextWindow, count_images
 from agents.model.client import ModelClient, ModelReply, is_context_window_error
 from agents.tools.tool_pool import ToolPool
 from agents.tools.tools import ToolBox, ToolResult

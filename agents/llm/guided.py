@@ -3,7 +3,7 @@
 For a model that cannot drive a tool loop (a small local model: prose instead of tool calls, a window of a few
 thousand tokens), the agent takes the loop over. Every request is fresh (a system prompt and one user message
 of evidence, never a history), sized to the server's window, and asks for exactly one JSON object, under a
-schema (`agents.litellm.guided_schemas`):
+schema (`agents.llm.guided_schemas`):
 
 1. **plan** (once per candidate): the dataset's name, modality, task, dimension and class names, from the
    folder's tree, its README, the manifest and the first sample's ``inspect``;
@@ -31,8 +31,8 @@ from typing import Any
 
 from agents.base import FatalAgentError, ManifestEntry, Task
 from agents.budget import BudgetExceeded
-from agents.litellm.conversation import ConversationSetup, ConversationState, record_reply
-from agents.litellm.guided_evidence import (
+from agents.llm.conversation import ConversationSetup, ConversationState, record_reply
+from agents.llm.guided_evidence import (
     answer_object,
     data_files,
     extent,
@@ -43,14 +43,14 @@ from agents.litellm.guided_evidence import (
     read_json,
     rendered_info,
 )
-from agents.litellm.guided_schemas import (
+from agents.llm.guided_schemas import (
     PLAN_SCHEMA,
     GuidedPlan,
     annotation_schema,
     choice_schema,
     data_meta_schema,
 )
-from agents.litellm.outcome import Revision
+from agents.llm.outcome import Revision
 from agents.model.client import is_context_window_error
 from agents.tools.tools import ToolBox, ToolResult
 
@@ -128,7 +128,7 @@ class GuidedRun:
         setup: The candidate's client, trace, budget and sampling parameters.
         toolbox: Its tools (run by the framework here, never by the model).
         task: The dataset and candidate.
-        states: The candidate's conversations by label (each step is one; `agents.litellm.outcome` adds
+        states: The candidate's conversations by label (each step is one; `agents.llm.outcome` adds
             them up).
         structured: How the server is asked (shared by the agent's candidates).
         max_output: The per-call completion cap (reserved in every request's budget).
@@ -197,7 +197,7 @@ class GuidedRun:
         await asyncio.gather(*(one(e) for e in entries))
 
     async def _plan(self, instruction: str) -> GuidedPlan | None:
-        from agents.litellm.phases import PLAN_FILE, manifest_excerpt
+        from agents.llm.phases import PLAN_FILE, manifest_excerpt
 
         task = self.task
         excerpt, shown = manifest_excerpt(task.entries)

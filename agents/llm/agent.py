@@ -2,12 +2,12 @@
 
 What a request carries is bounded independently of the dataset's sample count:
 
-- a dataset of at most ``batch_size`` samples is one conversation (`agents.litellm.conversation`);
-- a larger one is done in phases (`agents.litellm.phases`): a plan conversation that explores and writes down
+- a dataset of at most ``batch_size`` samples is one conversation (`agents.llm.conversation`);
+- a larger one is done in phases (`agents.llm.phases`): a plan conversation that explores and writes down
   the conventions, one conversation per batch of samples given the plan and its own samples only (run
   concurrently, ``concurrency`` at a time), and one that writes ``data_meta.json``;
 - within every conversation, old tool results, long arguments and all but the last few images are stubbed
-  (`agents.litellm.context`), and a context-window error shrinks that window instead of failing.
+  (`agents.llm.context`), and a context-window error shrinks that window instead of failing.
 
 Limits (`agents.base.Limits`) bound each conversation, so a candidate's totals scale with its manifest. A
 candidate that a limit or the budget stops with samples (or the dataset JSON) unwritten is ``incomplete``
@@ -34,19 +34,19 @@ from typing import Any
 from agents.base import Candidate, FatalAgentError, Feedback, ManifestEntry, Task, Usage
 from agents.budget import Budget, BudgetExceeded
 from agents.instructions import instruction_text
-from agents.litellm import phases, prompts
-from agents.litellm.context import ContextWindow
-from agents.litellm.conversation import (
+from agents.llm import phases, prompts
+from agents.llm.context import ContextWindow
+from agents.llm.conversation import (
     ConversationLimits,
     ConversationSetup,
     ConversationState,
     FinishCheck,
     converse,
 )
-from agents.litellm.guided import GuidedRun, Structured, cannot_call_tools, opening_overflow
-from agents.litellm.outcome import Revision, candidate_outcome
-from agents.litellm.progress import ProgressGuard
-from agents.litellm.script_mode import (
+from agents.llm.guided import GuidedRun, Structured, cannot_call_tools, opening_overflow
+from agents.llm.outcome import Revision, candidate_outcome
+from agents.llm.progress import ProgressGuard
+from agents.llm.script_mode import (
     MODES,
     ScriptOptions,
     run_script,
@@ -82,7 +82,7 @@ class _Candidate:
     stop: asyncio.Event
     #: Per sample, the last failed read of its file in any conversation (`ToolBox.sample_failures`).
     sample_failures: dict[int, str] = dataclasses.field(default_factory=dict)
-    #: Counts conversations that end on a limit with nothing written (`agents.litellm.progress`).
+    #: Counts conversations that end on a limit with nothing written (`agents.llm.progress`).
     progress: ProgressGuard = dataclasses.field(default_factory=ProgressGuard)
 
 
@@ -119,7 +119,7 @@ class LiteLLMAgent:
             tool in the agent's threads. Started on first use, stopped by `close`.
         mode: ``"tools"`` (per-sample tool calls; a candidate whose model makes none, or whose opening the
             window cannot hold, is redone guided), ``"script"`` (the coding-agent mode,
-            `agents.litellm.script_mode`) or ``"guided"`` (`agents.litellm.guided`).
+            `agents.llm.script_mode`) or ``"guided"`` (`agents.llm.guided`).
         script: Bounds and feedback of the script mode (`ScriptOptions` or a mapping of its fields).
         server: What a local server needs (`agents.model.server.ServerOptions` or a mapping of its fields;
             ``auto`` asks the server); None asks nothing and bounds nothing.

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Task
-from agents.litellm.conversation import ConversationLimits, ConversationSetup, ConversationState, converse
+from agents.llm.conversation import ConversationLimits, ConversationSetup, ConversationState, converse
 from agents.tools.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
 from agents.tools.sandbox import Sandbox
 from agents.tools.tools import ToolBox, ToolResult, tool_definitions
@@ -50,7 +50,7 @@ log = logging.getLogger(__name__)
 
 MODES = ("tools", "script", "guided")
 """Values of ``agent.mode``: the per-sample tool calls, the coding-agent mode of this module, or the guided
-mode (`agents.litellm.guided`: the framework walks the steps, the model answers each with one constrained
+mode (`agents.llm.guided`: the framework walks the steps, the model answers each with one constrained
 JSON object)."""
 
 SCRIPT_MODE_TOOLS = (
@@ -287,7 +287,7 @@ async def run_script(
     Returns:
         How the conversation ended.
     """
-    from agents.litellm.phases import meta_check, samples_check
+    from agents.llm.phases import meta_check, samples_check
 
     out, indices = toolbox.sandbox.output_dir, toolbox.task.indices
     messages: list[dict[str, Any]] = [
