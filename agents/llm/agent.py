@@ -28,13 +28,14 @@ import weakref
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from agents.base import Candidate, FatalAgentError, Feedback, ManifestEntry, Task, Usage
 from agents.budget import Budget, BudgetExceeded
 from agents.instructions import instruction_text
-from agents.llm import phases, prompts
+from agents.llm import modes, phases, prompts
 from agents.llm.context import ContextWindow
 from agents.llm.conversation import (
     ConversationLimits,
@@ -43,11 +44,10 @@ from agents.llm.conversation import (
     FinishCheck,
     converse,
 )
-from agents.llm.guided import GuidedRun, Structured, cannot_call_tools, opening_overflow
+from agents.llm.guided import GuidedRun, Structured
 from agents.llm.outcome import Revision, candidate_outcome
 from agents.llm.progress import ProgressGuard
 from agents.llm.script_mode import (
-    MODES,
     ScriptOptions,
     run_script,
     script_tool_definitions,
@@ -164,8 +164,8 @@ class LiteLLMAgent:
         script: Mapping[str, Any] | ScriptOptions | None = None,
         server: Mapping[str, Any] | ServerOptions | None = None,
     ) -> None:
-        if mode not in MODES:
-            raise ValueError(f"unknown agent.mode {mode!r}; valid: {list(MODES)}")
+        if mode not in modes.MODES:
+            raise ValueError(f"unknown agent.mode {mode!r}; valid: {list(modes.MODES)}")
         #: ``"tools"`` or ``"script"`` (the coding-agent mode).
         self.mode = mode
         self.script = ScriptOptions.of(script)
@@ -360,38 +360,23 @@ class LiteLLMAgent:
             batch_size=self.batch_size,
             phased=phased,
         )
-        guided_because = "agent.mode=guided" if self.mode == "guided" else self._guided_because
+        guided_because: str | None = None
         try:
-            if self.mode == "script":
-                opening = [instruction_text(task.options, "s0"), self._task_prompt(task)]
-                opening += [revision.prompt(None)] if revision is not None else []
-                box = script_toolbox(task, run.sandbox, self.vision, self.code_limits, self.script)
-                run.states["script"] = await run_script(run.setup, box, opening, self._limits(task))
-                run.sample_failures.update(box.sample_failures)
-            elif guided_because is None and self.client.context_window is not None:
-                opening = [
-                    prompts.SYSTEM_PROMPT,
-                    instruction_text(task.options, "s0"),
-                    json.dumps(self.tools),
-                ]
-                opening.append(self._task_prompt(task) if not phased else prompts.PLAN_PROMPT)
-                if revision is not None:
-                    opening.append(revision.prompt(None))
-                reply = self.max_tokens_per_call or 0
-                guided_because = opening_overflow(opening, reply, self.client.context_window)
-            if self.mode == "tools" and guided_because is None:
-                if not phased:
-                    await self._single(run, revision)
-                else:
-                    await self._phases(run, revision, plan)
-                guided_because = cannot_call_tools(run.states)
+            opening = partial(self._opening, task, revision, phased)
+            window, reply = self.client.context_window, self.max_tokens_per_call or 0
+            starts, guided_because = modes.pick(self.mode, self._guided_because, window, opening, reply)
+            if starts == "script":
+                await self._script(run, revision)
+            elif starts == "tools":
+                await (self._phases(run, revision, plan) if phased else self._single(run, revision))
+                guided_because = modes.cannot_call_tools(run.states)
                 if guided_because is not None:
                     self._guided_because = guided_because
                     # The tools-mode attempt cost calls: they stay in the usage, not in the status.
                     spent = sum((s.usage for s in run.states.values()), Usage())
                     run.states = {"tools attempt": ConversationState(usage=spent)}
                     run.stop.clear()
-            if guided_because is not None and self.mode != "script":
+            if guided_because is not None:
                 guided = GuidedRun(
                     run.setup,
                     ToolBox(task, run.sandbox, False),
@@ -412,7 +397,7 @@ class LiteLLMAgent:
         usage = dataclasses.replace(usage, wall_s=time.perf_counter() - start)
         written, missing = phases.written_and_missing(out, task.indices)
         status, reason = candidate_outcome(run.states, written, missing, (out / "data_meta.json").is_file())
-        if guided_because is not None and self.mode != "script":
+        if guided_because is not None:
             reason = f"guided mode ({guided_because})" + (f"; {reason}" if reason else "")
         trace.write(
             "end", status=status, reason=reason, written=written, missing=missing, usage=usage.to_dict()
@@ -433,6 +418,20 @@ class LiteLLMAgent:
             skipped={i: run.sample_failures[i] for i in missing if i in run.sample_failures},
             missing=tuple(missing) if status == "incomplete" else (),
         )
+
+    def _opening(self, task: Task, revision: Revision | None, phased: bool) -> list[str]:
+        """The texts of a tools-mode opening request (what `modes.pick` measures against the window)."""
+        opening = [prompts.SYSTEM_PROMPT, instruction_text(task.options, "s0"), json.dumps(self.tools)]
+        opening.append(self._task_prompt(task) if not phased else prompts.PLAN_PROMPT)
+        return opening + ([revision.prompt(None)] if revision is not None else [])
+
+    async def _script(self, run: _Candidate, revision: Revision | None) -> None:
+        """The script mode: one conversation in which the model writes and runs one conversion script."""
+        opening = [instruction_text(run.task.options, "s0"), self._task_prompt(run.task)]
+        opening += [revision.prompt(None)] if revision is not None else []
+        box = script_toolbox(run.task, run.sandbox, self.vision, self.code_limits, self.script)
+        run.states["script"] = await run_script(run.setup, box, opening, self._limits(run.task))
+        run.sample_failures.update(box.sample_failures)
 
     def _limits(self, task: Task) -> ConversationLimits:
         return ConversationLimits(

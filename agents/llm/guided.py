@@ -59,8 +59,6 @@ __all__ = [
     "GUIDED_SYSTEM",
     "GuidedRun",
     "Structured",
-    "cannot_call_tools",
-    "opening_overflow",
 ]
 
 log = logging.getLogger(__name__)
@@ -478,44 +476,3 @@ def _label_word(plan: GuidedPlan) -> str:
     return {"classification": "class label", "segmentation": "mask's classes", "detection": "boxes"}[
         plan.task_type
     ]
-
-
-def cannot_call_tools(states: Mapping[str, ConversationState]) -> str | None:
-    """Why a tools-mode candidate showed its model cannot work the tool loop (it is redone guided), or None.
-
-    Either the model answered in prose only (no tool call in the whole candidate, a conversation ended on its
-    text replies), or the first request of a conversation already overflowed the window.
-
-    Args:
-        states: The tools-mode conversations by label.
-
-    Returns:
-        One line, or None.
-    """
-    if any(s.tool_calls for s in states.values()):
-        return None
-    for label, state in states.items():
-        failed = state.failed or ""
-        if "replies in a row without a tool call" in failed:
-            return f"tools mode, {label}: {failed}"
-        if failed.startswith("context window exceeded") and state.turns == 0:
-            return f"tools mode, {label}: the first request did not fit the window"
-    return None
-
-
-def opening_overflow(texts: Sequence[str], reply_tokens: int, window: int) -> str | None:
-    """Why a tools-mode opening request (its texts and tool definitions) cannot fit a known window, or None.
-
-    Args:
-        texts: The opening's system prompt, instruction, task prompt and tool definitions (JSON).
-        reply_tokens: The per-call completion cap.
-        window: The server's window in tokens.
-
-    Returns:
-        One line, or None when it fits.
-    """
-    # Characters per token of our prompts (JSON and English) run at 3-4: 3.5 keeps a near miss sent.
-    tokens = int(sum(len(text) for text in texts) / 3.5) + reply_tokens
-    if tokens <= window:
-        return None
-    return f"the tools-mode opening, ~{tokens} tokens with its reply, exceeds the window of {window}"

@@ -36,7 +36,6 @@ from benchmark.source_stem import add_source_stems_in_folder
 from core.options import positive_options
 
 __all__ = [
-    "MODES",
     "SCRIPT_MODE_TOOLS",
     "SCRIPT_SYSTEM_PROMPT",
     "ScriptOptions",
@@ -47,11 +46,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-MODES = ("tools", "script", "guided")
-"""Values of ``agent.mode``: the per-sample tool calls, the coding-agent mode of this module, or the guided
-mode (`agents.llm.guided`: the framework walks the steps, the model answers each with one constrained
-JSON object)."""
 
 SCRIPT_MODE_TOOLS = (
     "list_dir",
