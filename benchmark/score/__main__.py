@@ -1,8 +1,8 @@
 """Command line: score one dataset (like the reference evaluator) or print the macro table over a root.
 
-python -m benchmark.score --dataset-dir DIR [--ground-truth FILE] [--models M ...] [--output FILE]
+medstrat score --dataset-dir DIR [--ground-truth FILE] [--models M ...] [--output FILE]
                           [--profile official|strict] [--metric NAME ...] [--no-print]
-python -m benchmark.score --root ROOT [--models M ...] [--profile ...] [--metric NAME ...]
+medstrat score --root ROOT [--models M ...] [--profile ...] [--metric NAME ...]
                           [--format md|csv|tex]
 """
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = OneLineParser(prog="python -m benchmark.score", description="MDS-Bench scorer: the eleven metrics.")
+    p = OneLineParser(prog="medstrat score", description="MDS-Bench scorer: the eleven metrics.")
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--dataset-dir", help="a dataset folder (or its VLM folder): score every model in it")
     where.add_argument(
@@ -99,7 +99,7 @@ def _import_table() -> None:
     import benchmark.score.table  # noqa: F401 - loaded for later, when it costs no wall time
 
 
-@cli_main("python -m benchmark.score", expected=(BenchmarkError,))
+@cli_main("medstrat score", expected=(BenchmarkError,))
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI.
 

@@ -7,7 +7,7 @@ and E2E per USD; plus a bootstrap 95 % CI of E2E and a paired test against S0, b
 resampling unit, the E2E threshold grid per strategy, and the oracle best-of-n upper bound where a run kept
 several candidates.
 
-    python -m experiments.ablation MULTIRUN_DIR
+    medstrat ablation MULTIRUN_DIR
 """
 
 from __future__ import annotations
@@ -335,10 +335,10 @@ def _budget(runs: Sequence[RunData]) -> pd.DataFrame:
         return pd.DataFrame()
 
 
-@cli_main("python -m experiments.ablation")
+@cli_main("medstrat ablation")
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: redo the ablation files of a sweep folder; returns the exit code (docs/cli.md)."""
-    parser = OneLineParser(prog="python -m experiments.ablation", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="medstrat ablation", description=__doc__.splitlines()[0])
     parser.add_argument("sweep_dir", type=Path, help="the multirun folder of `python -m experiments -m ...`")
     parser.add_argument("--no-figure", action="store_true", help="skip ablation.png")
     args = parser.parse_args(argv)
@@ -347,7 +347,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print((args.sweep_dir / "ablation.md").read_text(encoding="utf-8"))
     print("wrote " + ", ".join(str(p) for p in written))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,4 +1,4 @@
-"""``python -m experiments.report RUN_DIR [--out DIR]``: write ``report.html`` for a run folder, or for a
+"""``medstrat report RUN_DIR [--out DIR]``: write ``report.html`` for a run folder, or for a
 sweep folder (``multirun/...``: the ablation, figures, links to each job's report, samples side by side)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from experiments.report.build import build_report
 
 
-@cli_main("python -m experiments.report")
+@cli_main("medstrat report")
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, build the report and print its path.
 
@@ -19,7 +19,7 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         The exit code: 0 on success, 2 when the run folder does not exist.
     """
-    parser = OneLineParser(prog="python -m experiments.report", description=__doc__)
+    parser = OneLineParser(prog="medstrat report", description=__doc__)
     parser.add_argument("run_dir", help="a run folder written by python -m experiments")
     parser.add_argument(
         "--out", default=None, help="write report.html and assets/ here (default: the run folder)"

@@ -1,6 +1,6 @@
 """Combine the runs of a sharded job (``benchmark.shard=k/n``) into one set of metrics.
 
-    python -m experiments.merge RUN_DIR [RUN_DIR ...] --out MERGED_DIR
+    medstrat merge RUN_DIR [RUN_DIR ...] --out MERGED_DIR
 
 Per-dataset metrics are taken as they are (each dataset was scored in exactly one shard) and the macro is the
 equal-weight mean over all of them, as the scorer computes it; ``samples.jsonl`` is concatenated, usage
@@ -89,10 +89,10 @@ def merge_runs(run_dirs: Sequence[Path], out: Path) -> dict[str, dict[str, Any]]
     return docs
 
 
-@cli_main("python -m experiments.merge", expected=(ValueError,))
+@cli_main("medstrat merge", expected=(ValueError,))
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; returns the exit code (0 ok, 2 bad input; docs/cli.md)."""
-    parser = OneLineParser(prog="python -m experiments.merge", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="medstrat merge", description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="shard run folders")
     parser.add_argument(
         "--out", type=Path, default=None, help="merged folder (default: <first run>/../merged)"
@@ -105,7 +105,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(format_table(docs, f"merged {len(args.runs)} runs · {len(docs['official']['datasets'])} datasets"))
     print(f"wrote {out}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

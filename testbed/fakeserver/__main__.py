@@ -1,4 +1,4 @@
-"""``python -m testbed.fakeserver [--script FILE | --replay DATASET_ROOT [--mode tools|script]] [--port N]
+"""``medstrat fakeserver [--script FILE | --replay DATASET_ROOT [--mode tools|script]] [--port N]
 [--latency S]``: serve a scripted fake provider.
 
 Prints the URL to give LiteLLM as ``api_base`` (with ``model="openai/<anything>"``) and serves until Ctrl-C.
@@ -64,7 +64,7 @@ def _script(args: argparse.Namespace, cleanup: contextlib.ExitStack) -> Script:
     return OneDataset(script.dataset, script)
 
 
-@cli_main("python -m testbed.fakeserver")
+@cli_main("medstrat fakeserver")
 def main(argv: list[str] | None = None) -> int:
     """Run the demo server.
 
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         The exit status.
     """
-    parser = OneLineParser(prog="python -m testbed.fakeserver", description=__doc__)
+    parser = OneLineParser(prog="medstrat fakeserver", description=__doc__)
     parser.add_argument(
         "--script", type=Path, help="JSON list of turns (see testbed.fakeserver.script_from_json)"
     )

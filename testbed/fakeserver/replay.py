@@ -132,7 +132,7 @@ class ReplayScript(TurnScript):
         return step if self.sampler is None else self.sampler.reply(step, request)
 
     def to_json(self) -> list[dict[str, Any]]:
-        """Return the turns in the ``--script FILE`` format of ``python -m testbed.fakeserver``.
+        """Return the turns in the ``--script FILE`` format of ``medstrat fakeserver``.
 
         Returns:
             One ``{"content", "tool_calls": [{"name", "arguments", "id"}]}`` object per turn.

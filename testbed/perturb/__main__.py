@@ -1,4 +1,4 @@
-"""CLI: ``python -m testbed.perturb CORRECT OUT [--dataset-dir DIR] [--seed N] [--clean P] [--mix K=W]``.
+"""CLI: ``medstrat perturb CORRECT OUT [--dataset-dir DIR] [--seed N] [--clean P] [--mix K=W]``.
 
 Writes ``OUT/agent1_data_organization`` (a copy of the correct folder with sampled mistakes) and
 ``OUT/mistakes.json`` (the labels). ``--list`` prints the catalogue.
@@ -26,7 +26,7 @@ def _dataset_dir(correct: Path) -> Path:
     return correct
 
 
-@cli_main("python -m testbed.perturb")
+@cli_main("medstrat perturb")
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, write the perturbed copy and print what was applied.
 
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         The process exit code (0, or 2 for bad input; docs/cli.md).
     """
-    parser = OneLineParser(prog="python -m testbed.perturb", description=__doc__)
+    parser = OneLineParser(prog="medstrat perturb", description=__doc__)
     parser.add_argument(
         "correct", nargs="?", type=Path, help="a correct agent1_data_organization (or its run)"
     )

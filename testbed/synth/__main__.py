@@ -1,6 +1,6 @@
-"""CLI: ``python -m testbed.synth OUT_DIR [--suite bundled|realfiles|foreign|independent]
+"""CLI: ``medstrat synth OUT_DIR [--suite bundled|realfiles|foreign|independent]
 [--size small|full] [--seed N] [--samples N] [--oracle RUN] [--only ...]``, or
-``python -m testbed.synth OUT_DIR --files N [--samples K]`` for one four-level DICOM tree of N files."""
+``medstrat synth OUT_DIR --files N [--samples K]`` for one four-level DICOM tree of N files."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from testbed.synth.spec import select_names
 from testbed.synth.suite import MAX_SAMPLES, SIZES, dataset_names, generate_suite
 
 
-@cli_main("python -m testbed.synth")
+@cli_main("medstrat synth")
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, write the suite and print a one-line summary per dataset.
 
@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         The process exit code (0 ok, 2 bad input; docs/cli.md).
     """
-    parser = OneLineParser(prog="python -m testbed.synth", description=__doc__)
+    parser = OneLineParser(prog="medstrat synth", description=__doc__)
     parser.add_argument("out", nargs="?", help="benchmark root to write")
     parser.add_argument(
         "--suite",

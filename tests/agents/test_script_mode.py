@@ -281,7 +281,7 @@ def test_the_fake_servers_mode_flag_needs_a_replay() -> None:
     )
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "python -m testbed.fakeserver: error: --mode applies to --replay only; give --replay DATASET_ROOT"
+        "medstrat fakeserver: error: --mode applies to --replay only; give --replay DATASET_ROOT"
     ]
 
 
@@ -301,7 +301,7 @@ def test_a_misspelt_script_or_code_limit_option_in_the_config_is_refused_by_name
 def test_the_fake_server_cli_serves_a_script_mode_replay(
     replayed: tuple[Path, Candidate, FakeServer],
 ) -> None:
-    """`python -m testbed.fakeserver --replay DIR --mode script` starts and says what it replays."""
+    """`medstrat fakeserver --replay DIR --mode script` starts and says what it replays."""
     import os
     import subprocess
     import sys
