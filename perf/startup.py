@@ -34,7 +34,7 @@ _DATASET_PATH_IMPORTS = "import benchmark.score.__main__, benchmark.score.evalua
 COMMANDS: list[tuple[str, list[str], float | None]] = [
     ("python -c pass (interpreter floor)", ["-c", "pass"], None),
     ("python -m experiments --help", ["-m", "experiments", "--help"], 1.0),
-    ("medstrat score --help", ["-m", "benchmark.score", "--help"], 0.3),
+    ("medstrat score --help", ["-m", "experiments.cli", "score", "--help"], 0.3),
     ("scorer --dataset-dir path, imports only", ["-c", _DATASET_PATH_IMPORTS], 0.3),
 ]
 
