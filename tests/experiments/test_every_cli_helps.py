@@ -1,7 +1,7 @@
 """``medstrat`` lists every command, each command answers ``--help`` itself, and exit codes pass through.
 
-``python -m experiments.passk --help`` once failed with exit 1 (an import of a module that no longer existed,
-made only inside ``main``): nothing but running each command's ``main`` finds that.
+A command whose ``main`` imports, inside the function, a module that no longer exists fails only when it runs:
+nothing but running each command's ``main`` (here through ``medstrat COMMAND --help``) finds that.
 """
 
 from __future__ import annotations
