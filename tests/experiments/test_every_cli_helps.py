@@ -77,3 +77,12 @@ def test_any_exit_code_and_the_arguments_reach_the_caller_unchanged(
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr("experiments.cli.COMMANDS", (Command("seven", "seven_command", "test", ("verb",)),))
     assert main(["seven", "--flag", "x", "--", "-y"]) == 7
+
+
+def test_the_docs_show_the_command_list_as_medstrat_prints_it(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    printed = capsys.readouterr().out
+    listing = printed[printed.index("commands:") : printed.index("\n\n", printed.index("commands:"))]
+    assert listing in (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert all(f"`{c.name}`" in readme for c in COMMANDS)
