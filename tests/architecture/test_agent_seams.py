@@ -21,22 +21,6 @@ from imports import PACKAGES, ROOT, Edge, edges, module_name, source_files
 
 MODEL, TOOLS, AGENT = "agents.model", "agents.tools", "agents.llm"
 
-# Modules that only forward names, still in the tree: the short command names of `experiments` and the old
-# names of the test material (docs/cli.md), due to go when one command holds the subcommands. The set only
-# shrinks: a module that forwards a name and is not in it fails the test below.
-FORWARDERS_TO_GO = {
-    "benchmark.perturb",
-    "benchmark.replica",
-    "benchmark.synth",
-    "experiments.ablation",
-    "experiments.budget_matched",
-    "experiments.leaderboard",
-    "experiments.merge",
-    "experiments.passk",
-    "experiments.reselect",
-    "experiments.validator_eval",
-}
-
 
 def _within(module: str, package: str) -> bool:
     return module == package or module.startswith(package + ".")
@@ -129,15 +113,15 @@ def forwarders() -> set[str]:
 
 
 def test_no_module_exists_only_to_forward_a_name() -> None:
-    new = sorted(forwarders() - FORWARDERS_TO_GO)
-    assert not new, (
-        "modules that only forward names (import from the module that defines them):\n" + "\n".join(new)
+    found = sorted(forwarders())
+    assert not found, (
+        "modules that only forward names (import from the module that defines them):\n" + "\n".join(found)
     )
 
 
 PLANTED = {
-    "short-name": ("from core.command_names import short_name", '__getattr__ = short_name(__name__, "a.b")'),
-    "moved": ("from core.command_names import moved", 'moved(__name__, "a", "b")'),
+    "short-name": ("from core.names import short_name", '__getattr__ = short_name(__name__, "a.b")'),
+    "moved": ("from core.names import moved", 'moved(__name__, "a", "b")'),
     "re-export": ("from __future__ import annotations", "from agents.llm.agent import A", '__all__ = ["A"]'),
     "entry-call": ("from experiments.cli import main", "main()"),
     "constant": ("from agents.base import Task", "LIMIT = 3"),

@@ -28,14 +28,12 @@ ALLOWED = {
 }
 # Satellites the agents' and the forecast's restructurings (issue 55) fold back; nothing may join them.
 PENDING_SATELLITES = {
-    "agents.litellm.guided_evidence",
-    "agents.litellm.guided_schemas",
+    "agents.llm.guided_evidence",
+    "agents.llm.guided_schemas",
     "experiments.run.forecast_pilot",
     "experiments.run.forecast_price",
     "experiments.run.forecast_rates",
 }
-# A "moved" pointer the agents' restructuring deletes (with `core.command_names`, then unused).
-PENDING_ALIASES = {"agents.fakeserver"}
 
 
 def _top(module: str) -> str:
@@ -177,58 +175,6 @@ def test_the_satellite_check_sees_a_figure_split_from_its_module() -> None:
     assert _satellites(planted, {board, figure}) == {figure}
     # Imported elsewhere too, it is a concept of its own (a shared piece), not a satellite.
     assert _satellites([*planted, Edge(other, figure, here, 2, True)], {board, figure, other}) == set()
-
-
-def _forwards(tree: ast.Module) -> bool:
-    """Whether a module only forwards: nothing but imports, ``__all__``, a ``__getattr__`` assignment, or a
-    call handed the module's ``__name__`` (a helper that makes the module stand for another)."""
-    body = tree.body[1:] if ast.get_docstring(tree) is not None else tree.body
-    body = [n for n in body if not (isinstance(n, ast.ImportFrom) and n.module == "__future__")]
-    if not body:
-        return False
-    for node in body:
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            continue
-        if isinstance(node, ast.Assign) and all(
-            isinstance(t, ast.Name) and t.id in ("__all__", "__getattr__") for t in node.targets
-        ):
-            continue
-        if (
-            isinstance(node, ast.Expr)
-            and isinstance(node.value, ast.Call)
-            and any(isinstance(a, ast.Name) and a.id == "__name__" for a in node.value.args)
-        ):
-            continue
-        return False
-    return True
-
-
-def test_no_module_exists_only_to_forward_a_name() -> None:
-    # A package's __init__ may re-export its public API; any other module must hold something of its own.
-    found = {
-        module_name(p)
-        for p in source_files()
-        if p.name != "__init__.py" and _forwards(ast.parse(p.read_text(encoding="utf-8")))
-    }
-    assert found <= PENDING_ALIASES, sorted(found - PENDING_ALIASES)
-
-
-@pytest.mark.parametrize(
-    "source",
-    [
-        '"""Short."""\nfrom core.names import short_name\n\n__getattr__ = short_name(__name__, "a.b")\n',
-        '"""Moved."""\nfrom core.command_names import moved\n\nmoved(__name__, "a.b", "c.d")\n',
-        '"""Re-export."""\nfrom __future__ import annotations\n\nfrom a.b import c\n\n__all__ = ["c"]\n',
-    ],
-    ids=["short-name", "moved", "re-export"],
-)
-def test_the_alias_check_sees_a_forwarding_module(source: str) -> None:
-    assert _forwards(ast.parse(source))
-
-
-def test_the_alias_check_lets_a_module_with_work_of_its_own_pass() -> None:
-    preload = '"""Preload."""\nfrom medio.libraries import preload\n\npreload()\n'
-    assert not _forwards(ast.parse(preload))
 
 
 def test_no_strategy_switches_on_a_profile_string() -> None:
