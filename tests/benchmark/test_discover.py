@@ -158,5 +158,6 @@ def test_linked_dataset_folders_are_found_and_a_loop_or_second_link_is_skipped_i
 
 def test_a_real_folder_is_walked_under_its_own_name_before_a_link_to_it(tmp_path: Path) -> None:
     add_dataset(tmp_path, "real")
-    (tmp_path / "a_link").symlink_to(tmp_path / "real", target_is_directory=True)  # sorts first, walked second
+    # The link sorts first, yet the real folder is the one found.
+    (tmp_path / "a_link").symlink_to(tmp_path / "real", target_is_directory=True)
     assert [d.root for d in discover(tmp_path)] == [(tmp_path / "real").absolute()]
