@@ -142,7 +142,7 @@ def _aside(folder: Path) -> Path:
 def _ways_on(option: str, folder: Path) -> str:
     return (
         f"continue it with run.resume=true (same config), pick another {option}, or pass run.replace=true "
-        f"to move it aside to {folder.name}.replaced-<time> and start afresh"
+        f"to move it aside to {folder}.replaced-<time> and start afresh"
     )
 
 
@@ -257,7 +257,7 @@ def claim_sweep_folder(run: Mapping[str, Any], overrides: Sequence[str], sweep_d
             raise FolderHoldsRun(
                 f"hydra.sweep.dir={sweep_dir} holds {what} started with other overrides ({shown}); resume "
                 "with the same overrides, pick another hydra.sweep.dir, or pass run.replace=true to move it "
-                f"aside to {sweep_dir.name}.replaced-<time> and start afresh"
+                f"aside to {sweep_dir}.replaced-<time> and start afresh"
             )
         raise FolderHoldsRun(
             f"hydra.sweep.dir={sweep_dir} holds {what}; {_ways_on('hydra.sweep.dir', sweep_dir)}"

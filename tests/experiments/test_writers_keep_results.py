@@ -7,11 +7,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from cli_in_process import run_cli_in_process
 from cli_process import nonblank_lines
+from omegaconf import DictConfig
 
 from benchmark.score.__main__ import main as score_main
 from benchmark.score.constants import METRIC_NAMES
@@ -137,3 +139,21 @@ def test_a_tracked_sweep_into_a_folder_holding_a_sweep_writes_no_tracking_json(
     assert done.returncode == 2, done.stderr
     assert _digest(sweep) == kept  # the preflight refuses before the tracking callback opens a run
     assert not (tmp_path / "mlflow.db").exists()
+
+
+def test_reselect_refuses_an_out_holding_a_run(
+    make_cfg: Callable[..., DictConfig], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from omegaconf import OmegaConf
+
+    from experiments.selection.reselect import main as reselect_main
+
+    source = tmp_path / "source"
+    (source / "candidates" / DATASET).mkdir(parents=True)
+    config = OmegaConf.to_container(make_cfg("strategy=s3"), resolve=True)
+    (source / "run.json").write_text(json.dumps({"strategy": "s3", "config": config}))
+    out = _finished_run(tmp_path / "out", "x", 0.5)
+    kept = _digest(out)
+    assert reselect_main([str(source), "selector=majority", f"hydra.run.dir={out}"]) == 2
+    assert f"{out} already holds a run; reselect into a new folder" in capsys.readouterr().err
+    assert _digest(out) == kept and not (out / "candidates").exists()
