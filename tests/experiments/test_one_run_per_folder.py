@@ -135,3 +135,19 @@ def test_what_a_folder_holds_decides_its_claim(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not both"):
         claim_run_folder({"resume": True, "replace": True}, run)
     assert (run / "selected").is_dir()
+
+
+def test_a_forecast_into_a_folder_holding_a_run_is_refused_before_hydra_writes(
+    suite: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run"
+    (run / ".hydra").mkdir(parents=True)
+    (run / ".hydra" / "config.yaml").write_text("strategy: {name: s3}\n")
+    (run / "config.json").write_text(json.dumps({"strategy": {"name": "s3"}}))
+    before = _digest(run)
+    done = run_cli_in_process(
+        _args(suite, "strategy=s0", "run.dry_run=true", f"hydra.run.dir={run}"), os.environ, tmp_path, capfd
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"hydra.run.dir={run} holds an unfinished s3 run" in done.stderr
+    assert _digest(run) == before and not (run / "forecast.json").exists()
