@@ -212,7 +212,8 @@ def _sweep_overrides(sweep_dir: Path) -> list[str] | None:
 
 def _same_sweep(stored: list[str] | None, current: Sequence[str]) -> bool:
     def key(overrides: Sequence[str]) -> list[str]:
-        skip = ("run.resume=", "+run.resume=", "hydra.sweep.dir=")
+        # How the sweep was started or continued, not what it runs.
+        skip = ("run.resume=", "+run.resume=", "run.replace=", "+run.replace=", "hydra.sweep.dir=")
         return sorted(o for o in overrides if not o.startswith(skip))
 
     return stored is not None and key(stored) == key(current)

@@ -151,3 +151,13 @@ def test_a_forecast_into_a_folder_holding_a_run_is_refused_before_hydra_writes(
     assert done.returncode == 2, done.stderr
     assert f"hydra.run.dir={run} holds an unfinished s3 run" in done.stderr
     assert _digest(run) == before and not (run / "forecast.json").exists()
+
+
+def test_a_sweep_started_with_run_replace_resumes_without_it(tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep"
+    (sweep / "0_s0" / "selected").mkdir(parents=True)
+    (sweep / ".hydra").mkdir()
+    (sweep / "multirun.yaml").write_text(
+        "hydra:\n  overrides:\n    task: [strategy=s0, run.replace=true]\n", encoding="utf-8"
+    )
+    assert claim_sweep_folder({"resume": True}, ["strategy=s0", "run.resume=true"], sweep) is None
