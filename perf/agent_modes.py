@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Limits, Task
-from agents.litellm import LiteLLMAgent, TokenPrice
+from agents.llm.agent import LiteLLMAgent
+from agents.model.client import TokenPrice
 from testbed.fakeserver import FakeServer, TurnScript
 from testbed.fakeserver.replay import replay_script
 from testbed.fakeserver.script_replay import script_mode_replay

@@ -64,7 +64,7 @@ class Measured:
 
 
 def _text_tokens(request: Mapping[str, Any]) -> int:
-    from agents.litellm.context import text_chars
+    from agents.llm.context import text_chars
 
     tools = len(json.dumps(request.get("tools") or [], default=str))
     return (text_chars(request.get("messages") or []) + tools) // 4
@@ -84,8 +84,8 @@ def measure(mode: str, dataset: str, samples: int, work: Path, unbounded: bool) 
         The totals.
     """
     from agents.base import Limits, Task
-    from agents.litellm import LiteLLMAgent
-    from agents.litellm.context import count_images
+    from agents.llm.agent import LiteLLMAgent
+    from agents.llm.context import count_images
     from benchmark.discover import Dataset
     from testbed.fakeserver import FakeServer
     from testbed.fakeserver.replay import replay_script

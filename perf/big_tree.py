@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.litellm.sandbox import Sandbox
-from agents.litellm.tools import ToolBox
+from agents.tools.sandbox import Sandbox
+from agents.tools.tools import ToolBox
 from benchmark.manifest import parse_manifest
 from testbed.synth.big_tree import BIG_TREE, build_big_tree
 

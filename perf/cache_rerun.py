@@ -22,7 +22,7 @@ import numpy as np
 from PIL import Image
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.litellm import LiteLLMAgent
+from agents.llm.agent import LiteLLMAgent
 from testbed.fakeserver import FakeServer, Reply, TurnScript, assistant_turn, tool_call
 
 

@@ -2,7 +2,7 @@
 calls looked like, read from agent traces, and what a candidate of another size will cost.
 
 A LiteLLM candidate (tools mode) is one conversation for a dataset of at most ``agent.batch_size``
-samples, else a plan conversation, one per batch and a ``data_meta`` conversation (`agents.litellm.phases`).
+samples, else a plan conversation, one per batch and a ``data_meta`` conversation (`agents.llm.phases`).
 Inside a conversation the prompt grows turn by turn (the history is resent; old tool results are stubbed, so
 it grows more slowly later), which is why tokens are not proportional to samples: a profile keeps each
 measured conversation's per-call prompt and completion tokens, and a conversation of ``m`` samples is
@@ -39,7 +39,7 @@ PRIOR_FILE = Path(__file__).with_name("forecast_prior.json")
 """The default profiles: the offline replay of the rules baseline on the bundled suite (tools mode)."""
 
 FIXED = ("plan", "meta")
-"""Conversation labels whose cost does not depend on the sample count (`agents.litellm.phases`)."""
+"""Conversation labels whose cost does not depend on the sample count (`agents.llm.phases`)."""
 
 
 @dataclass(frozen=True)

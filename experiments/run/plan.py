@@ -57,7 +57,7 @@ agents: Registry[Any] = Registry(
     entry_point_group="medstrat.agents",
     lazy={
         "rules": "agents.rules:RulesAgent",
-        "litellm": "agents.litellm:LiteLLMAgent",
+        "litellm": "agents.llm.agent:LiteLLMAgent",
         "simulated": "testbed.simulated:SimulatedAgent",
     },
 )

@@ -201,7 +201,7 @@ def build_judge(
     """The judge role: the ``judge`` node, else the run's agent config (its model, endpoint, key, cache).
 
     Args:
-        judge_cfg: The ``judge`` node (``name: litellm`` and `agents.litellm.judge.LiteLLMJudge` options, or a
+        judge_cfg: The ``judge`` node (``name: litellm`` and `agents.model.judge.LiteLLMJudge` options, or a
             ``_target_`` building any `Judge`); None: judge with the agent's model.
         agent_cfg: The ``agent`` node.
         budget: The run's budget, handed to a judge whose constructor takes ``budget`` (checked before each
@@ -214,7 +214,7 @@ def build_judge(
         OptionError: No judge can be made (the agent is not a model and no ``judge`` is given), an unknown
             option, or the object built is not a `Judge`.
     """
-    from agents.litellm.judge import LiteLLMJudge
+    from agents.model.judge import LiteLLMJudge
     from experiments.run.request_cache import resolve_cache
 
     explicit = _plain(judge_cfg)

@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 FAILED_CALL = "judge call failed"
-"""How `agents.litellm.judge.LiteLLMJudge` begins the reason of a verdict whose call failed."""
+"""How `agents.model.judge.LiteLLMJudge` begins the reason of a verdict whose call failed."""
 
 COST_COLUMNS = ("calls", "tokens", "USD", "judge_calls", "judge_tokens", "judge_USD", "judge_cache_hits")
 

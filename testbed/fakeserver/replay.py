@@ -9,7 +9,7 @@ the rules agent's, file by file. That is at temperature 0; a request at a temper
 ``write_annotation`` calls sampled at the request's ``seed`` (`testbed.fakeserver.sampling`), so seeds and
 candidates differ as a model's samples do.
 
-How the rules agent's read options map onto the ``render`` tool (``agents/litellm/tools.py:RenderArgs``):
+How the rules agent's read options map onto the ``render`` tool (``agents/tools/tools.py:RenderArgs``):
 
 | rules agent (trace decision / annotation field)            | ``render`` argument |
 |------------------------------------------------------------|---------------------|
@@ -285,8 +285,8 @@ def replay_script(
     decided = _decisions(candidate.trace_path)
     toolbox = scratch = None
     if check:
-        from agents.litellm.sandbox import Sandbox
-        from agents.litellm.tools import ToolBox
+        from agents.tools.sandbox import Sandbox
+        from agents.tools.tools import ToolBox
 
         scratch = out / "replay_check"
         toolbox = ToolBox(task, Sandbox(task.root, scratch), vision=False)

@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.litellm import LiteLLMAgent, RetryPolicy, TokenPrice
+from agents.llm.agent import LiteLLMAgent
+from agents.model.client import TokenPrice
+from agents.model.retry import RetryPolicy
 from testbed.fakeserver import FakeServer, Reply, TurnScript, assistant_turn, tool_call
 
 FAKE_KEY = "sk-fake-test-key-0123456789"

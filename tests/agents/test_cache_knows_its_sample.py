@@ -9,10 +9,9 @@ from pathlib import Path
 from agent_scripts import FAKE_KEY, make_agent, make_task, standard_script
 
 from agents.judge import JudgeRequest
-from agents.litellm import RequestCache
-from agents.litellm.cache import sampling_seed
-from agents.litellm.client import ModelClient
-from agents.litellm.judge import LiteLLMJudge
+from agents.model.cache import RequestCache, sampling_seed
+from agents.model.client import ModelClient
+from agents.model.judge import LiteLLMJudge
 
 
 def _generate(server, cache, task):  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from agent_scripts import FAKE_KEY, PRICE
 
-from agents.litellm.client import ModelClient
+from agents.model.client import ModelClient
 from core.atomic import atomic_write_json
 from testbed.fakeserver import FakeServer, Reply, TurnScript
 

@@ -14,8 +14,9 @@ import pytest
 from agent_scripts import make_agent, make_task
 
 from agents.base import FatalAgentError
-from agents.litellm import LiteLLMAgent, RetryPolicy
-from agents.litellm.credentials import MissingApiKeyError, missing_key_message
+from agents.llm.agent import LiteLLMAgent
+from agents.model.credentials import MissingApiKeyError, missing_key_message
+from agents.model.retry import RetryPolicy
 from testbed.fakeserver import Fault, TurnScript
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,8 +75,8 @@ def test_a_rate_limit_is_retried_and_never_stops_the_run(
 def test_a_missing_key_is_named_before_litellm_is_imported(tmp_path: Path) -> None:
     code = (
         "import sys\n"
-        "from agents.litellm import LiteLLMAgent\n"
-        "from agents.litellm.credentials import MissingApiKeyError\n"
+        "from agents.llm.agent import LiteLLMAgent\n"
+        "from agents.model.credentials import MissingApiKeyError\n"
         "try:\n"
         "    LiteLLMAgent('gemini/gemini-2.5-flash')\n"
         "except MissingApiKeyError as exc:\n"

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from agent_scripts import FAKE_KEY, FAST_RETRY
 
-from agents.litellm.client import ModelClient
-from agents.litellm.server import EndpointSlots, ServerOptions, discover, is_loopback, window_from_error
+from agents.model.client import ModelClient
+from agents.model.server import EndpointSlots, ServerOptions, discover, is_loopback, window_from_error
 from testbed.fakeserver.script import Reply
 
 
@@ -152,7 +152,7 @@ def test_a_slot_held_by_another_process_is_waited_for(tmp_path: Path) -> None:
     code = (
         "import asyncio, sys, time\n"
         "from pathlib import Path\n"
-        "from agents.litellm.server import EndpointSlots\n"
+        "from agents.model.server import EndpointSlots\n"
         "async def main():\n"
         f"    async with EndpointSlots('http://x', 1, Path({str(tmp_path)!r})).hold():\n"
         "        print('held', flush=True)\n"

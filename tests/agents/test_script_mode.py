@@ -14,8 +14,8 @@ import pytest
 from agent_scripts import DATA_META, annotation, make_agent, make_task
 
 from agents.base import Candidate, Limits, Task
-from agents.litellm.code_tool import CodeLimits
-from agents.litellm.script_mode import SCRIPT_SYSTEM_PROMPT
+from agents.llm.script_mode import SCRIPT_SYSTEM_PROMPT
+from agents.tools.code_tool import CodeLimits
 from testbed.fakeserver import FakeServer, TurnScript, assistant_turn, tool_call
 from testbed.fakeserver.script_replay import script_mode_replay
 
@@ -252,9 +252,9 @@ def test_the_model_fixes_its_script_from_the_validators_messages(
 def test_a_tool_outside_the_mode_is_refused_before_any_tool_process(
     seg_dataset: Path, tmp_path: Path
 ) -> None:
-    from agents.litellm.sandbox import Sandbox
-    from agents.litellm.script_mode import ScriptOptions, script_toolbox
-    from agents.litellm.tool_pool import ToolPool
+    from agents.llm.script_mode import ScriptOptions, script_toolbox
+    from agents.tools.sandbox import Sandbox
+    from agents.tools.tool_pool import ToolPool
 
     task = make_task(seg_dataset, tmp_path / "c")
     box = script_toolbox(task, Sandbox(task.root, task.output_dir), False, CodeLimits(), ScriptOptions())

@@ -24,7 +24,6 @@ MOVED = {
     "benchmark.synth": "testbed.synth",
     "benchmark.perturb": "testbed.perturb",
     "benchmark.replica": "testbed.replica",
-    "agents.fakeserver": "testbed.fakeserver",
 }
 
 

@@ -12,7 +12,9 @@ import numpy as np
 from PIL import Image
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.litellm import LiteLLMAgent, RetryPolicy, TokenPrice
+from agents.llm.agent import LiteLLMAgent
+from agents.model.client import TokenPrice
+from agents.model.retry import RetryPolicy
 from testbed.fakeserver import FakeServer, Reply, assistant_turn, tool_call
 
 FAST_RETRY = RetryPolicy(max_attempts=12, initial_s=0.001, max_wait_s=0.005, jitter_s=0.001)

@@ -134,7 +134,7 @@ def test_a_prompt_over_the_window_through_the_client_names_the_servers_window(
 ) -> None:
     from litellm.exceptions import ContextWindowExceededError
 
-    from agents.litellm.client import ModelClient
+    from agents.model.client import ModelClient
 
     client = ModelClient("openai/local", api_base=real_server.url, api_key="no-key", timeout_s=120)
     huge = [{"role": "user", "content": " ".join(f"token{k}" for k in range(20_000))}]
@@ -174,7 +174,7 @@ def test_the_cache_answers_a_rerun_with_zero_calls(
 
 
 def test_usage_is_what_the_server_reported(real_server: RealServer) -> None:
-    from agents.litellm.client import ModelClient
+    from agents.model.client import ModelClient
 
     messages = [{"role": "user", "content": "Name one imaging modality."}]
     params = {"temperature": 0.0, "max_tokens": 12, "seed": 7}

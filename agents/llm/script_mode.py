@@ -3,8 +3,8 @@ validator's messages, fix, finish.
 
 The paper's agents work in a coding environment: they look at the files, then write and run a script that
 converts every sample. This mode gives the model exactly that: the read-only tools to explore
-(`agents.litellm.folder_tools`, ``table_head``, ``inspect``, ``view_image``), ``run_python`` to run its
-script (`agents.litellm.code_tool`: the same sandbox and limits as the opt-in code tool), the review tools
+(`agents.tools.folder_tools`, ``table_head``, ``inspect``, ``view_image``), ``run_python`` to run its
+script (`agents.tools.code_tool`: the same sandbox and limits as the opt-in code tool), the review tools
 to look at and patch what the script wrote, and ``finish``. There is no per-sample ``render`` or
 ``write_annotation``: the script writes every output, so the number of model calls does not grow with the
 number of samples.
@@ -28,15 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Task
-from agents.litellm.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
-from agents.litellm.conversation import ConversationLimits, ConversationSetup, ConversationState, converse
-from agents.litellm.sandbox import Sandbox
-from agents.litellm.tools import ToolBox, ToolResult, tool_definitions
+from agents.llm.conversation import ConversationLimits, ConversationSetup, ConversationState, converse
+from agents.tools.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
+from agents.tools.sandbox import Sandbox
+from agents.tools.tools import ToolBox, ToolResult, tool_definitions
 from benchmark.source_stem import add_source_stems_in_folder
 from core.options import positive_options
 
 __all__ = [
-    "MODES",
     "SCRIPT_MODE_TOOLS",
     "SCRIPT_SYSTEM_PROMPT",
     "ScriptOptions",
@@ -47,11 +46,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-MODES = ("tools", "script", "guided")
-"""Values of ``agent.mode``: the per-sample tool calls, the coding-agent mode of this module, or the guided
-mode (`agents.litellm.guided`: the framework walks the steps, the model answers each with one constrained
-JSON object)."""
 
 SCRIPT_MODE_TOOLS = (
     "list_dir",
@@ -192,7 +186,7 @@ class ScriptTool:
     """``run_python`` of the script mode: the code tool, bounded in runs, then the validator's messages.
 
     Args:
-        runner: Runs the script (the sandboxed subprocess of `agents.litellm.code_tool`).
+        runner: Runs the script (the sandboxed subprocess of `agents.tools.code_tool`).
         task: The dataset and candidate.
         output_dir: The candidate's output folder (what the validator reads).
         options: Bounds and feedback.
@@ -287,7 +281,7 @@ async def run_script(
     Returns:
         How the conversation ended.
     """
-    from agents.litellm.phases import meta_check, samples_check
+    from agents.llm.phases import meta_check, samples_check
 
     out, indices = toolbox.sandbox.output_dir, toolbox.task.indices
     messages: list[dict[str, Any]] = [

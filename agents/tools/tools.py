@@ -22,17 +22,17 @@ import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
 from agents.base import Task
-from agents.litellm.file_notes import (
+from agents.tools.file_notes import (
     LABEL_MAP_OBJECTS,
     bounded_summary,
     derived_object_note,
 )
-from agents.litellm.folder_tools import FOLDER_TOOLS
-from agents.litellm.render_cache import RENDERS, InspectedFile, RenderedFile, ViewedImage, file_identity
-from agents.litellm.review_tools import REVIEW_TOOLS
-from agents.litellm.sandbox import Sandbox, SandboxError
-from agents.litellm.table_tools import TABLE_TOOLS
-from agents.litellm.tool_args import ToolArgs
+from agents.tools.folder_tools import FOLDER_TOOLS
+from agents.tools.render_cache import RENDERS, InspectedFile, RenderedFile, ViewedImage, file_identity
+from agents.tools.review_tools import REVIEW_TOOLS
+from agents.tools.sandbox import Sandbox, SandboxError
+from agents.tools.table_tools import TABLE_TOOLS
+from agents.tools.tool_args import ToolArgs
 from benchmark.source_stem import add_source_stem_to_annotation
 
 __all__ = ["TOOL_MODELS", "ToolBox", "ToolResult", "tool_definitions"]
@@ -111,14 +111,14 @@ class FinishArgs(ToolArgs):
 _TEXT_TOOLS = {**FOLDER_TOOLS, **TABLE_TOOLS}
 
 TOOL_MODELS: dict[str, type[BaseModel]] = {
-    # Finding one's way in the dataset folder (agents/litellm/folder_tools.py, table_tools.py).
+    # Finding one's way in the dataset folder (agents/tools/folder_tools.py, table_tools.py).
     **{name: model for name, (model, _handler) in _TEXT_TOOLS.items()},
     "inspect": InspectArgs,
     "render": RenderArgs,
     "view_image": ViewImageArgs,
     "write_annotation": WriteAnnotationArgs,
     "write_data_meta": WriteDataMetaArgs,
-    # Read-only views of the candidate's own output, and field edits (agents/litellm/review_tools.py).
+    # Read-only views of the candidate's own output, and field edits (agents/tools/review_tools.py).
     **{name: model for name, (model, _handler) in REVIEW_TOOLS.items()},
     "finish": FinishArgs,
 }

@@ -3,7 +3,7 @@
 For a model that cannot drive a tool loop (a small local model: prose instead of tool calls, a window of a few
 thousand tokens), the agent takes the loop over. Every request is fresh (a system prompt and one user message
 of evidence, never a history), sized to the server's window, and asks for exactly one JSON object, under a
-schema (`agents.litellm.guided_schemas`):
+schema (`agents.llm.guided_schemas`):
 
 1. **plan** (once per candidate): the dataset's name, modality, task, dimension and class names, from the
    folder's tree, its README, the manifest and the first sample's ``inspect``;
@@ -31,9 +31,8 @@ from typing import Any
 
 from agents.base import FatalAgentError, ManifestEntry, Task
 from agents.budget import BudgetExceeded
-from agents.litellm.client import is_context_window_error
-from agents.litellm.conversation import ConversationSetup, ConversationState, record_reply
-from agents.litellm.guided_evidence import (
+from agents.llm.conversation import ConversationSetup, ConversationState, record_reply
+from agents.llm.guided_evidence import (
     answer_object,
     data_files,
     extent,
@@ -44,23 +43,22 @@ from agents.litellm.guided_evidence import (
     read_json,
     rendered_info,
 )
-from agents.litellm.guided_schemas import (
+from agents.llm.guided_schemas import (
     PLAN_SCHEMA,
     GuidedPlan,
     annotation_schema,
     choice_schema,
     data_meta_schema,
 )
-from agents.litellm.outcome import Revision
-from agents.litellm.tools import ToolBox, ToolResult
+from agents.llm.outcome import Revision
+from agents.model.client import is_context_window_error
+from agents.tools.tools import ToolBox, ToolResult
 
 __all__ = [
     "DEFAULT_WINDOW",
     "GUIDED_SYSTEM",
     "GuidedRun",
     "Structured",
-    "cannot_call_tools",
-    "opening_overflow",
 ]
 
 log = logging.getLogger(__name__)
@@ -128,7 +126,7 @@ class GuidedRun:
         setup: The candidate's client, trace, budget and sampling parameters.
         toolbox: Its tools (run by the framework here, never by the model).
         task: The dataset and candidate.
-        states: The candidate's conversations by label (each step is one; `agents.litellm.outcome` adds
+        states: The candidate's conversations by label (each step is one; `agents.llm.outcome` adds
             them up).
         structured: How the server is asked (shared by the agent's candidates).
         max_output: The per-call completion cap (reserved in every request's budget).
@@ -197,7 +195,7 @@ class GuidedRun:
         await asyncio.gather(*(one(e) for e in entries))
 
     async def _plan(self, instruction: str) -> GuidedPlan | None:
-        from agents.litellm.phases import PLAN_FILE, manifest_excerpt
+        from agents.llm.phases import PLAN_FILE, manifest_excerpt
 
         task = self.task
         excerpt, shown = manifest_excerpt(task.entries)
@@ -478,44 +476,3 @@ def _label_word(plan: GuidedPlan) -> str:
     return {"classification": "class label", "segmentation": "mask's classes", "detection": "boxes"}[
         plan.task_type
     ]
-
-
-def cannot_call_tools(states: Mapping[str, ConversationState]) -> str | None:
-    """Why a tools-mode candidate showed its model cannot work the tool loop (it is redone guided), or None.
-
-    Either the model answered in prose only (no tool call in the whole candidate, a conversation ended on its
-    text replies), or the first request of a conversation already overflowed the window.
-
-    Args:
-        states: The tools-mode conversations by label.
-
-    Returns:
-        One line, or None.
-    """
-    if any(s.tool_calls for s in states.values()):
-        return None
-    for label, state in states.items():
-        failed = state.failed or ""
-        if "replies in a row without a tool call" in failed:
-            return f"tools mode, {label}: {failed}"
-        if failed.startswith("context window exceeded") and state.turns == 0:
-            return f"tools mode, {label}: the first request did not fit the window"
-    return None
-
-
-def opening_overflow(texts: Sequence[str], reply_tokens: int, window: int) -> str | None:
-    """Why a tools-mode opening request (its texts and tool definitions) cannot fit a known window, or None.
-
-    Args:
-        texts: The opening's system prompt, instruction, task prompt and tool definitions (JSON).
-        reply_tokens: The per-call completion cap.
-        window: The server's window in tokens.
-
-    Returns:
-        One line, or None when it fits.
-    """
-    # Characters per token of our prompts (JSON and English) run at 3-4: 3.5 keeps a near miss sent.
-    tokens = int(sum(len(text) for text in texts) / 3.5) + reply_tokens
-    if tokens <= window:
-        return None
-    return f"the tools-mode opening, ~{tokens} tokens with its reply, exceeds the window of {window}"

@@ -13,8 +13,8 @@ and walks bounded by `SandboxLimits.max_walk_entries` (a walk that hits the boun
 and says so). Symlinked folders are listed but never entered, so a walk cannot leave ``data/``.
 
 Handlers take the sandbox, the task and the parsed arguments and return the text the model sees (like
-`agents.litellm.review_tools`); a refused path raises `SandboxError`, turned into a tool error by
-`agents.litellm.tools.ToolBox`.
+`agents.tools.review_tools`); a refused path raises `SandboxError`, turned into a tool error by
+`agents.tools.tools.ToolBox`.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from agents.base import Task
-from agents.litellm.sandbox import Sandbox, SandboxError
-from agents.litellm.tool_args import ToolArgs
+from agents.tools.sandbox import Sandbox, SandboxError
+from agents.tools.tool_args import ToolArgs
 
 __all__ = [
     "FOLDER_TOOLS",

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agents.base import Feedback, ManifestEntry
-from agents.litellm import prompts
-from agents.litellm.conversation import ConversationState
-from agents.litellm.review_tools import feedback_with_values
+from agents.llm import prompts
+from agents.llm.conversation import ConversationState
+from agents.tools.review_tools import feedback_with_values
 
 __all__ = ["Revision", "candidate_outcome", "short_list"]
 

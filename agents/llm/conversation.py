@@ -28,11 +28,11 @@ from typing import Any
 
 from agents.base import FatalAgentError, Usage
 from agents.budget import Budget, BudgetExceeded
-from agents.litellm import prompts
-from agents.litellm.client import ModelClient, ModelReply, is_context_window_error
-from agents.litellm.context import ContextWindow, count_images
-from agents.litellm.tool_pool import ToolPool
-from agents.litellm.tools import ToolBox, ToolResult
+from agents.llm import prompts
+from agents.llm.context import ContextWindow, count_images
+from agents.model.client import ModelClient, ModelReply, is_context_window_error
+from agents.tools.tool_pool import ToolPool
+from agents.tools.tools import ToolBox, ToolResult
 from agents.trace import TraceWriter
 
 __all__ = [

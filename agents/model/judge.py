@@ -19,10 +19,10 @@ from typing import Any, TypeVar
 from agents.base import Usage
 from agents.budget import Budget, BudgetExceeded
 from agents.judge import CHOOSE_TOOL, JudgeAnswer, JudgeRequest
-from agents.litellm.cache import RequestCache, sampling_seed
-from agents.litellm.client import ModelClient, TokenPrice
-from agents.litellm.retry import RetryPolicy
-from agents.litellm.server import ServerOptions
+from agents.model.cache import RequestCache, sampling_seed
+from agents.model.client import ModelClient, TokenPrice
+from agents.model.retry import RetryPolicy
+from agents.model.server import ServerOptions
 from core.cli_errors import run_coroutine
 
 T = TypeVar("T")
@@ -75,7 +75,7 @@ class LiteLLMJudge:
         name: The label of the judge's usage in the tables (default ``litellm:<model>``).
         budget: The run's budget, checked before each verdict and charged after it (None: unlimited).
         concurrency: Verdicts of one dataset in flight at once (`judge_many`); 1 asks them one by one.
-        server: The agent's ``server`` block (`agents.litellm.server.ServerOptions`): its ``slots`` bound the
+        server: The agent's ``server`` block (`agents.model.server.ServerOptions`): its ``slots`` bound the
             verdicts in flight to the endpoint together with the agent's own calls.
     """
 

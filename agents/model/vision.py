@@ -6,7 +6,7 @@ import logging
 
 __all__ = ["resolve_vision"]
 
-log = logging.getLogger("agents.litellm.agent")  # the agent's logger: where users and tests look for the line
+log = logging.getLogger("agents.llm.agent")  # the agent's logger: where users and tests look for the line
 
 # Models already warned about in this process: the warning is one line per model, not one per candidate.
 _WARNED_VISION: set[str] = set()

@@ -32,9 +32,9 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 
 from agents.base import Task
-from agents.litellm.review_tools import REVIEW_TOOLS
-from agents.litellm.sandbox import Sandbox, SandboxLimits
-from agents.litellm.tools import ToolBox, ToolResult
+from agents.tools.review_tools import REVIEW_TOOLS
+from agents.tools.sandbox import Sandbox, SandboxLimits
+from agents.tools.tools import ToolBox, ToolResult
 from medio.processes import init_worker, preload_in_workers, worker_context
 
 __all__ = ["POOLED_TOOLS", "BoxSpec", "ToolPool"]

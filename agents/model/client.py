@@ -27,10 +27,10 @@ from types import ModuleType
 from typing import Any
 
 from agents.base import FatalAgentError, Usage
-from agents.litellm.cache import CachedResponse, RequestCache, endpoint_of, request_key
-from agents.litellm.credentials import MissingApiKeyError, litellm_missing_key_message, missing_key_message
-from agents.litellm.retry import RetryPolicy, fatal_reason
-from agents.litellm.server import EndpointSlots, window_from_error
+from agents.model.cache import CachedResponse, RequestCache, endpoint_of, request_key
+from agents.model.credentials import MissingApiKeyError, litellm_missing_key_message, missing_key_message
+from agents.model.retry import RetryPolicy, fatal_reason
+from agents.model.server import EndpointSlots, window_from_error
 
 __all__ = ["ModelClient", "ModelReply", "TokenPrice", "import_litellm", "is_context_window_error"]
 
@@ -185,7 +185,7 @@ class ModelClient:
         cache: Response cache, or None.
         price: Fallback price when LiteLLM has no cost for the model.
         extra_params: Further ``acompletion`` parameters (part of the cache key).
-        slots: Requests in flight at once to the endpoint (`agents.litellm.server.EndpointSlots`: across
+        slots: Requests in flight at once to the endpoint (`agents.model.server.EndpointSlots`: across
             threads and processes; the timeout counts from when a slot is free); None: no bound.
         context_window: The endpoint's window in tokens when known; an overflow error that names a smaller
             one lowers it (`context_window` is then what the server said).

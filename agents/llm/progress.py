@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agents.litellm.conversation import ConversationLimits, ConversationState
+from agents.llm.conversation import ConversationLimits, ConversationState
 
 __all__ = ["BARREN_FRACTION", "MAX_BARREN", "ProgressGuard"]
 

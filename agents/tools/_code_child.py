@@ -1,6 +1,6 @@
 """The child side of ``run_python``: set the limits and the guard, then run the model's script.
 
-Started as ``python _code_child.py POLICY_JSON SCRIPT`` by `agents.litellm.code_tool` (never imported by
+Started as ``python _code_child.py POLICY_JSON SCRIPT`` by `agents.tools.code_tool` (never imported by
 the parent). The policy names the folders the script may write (its workspace and the candidate's output
 folder) and the folders it may not read (the dataset's root outside ``data/``, i.e. ``VLM/`` and the ground
 truth, sibling datasets and sibling candidates). Limits are set with ``resource.setrlimit`` before anything

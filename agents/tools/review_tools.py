@@ -2,13 +2,13 @@
 
 ``list_output`` and ``read_output`` are read-only (the output folder, never the dataset's ``VLM/`` or another
 candidate); ``edit_fields`` changes single dotted fields of one annotation or of ``data_meta.json`` without
-resending the whole object. ``view_image(where="output")`` (in `agents.litellm.tools`) shows the images and
+resending the whole object. ``view_image(where="output")`` (in `agents.tools.tools`) shows the images and
 masks. `feedback_with_values` renders S1/S2 feedback with the current value of every field it names, read from
 the candidate, so the revise prompt itself carries what is being judged.
 
 Handlers take the sandbox, the manifest indices and the parsed arguments and return the text the model sees;
 a refused path raises `SandboxError` and any other failure an exception, both turned into tool errors by
-`agents.litellm.tools.ToolBox`.
+`agents.tools.tools.ToolBox`.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import Any
 from pydantic import Field
 
 from agents.base import Feedback, Task
-from agents.litellm.folder_tools import folder_page
-from agents.litellm.sandbox import Sandbox, SandboxError
-from agents.litellm.tool_args import ToolArgs
+from agents.tools.folder_tools import folder_page
+from agents.tools.sandbox import Sandbox, SandboxError
+from agents.tools.tool_args import ToolArgs
 from benchmark.source_stem import add_source_stem_to_annotation
 
 __all__ = [

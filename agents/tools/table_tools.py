@@ -21,9 +21,9 @@ from typing import Any
 from pydantic import Field
 
 from agents.base import Task
-from agents.litellm.folder_tools import extension
-from agents.litellm.sandbox import Sandbox, SandboxError
-from agents.litellm.tool_args import ToolArgs
+from agents.tools.folder_tools import extension
+from agents.tools.sandbox import Sandbox, SandboxError
+from agents.tools.tool_args import ToolArgs
 
 __all__ = ["SUMMARY_ROWS", "TABLE_TOOLS", "TableHeadArgs", "table_summary"]
 

@@ -2,12 +2,12 @@
 
 What a request carries is bounded independently of the dataset's sample count:
 
-- a dataset of at most ``batch_size`` samples is one conversation (`agents.litellm.conversation`);
-- a larger one is done in phases (`agents.litellm.phases`): a plan conversation that explores and writes down
+- a dataset of at most ``batch_size`` samples is one conversation (`agents.llm.conversation`);
+- a larger one is done in phases (`agents.llm.phases`): a plan conversation that explores and writes down
   the conventions, one conversation per batch of samples given the plan and its own samples only (run
   concurrently, ``concurrency`` at a time), and one that writes ``data_meta.json``;
 - within every conversation, old tool results, long arguments and all but the last few images are stubbed
-  (`agents.litellm.context`), and a context-window error shrinks that window instead of failing.
+  (`agents.llm.context`), and a context-window error shrinks that window instead of failing.
 
 Limits (`agents.base.Limits`) bound each conversation, so a candidate's totals scale with its manifest. A
 candidate that a limit or the budget stops with samples (or the dataset JSON) unwritten is ``incomplete``
@@ -28,41 +28,41 @@ import weakref
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from agents.base import Candidate, FatalAgentError, Feedback, ManifestEntry, Task, Usage
 from agents.budget import Budget, BudgetExceeded
 from agents.instructions import instruction_text
-from agents.litellm import phases, prompts
-from agents.litellm.cache import RequestCache, sampling_seed
-from agents.litellm.client import ModelClient, TokenPrice
-from agents.litellm.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
-from agents.litellm.context import ContextWindow
-from agents.litellm.conversation import (
+from agents.llm import modes, phases, prompts
+from agents.llm.context import ContextWindow
+from agents.llm.conversation import (
     ConversationLimits,
     ConversationSetup,
     ConversationState,
     FinishCheck,
     converse,
 )
-from agents.litellm.guided import GuidedRun, Structured, cannot_call_tools, opening_overflow
-from agents.litellm.outcome import Revision, candidate_outcome
-from agents.litellm.progress import ProgressGuard
-from agents.litellm.retry import RetryPolicy
-from agents.litellm.review_tools import EDITABLE_OPTION
-from agents.litellm.sandbox import Sandbox, SandboxLimits
-from agents.litellm.script_mode import (
-    MODES,
+from agents.llm.guided import GuidedRun, Structured
+from agents.llm.outcome import Revision, candidate_outcome
+from agents.llm.progress import ProgressGuard
+from agents.llm.script_mode import (
     ScriptOptions,
     run_script,
     script_tool_definitions,
     script_toolbox,
 )
-from agents.litellm.server import ServerOptions
-from agents.litellm.tool_pool import ToolPool
-from agents.litellm.tools import ToolBox, tool_definitions
-from agents.litellm.vision import resolve_vision
+from agents.model.cache import RequestCache, sampling_seed
+from agents.model.client import ModelClient, TokenPrice
+from agents.model.retry import RetryPolicy
+from agents.model.server import ServerOptions
+from agents.model.vision import resolve_vision
+from agents.tools.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
+from agents.tools.review_tools import EDITABLE_OPTION
+from agents.tools.sandbox import Sandbox, SandboxLimits
+from agents.tools.tool_pool import ToolPool
+from agents.tools.tools import ToolBox, tool_definitions
 from agents.trace import TraceWriter
 
 __all__ = ["LiteLLMAgent", "resolve_vision"]
@@ -82,7 +82,7 @@ class _Candidate:
     stop: asyncio.Event
     #: Per sample, the last failed read of its file in any conversation (`ToolBox.sample_failures`).
     sample_failures: dict[int, str] = dataclasses.field(default_factory=dict)
-    #: Counts conversations that end on a limit with nothing written (`agents.litellm.progress`).
+    #: Counts conversations that end on a limit with nothing written (`agents.llm.progress`).
     progress: ProgressGuard = dataclasses.field(default_factory=ProgressGuard)
 
 
@@ -112,16 +112,16 @@ class LiteLLMAgent:
         max_failed_turns: Turns in a row whose every tool call failed that end a conversation (failed).
         max_argument_chars: Longest tool-call argument string run; a longer one is refused unrun.
         extra_params: Further ``acompletion`` parameters (e.g. ``{"top_p": 0.9}``).
-        tools: Opt-in tool sets: ``"code"`` adds ``run_python`` (`agents.litellm.code_tool`).
+        tools: Opt-in tool sets: ``"code"`` adds ``run_python`` (`agents.tools.code_tool`).
         code_limits: Bounds of each ``run_python`` call (`CodeLimits` or a mapping of its fields).
         tool_processes: Worker processes for the CPU-heavy tools (render, inspect, view_image, the write and
-            review tools; `agents.litellm.tool_pool`), so they never hold the event loop's GIL; 0 runs every
+            review tools; `agents.tools.tool_pool`), so they never hold the event loop's GIL; 0 runs every
             tool in the agent's threads. Started on first use, stopped by `close`.
         mode: ``"tools"`` (per-sample tool calls; a candidate whose model makes none, or whose opening the
             window cannot hold, is redone guided), ``"script"`` (the coding-agent mode,
-            `agents.litellm.script_mode`) or ``"guided"`` (`agents.litellm.guided`).
+            `agents.llm.script_mode`) or ``"guided"`` (`agents.llm.guided`).
         script: Bounds and feedback of the script mode (`ScriptOptions` or a mapping of its fields).
-        server: What a local server needs (`agents.litellm.server.ServerOptions` or a mapping of its fields;
+        server: What a local server needs (`agents.model.server.ServerOptions` or a mapping of its fields;
             ``auto`` asks the server); None asks nothing and bounds nothing.
 
     Raises:
@@ -164,8 +164,8 @@ class LiteLLMAgent:
         script: Mapping[str, Any] | ScriptOptions | None = None,
         server: Mapping[str, Any] | ServerOptions | None = None,
     ) -> None:
-        if mode not in MODES:
-            raise ValueError(f"unknown agent.mode {mode!r}; valid: {list(MODES)}")
+        if mode not in modes.MODES:
+            raise ValueError(f"unknown agent.mode {mode!r}; valid: {list(modes.MODES)}")
         #: ``"tools"`` or ``"script"`` (the coding-agent mode).
         self.mode = mode
         self.script = ScriptOptions.of(script)
@@ -360,38 +360,23 @@ class LiteLLMAgent:
             batch_size=self.batch_size,
             phased=phased,
         )
-        guided_because = "agent.mode=guided" if self.mode == "guided" else self._guided_because
+        guided_because: str | None = None
         try:
-            if self.mode == "script":
-                opening = [instruction_text(task.options, "s0"), self._task_prompt(task)]
-                opening += [revision.prompt(None)] if revision is not None else []
-                box = script_toolbox(task, run.sandbox, self.vision, self.code_limits, self.script)
-                run.states["script"] = await run_script(run.setup, box, opening, self._limits(task))
-                run.sample_failures.update(box.sample_failures)
-            elif guided_because is None and self.client.context_window is not None:
-                opening = [
-                    prompts.SYSTEM_PROMPT,
-                    instruction_text(task.options, "s0"),
-                    json.dumps(self.tools),
-                ]
-                opening.append(self._task_prompt(task) if not phased else prompts.PLAN_PROMPT)
-                if revision is not None:
-                    opening.append(revision.prompt(None))
-                reply = self.max_tokens_per_call or 0
-                guided_because = opening_overflow(opening, reply, self.client.context_window)
-            if self.mode == "tools" and guided_because is None:
-                if not phased:
-                    await self._single(run, revision)
-                else:
-                    await self._phases(run, revision, plan)
-                guided_because = cannot_call_tools(run.states)
+            opening = partial(self._opening, task, revision, phased)
+            window, reply = self.client.context_window, self.max_tokens_per_call or 0
+            starts, guided_because = modes.pick(self.mode, self._guided_because, window, opening, reply)
+            if starts == "script":
+                await self._script(run, revision)
+            elif starts == "tools":
+                await (self._phases(run, revision, plan) if phased else self._single(run, revision))
+                guided_because = modes.cannot_call_tools(run.states)
                 if guided_because is not None:
                     self._guided_because = guided_because
                     # The tools-mode attempt cost calls: they stay in the usage, not in the status.
                     spent = sum((s.usage for s in run.states.values()), Usage())
                     run.states = {"tools attempt": ConversationState(usage=spent)}
                     run.stop.clear()
-            if guided_because is not None and self.mode != "script":
+            if guided_because is not None:
                 guided = GuidedRun(
                     run.setup,
                     ToolBox(task, run.sandbox, False),
@@ -412,7 +397,7 @@ class LiteLLMAgent:
         usage = dataclasses.replace(usage, wall_s=time.perf_counter() - start)
         written, missing = phases.written_and_missing(out, task.indices)
         status, reason = candidate_outcome(run.states, written, missing, (out / "data_meta.json").is_file())
-        if guided_because is not None and self.mode != "script":
+        if guided_because is not None:
             reason = f"guided mode ({guided_because})" + (f"; {reason}" if reason else "")
         trace.write(
             "end", status=status, reason=reason, written=written, missing=missing, usage=usage.to_dict()
@@ -433,6 +418,20 @@ class LiteLLMAgent:
             skipped={i: run.sample_failures[i] for i in missing if i in run.sample_failures},
             missing=tuple(missing) if status == "incomplete" else (),
         )
+
+    def _opening(self, task: Task, revision: Revision | None, phased: bool) -> list[str]:
+        """The texts of a tools-mode opening request (what `modes.pick` measures against the window)."""
+        opening = [prompts.SYSTEM_PROMPT, instruction_text(task.options, "s0"), json.dumps(self.tools)]
+        opening.append(self._task_prompt(task) if not phased else prompts.PLAN_PROMPT)
+        return opening + ([revision.prompt(None)] if revision is not None else [])
+
+    async def _script(self, run: _Candidate, revision: Revision | None) -> None:
+        """The script mode: one conversation in which the model writes and runs one conversion script."""
+        opening = [instruction_text(run.task.options, "s0"), self._task_prompt(run.task)]
+        opening += [revision.prompt(None)] if revision is not None else []
+        box = script_toolbox(run.task, run.sandbox, self.vision, self.code_limits, self.script)
+        run.states["script"] = await run_script(run.setup, box, opening, self._limits(run.task))
+        run.sample_failures.update(box.sample_failures)
 
     def _limits(self, task: Task) -> ConversationLimits:
         return ConversationLimits(

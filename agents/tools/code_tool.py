@@ -1,7 +1,7 @@
 """``run_python``: the opt-in code tool (``agent.tools=[code]``), so a coding model can standardize a dataset
 the way the paper's agents do: write a conversion script, run it, read its output, fix it, run it again.
 
-Each call runs the model's script in a fresh ``python`` subprocess (`agents.litellm._code_child`):
+Each call runs the model's script in a fresh ``python`` subprocess (`agents.tools._code_child`):
 
 - working directory: the candidate's workspace ``<candidate>/workspace/``, which holds ``data`` (a link to the
   dataset's ``data/``, read-only) and ``output`` (a link to the candidate's output folder, where
@@ -39,8 +39,8 @@ from typing import Any
 
 from pydantic import Field
 
-from agents.litellm.tool_args import ToolArgs
-from agents.litellm.tools import ToolResult
+from agents.tools.tool_args import ToolArgs
+from agents.tools.tools import ToolResult
 from core.options import positive_options
 
 __all__ = ["CODE_TOOL", "CodeLimits", "CodeRunner", "RunPythonArgs"]

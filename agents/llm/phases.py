@@ -23,11 +23,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.base import ManifestEntry, Task
-from agents.litellm import prompts
-from agents.litellm.folder_tools import FOLDER_TOOLS
-from agents.litellm.outcome import short_list
-from agents.litellm.table_tools import TABLE_TOOLS
-from agents.litellm.tools import ToolBox, ToolResult
+from agents.llm import prompts
+from agents.llm.outcome import short_list
+from agents.tools.folder_tools import FOLDER_TOOLS
+from agents.tools.table_tools import TABLE_TOOLS
+from agents.tools.tools import ToolBox, ToolResult
 
 __all__ = [
     "PLAN_FILE",
