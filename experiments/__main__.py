@@ -74,7 +74,7 @@ def _resume_hint(run_dir: Path) -> str:
     keep = [
         o
         for o in HydraConfig.get().overrides.task
-        if not o.startswith(("run.resume=", "hydra.run.dir=", "+run.resume="))
+        if not o.startswith(("run.resume=", "hydra.run.dir=", "+run.resume=", "run.replace="))
     ]
     args = [*keep, "run.resume=true", f"hydra.run.dir={run_dir}"]
     return f"{PROG} {' '.join(shlex.quote(a) for a in args)}"

@@ -9,9 +9,11 @@ medstrat score --root ROOT [--models M ...] [--profile ...] [--metric NAME ...]
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchmark.errors import BenchmarkError
@@ -66,6 +68,21 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
     return value
+
+
+def _check_output(path: Path) -> None:
+    """Refuse an ``--output`` that names an existing file other than an earlier eval_results file.
+
+    The file is replaced whole: a mistyped path (a ground-truth file, a run's ``metrics.json``) would be lost.
+    """
+    if not path.exists():
+        return
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        doc = None
+    if not (isinstance(doc, dict) and isinstance(doc.get("models"), dict) and "dataset" in doc):
+        raise CliError(f"--output {path}: exists and is not an eval_results file; name a new file")
 
 
 def _check_models(wanted: list[str] | None, available: set[str], where: str) -> None:
@@ -123,6 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.ground_truth:
             existing_path("--ground-truth", args.ground_truth)
         _check_models(args.models, set(default_models(root)), str(root))
+        if args.output:
+            _check_output(Path(args.output))
         # Atomic, not fsync'ed: a report that no rerun trusts (core.atomic says when that is enough).
         results, path = score_dataset_to_file(
             root,

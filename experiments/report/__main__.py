@@ -4,6 +4,7 @@ sweep folder (``multirun/...``: the ablation, figures, links to each job's repor
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from experiments.report.build import build_report
@@ -34,6 +35,12 @@ def main(argv: list[str] | None = None) -> int:
             raise CliError("--out is for run folders; a sweep report is written into the sweep folder")
         path = build_sweep_report(args.run_dir)
     else:
+        from experiments.run.folder import held_run
+
+        out = Path(args.out) if args.out is not None else None
+        if out is not None and out.resolve() != run_dir.resolve() and held_run(out) is not None:
+            # Its own report.html and assets/ would be replaced by another run's.
+            raise CliError(f"--out {out} is another run's folder; pick a folder of its own")
         path = build_report(args.run_dir, args.out)
     print(path.resolve().as_uri())
     return 0

@@ -68,6 +68,14 @@ def main(argv: list[str] | None = None) -> int:
         config = MixConfig(clean=args.clean, mix=mix)
     except ValueError as exc:
         raise CliError(f"--mix/--clean: {exc}") from exc
+    target = args.out / AGENT_DIR
+    if target.exists() and not (args.out / "mistakes.json").is_file():
+        # The copy replaces OUT/agent1_data_organization whole; only an earlier perturbation (it wrote
+        # mistakes.json beside it) is ours to replace, never a run's output or CORRECT itself.
+        raise CliError(
+            f"OUT {args.out}: holds an {AGENT_DIR}/ this command did not write (a run's output?); pick an "
+            "empty OUT"
+        )
     root = existing_dir("--dataset-dir", args.dataset_dir) if args.dataset_dir else _dataset_dir(correct)
     labels = perturb_folder(correct, args.out, root, seed=args.seed, config=config, key=args.key or root.name)
     counts = Counter(a.name for applied in labels.values() for a in applied)
