@@ -1,27 +1,304 @@
-"""Parquet, CSV and TSV tables via pyarrow/pandas: columns, first rows, and images stored in a cell."""
+"""Tables: label tables (CSV, TSV, TXT, JSON, Excel, parquet) read into frames, and images stored in a cell.
+
+`read_table` is the one reader of a table file for every part of the project: the rules agent's label
+tables, the agents' ``table_head`` tool, the validator's label evidence and `read_rows` here. It decodes text
+whatever its encoding (`medio.dataset_docs.text_encoding`: a BOM, UTF-8, else detected), accepts classic-Mac
+CR line ends, sniffs the separator (`separator`), drops a BOM and padding from headers and makes blank or
+repeated ones unique, gives an Excel workbook's first sheet that holds a table (or the one asked for), and a
+JSON document's records (`json_records`). What a caller does with the rows (joining them to a sample,
+summarising columns, indexing cells as evidence) stays with the caller.
+"""
 
 from __future__ import annotations
 
 import base64
 import binascii
+import io
+import json
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from medio.errors import CorruptFile, KeyNotFound, UnsupportedFormat
-from medio.sniff import table_delimiter
+from medio.errors import CorruptFile, KeyNotFound, MedioError, UnsupportedFormat
 from medio.types import MedImage, jsonable
 
 log = logging.getLogger(__name__)
 
 N_PREVIEW_ROWS = 5
+#: The largest table file `read_table` reads whole (a label table is small; larger files are data).
+MAX_TABLE_BYTES = 20_000_000
+EXCEL_SUFFIXES = (".xlsx", ".xlsm", ".xls")
+TEXT_SUFFIXES = (".csv", ".tsv", ".txt")
+TABLE_SUFFIXES = (*TEXT_SUFFIXES, ".json", ".parquet", *EXCEL_SUFFIXES)
+SEPARATORS = (",", "\t", ";", "|")
+_HEAD_BYTES = 65_536
 
 
-def _is_parquet(path: Path) -> bool:
+class TableTooLarge(MedioError):
+    """A table file is larger than the size a whole read allows."""
+
+
+@dataclass
+class TableFile:
+    """A table file as read.
+
+    Attributes:
+        frame: The rows (``typed=False``: every cell a stripped string, empty cells ``""``).
+        n_rows: Data rows in the whole file when known without reading them all (parquet and Excel
+            metadata; the frame's length when the whole file was read), else None.
+        sheets: An Excel workbook's sheet names (None for other formats).
+        sheet: The sheet read (None for other formats).
+        document: The parsed JSON document when the file is JSON.
+    """
+
+    frame: Any
+    n_rows: int | None = None
+    sheets: list[str] | None = None
+    sheet: str | None = None
+    document: Any = None
+
+
+def separator(first_line: str, *, tsv: bool = False) -> str | None:
+    """The separator of a delimited text table, guessed from its first line.
+
+    Args:
+        first_line: The table's first non-blank line.
+        tsv: The file is named ``.tsv`` (a tab wins whenever the line holds one).
+
+    Returns:
+        The commonest of comma, tab, semicolon and pipe on the line (ties in that order), or None when the
+        line holds none of them.
+    """
+    if tsv and "\t" in first_line:
+        return "\t"
+    counts = {sep: first_line.count(sep) for sep in SEPARATORS}
+    best = max(counts, key=lambda k: counts[k])
+    return best if counts[best] else None
+
+
+def is_parquet(path: Path) -> bool:
+    """Whether the file starts with parquet's magic bytes (whatever its name)."""
     with path.open("rb") as fh:
         return fh.read(4) == b"PAR1"
+
+
+def read_table(
+    path: str | Path,
+    *,
+    typed: bool = False,
+    max_rows: int | None = None,
+    sheet: str | int | None = None,
+    max_bytes: int | None = MAX_TABLE_BYTES,
+    one_column: bool = False,
+) -> TableFile:
+    """Read a CSV/TSV/TXT, JSON, Excel or parquet table.
+
+    Args:
+        path: The file; its suffix names the format (parquet is also known by its magic bytes).
+        typed: Keep the types pandas/pyarrow infer (numbers, bytes) instead of stripped strings; text cells
+            of a typed read keep their padding and empty cells are NaN.
+        max_rows: Read only the first rows (text tables are then streamed, not read whole).
+        sheet: Excel sheet name or position; None is the first sheet with two columns and a row (a cover
+            sheet of notes comes first in some workbooks).
+        max_bytes: Refuse larger files (None: no limit); a streamed read of ``max_rows`` is never refused.
+        one_column: A text table whose first line holds no separator is one column (default: refused).
+
+    Returns:
+        The table; ``typed=False`` leaves out binary columns (images stored in a table are payload).
+
+    Raises:
+        TableTooLarge: The file is above ``max_bytes``.
+        UnsupportedFormat: The suffix is no table format, or a text table's first line has no separator.
+        KeyNotFound: An Excel sheet that does not exist.
+        CorruptFile: The file cannot be parsed (the reason says how).
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    size = path.stat().st_size
+    streamed = max_rows is not None and suffix in TEXT_SUFFIXES
+    if max_bytes is not None and size > max_bytes and not streamed:
+        raise TableTooLarge(path, f"{size} bytes is above the {max_bytes}-byte table limit")
+    parquet = suffix == ".parquet" or is_parquet(path)
+    if suffix not in TABLE_SUFFIXES and not parquet:
+        raise UnsupportedFormat(path, f"{suffix or 'no extension'} is not a table format")
+    if parquet:
+        table = _parsed(path, _parquet_table, path, max_rows)
+    elif suffix in EXCEL_SUFFIXES:
+        table = _parsed(path, _excel_table, path, sheet, typed, max_rows)
+    elif suffix == ".json":
+        table = _parsed(path, _json_table, path, max_bytes)
+    else:
+        table = _parsed(path, _text_table, path, typed, max_rows, one_column)
+    if not typed and len(table.frame.columns):
+        binary = [c for c in table.frame.columns if _is_binary(table.frame[c])]
+        table.frame = _text_cells(table.frame.drop(columns=binary))
+    table.frame = table.frame.set_axis(_unique_headers(table.frame.columns), axis=1)
+    if table.n_rows is None and table.document is None and (max_rows is None or len(table.frame) < max_rows):
+        table.n_rows = len(table.frame)
+    return table
+
+
+def _parsed(path: Path, parse: Callable[..., TableFile], *args: Any) -> TableFile:
+    """``parse(*args)``, its failures as medio errors."""
+    try:
+        return parse(*args)
+    except MedioError:
+        raise
+    except Exception as exc:
+        # pandas, pyarrow and openpyxl raise a zoo on damaged input (ParserError, ArrowInvalid, BadZipFile,
+        # KeyError, struct.error, ...): whatever it is, it says this file cannot be read as a table.
+        raise CorruptFile(path, f"cannot parse ({type(exc).__name__}: {exc})") from None
+
+
+def _is_binary(column: Any) -> bool:
+    return bool(len(column)) and isinstance(column.iloc[0], bytes | bytearray)
+
+
+def _parquet_table(path: Path, max_rows: int | None) -> TableFile:
+    import pyarrow.parquet as pq
+
+    parquet = pq.ParquetFile(str(path))
+    total = int(parquet.metadata.num_rows)
+    if max_rows is None:
+        return TableFile(parquet.read().to_pandas(), total)
+    # One batch, never the whole file: a parquet table of images may hold gigabytes.
+    batch = next(parquet.iter_batches(batch_size=max(max_rows, 1)), None)
+    frame = batch.to_pandas() if batch is not None else parquet.schema_arrow.empty_table().to_pandas()
+    return TableFile(frame.head(max_rows), total)
+
+
+def _excel_table(path: Path, sheet: str | int | None, typed: bool, max_rows: int | None) -> TableFile:
+    import pandas as pd
+
+    book = pd.ExcelFile(path)
+    names = [str(n) for n in book.sheet_names]
+    dtype = None if typed else str
+    if sheet is None:
+        chosen = None
+        for name in names:
+            frame = pd.read_excel(book, sheet_name=name, dtype=dtype, nrows=max_rows)
+            if frame.shape[1] >= 2 and len(frame):
+                chosen = name
+                break
+        if chosen is None:
+            raise CorruptFile(path, f"no sheet with two columns and a row (sheets: {names})")
+    else:
+        chosen = names[sheet] if isinstance(sheet, int) and 0 <= sheet < len(names) else str(sheet)
+        if chosen not in names:
+            raise KeyNotFound(path, f"no sheet {sheet!r}; sheets: {names}")
+        frame = pd.read_excel(book, sheet_name=chosen, dtype=dtype, nrows=max_rows)
+    total = None
+    if path.suffix.lower() != ".xls":
+        dimension = book.book[chosen].max_row  # openpyxl's sheet dimension, without reading the cells
+        total = max(int(dimension) - 1, 0) if dimension is not None else None
+    return TableFile(frame, total, names, chosen)
+
+
+def _json_table(path: Path, max_bytes: int | None) -> TableFile:
+    from medio.dataset_docs import read_text_any
+
+    text = read_text_any(path, max_bytes if max_bytes is not None else path.stat().st_size)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CorruptFile(path, f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    return TableFile(json_records(doc), document=doc)
+
+
+def _text_table(path: Path, typed: bool, max_rows: int | None, one_column: bool) -> TableFile:
+    import pandas as pd
+
+    from medio.dataset_docs import read_text_any, text_encoding
+
+    tsv = path.suffix.lower() == ".tsv"
+    common: dict[str, Any] = {"nrows": max_rows, "on_bad_lines": "skip"}
+    if typed:
+        common["low_memory"] = False  # one dtype per column over every row read, not per parsing chunk
+    else:
+        common.update(dtype=str, keep_default_na=False)
+    if max_rows is not None:
+        # Streamed: only the head decides the encoding and the separator, pandas reads the rows it needs.
+        with path.open("rb") as fh:
+            head = fh.read(_HEAD_BYTES)
+        encoding = text_encoding(head, head=True)
+        first = _first_line(head.decode(encoding, errors="replace"))
+        sep = _separator(path, first, tsv, one_column)
+        frame = pd.read_csv(path, sep=sep, encoding=encoding, encoding_errors="replace", **common)
+        return TableFile(frame)
+    # Classic Mac OS ends lines with CR alone; pandas and the separator sniffing need LF.
+    text = read_text_any(path, path.stat().st_size).replace("\r\n", "\n").replace("\r", "\n")
+    sep = _separator(path, _first_line(text), tsv, one_column)
+    return TableFile(pd.read_csv(io.StringIO(text), sep=sep, **common))
+
+
+def _first_line(text: str) -> str:
+    return text.lstrip("\r\n").replace("\r", "\n").split("\n", 1)[0]
+
+
+def _separator(path: Path, first: str, tsv: bool, one_column: bool) -> str:
+    sep = separator(first, tsv=tsv)
+    if sep is None and not one_column:
+        raise UnsupportedFormat(path, "not a table: no comma, tab, semicolon or pipe on its first line")
+    return sep or ","
+
+
+def _text_cells(frame: Any) -> Any:
+    """Every cell a stripped string, empty cells ``""`` (pandas 3 keeps them as NaN, a float)."""
+    cells = frame.astype(object).where(frame.notna(), "")
+    return cells.apply(lambda col: col.astype(str).str.strip())
+
+
+def _unique_headers(columns: Any) -> list[str]:
+    """Headers without BOM or padding, blank or repeated ones made unique (``column_2``, ``name.1``): a
+    repeated header would make ``frame[name]`` a frame."""
+    names: list[str] = []
+    for position, column in enumerate(columns):
+        name = str(column).replace("\ufeff", "").strip() or f"column_{position}"
+        base, k = name, 1
+        while name in names:
+            name, k = f"{base}.{k}", k + 1
+        names.append(name)
+    return names
+
+
+def json_records(doc: Any) -> Any:
+    """The rows a JSON document holds, as a DataFrame (empty when it holds none).
+
+    A list of records; a dict of records (its keys in a ``__key__`` column, their scalar fields beside);
+    columns as equal-length lists (``{"file": [...], "label": [...]}``); or a document whose largest list
+    holds the records (``{"info": ..., "samples": [{...}, ...]}``).
+
+    Args:
+        doc: The parsed document.
+
+    Returns:
+        A ``pandas.DataFrame`` of object cells.
+    """
+    import pandas as pd
+
+    if isinstance(doc, list):
+        records = [r for r in doc if isinstance(r, dict)]
+        return pd.DataFrame(records, dtype=object) if records and len(records) == len(doc) else pd.DataFrame()
+    if not isinstance(doc, dict) or not doc:
+        return pd.DataFrame()
+    values = list(doc.values())
+    if all(isinstance(v, dict) for v in values):
+        rows = [
+            {"__key__": k, **{kk: vv for kk, vv in v.items() if not isinstance(vv, list | dict)}}
+            for k, v in doc.items()
+        ]
+        return pd.DataFrame(rows, dtype=object)
+    columns = all(isinstance(v, list) for v in values) and len({len(v) for v in values}) == 1
+    if columns and len(values) > 1 and all(not isinstance(x, list | dict) for v in values for x in v):
+        return pd.DataFrame(doc, dtype=object)
+    lists = [v for v in values if isinstance(v, list) and v and all(isinstance(r, dict) for r in v)]
+    if lists:
+        return pd.DataFrame(max(lists, key=len), dtype=object)
+    return pd.DataFrame()
 
 
 def _parquet(path: Path) -> Any:
@@ -52,11 +329,10 @@ def read_rows(
         CorruptFile: Malformed table.
         KeyNotFound: Unknown column.
     """
-    import pandas as pd
     import pyarrow as pa
 
     path = Path(path)
-    if _is_parquet(path):
+    if is_parquet(path):
         pf = _parquet(path)
         names = pf.schema_arrow.names
         missing = [c for c in columns or [] if c not in names]
@@ -87,17 +363,15 @@ def read_rows(
         if not pieces:
             return pf.schema_arrow.empty_table().to_pandas()
         return pa.concat_tables(pieces).to_pandas()
-    try:
-        frame = pd.read_csv(
-            path, sep=table_delimiter(path), skiprows=range(1, start + 1), nrows=count, usecols=columns
-        )
-    except ValueError as exc:
-        if columns and "Usecols" in str(exc):
-            raise KeyNotFound(path, f"column(s) {columns} not found ({exc})") from exc
-        raise CorruptFile(path, f"cannot parse table ({exc})") from exc
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
-        raise CorruptFile(path, f"cannot parse table ({exc})") from exc
-    return frame
+    # Any delimited text medio sniffed as a table, whatever its suffix.
+    table = _parsed(path, _text_table, path, True, start + count, True)
+    frame = table.frame.set_axis(_unique_headers(table.frame.columns), axis=1).iloc[start:]
+    if columns:
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise KeyNotFound(path, f"column(s) {missing} not found; columns: {list(frame.columns)}")
+        frame = frame[columns]
+    return frame.reset_index(drop=True)
 
 
 def cell_bytes(value: Any) -> bytes | None:
@@ -187,7 +461,7 @@ def summarize_table(path: str | Path) -> dict[str, Any]:
     """
     path = Path(path)
     head = read_rows(path, start=0, count=N_PREVIEW_ROWS)
-    n_rows = _parquet(path).metadata.num_rows if _is_parquet(path) else None
+    n_rows = _parquet(path).metadata.num_rows if is_parquet(path) else None
     rows = []
     for record in head.to_dict(orient="records"):
         rows.append({str(k): _preview(v) for k, v in record.items()})
