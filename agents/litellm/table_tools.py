@@ -2,9 +2,9 @@
 
 A label table is where a dataset hides its classes, splits and subject ids. The model needs its columns,
 what kind of values each holds and how many distinct ones (a ``label`` column with 4 values is a class
-table; an ``id`` column with as many values as rows is a join key), not its raw bytes. CSV and TSV are read
-with pandas (`medio.sniff.table_delimiter` picks the separator, as `medio.table` does), Excel with pandas and
-openpyxl, parquet with pyarrow (one batch, never the whole file).
+table; an ``id`` column with as many values as rows is a join key), not its raw bytes. The file is read by
+`medio.table.read_table`, the project's one table reader (any text encoding, the separator sniffed, a
+workbook's sheets, parquet as one batch, never the whole file), keeping the types pandas infers.
 
 The summary covers at most `SUMMARY_ROWS` rows, and says so; the row count is exact for parquet and Excel
 (their metadata) and for text tables up to `SandboxLimits.max_search_bytes` (newlines counted), else it is
