@@ -3,7 +3,7 @@
 `read_table` is the one reader of a table file for every part of the project: the rules agent's label
 tables, the agents' ``table_head`` tool, the validator's label evidence and `read_rows` here. It decodes text
 whatever its encoding (`medio.dataset_docs.text_encoding`: a BOM, UTF-8, else detected), accepts classic-Mac
-CR line ends, sniffs the separator (`separator`), drops a BOM and padding from headers and makes blank or
+CR line ends, sniffs the separator, drops a BOM and padding from headers and makes blank or
 repeated ones unique, gives an Excel workbook's first sheet that holds a table (or the one asked for), and a
 JSON document's records (`json_records`). What a caller does with the rows (joining them to a sample,
 summarising columns, indexing cells as evidence) stays with the caller.
@@ -16,7 +16,6 @@ import binascii
 import io
 import json
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,9 +31,7 @@ N_PREVIEW_ROWS = 5
 #: The largest table file `read_table` reads whole (a label table is small; larger files are data).
 MAX_TABLE_BYTES = 20_000_000
 EXCEL_SUFFIXES = (".xlsx", ".xlsm", ".xls")
-TEXT_SUFFIXES = (".csv", ".tsv", ".txt")
-TABLE_SUFFIXES = (*TEXT_SUFFIXES, ".json", ".parquet", *EXCEL_SUFFIXES)
-SEPARATORS = (",", "\t", ";", "|")
+_SEPARATORS = (",", "\t", ";", "|")
 _HEAD_BYTES = 65_536
 
 
@@ -51,37 +48,16 @@ class TableFile:
         n_rows: Data rows in the whole file when known without reading them all (parquet and Excel
             metadata; the frame's length when the whole file was read), else None.
         sheets: An Excel workbook's sheet names (None for other formats).
-        sheet: The sheet read (None for other formats).
         document: The parsed JSON document when the file is JSON.
     """
 
     frame: Any
     n_rows: int | None = None
     sheets: list[str] | None = None
-    sheet: str | None = None
     document: Any = None
 
 
-def separator(first_line: str, *, tsv: bool = False) -> str | None:
-    """The separator of a delimited text table, guessed from its first line.
-
-    Args:
-        first_line: The table's first non-blank line.
-        tsv: The file is named ``.tsv`` (a tab wins whenever the line holds one).
-
-    Returns:
-        The commonest of comma, tab, semicolon and pipe on the line (ties in that order), or None when the
-        line holds none of them.
-    """
-    if tsv and "\t" in first_line:
-        return "\t"
-    counts = {sep: first_line.count(sep) for sep in SEPARATORS}
-    best = max(counts, key=lambda k: counts[k])
-    return best if counts[best] else None
-
-
-def is_parquet(path: Path) -> bool:
-    """Whether the file starts with parquet's magic bytes (whatever its name)."""
+def _is_parquet(path: Path) -> bool:
     with path.open("rb") as fh:
         return fh.read(4) == b"PAR1"
 
@@ -98,7 +74,8 @@ def read_table(
     """Read a CSV/TSV/TXT, JSON, Excel or parquet table.
 
     Args:
-        path: The file; its suffix names the format (parquet is also known by its magic bytes).
+        path: The file; its suffix names the format (parquet is also known by its magic bytes), any suffix
+            but parquet, JSON and Excel ones is read as delimited text.
         typed: Keep the types pandas/pyarrow infer (numbers, bytes) instead of stripped strings; text cells
             of a typed read keep their padding and empty cells are NaN.
         max_rows: Read only the first rows (text tables are then streamed, not read whole).
@@ -112,27 +89,32 @@ def read_table(
 
     Raises:
         TableTooLarge: The file is above ``max_bytes``.
-        UnsupportedFormat: The suffix is no table format, or a text table's first line has no separator.
+        UnsupportedFormat: A text table's first line has no separator.
         KeyNotFound: An Excel sheet that does not exist.
         CorruptFile: The file cannot be parsed (the reason says how).
     """
     path = Path(path)
     suffix = path.suffix.lower()
     size = path.stat().st_size
-    streamed = max_rows is not None and suffix in TEXT_SUFFIXES
+    parquet = suffix == ".parquet" or _is_parquet(path)
+    streamed = max_rows is not None and not parquet and suffix not in (".json", *EXCEL_SUFFIXES)
     if max_bytes is not None and size > max_bytes and not streamed:
         raise TableTooLarge(path, f"{size} bytes is above the {max_bytes}-byte table limit")
-    parquet = suffix == ".parquet" or is_parquet(path)
-    if suffix not in TABLE_SUFFIXES and not parquet:
-        raise UnsupportedFormat(path, f"{suffix or 'no extension'} is not a table format")
-    if parquet:
-        table = _parsed(path, _parquet_table, path, max_rows)
-    elif suffix in EXCEL_SUFFIXES:
-        table = _parsed(path, _excel_table, path, sheet, typed, max_rows)
-    elif suffix == ".json":
-        table = _parsed(path, _json_table, path, max_bytes)
-    else:
-        table = _parsed(path, _text_table, path, typed, max_rows, one_column)
+    try:
+        if parquet:
+            table = _parquet_table(path, max_rows)
+        elif suffix in EXCEL_SUFFIXES:
+            table = _excel_table(path, sheet, typed, max_rows)
+        elif suffix == ".json":
+            table = _json_table(path)
+        else:
+            table = _text_table(path, typed, max_rows, one_column)
+    except MedioError:
+        raise
+    except Exception as exc:
+        # pandas, pyarrow and openpyxl raise a zoo on damaged input (ParserError, ArrowInvalid, BadZipFile,
+        # KeyError, struct.error, ...): whatever it is, it says this file cannot be read as a table.
+        raise CorruptFile(path, f"cannot parse ({type(exc).__name__}: {exc})") from None
     if not typed and len(table.frame.columns):
         binary = [c for c in table.frame.columns if _is_binary(table.frame[c])]
         table.frame = _text_cells(table.frame.drop(columns=binary))
@@ -140,18 +122,6 @@ def read_table(
     if table.n_rows is None and table.document is None and (max_rows is None or len(table.frame) < max_rows):
         table.n_rows = len(table.frame)
     return table
-
-
-def _parsed(path: Path, parse: Callable[..., TableFile], *args: Any) -> TableFile:
-    """``parse(*args)``, its failures as medio errors."""
-    try:
-        return parse(*args)
-    except MedioError:
-        raise
-    except Exception as exc:
-        # pandas, pyarrow and openpyxl raise a zoo on damaged input (ParserError, ArrowInvalid, BadZipFile,
-        # KeyError, struct.error, ...): whatever it is, it says this file cannot be read as a table.
-        raise CorruptFile(path, f"cannot parse ({type(exc).__name__}: {exc})") from None
 
 
 def _is_binary(column: Any) -> bool:
@@ -195,15 +165,14 @@ def _excel_table(path: Path, sheet: str | int | None, typed: bool, max_rows: int
     if path.suffix.lower() != ".xls":
         dimension = book.book[chosen].max_row  # openpyxl's sheet dimension, without reading the cells
         total = max(int(dimension) - 1, 0) if dimension is not None else None
-    return TableFile(frame, total, names, chosen)
+    return TableFile(frame, total, names)
 
 
-def _json_table(path: Path, max_bytes: int | None) -> TableFile:
+def _json_table(path: Path) -> TableFile:
     from medio.dataset_docs import read_text_any
 
-    text = read_text_any(path, max_bytes if max_bytes is not None else path.stat().st_size)
     try:
-        doc = json.loads(text)
+        doc = json.loads(read_text_any(path, path.stat().st_size))
     except json.JSONDecodeError as exc:
         raise CorruptFile(path, f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     return TableFile(json_records(doc), document=doc)
@@ -212,38 +181,33 @@ def _json_table(path: Path, max_bytes: int | None) -> TableFile:
 def _text_table(path: Path, typed: bool, max_rows: int | None, one_column: bool) -> TableFile:
     import pandas as pd
 
-    from medio.dataset_docs import read_text_any, text_encoding
+    from medio.dataset_docs import text_encoding
 
-    tsv = path.suffix.lower() == ".tsv"
-    common: dict[str, Any] = {"nrows": max_rows, "on_bad_lines": "skip"}
-    if typed:
-        common["low_memory"] = False  # one dtype per column over every row read, not per parsing chunk
-    else:
-        common.update(dtype=str, keep_default_na=False)
-    if max_rows is not None:
-        # Streamed: only the head decides the encoding and the separator, pandas reads the rows it needs.
-        with path.open("rb") as fh:
-            head = fh.read(_HEAD_BYTES)
-        encoding = text_encoding(head, head=True)
-        first = _first_line(head.decode(encoding, errors="replace"))
-        sep = _separator(path, first, tsv, one_column)
-        frame = pd.read_csv(path, sep=sep, encoding=encoding, encoding_errors="replace", **common)
-        return TableFile(frame)
-    # Classic Mac OS ends lines with CR alone; pandas and the separator sniffing need LF.
-    text = read_text_any(path, path.stat().st_size).replace("\r\n", "\n").replace("\r", "\n")
-    sep = _separator(path, _first_line(text), tsv, one_column)
-    return TableFile(pd.read_csv(io.StringIO(text), sep=sep, **common))
-
-
-def _first_line(text: str) -> str:
-    return text.lstrip("\r\n").replace("\r", "\n").split("\n", 1)[0]
-
-
-def _separator(path: Path, first: str, tsv: bool, one_column: bool) -> str:
-    sep = separator(first, tsv=tsv)
-    if sep is None and not one_column:
+    # A streamed read (``max_rows``) decides the encoding and the separator on the file's head, and pandas
+    # reads only the rows it needs; a whole read decodes the whole file (a late cp1252 byte is detected).
+    with path.open("rb") as fh:
+        raw = fh.read(_HEAD_BYTES if max_rows is not None else -1)
+    encoding = text_encoding(raw, head=max_rows is not None)
+    text = raw.decode(encoding, errors="replace")
+    # Classic Mac OS ends lines with CR alone (pandas reads those too). The commonest separator of the first
+    # line wins (ties in `_SEPARATORS` order), but a .tsv is split at tabs whenever its header has one.
+    first = text.lstrip("\r\n").replace("\r", "\n").split("\n", 1)[0]
+    counts = {sep: first.count(sep) for sep in _SEPARATORS}
+    sep = "\t" if path.suffix.lower() == ".tsv" and "\t" in first else max(counts, key=lambda k: counts[k])
+    if not counts[sep] and not one_column:
         raise UnsupportedFormat(path, "not a table: no comma, tab, semicolon or pipe on its first line")
-    return sep or ","
+    options: dict[str, Any] = {"low_memory": False} if typed else {"dtype": str, "keep_default_na": False}
+    source = path if max_rows is not None else io.StringIO(text)
+    frame = pd.read_csv(
+        source,
+        sep=sep,
+        nrows=max_rows,
+        on_bad_lines="skip",
+        encoding=encoding,
+        encoding_errors="replace",
+        **options,
+    )
+    return TableFile(frame)
 
 
 def _text_cells(frame: Any) -> Any:
@@ -332,7 +296,7 @@ def read_rows(
     import pyarrow as pa
 
     path = Path(path)
-    if is_parquet(path):
+    if _is_parquet(path):
         pf = _parquet(path)
         names = pf.schema_arrow.names
         missing = [c for c in columns or [] if c not in names]
@@ -364,8 +328,9 @@ def read_rows(
             return pf.schema_arrow.empty_table().to_pandas()
         return pa.concat_tables(pieces).to_pandas()
     # Any delimited text medio sniffed as a table, whatever its suffix.
-    table = _parsed(path, _text_table, path, True, start + count, True)
-    frame = table.frame.set_axis(_unique_headers(table.frame.columns), axis=1).iloc[start:]
+    frame = read_table(path, typed=True, max_rows=start + count, max_bytes=None, one_column=True).frame.iloc[
+        start:
+    ]
     if columns:
         missing = [c for c in columns if c not in frame.columns]
         if missing:
@@ -461,7 +426,7 @@ def summarize_table(path: str | Path) -> dict[str, Any]:
     """
     path = Path(path)
     head = read_rows(path, start=0, count=N_PREVIEW_ROWS)
-    n_rows = _parquet(path).metadata.num_rows if is_parquet(path) else None
+    n_rows = _parquet(path).metadata.num_rows if _is_parquet(path) else None
     rows = []
     for record in head.to_dict(orient="records"):
         rows.append({str(k): _preview(v) for k, v in record.items()})

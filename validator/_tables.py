@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from medio.dataset_docs import read_text_any
 from medio.errors import MedioError
 from medio.table import read_table
 from validator._raw import LRU, cache_key
@@ -125,7 +126,8 @@ def bbox_source(path: Path, max_bytes: int = 20_000_000) -> tuple[str, Any]:
             elif path.stat().st_size <= max_bytes and suffix == ".json":
                 cached = ("coco", read_table(path, max_bytes=max_bytes).document)
             elif path.stat().st_size <= max_bytes and suffix == ".txt":
-                cached = ("lines", [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()])
+                lines = read_text_any(path, max_bytes).splitlines()
+                cached = ("lines", [ln for ln in lines if ln.strip()])
         except (MedioError, OSError) as exc:
             log.debug("cannot read box file %s: %s", path, exc)
         _CELLS.put(key, cached)

@@ -174,20 +174,19 @@ def read_table(path: Path, relpath: str) -> Table:
         TableSkipped: The file is too large, unreadable, not a table (one column, no records) or damaged.
     """
     suffix = path.suffix.lower()
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise TableSkipped(relpath, f"cannot read: {exc.strerror or exc}") from None
-    limit = _MAX_EXCEL_BYTES if suffix in _EXCEL_SUFFIXES else MAX_TABLE_BYTES
-    if size > limit:
-        raise TableSkipped(relpath, f"{size} bytes is above the {limit}-byte table limit")
     if suffix not in TABLE_SUFFIXES:
         raise TableSkipped(relpath, f"{suffix or 'no extension'} is not a table format")
-    rows = _MAX_EXCEL_ROWS if suffix in _EXCEL_SUFFIXES else None
+    excel = suffix in _EXCEL_SUFFIXES
     try:
-        read = medio_table.read_table(path, max_rows=rows, max_bytes=limit)
-    except (MedioError, OSError) as exc:
-        raise TableSkipped(relpath, getattr(exc, "reason", None) or f"cannot read: {exc}") from None
+        read = medio_table.read_table(
+            path,
+            max_rows=_MAX_EXCEL_ROWS if excel else None,
+            max_bytes=_MAX_EXCEL_BYTES if excel else MAX_TABLE_BYTES,
+        )
+    except MedioError as exc:
+        raise TableSkipped(relpath, exc.reason) from None
+    except OSError as exc:
+        raise TableSkipped(relpath, f"cannot read: {exc.strerror or exc}") from None
     table = Table(relpath, read.frame, raw=read.document)
     if table.frame.shape[1] < 2 and table.raw is None:
         raise TableSkipped(relpath, "not a table: fewer than two columns")
