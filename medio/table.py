@@ -93,6 +93,10 @@ def read_table(
         KeyNotFound: An Excel sheet that does not exist.
         CorruptFile: The file cannot be parsed (the reason says how).
     """
+    from medio.libraries import need
+
+    # pandas and pyarrow imported whole under medio's lock: agents and checks read tables from threads.
+    need("table")
     path = Path(path)
     suffix = path.suffix.lower()
     size = path.stat().st_size

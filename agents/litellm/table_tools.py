@@ -113,14 +113,9 @@ def table_summary(
         ValueError: A sheet asked of a file that is no workbook.
         medio.MedioError: Unknown sheet, or a file that cannot be parsed as a table.
     """
-    from medio.libraries import need
-
-    # Under medio's import lock: a run preloads pandas/pyarrow only when its datasets hold tables, and tool
-    # calls run in threads, whose concurrent first imports would get half-initialised modules.
-    need("table")
-    import pandas as pd
-
     frame, total, sheets = _read(path, sheet, cap)
+    import pandas as pd  # after `medio.table.read_table` imported it whole, under medio's import lock
+
     columns: dict[str, Any] = {}
     for name in list(frame.columns)[:_MAX_COLUMNS]:
         series = frame[name]
