@@ -7,7 +7,6 @@ the headers `medio` reports. Never the ground truth (``VLM/``).
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 from agents.rules.decisions import Hypothesis
 from agents.rules.tables import TABLE_SUFFIXES
 from agents.rules.vocab import ANNOTATION_TOKENS, GENERIC_NAMES, tokens
+from benchmark.discover import Dataset
 from medio.dataset_docs import bids_entities, pair_key
 from medio.sniff import split_suffix
 
@@ -91,7 +91,7 @@ class DatasetFiles:
 
     @classmethod
     def scan(cls, root: Path) -> DatasetFiles:
-        """List every file under ``root/data`` (symlinked folders are not followed).
+        """List every file under ``root/data`` (`benchmark.discover.Dataset.data_files`).
 
         Args:
             root: The dataset root.
@@ -99,12 +99,7 @@ class DatasetFiles:
         Returns:
             The listing.
         """
-        data = root / "data"
-        found: list[str] = []
-        for folder, _dirs, names in os.walk(data):
-            rel = Path(folder).relative_to(root).as_posix()
-            found.extend(f"{rel}/{n}" for n in names if not n.startswith("."))
-        return cls(root, sorted(found))
+        return cls(root, Dataset.from_root(root).data_files())
 
     def texts(self) -> list[str]:
         """README-like text files (``.md``, ``.txt``, ``.rst`` whose name is not a per-sample label file)."""
