@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import medio
 from benchmark.discover import Dataset
 from medio.dataset_docs import DatasetDocs, read_dataset_docs, read_text_any
+from medio.inspect import dicom_header
 
 __all__ = ["DatasetFacts", "dataset_facts", "header_of", "words"]
 
@@ -117,18 +117,7 @@ def dataset_facts(root: Path) -> DatasetFacts:
 
 @functools.lru_cache(maxsize=4096)
 def _header(path: str) -> dict[str, Any]:
-    from medio.sniff import sniff
-
-    try:
-        if sniff(Path(path)) != "dicom":
-            return {}
-        info = medio.inspect(Path(path))
-    except (OSError, medio.MedioError):
-        return {}
-    header = dict(info.get("header") or {})
-    if info.get("modality"):
-        header.setdefault("Modality", info.get("modality"))
-    return header
+    return dicom_header(path)
 
 
 def header_of(path: Path) -> dict[str, Any]:

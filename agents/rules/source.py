@@ -16,6 +16,7 @@ from agents.rules.tables import TABLE_SUFFIXES
 from agents.rules.vocab import ANNOTATION_TOKENS, GENERIC_NAMES, tokens
 from benchmark.discover import Dataset
 from medio.dataset_docs import bids_entities, pair_key
+from medio.inspect import dicom_header
 from medio.sniff import split_suffix
 
 __all__ = [
@@ -211,16 +212,8 @@ def mask_candidates(
 
 
 def _study_uid(path: Path) -> str | None:
-    """A DICOM file's StudyInstanceUID from medio's header summary; None for other files or when absent."""
-    import medio
-    from medio.sniff import sniff
-
-    try:
-        if sniff(path) != "dicom":
-            return None
-    except (OSError, medio.MedioError):
-        return None
-    uid = (medio.inspect(path).get("header") or {}).get("StudyInstanceUID")
+    """A DICOM file's StudyInstanceUID; None for other files or when absent."""
+    uid = dicom_header(path).get("StudyInstanceUID")
     return str(uid) if uid else None
 
 
@@ -256,10 +249,7 @@ def container_shapes(path: Path) -> dict[str, tuple[int, ...]]:
 
 
 def _series_uid(path: Path) -> str | None:
-    import medio
-
-    header = medio.inspect(path).get("header") or {}
-    uid = header.get("SeriesInstanceUID")
+    uid = dicom_header(path).get("SeriesInstanceUID")
     return str(uid) if uid else None
 
 
