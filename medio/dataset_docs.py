@@ -57,12 +57,11 @@ def read_text_any(path: Path, limit: int = _MAX_DOC_BYTES) -> str:
     return raw.decode(text_encoding(raw), errors="replace")
 
 
-def text_encoding(raw: bytes, *, head: bool = False) -> str:
+def text_encoding(raw: bytes) -> str:
     """The encoding of a text: its BOM's, else UTF-8 when it decodes, else detected, else cp1252.
 
     Args:
-        raw: The text's bytes.
-        head: ``raw`` is the head of a longer file, so a UTF-8 character cut at its end is allowed.
+        raw: The text's bytes (a head of a file cut at a line end, not inside a character).
 
     Returns:
         A codec name that decodes ``raw`` (``utf-8-sig`` and ``utf-16`` drop their BOM).
@@ -73,13 +72,8 @@ def text_encoding(raw: bytes, *, head: bool = False) -> str:
     try:
         raw.decode("utf-8")
         return "utf-8"
-    except UnicodeDecodeError as exc:
-        if head and exc.start >= len(raw) - 3:  # a UTF-8 sequence is at most four bytes long
-            try:
-                raw[: exc.start].decode("utf-8")
-                return "utf-8"
-            except UnicodeDecodeError:
-                pass
+    except UnicodeDecodeError:
+        pass
     from charset_normalizer import from_bytes
 
     best = from_bytes(raw).best()

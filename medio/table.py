@@ -191,7 +191,9 @@ def _text_table(path: Path, typed: bool, max_rows: int | None, one_column: bool)
     # reads only the rows it needs; a whole read decodes the whole file (a late cp1252 byte is detected).
     with path.open("rb") as fh:
         raw = fh.read(_HEAD_BYTES if max_rows is not None else -1)
-    encoding = text_encoding(raw, head=max_rows is not None)
+    if max_rows is not None and len(raw) == _HEAD_BYTES:
+        raw = raw[: raw.rfind(b"\n") + 1] or raw  # whole lines: no character cut at the end
+    encoding = text_encoding(raw)
     text = raw.decode(encoding, errors="replace")
     # Classic Mac OS ends lines with CR alone (pandas reads those too). The commonest separator of the first
     # line wins (ties in `_SEPARATORS` order), but a .tsv is split at tabs whenever its header has one.
