@@ -1,12 +1,8 @@
 """Tables: label tables (CSV, TSV, TXT, JSON, Excel, parquet) read into frames, and images stored in a cell.
 
-`read_table` is the one reader of a table file for every part of the project: the rules agent's label
-tables, the agents' ``table_head`` tool, the validator's label evidence and `read_rows` here. It decodes text
-whatever its encoding (`medio.dataset_docs.text_encoding`: a BOM, UTF-8, else detected), accepts classic-Mac
-CR line ends, sniffs the separator, drops a BOM and padding from headers and makes blank or
-repeated ones unique, gives an Excel workbook's first sheet that holds a table (or the one asked for), and a
-JSON document's records (`json_records`). What a caller does with the rows (joining them to a sample,
-summarising columns, indexing cells as evidence) stays with the caller.
+`read_table` is the one reader of a table file: the rules agent's label tables, the ``table_head`` tool,
+the validator's label evidence and `read_rows` here use it. What a caller does with the rows (joining them
+to a sample, summarising columns, indexing cells as evidence) stays with the caller.
 """
 
 from __future__ import annotations
@@ -72,6 +68,10 @@ def read_table(
     one_column: bool = False,
 ) -> TableFile:
     """Read a CSV/TSV/TXT, JSON, Excel or parquet table.
+
+    Text is decoded whatever its encoding (`medio.dataset_docs.text_encoding`), classic-Mac CR line ends
+    are lines, the separator is the commonest of comma, tab, semicolon and pipe on the first line, and rows
+    with too many fields are dropped; headers lose a BOM and padding, blank or repeated ones become unique.
 
     Args:
         path: The file; its suffix names the format (parquet is also known by its magic bytes), any suffix
@@ -150,21 +150,15 @@ def _excel_table(path: Path, sheet: str | int | None, typed: bool, max_rows: int
 
     book = pd.ExcelFile(path)
     names = [str(n) for n in book.sheet_names]
-    dtype = None if typed else str
-    if sheet is None:
-        chosen = None
-        for name in names:
-            frame = pd.read_excel(book, sheet_name=name, dtype=dtype, nrows=max_rows)
-            if frame.shape[1] >= 2 and len(frame):
-                chosen = name
-                break
-        if chosen is None:
-            raise CorruptFile(path, f"no sheet with two columns and a row (sheets: {names})")
+    wanted = names[sheet] if isinstance(sheet, int) and 0 <= sheet < len(names) else str(sheet)
+    if sheet is not None and wanted not in names:
+        raise KeyNotFound(path, f"no sheet {sheet!r}; sheets: {names}")
+    for chosen in [wanted] if sheet is not None else names:
+        frame = pd.read_excel(book, sheet_name=chosen, dtype=None if typed else str, nrows=max_rows)
+        if sheet is not None or (frame.shape[1] >= 2 and len(frame)):
+            break
     else:
-        chosen = names[sheet] if isinstance(sheet, int) and 0 <= sheet < len(names) else str(sheet)
-        if chosen not in names:
-            raise KeyNotFound(path, f"no sheet {sheet!r}; sheets: {names}")
-        frame = pd.read_excel(book, sheet_name=chosen, dtype=dtype, nrows=max_rows)
+        raise CorruptFile(path, f"no sheet with two columns and a row (sheets: {names})")
     total = None
     if path.suffix.lower() != ".xls":
         dimension = book.book[chosen].max_row  # openpyxl's sheet dimension, without reading the cells
@@ -179,7 +173,7 @@ def _json_table(path: Path) -> TableFile:
         doc = json.loads(read_text_any(path, path.stat().st_size))
     except json.JSONDecodeError as exc:
         raise CorruptFile(path, f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
-    return TableFile(json_records(doc), document=doc)
+    return TableFile(_json_records(doc), document=doc)
 
 
 def _text_table(path: Path, typed: bool, max_rows: int | None, one_column: bool) -> TableFile:
@@ -235,19 +229,9 @@ def _unique_headers(columns: Any) -> list[str]:
     return names
 
 
-def json_records(doc: Any) -> Any:
-    """The rows a JSON document holds, as a DataFrame (empty when it holds none).
-
-    A list of records; a dict of records (its keys in a ``__key__`` column, their scalar fields beside);
-    columns as equal-length lists (``{"file": [...], "label": [...]}``); or a document whose largest list
-    holds the records (``{"info": ..., "samples": [{...}, ...]}``).
-
-    Args:
-        doc: The parsed document.
-
-    Returns:
-        A ``pandas.DataFrame`` of object cells.
-    """
+def _json_records(doc: Any) -> Any:
+    """The rows a JSON document holds: a list of records; a dict of records (keys in ``__key__``, scalar
+    fields beside); columns as equal-length lists; or the largest list of records in the document."""
     import pandas as pd
 
     if isinstance(doc, list):

@@ -60,7 +60,7 @@ def _json_rows(doc: Any) -> list[list[str]]:
     """The records of a JSON label file (a list of objects, or an object holding one such list) as rows of
     their scalar values.
 
-    Not `medio.table.json_records`: a ``{"file.png": "class"}`` mapping is label evidence here, and a
+    Not `medio.table.read_table`'s records: a ``{"file.png": "class"}`` mapping is label evidence here, and a
     document holding several lists (COCO) names no per-sample class.
     """
     if isinstance(doc, dict) and doc and all(isinstance(v, dict | str | int | float) for v in doc.values()):

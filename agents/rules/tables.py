@@ -160,7 +160,7 @@ def read_table(path: Path, relpath: str) -> Table:
 
     Every cell is a stripped string (empty cells ``""``), duplicate or blank headers get unique names, CSV
     rows with a wrong number of fields are dropped, image (bytes) columns are left out, JSON gives its
-    records (`medio.table.json_records`) and keeps the document in `Table.raw`, Excel its first sheet with
+    records and keeps the document in `Table.raw`, Excel its first sheet with
     two or more columns.
 
     Args:
