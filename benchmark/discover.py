@@ -61,6 +61,18 @@ class Dataset:
         """The raw-data folder, ``<root>/data``."""
         return self.root / DATA_DIR
 
+    def data_files(self) -> list[str]:
+        """Every file below ``data/`` as a dataset-relative POSIX path (``data/...``), sorted: the one
+        listing the agents' source search and the validator's evidence both start from.
+
+        Hidden files (``.DS_Store``, AppleDouble ``._x``) are left out; symlinked folders are not followed.
+        """
+        found: list[str] = []
+        for folder, _dirs, names in os.walk(self.data_dir):
+            rel = Path(folder).relative_to(self.root).as_posix()
+            found.extend(f"{rel}/{n}" for n in names if not n.startswith("."))
+        return sorted(found)
+
     def entries(self) -> list[ManifestEntry]:
         """The manifest entries in index order, parsed once and cached.
 

@@ -2,9 +2,9 @@
 
 A label table is where a dataset hides its classes, splits and subject ids. The model needs its columns,
 what kind of values each holds and how many distinct ones (a ``label`` column with 4 values is a class
-table; an ``id`` column with as many values as rows is a join key), not its raw bytes. CSV and TSV are read
-with pandas (`medio.sniff.table_delimiter` picks the separator, as `medio.table` does), Excel with pandas and
-openpyxl, parquet with pyarrow (one batch, never the whole file).
+table; an ``id`` column with as many values as rows is a join key), not its raw bytes. The file is read by
+`medio.table.read_table`, the project's one table reader (any text encoding, the separator sniffed, a
+workbook's sheets, parquet as one batch, never the whole file), keeping the types pandas infers.
 
 The summary covers at most `SUMMARY_ROWS` rows, and says so; the row count is exact for parquet and Excel
 (their metadata) and for text tables up to `SandboxLimits.max_search_bytes` (newlines counted), else it is
@@ -24,6 +24,7 @@ from agents.base import Task
 from agents.tools.folder_tools import extension
 from agents.tools.sandbox import Sandbox, SandboxError
 from agents.tools.tool_args import ToolArgs
+from medio.errors import MedioError
 
 __all__ = ["SUMMARY_ROWS", "TABLE_TOOLS", "TableHeadArgs", "table_summary"]
 
@@ -73,36 +74,23 @@ def _count_lines(path: Path, cap: int) -> int | None:
 
 def _read(path: Path, sheet: str | None, cap: int) -> tuple[Any, int | None, list[str] | None]:
     """The first `SUMMARY_ROWS` rows as a DataFrame, the total row count, the sheet names (Excel)."""
-    import pandas as pd
+    from medio.table import EXCEL_SUFFIXES, read_table
 
-    ext = extension(path.name)
-    with path.open("rb") as handle:
-        magic = handle.read(4)
-    if ext == ".parquet" or magic == b"PAR1":
-        import pyarrow.parquet as pq
-
-        parquet = pq.ParquetFile(str(path))
-        batch = next(parquet.iter_batches(batch_size=SUMMARY_ROWS), None)
-        frame = batch.to_pandas() if batch is not None else parquet.schema_arrow.empty_table().to_pandas()
-        return frame, parquet.metadata.num_rows, None
-    if ext in (".xlsx", ".xls", ".xlsm"):
-        book = pd.ExcelFile(path)
-        names = [str(n) for n in book.sheet_names]
-        if sheet is not None and sheet not in names:
-            raise ValueError(f"no sheet {sheet!r}; sheets: {names}")
-        chosen = sheet if sheet is not None else names[0]
-        frame = pd.read_excel(book, sheet_name=chosen, nrows=SUMMARY_ROWS)
-        total = None
-        if ext != ".xls":
-            dimension = book.book[chosen].max_row  # openpyxl's sheet dimension, without reading the cells
-            total = max(int(dimension) - 1, 0) if dimension is not None else None
-        return frame, total, names
-    if sheet is not None:
+    excel = extension(path.name) in EXCEL_SUFFIXES
+    if sheet is not None and not excel:
         raise ValueError("sheet is only for Excel files")
-    from medio.sniff import table_delimiter
-
-    frame = pd.read_csv(path, sep=table_delimiter(path), nrows=SUMMARY_ROWS, low_memory=False)
-    return frame, _count_lines(path, cap), None
+    # One column is still a table here (a list of file names): the model asked to see it.
+    first = 0 if sheet is None else sheet
+    table = read_table(
+        path,
+        typed=True,
+        max_rows=SUMMARY_ROWS,
+        sheet=first if excel else None,
+        max_bytes=None,
+        one_column=True,
+    )
+    text = extension(path.name) in _TEXT_TABLES and not table.sheets
+    return table.frame, _count_lines(path, cap) if text else table.n_rows, table.sheets
 
 
 def table_summary(
@@ -122,16 +110,12 @@ def table_summary(
         ``sheets`` for Excel.
 
     Raises:
-        ValueError: Unknown sheet, or a file pandas/pyarrow cannot parse.
+        ValueError: A sheet asked of a file that is no workbook.
+        medio.MedioError: Unknown sheet, or a file that cannot be parsed as a table.
     """
-    from medio.libraries import need
-
-    # Under medio's import lock: a run preloads pandas/pyarrow only when its datasets hold tables, and tool
-    # calls run in threads, whose concurrent first imports would get half-initialised modules.
-    need("table")
-    import pandas as pd
-
     frame, total, sheets = _read(path, sheet, cap)
+    import pandas as pd  # after `medio.table.read_table` imported it whole, under medio's import lock
+
     columns: dict[str, Any] = {}
     for name in list(frame.columns)[:_MAX_COLUMNS]:
         series = frame[name]
@@ -171,8 +155,9 @@ def _table_head(sandbox: Sandbox, task: Task, args: TableHeadArgs) -> str:
         raise ValueError(f"{args.path} is not a CSV/TSV/XLSX/parquet table; use read_text or inspect")
     try:
         summary = table_summary(target, args.rows, args.sheet, sandbox.limits.max_search_bytes)
-    except (ValueError, OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read {args.path} as a table: {exc}") from None
+    except (ValueError, OSError, MedioError) as exc:
+        reason = exc.reason if isinstance(exc, MedioError) else exc  # the reason without the absolute path
+        raise ValueError(f"cannot read {args.path} as a table: {reason}") from None
     return json.dumps({"path": args.path, **summary}, ensure_ascii=False, default=str)
 
 
