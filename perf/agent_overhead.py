@@ -30,7 +30,10 @@ from typing import Any
 
 from agents.base import Limits, ManifestEntry, Task
 from agents.llm.agent import LiteLLMAgent
+from agents.llm.options import AgentOptions
+from agents.model.cache import RequestCache
 from agents.model.client import import_litellm
+from agents.model.config import ModelConfig
 from testbed.fakeserver import FakeServer, Reply, TurnScript
 
 OURS = "ours: aiohttp transport, pricing arguments"
@@ -253,10 +256,9 @@ def main() -> None:
                 limits=Limits(max_turns=args.turns),
             )
             tasks = [base.for_candidate(k, Path(tmp) / f"c{k}") for k in range(args.candidates)]
-            cache = Path(tmp) / "cache.sqlite" if args.cache else None
-            agent = LiteLLMAgent(
-                "openai/fake", api_base=server.url, api_key="sk-fake", vision=False, cache=cache
-            )
+            cache = RequestCache(Path(tmp) / "cache.sqlite") if args.cache else None
+            model = ModelConfig("openai/fake", api_base=server.url, api_key="sk-fake", cache=cache)
+            agent = LiteLLMAgent(model, AgentOptions(vision=False))
             asyncio.run(_agent_runs(agent, [base.for_candidate(99, Path(tmp) / "warm")]))  # warm-up
             server.reset()
             start, cpu = time.perf_counter(), time.process_time()

@@ -114,8 +114,9 @@ def bound(latency_s: float, plan: Sequence[tuple[int, Sequence[list[Body]]]]) ->
 def our_pricing() -> dict[str, float]:
     """The pricing arguments our client adds to every call, so both sides run the same LiteLLM path."""
     from agents.model.client import ModelClient
+    from agents.model.config import ModelConfig
 
-    return ModelClient(MODEL, api_base="http://127.0.0.1:9/v1", api_key=API_KEY).pricing_params
+    return ModelClient(ModelConfig(MODEL, api_base="http://127.0.0.1:9/v1", api_key=API_KEY)).pricing_params
 
 
 def replay_args(body: Mapping[str, Any], url: str, pricing: Mapping[str, float]) -> dict[str, Any]:

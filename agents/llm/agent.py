@@ -45,22 +45,21 @@ from agents.llm.conversation import (
     converse,
 )
 from agents.llm.guided import GuidedRun, Structured
+from agents.llm.options import AgentOptions
 from agents.llm.outcome import Revision, candidate_outcome
 from agents.llm.progress import ProgressGuard
 from agents.llm.script_mode import (
-    ScriptOptions,
     run_script,
     script_tool_definitions,
     script_toolbox,
 )
-from agents.model.cache import RequestCache, sampling_seed
-from agents.model.client import ModelClient, TokenPrice
-from agents.model.retry import RetryPolicy
-from agents.model.server import ServerOptions
+from agents.model.cache import sampling_seed
+from agents.model.client import ModelClient
+from agents.model.config import ModelConfig
 from agents.model.vision import resolve_vision
-from agents.tools.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
+from agents.tools.code_tool import CODE_TOOL, CodeRunner, RunPythonArgs
 from agents.tools.review_tools import EDITABLE_OPTION
-from agents.tools.sandbox import Sandbox, SandboxLimits
+from agents.tools.sandbox import Sandbox
 from agents.tools.tool_pool import ToolPool
 from agents.tools.tools import ToolBox, tool_definitions
 from agents.trace import TraceWriter
@@ -68,6 +67,8 @@ from agents.trace import TraceWriter
 __all__ = ["LiteLLMAgent", "resolve_vision"]
 
 log = logging.getLogger(__name__)
+
+_DEFAULTS = AgentOptions()
 
 
 @dataclass
@@ -89,45 +90,20 @@ class _Candidate:
 class LiteLLMAgent:
     """A tool-calling agent over any LiteLLM model string.
 
+    The config gives the fields of both objects flat (``agent.model``, ``agent.batch_size``,
+    ``agent.server.slots``): `core.registry.call_with_options` builds them.
+
     Args:
-        model: The LiteLLM model string, e.g. ``"openai/gpt-4o-mini"`` or ``"gemini/gemini-2.0-flash"``.
-        api_base: Endpoint override (a local vLLM/Ollama server, the fake server in tests).
-        api_key: Explicit key; by default LiteLLM reads the provider's environment variable. Never written.
-        temperature: Sampling temperature; None uses the task's.
-        max_tokens_per_call: Completion-token cap per call.
-        timeout_s: Per-attempt provider timeout.
-        retry: Retry policy for transient provider errors.
-        cache: A `RequestCache`, or a path to its SQLite file, or None for no cache.
+        model: The model, its endpoint, key, retries, cache, price and server (`ModelConfig`).
+        options: Sampling, bounds, tools and mode (`AgentOptions`).
         budget: A run-wide `Budget` shared by every candidate, or None.
-        price: Fallback per-token price for models LiteLLM cannot price (a `TokenPrice`, or the config's
-            ``{"input_per_mtok": ..., "output_per_mtok": ...}`` in dollars per million tokens).
-        sandbox_limits: Size caps of the tools.
-        vision: ``"auto"`` (ask LiteLLM; a model it does not know runs text-only after one warning line),
-            True or False.
-        batch_size: Samples per conversation; a larger dataset is done as plan, batches, dataset JSON.
-        concurrency: Batch conversations of one candidate in flight at once.
-        keep_results: Tool results sent whole per request (older ones are stubbed).
-        max_images: Image parts sent per request (the most recent ones).
-        max_text_replies: Replies in a row without a tool call that end a conversation (failed).
-        max_failed_turns: Turns in a row whose every tool call failed that end a conversation (failed).
-        max_argument_chars: Longest tool-call argument string run; a longer one is refused unrun.
-        extra_params: Further ``acompletion`` parameters (e.g. ``{"top_p": 0.9}``).
-        tools: Opt-in tool sets: ``"code"`` adds ``run_python`` (`agents.tools.code_tool`).
-        code_limits: Bounds of each ``run_python`` call (`CodeLimits` or a mapping of its fields).
-        tool_processes: Worker processes for the CPU-heavy tools (render, inspect, view_image, the write and
-            review tools; `agents.tools.tool_pool`), so they never hold the event loop's GIL; 0 runs every
-            tool in the agent's threads. Started on first use, stopped by `close`.
-        mode: ``"tools"`` (per-sample tool calls; a candidate whose model makes none, or whose opening the
-            window cannot hold, is redone guided), ``"script"`` (the coding-agent mode,
-            `agents.llm.script_mode`) or ``"guided"`` (`agents.llm.guided`).
-        script: Bounds and feedback of the script mode (`ScriptOptions` or a mapping of its fields).
-        server: What a local server needs (`agents.model.server.ServerOptions` or a mapping of its fields;
-            ``auto`` asks the server); None asks nothing and bounds nothing.
 
     Raises:
         MissingApiKeyError: No key for the provider (before any call; a `ValueError`).
-        ValueError: An unknown model string, mode, tool set, code limit, script option, vision setting, or a
-            bound below 1 (``tool_processes`` below 0).
+        ValueError: An unknown model string.
+
+    Example:
+        >>> agent = LiteLLMAgent(ModelConfig("gemini/gemini-2.0-flash"), AgentOptions(batch_size=4))
     """
 
     name = "litellm"
@@ -135,109 +111,53 @@ class LiteLLMAgent:
     calls_model = True
 
     def __init__(
-        self,
-        model: str,
-        *,
-        api_base: str | None = None,
-        api_key: str | None = None,
-        temperature: float | None = None,
-        max_tokens_per_call: int | None = 4096,
-        timeout_s: float = 120.0,
-        retry: RetryPolicy | Mapping[str, Any] | None = None,
-        cache: RequestCache | Path | str | None = None,
-        budget: Budget | None = None,
-        price: Mapping[str, Any] | TokenPrice | None = None,
-        sandbox_limits: SandboxLimits | None = None,
-        vision: bool | str | None = "auto",
-        batch_size: int = 8,
-        concurrency: int = 4,
-        keep_results: int = 12,
-        max_images: int = 4,
-        max_text_replies: int = 3,
-        max_failed_turns: int = 4,
-        max_argument_chars: int = 1_000_000,
-        extra_params: Mapping[str, Any] | None = None,
-        tools: str | Sequence[str] | None = None,
-        code_limits: Mapping[str, Any] | CodeLimits | None = None,
-        tool_processes: int = 0,
-        mode: str = "tools",
-        script: Mapping[str, Any] | ScriptOptions | None = None,
-        server: Mapping[str, Any] | ServerOptions | None = None,
+        self, model: ModelConfig, options: AgentOptions = _DEFAULTS, *, budget: Budget | None = None
     ) -> None:
-        if mode not in modes.MODES:
-            raise ValueError(f"unknown agent.mode {mode!r}; valid: {list(modes.MODES)}")
-        #: ``"tools"`` or ``"script"`` (the coding-agent mode).
-        self.mode = mode
-        self.script = ScriptOptions.of(script)
-        if tool_processes < 0:
-            raise ValueError(f"agent.tool_processes must be 0 or more, got {tool_processes}")
-        bounds = {
-            "batch_size": batch_size,
-            "concurrency": concurrency,
-            "max_text_replies": max_text_replies,
-            "max_failed_turns": max_failed_turns,
-            "max_argument_chars": max_argument_chars,
-        }
-        low = {k: v for k, v in bounds.items() if v < 1}
-        if low:
-            raise ValueError(f"agent.{next(iter(low))} must be 1 or more, got {next(iter(low.values()))}")
-        tool_sets = {tools} if isinstance(tools, str) else set(tools or ())
-        if tool_sets - {"code"}:
-            raise ValueError(f"unknown agent.tools {sorted(tool_sets - {'code'})}; valid: ['code']")
+        self.options = options
+        #: ``"tools"``, ``"guided"`` or ``"script"`` (the coding-agent mode).
+        self.mode = options.mode
+        self.script = options.script
         #: Whether ``run_python`` is offered (``tools=["code"]``).
-        self.code = "code" in tool_sets
-        self.code_limits = CodeLimits.of(code_limits)
-        if isinstance(retry, Mapping):  # from the config: agent.retry.max_attempts=...
-            retry = RetryPolicy(**retry)
-        if isinstance(cache, str | Path):
-            cache = RequestCache(Path(cache))
+        self.code = "code" in options.tools
+        self.code_limits = options.code_limits
         #: What the config and the server said of the server (window, slots); None without a ``server`` block.
-        self.server = ServerOptions.of(server)
-        window, slots = self.server.resolve(api_base) if self.server is not None else (None, None)
-        self.client = ModelClient(
-            model,
-            api_base=api_base,
-            api_key=api_key,
-            timeout_s=timeout_s,
-            retry=retry,
-            cache=cache,
-            price=TokenPrice.of(price),
-            extra_params=extra_params,
-            slots=slots,
-            context_window=window,
-        )
+        self.server = model.server
+        window, slots = self.server.resolve(model.api_base) if self.server is not None else (None, None)
+        self.client = ModelClient(model, slots=slots, context_window=window)
         #: How the guided mode asks for JSON (a forced tool call until the server shows it ignores one).
         self.structured = Structured()
         #: Why this agent's candidates go straight to the guided mode (its model showed it cannot call tools).
         self._guided_because: str | None = None
-        self._api_key = api_key
+        self._api_key = model.api_key
         #: Whether a call's cost is known (LiteLLM's price map or ``price``): ``run.budget_usd`` needs it.
         self.priced = self.client.priced
-        self.model = model
-        self.temperature = temperature
-        self.max_tokens_per_call = max_tokens_per_call
+        self.model = model.model
+        self.temperature = options.temperature
+        self.max_tokens_per_call = options.max_tokens_per_call
         self.budget = budget
-        self.sandbox_limits = sandbox_limits or SandboxLimits()
-        known = self.client.vision_support() if str(vision).lower() in ("auto", "none") else None
-        self.vision = resolve_vision(vision, model, known)
-        self.batch_size = batch_size
-        self.concurrency = concurrency
-        self.window = ContextWindow(keep_results, max_images if self.vision else 0)
-        self.max_text_replies = max_text_replies
-        self.max_failed_turns = max_failed_turns
-        self.max_argument_chars = max_argument_chars
+        self.sandbox_limits = options.sandbox_limits
+        known = self.client.vision_support() if options.vision is None else None
+        self.vision = resolve_vision(options.vision, model.model, known)
+        self.batch_size = options.batch_size
+        self.concurrency = options.concurrency
+        self.window = ContextWindow(options.keep_results, options.max_images if self.vision else 0)
+        self.max_text_replies = options.max_text_replies
+        self.max_failed_turns = options.max_failed_turns
+        self.max_argument_chars = options.max_argument_chars
         extra_models = {CODE_TOOL: RunPythonArgs} if self.code else {}
         # Script mode offers its own tool set (explore, run_python, review, finish); no render/write tools.
-        self.tools = script_tool_definitions() if mode == "script" else tool_definitions(extra_models or None)
+        self.tools = (
+            script_tool_definitions() if self.mode == "script" else tool_definitions(extra_models or None)
+        )
         # The plan conversation only looks and writes the plan: no tool that writes a sample (or runs code
         # that could) is offered there, so every sample is written by its own batch.
         self._plan_tools = tool_definitions(
             {phases.PLAN_TOOL: phases.WritePlanArgs}, only=phases.PLAN_READ_TOOLS
         )
-        self.tool_processes = tool_processes
+        self.tool_processes = options.tool_processes
         self._tool_pool: ThreadPoolExecutor | None = None
         # Workers start on the first pooled call; the finalizer stops them if `close` is never called.
-        self._process_pool = ToolPool(tool_processes) if tool_processes else None
+        self._process_pool = ToolPool(self.tool_processes) if self.tool_processes else None
         if self._process_pool is not None:
             weakref.finalize(self, self._process_pool.close)
 

@@ -1,5 +1,6 @@
 """The model client and what serves it: one LiteLLM call with its cache, retries, server discovery and keys.
 
+- `config`: `ModelConfig`, the one typed object a client (and the judge) is built from, and `TokenPrice`;
 - `client`: `ModelClient`, one chat request through LiteLLM (usage, cost, the endpoint's slots);
 - `cache`: `RequestCache`, the disk cache keyed on the full request (model, endpoint, sampling, seed, index);
 - `retry`: `RetryPolicy`, which provider errors are transient and how long to wait;

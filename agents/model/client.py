@@ -27,12 +27,13 @@ from types import ModuleType
 from typing import Any
 
 from agents.base import FatalAgentError, Usage
-from agents.model.cache import CachedResponse, RequestCache, endpoint_of, request_key
+from agents.model.cache import CachedResponse, endpoint_of, request_key
+from agents.model.config import ModelConfig, TokenPrice
 from agents.model.credentials import MissingApiKeyError, litellm_missing_key_message, missing_key_message
-from agents.model.retry import RetryPolicy, fatal_reason
+from agents.model.retry import fatal_reason
 from agents.model.server import EndpointSlots, window_from_error
 
-__all__ = ["ModelClient", "ModelReply", "TokenPrice", "import_litellm", "is_context_window_error"]
+__all__ = ["ModelClient", "ModelReply", "import_litellm", "is_context_window_error"]
 
 log = logging.getLogger(__name__)
 
@@ -57,65 +58,6 @@ def is_context_window_error(exc: BaseException) -> bool:
     from litellm import exceptions as errors
 
     return isinstance(exc, errors.ContextWindowExceededError)
-
-
-@dataclass(frozen=True)
-class TokenPrice:
-    """Fallback price when LiteLLM does not know the model.
-
-    Attributes:
-        prompt_usd_per_mtok: Dollars per million prompt tokens.
-        completion_usd_per_mtok: Dollars per million completion tokens.
-    """
-
-    prompt_usd_per_mtok: float = 0.0
-    completion_usd_per_mtok: float = 0.0
-
-    @classmethod
-    def of(cls, value: TokenPrice | Mapping[str, Any] | None) -> TokenPrice | None:
-        """A price from the config (``agent.price.input_per_mtok=... output_per_mtok=...``).
-
-        Args:
-            value: A `TokenPrice`, a mapping with ``input_per_mtok`` / ``output_per_mtok`` (dollars per
-                million tokens; None entries count as unset), or None.
-
-        Returns:
-            The price, or None when no entry is set.
-
-        Raises:
-            ValueError: An unknown key, or a negative or non-numeric price.
-        """
-        if value is None or isinstance(value, TokenPrice):
-            return value
-        unknown = sorted(set(value) - {"input_per_mtok", "output_per_mtok"})
-        if unknown:
-            raise ValueError(f"agent.price: unknown keys {unknown}; valid: input_per_mtok, output_per_mtok")
-        given = {k: v for k, v in value.items() if v is not None}
-        if not given:
-            return None
-        prices = {}
-        for key, v in given.items():
-            try:
-                prices[key] = float(v)
-            except (TypeError, ValueError):
-                raise ValueError(f"agent.price.{key}={v!r}: expected dollars per million tokens") from None
-            if prices[key] < 0:
-                raise ValueError(f"agent.price.{key}={v!r}: a price cannot be negative")
-        return cls(prices.get("input_per_mtok", 0.0), prices.get("output_per_mtok", 0.0))
-
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        """Price a call.
-
-        Args:
-            prompt_tokens: Prompt tokens.
-            completion_tokens: Completion tokens.
-
-        Returns:
-            Dollars.
-        """
-        return (
-            prompt_tokens * self.prompt_usd_per_mtok + completion_tokens * self.completion_usd_per_mtok
-        ) / 1e6
 
 
 @dataclass(frozen=True)
@@ -176,15 +118,8 @@ class ModelClient:
     """Calls one model through ``litellm.acompletion``.
 
     Args:
-        model: Any LiteLLM model string (``openai/gpt-4o-mini``, ``gemini/...``, ``ollama/...``).
-        api_base: Endpoint override (e.g. a local server); None for the provider default.
-        api_key: Explicit key; None lets LiteLLM read the provider's environment variable. Held in memory
-            only: never logged, cached or traced.
-        timeout_s: Per-attempt timeout.
-        retry: Retry policy for transient errors.
-        cache: Response cache, or None.
-        price: Fallback price when LiteLLM has no cost for the model.
-        extra_params: Further ``acompletion`` parameters (part of the cache key).
+        config: The model, its endpoint, key, timeout, retries, cache, price and further parameters
+            (``extra_params`` are part of the cache key). Its ``server`` block is the caller's to resolve.
         slots: Requests in flight at once to the endpoint (`agents.model.server.EndpointSlots`: across
             threads and processes; the timeout counts from when a slot is free); None: no bound.
         context_window: The endpoint's window in tokens when known; an overflow error that names a smaller
@@ -196,19 +131,9 @@ class ModelClient:
     """
 
     def __init__(
-        self,
-        model: str,
-        *,
-        api_base: str | None = None,
-        api_key: str | None = None,
-        timeout_s: float = 120.0,
-        retry: RetryPolicy | None = None,
-        cache: RequestCache | None = None,
-        price: TokenPrice | None = None,
-        extra_params: Mapping[str, Any] | None = None,
-        slots: int | None = None,
-        context_window: int | None = None,
+        self, config: ModelConfig, *, slots: int | None = None, context_window: int | None = None
     ) -> None:
+        model, api_base, api_key, price = config.model, config.api_base, config.api_key, config.price
         # Before the import (seconds): a forgotten key is reported at once, in one line.
         missing = missing_key_message(model, api_key)
         if missing is not None:
@@ -233,13 +158,13 @@ class ModelClient:
         #: for is kept in the cache key but not sent, so no provider rejects a request for it.
         self.unsent_params = _unsupported(self._litellm, model, str(provider), ("seed",))
         self._api_key = api_key
-        self.timeout_s = timeout_s
-        self.retry = retry or RetryPolicy()
-        self.cache = cache
+        self.timeout_s = config.timeout_s
+        self.retry = config.retry
+        self.cache = config.cache
         #: Whether calls are priced: by LiteLLM's map or by an explicit price (a USD budget needs one).
         self.priced = price is not None
         self.price = price or TokenPrice()
-        self.extra_params = dict(extra_params or {})
+        self.extra_params = dict(config.extra_params)
         #: The endpoint's window in tokens, when the config or the server said it (lowered by an overflow).
         self.context_window = context_window
         self._slots = EndpointSlots(self.endpoint, slots) if slots is not None else None

@@ -13,16 +13,14 @@ import base64
 import json
 import time
 from collections.abc import Coroutine, Mapping, Sequence
-from pathlib import Path
 from typing import Any, TypeVar
 
 from agents.base import Usage
 from agents.budget import Budget, BudgetExceeded
 from agents.judge import CHOOSE_TOOL, JudgeAnswer, JudgeRequest
-from agents.model.cache import RequestCache, sampling_seed
-from agents.model.client import ModelClient, TokenPrice
-from agents.model.retry import RetryPolicy
-from agents.model.server import ServerOptions
+from agents.model.cache import sampling_seed
+from agents.model.client import ModelClient
+from agents.model.config import ModelConfig
 from core.cli_errors import run_coroutine
 
 T = TypeVar("T")
@@ -60,62 +58,43 @@ def choose_tool(choices: int) -> dict[str, Any]:
 class LiteLLMJudge:
     """A judge over any LiteLLM model string.
 
+    The config gives the fields of `ModelConfig` flat beside the judge's own (``judge.model``,
+    ``judge.concurrency``): `core.registry.call_with_options` builds it.
+
     Args:
-        model: The LiteLLM model string (``openai/gpt-4o``, ``gemini/...``).
-        api_base: Endpoint override (a local server); None for the provider default.
-        api_key: Explicit key; None lets LiteLLM read the provider's environment variable.
+        model: The model, its endpoint, key, retries, cache (shared with the agent's is fine) and price. Of
+            its ``server`` block only the ``slots`` are used: they bound the verdicts in flight to the
+            endpoint together with the agent's own calls.
         temperature: Sampling temperature (0: the same request gives the same verdict).
         max_tokens_per_call: Completion token cap of a verdict.
-        timeout_s: Per-attempt timeout.
-        retry: Retry policy for transient errors (a mapping from the config, or a policy).
-        cache: The SQLite request cache or its path (shared with the agent's is fine), or None.
-        price: Fallback price when LiteLLM does not price the model, as the agent takes it
-            (``{input_per_mtok: ..., output_per_mtok: ...}``, dollars per million tokens).
         vision: Send the composite image (False: text only, for a text model).
         name: The label of the judge's usage in the tables (default ``litellm:<model>``).
         budget: The run's budget, checked before each verdict and charged after it (None: unlimited).
         concurrency: Verdicts of one dataset in flight at once (`judge_many`); 1 asks them one by one.
-        server: The agent's ``server`` block (`agents.model.server.ServerOptions`): its ``slots`` bound the
-            verdicts in flight to the endpoint together with the agent's own calls.
+
+    Raises:
+        ValueError: ``concurrency`` below 1, or an unknown model string.
     """
 
     def __init__(
         self,
-        model: str,
+        model: ModelConfig,
         *,
-        api_base: str | None = None,
-        api_key: str | None = None,
         temperature: float = 0.0,
         max_tokens_per_call: int = 256,
-        timeout_s: float = 120.0,
-        retry: RetryPolicy | Mapping[str, Any] | None = None,
-        cache: RequestCache | str | Path | None = None,
-        price: Mapping[str, Any] | TokenPrice | None = None,
         vision: bool = True,
         name: str | None = None,
         budget: Budget | None = None,
         concurrency: int = 4,
-        server: Mapping[str, Any] | ServerOptions | None = None,
     ) -> None:
         if int(concurrency) < 1:
             raise ValueError(f"judge.concurrency must be 1 or more, got {concurrency}")
-        if isinstance(retry, Mapping):
-            retry = RetryPolicy(**retry)
-        self.client = ModelClient(
-            model,
-            api_base=api_base,
-            api_key=api_key,
-            timeout_s=timeout_s,
-            retry=retry,
-            cache=cache if isinstance(cache, RequestCache) else RequestCache(Path(cache)) if cache else None,
-            price=TokenPrice.of(price),
-            slots=getattr(ServerOptions.of(server), "slots", None),
-        )
-        self.model = model
+        self.client = ModelClient(model, slots=getattr(model.server, "slots", None))
+        self.model = model.model
         self.temperature = float(temperature)
         self.max_tokens_per_call = int(max_tokens_per_call)
         self.vision = bool(vision)
-        self.name = name or f"litellm:{model}"
+        self.name = name or f"litellm:{model.model}"
         self.budget = budget
         self.concurrency = int(concurrency)
         #: Whether a verdict's cost is known (LiteLLM's price map or ``price``): ``run.budget_usd`` needs it.

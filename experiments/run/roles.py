@@ -28,7 +28,7 @@ from agents.base import Agent, Limits
 from agents.budget import Budget
 from agents.judge import Judge
 from agents.roles import PoolMember, RoleAgent
-from core.registry import OptionError, call_with_options, load_object
+from core.registry import OptionError, call_with_options, load_object, options_signature
 
 __all__ = [
     "AGENT_CONF",
@@ -233,8 +233,9 @@ def build_judge(
     elif str(data.get("name")) == "litellm":
         options = _options(data)
         if not explicit:
-            # The agent's config holds agent-only keys (limits, tools); the judge takes what it shares.
-            names = set(inspect.signature(LiteLLMJudge).parameters)
+            # The agent's config holds agent-only keys (limits, tools); the judge takes what it shares, but
+            # not the agent's extra request parameters: a verdict's request is the judge's own.
+            names = set(options_signature(LiteLLMJudge).parameters) - {"extra_params"}
             options = {k: v for k, v in options.items() if k in names}
         if budget is not None:
             options["budget"] = budget

@@ -237,16 +237,20 @@ def test_a_retry_after_beyond_the_longest_wait_gives_up_at_once(
 def test_vision_auto_warns_once_for_a_model_litellm_does_not_know(fake_server, caplog):
     server = fake_server(TurnScript([]))
     from agents.llm.agent import LiteLLMAgent
+    from agents.llm.options import AgentOptions
+    from agents.model.config import ModelConfig
 
+    unknown = ModelConfig("openai/vision-unknown-abc", api_base=server.url, api_key="sk-x")
     with caplog.at_level(logging.WARNING, logger="agents.llm.agent"):
-        first = LiteLLMAgent("openai/vision-unknown-abc", api_base=server.url, api_key="sk-x", vision="auto")
-        second = LiteLLMAgent("openai/vision-unknown-abc", api_base=server.url, api_key="sk-x", vision="auto")
+        first = LiteLLMAgent(unknown, AgentOptions(vision=None))
+        second = LiteLLMAgent(unknown, AgentOptions(vision=None))
     lines = [r.getMessage() for r in caplog.records if "vision" in r.getMessage()]
     assert len(lines) == 1 and "openai/vision-unknown-abc" in lines[0]
     assert first.vision is False and second.vision is False
-    assert LiteLLMAgent("openai/gpt-4o", api_base=server.url, api_key="sk-x", vision="auto").vision is True
+    known = ModelConfig("openai/gpt-4o", api_base=server.url, api_key="sk-x")
+    assert LiteLLMAgent(known, AgentOptions(vision=None)).vision is True
     with pytest.raises(ValueError, match=r"agent\.vision must be auto, true or false"):
-        LiteLLMAgent("openai/gpt-4o", api_base=server.url, api_key="sk-x", vision="maybe")
+        AgentOptions(vision="maybe")  # type: ignore[arg-type]
 
 
 def test_vision_true_sends_image_parts_for_an_unknown_model(seg_dataset: Path, tmp_path: Path, fake_server):

@@ -15,6 +15,7 @@ from agent_scripts import make_agent, make_task
 
 from agents.base import FatalAgentError
 from agents.llm.agent import LiteLLMAgent
+from agents.model.config import ModelConfig
 from agents.model.credentials import MissingApiKeyError, missing_key_message
 from agents.model.retry import RetryPolicy
 from testbed.fakeserver import Fault, TurnScript
@@ -76,9 +77,10 @@ def test_a_missing_key_is_named_before_litellm_is_imported(tmp_path: Path) -> No
     code = (
         "import sys\n"
         "from agents.llm.agent import LiteLLMAgent\n"
+        "from agents.model.config import ModelConfig\n"
         "from agents.model.credentials import MissingApiKeyError\n"
         "try:\n"
-        "    LiteLLMAgent('gemini/gemini-2.5-flash')\n"
+        "    LiteLLMAgent(ModelConfig('gemini/gemini-2.5-flash'))\n"
         "except MissingApiKeyError as exc:\n"
         "    print(exc)\n"
         "print('litellm' in sys.modules)\n"
@@ -110,5 +112,5 @@ def test_which_keys_count() -> None:
 
 def test_an_unroutable_model_string_is_a_config_error(fake_server) -> None:
     with pytest.raises(ValueError, match="unknown model 'no-such-provider/x'") as caught:
-        LiteLLMAgent("no-such-provider/x", api_key="sk-x")
+        LiteLLMAgent(ModelConfig("no-such-provider/x", api_key="sk-x"))
     assert not isinstance(caught.value, MissingApiKeyError)
