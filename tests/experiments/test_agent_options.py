@@ -89,6 +89,12 @@ def test_the_flat_keys_of_the_config_reach_both_objects() -> None:
     assert agent.client.retry.max_attempts == 2 and agent.client.cache is None
 
 
+def test_a_target_naming_the_agent_class_takes_the_same_flat_keys() -> None:
+    flat = {"_target_": "agents.llm.agent.LiteLLMAgent", "model": "openai/fake-model", "api_key": KEY}
+    agent = build_agent({**flat, "batch_size": "4", "vision": "false"})
+    assert isinstance(agent, LiteLLMAgent) and (agent.batch_size, agent.vision) == (4, False)
+
+
 @pytest.mark.parametrize(
     ("given", "message"),
     [
