@@ -116,8 +116,8 @@ def options_signature(factory: Callable[..., Any]) -> inspect.Signature:
         when they cannot be.
 
     Raises:
-        TypeError: The factory has no signature (a builtin).
-        ValueError: The factory has no signature (a builtin).
+        TypeError: The factory is not callable.
+        ValueError: inspect cannot read its signature (some builtins).
     """
     sig = inspect.signature(factory)
     hints = _hints(factory)

@@ -51,7 +51,7 @@ class AgentOptions:
         code_limits: Bounds of each ``run_python`` call (or a mapping of its fields).
         tool_processes: Worker processes for the CPU-heavy tools (render, inspect, view_image, the write and
             review tools; `agents.tools.tool_pool`), so they never hold the event loop's GIL; 0 runs every
-            tool in the agent's threads.
+            tool in the agent's threads. Started on first use, stopped by the agent's ``close``.
         mode: ``"tools"`` (per-sample tool calls; a candidate whose model makes none, or whose opening the
             window cannot hold, is redone guided), ``"script"`` (the coding-agent mode,
             `agents.llm.script_mode`) or ``"guided"`` (`agents.llm.guided`).
