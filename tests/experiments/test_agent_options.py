@@ -145,3 +145,18 @@ def test_the_command_refuses_an_unknown_agent_key_in_one_line_before_any_work(
         f"python -m experiments: error: agent.xyz: unknown option of LiteLLMAgent; valid options: {VALID}"
     ]
     assert not (tmp_path / "run" / "candidates").exists()
+
+
+def test_the_judge_takes_the_model_keys_it_shares_with_the_agent_and_its_own_defaults() -> None:
+    from agents.model.judge import LiteLLMJudge
+    from experiments.run.roles import build_judge
+
+    agent_cfg = {"name": "litellm", "model": "openai/fake-model", "api_key": KEY, "batch_size": 2}
+    judge = build_judge(None, {**agent_cfg, "temperature": 0.7, "extra_params": {"top_p": 0.5}})
+    assert isinstance(judge, LiteLLMJudge) and judge.model == "openai/fake-model"
+    assert (judge.temperature, judge.max_tokens_per_call, judge.vision) == (0.7, 256, True)
+    assert judge.client.extra_params == {}  # a verdict's request is the judge's own
+    with pytest.raises(
+        OptionError, match=r"^judge\.xyz: unknown option of LiteLLMJudge; valid options: model, "
+    ):
+        build_judge({"name": "litellm", "model": "openai/fake-judge", "api_key": KEY, "xyz": 1}, agent_cfg)
