@@ -30,6 +30,7 @@ __all__ = [
     "UnknownNameError",
     "call_with_options",
     "flat_options",
+    "given_as",
     "load_object",
     "options_signature",
 ]
@@ -72,8 +73,8 @@ def flat_options(cls: type[T]) -> type[T]:
 
     A factory ``Agent(model: ModelConfig, options: AgentOptions)`` then takes ``agent.model``,
     ``agent.api_base``, ``agent.batch_size`` ... (`options_signature`): `call_with_options` checks each
-    against its field (the annotation in the field's ``metadata["config"]`` when the config gives another
-    form, such as a mapping) and builds the dataclass, whose own checks then run.
+    against its field (or against the form `given_as` names, such as a mapping) and builds the dataclass,
+    whose own checks then run.
 
     Args:
         cls: A dataclass.
@@ -85,6 +86,24 @@ def flat_options(cls: type[T]) -> type[T]:
         raise TypeError(f"{cls.__qualname__} is not a dataclass: only a dataclass's fields can be options")
     setattr(cls, _FLAT, True)
     return cls
+
+
+def given_as(form: Any) -> dict[str, Any]:
+    """A `flat_options` field's metadata: the config gives it as ``form`` (a mapping, a path, a string).
+
+    `call_with_options` checks the config's value against ``form`` instead of the field's type; the
+    dataclass's ``__post_init__`` turns it into that type.
+
+    Args:
+        form: The annotation of what the config may give (``RetryPolicy | Mapping[str, Any] | None``).
+
+    Returns:
+        The metadata for ``dataclasses.field(metadata=...)``.
+    """
+    return {_GIVEN_AS: form}
+
+
+_GIVEN_AS = "config"
 
 
 def _hints(factory: Callable[..., Any]) -> dict[str, Any]:
@@ -142,7 +161,7 @@ def options_signature(factory: Callable[..., Any]) -> inspect.Signature:
                     f.name,
                     inspect.Parameter.KEYWORD_ONLY,
                     default=default,
-                    annotation=f.metadata.get("config", types[f.name]),
+                    annotation=f.metadata.get(_GIVEN_AS, types[f.name]),
                 )
             )
     if flat:  # the fields are keywords: a positional parameter after them would not be a signature

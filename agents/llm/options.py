@@ -15,18 +15,12 @@ from agents.llm import modes
 from agents.llm.script_mode import ScriptOptions
 from agents.tools.code_tool import CodeLimits
 from agents.tools.sandbox import SandboxLimits
-from core.registry import flat_options
+from core.registry import flat_options, given_as
 
 __all__ = ["AgentOptions"]
 
 TOOL_SETS = ("code",)
 """Opt-in tool sets (``agent.tools``)."""
-
-
-def _given_as(form: Any) -> dict[str, Any]:
-    # The form the config gives a field in (a mapping, a string), checked by `call_with_options`;
-    # `__post_init__` turns it into the field's type.
-    return {"config": form}
 
 
 @flat_options
@@ -64,8 +58,8 @@ class AgentOptions:
 
     temperature: float | None = None
     max_tokens_per_call: int | None = 4096
-    vision: bool | None = field(default=None, metadata=_given_as(bool | str | None))
-    sandbox_limits: SandboxLimits = field(default=SandboxLimits(), metadata=_given_as(SandboxLimits | None))
+    vision: bool | None = field(default=None, metadata=given_as(bool | str | None))
+    sandbox_limits: SandboxLimits = field(default=SandboxLimits(), metadata=given_as(SandboxLimits | None))
     batch_size: int = 8
     concurrency: int = 4
     keep_results: int = 12
@@ -73,14 +67,14 @@ class AgentOptions:
     max_text_replies: int = 3
     max_failed_turns: int = 4
     max_argument_chars: int = 1_000_000
-    tools: frozenset[str] = field(default=frozenset(), metadata=_given_as(str | Sequence[str] | None))
+    tools: frozenset[str] = field(default=frozenset(), metadata=given_as(str | Sequence[str] | None))
     code_limits: CodeLimits = field(
-        default=CodeLimits(), metadata=_given_as(Mapping[str, Any] | CodeLimits | None)
+        default=CodeLimits(), metadata=given_as(Mapping[str, Any] | CodeLimits | None)
     )
     tool_processes: int = 0
     mode: str = "tools"
     script: ScriptOptions = field(
-        default=ScriptOptions(), metadata=_given_as(Mapping[str, Any] | ScriptOptions | None)
+        default=ScriptOptions(), metadata=given_as(Mapping[str, Any] | ScriptOptions | None)
     )
 
     def __post_init__(self) -> None:

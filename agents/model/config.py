@@ -15,7 +15,7 @@ from typing import Any
 from agents.model.cache import RequestCache
 from agents.model.retry import RetryPolicy
 from agents.model.server import ServerOptions
-from core.registry import flat_options
+from core.registry import flat_options, given_as
 
 __all__ = ["ModelConfig", "TokenPrice"]
 
@@ -79,12 +79,6 @@ class TokenPrice:
         ) / 1e6
 
 
-def _given_as(form: Any) -> dict[str, Any]:
-    # The form the config gives a field in (a mapping, a path), checked by `call_with_options`;
-    # `__post_init__` turns it into the field's type.
-    return {"config": form}
-
-
 @flat_options
 @dataclass(frozen=True)
 class ModelConfig:
@@ -118,17 +112,17 @@ class ModelConfig:
     api_key: str | None = field(default=None, repr=False)
     timeout_s: float = 120.0
     retry: RetryPolicy = field(
-        default=RetryPolicy(), metadata=_given_as(RetryPolicy | Mapping[str, Any] | None)
+        default=RetryPolicy(), metadata=given_as(RetryPolicy | Mapping[str, Any] | None)
     )
     cache: RequestCache | None = field(
-        default=None, compare=False, metadata=_given_as(RequestCache | Path | str | None)
+        default=None, compare=False, metadata=given_as(RequestCache | Path | str | None)
     )
-    price: TokenPrice | None = field(default=None, metadata=_given_as(Mapping[str, Any] | TokenPrice | None))
+    price: TokenPrice | None = field(default=None, metadata=given_as(Mapping[str, Any] | TokenPrice | None))
     extra_params: Mapping[str, Any] = field(
-        default_factory=dict, hash=False, metadata=_given_as(Mapping[str, Any] | None)
+        default_factory=dict, hash=False, metadata=given_as(Mapping[str, Any] | None)
     )
     server: ServerOptions | None = field(
-        default=None, metadata=_given_as(Mapping[str, Any] | ServerOptions | None)
+        default=None, metadata=given_as(Mapping[str, Any] | ServerOptions | None)
     )
 
     def __post_init__(self) -> None:
