@@ -315,8 +315,13 @@ class LiteLLMAgent:
         for state in run.states.values():
             usage = usage + state.usage
         usage = dataclasses.replace(usage, wall_s=time.perf_counter() - start)
-        written, missing = phases.written_and_missing(out, task.indices)
-        status, reason = candidate_outcome(run.states, written, missing, (out / "data_meta.json").is_file())
+        # One rule for every mode: an annotation whose mask, boxes or image is not written is not a sample.
+        gaps = phases.unfinished(out, task.indices)
+        written = [i for i in task.indices if i not in gaps]
+        missing = [i for i in task.indices if i in gaps]
+        halfway = {i: why for i, why in gaps.items() if why != "no annotation"}
+        meta = (out / "data_meta.json").is_file()
+        status, reason = candidate_outcome(run.states, written, missing, meta, halfway)
         if guided_because is not None:
             reason = f"guided mode ({guided_because})" + (f"; {reason}" if reason else "")
         trace.write(
@@ -334,8 +339,13 @@ class LiteLLMAgent:
             reason=reason,
             candidate_index=task.candidate_index,
             agent=self.name,
-            # A sample left unwritten after its file failed to read: that read's error is the reason.
-            skipped={i: run.sample_failures[i] for i in missing if i in run.sample_failures},
+            # A sample left unwritten after its file (or its mask) failed to read: that error is the reason;
+            # an annotation without its required part says which part.
+            skipped={
+                i: run.sample_failures.get(i) or gaps[i]
+                for i in missing
+                if i in run.sample_failures or i in halfway
+            },
             missing=tuple(missing) if status == "incomplete" else (),
         )
 

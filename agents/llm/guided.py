@@ -251,6 +251,10 @@ class GuidedRun:
         mask_text = ""
         if plan.task_type == "segmentation":
             mask_file, mask_text = await self._mask(plan, entry, info, label)
+            if mask_file is None:
+                # The annotation is still asked for (its other fields may be right), but the sample is not
+                # written without its mask: this is the reason the candidate gives for it.
+                self.sample_failures[i] = mask_text or "no mask file was chosen for the segmentation"
         shown = f"images/{i}.png, {info.get('size')} pixels" + (
             f", slice {info['slice_index']}" if isinstance(info.get("slice_index"), int) else ""
         )

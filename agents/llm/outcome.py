@@ -87,15 +87,21 @@ def short_list(indices: Sequence[int], limit: int = 50) -> str:
 
 
 def candidate_outcome(
-    states: Mapping[str, ConversationState], written: list[int], missing: list[int], meta_written: bool
+    states: Mapping[str, ConversationState],
+    written: list[int],
+    missing: list[int],
+    meta_written: bool,
+    partial: Mapping[int, str] | None = None,
 ) -> tuple[Literal["ok", "incomplete", "failed"], str | None]:
     """Status and reason of a candidate from how its conversations ended and what it wrote.
 
     Args:
         states: Every conversation, by label.
-        written: Indices with an annotation.
-        missing: Indices without one.
+        written: Indices written whole (annotation and required parts).
+        missing: Indices not written (``partial`` ones included).
         meta_written: Whether data_meta.json exists.
+        partial: Of ``missing``, those with an annotation but without a required part (mask, boxes,
+            image), each with what is missing.
 
     Returns:
         ``failed`` (nothing written, or a conversation failed), ``incomplete`` (samples or the dataset JSON
@@ -112,10 +118,20 @@ def candidate_outcome(
     gaps = []
     if missing:
         gaps.append(f"{len(missing)} of {len(written) + len(missing)} samples missing: {short_list(missing)}")
+    if partial:
+        first = min(partial)
+        gaps.append(f"{len(partial)} of them annotated without a required part (#{first}: {partial[first]})")
     if not meta_written:
         gaps.append("no data_meta.json")
     if not written:
-        return "failed", "; ".join([*(failures or stops or ["finished"]), "no annotation was written"])
+        nothing = "no annotation was written"
+        if partial:
+            first = min(partial)
+            nothing = (
+                f"no sample was written whole ({len(partial)} annotated without a required part, #{first}: "
+            )
+            nothing += f"{partial[first]})"
+        return "failed", "; ".join([*(failures or stops or ["finished"]), nothing])
     if failures:
         return "failed", "; ".join([*failures, *gaps])
     if gaps:

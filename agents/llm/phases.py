@@ -26,6 +26,7 @@ from agents.base import ManifestEntry, Task
 from agents.llm import prompts
 from agents.llm.outcome import short_list
 from agents.tools.folder_tools import FOLDER_TOOLS
+from agents.tools.required_parts import missing_part
 from agents.tools.table_tools import TABLE_TOOLS
 from agents.tools.tools import ToolBox, ToolResult
 
@@ -42,6 +43,8 @@ __all__ = [
     "samples_check",
     "scoped",
     "split_batches",
+    "unfinished",
+    "written_and_missing",
 ]
 
 PLAN_TOOL = "write_plan"
@@ -172,6 +175,10 @@ def samples_check(output_dir: Path, indices: Sequence[int]) -> Any:
         for i in indices:
             if i in missing:
                 continue
+            gap = missing_part(output_dir, i)
+            if gap is not None:  # an annotation without its mask/boxes/image is not a written sample
+                problems.append(f"sample {i}: {gap}")
+                continue
             document = _read(output_dir / "standardized_annotations" / f"{i}.json")
             try:
                 Annotation.model_validate(document)
@@ -268,11 +275,26 @@ def read_plan(path: Path) -> dict[str, Any] | None:
 
 
 def written_and_missing(output_dir: Path, indices: Sequence[int]) -> tuple[list[int], list[int]]:
-    """The indices with an annotation in ``output_dir`` and those without one, in manifest order."""
-    folder = output_dir / "standardized_annotations"
-    written = [i for i in indices if (folder / f"{i}.json").is_file()]
-    done = set(written)
-    return written, [i for i in indices if i not in done]
+    """The indices written in ``output_dir`` and those not, in manifest order (`unfinished` decides)."""
+    gaps = unfinished(output_dir, indices)
+    return [i for i in indices if i not in gaps], [i for i in indices if i in gaps]
+
+
+def unfinished(output_dir: Path, indices: Sequence[int]) -> dict[int, str]:
+    """The samples not written, each with why: no annotation, or a required part missing beside one.
+
+    A sample whose annotation exists but whose mask, boxes or image do not (a mask render that failed) is
+    not written: the candidate lists it with the others as missing (`agents.tools.required_parts`).
+
+    Args:
+        output_dir: The candidate's ``agent1_data_organization``.
+        indices: The manifest indices.
+
+    Returns:
+        Per unwritten index, one line; written samples are absent.
+    """
+    gaps = {i: missing_part(output_dir, i) for i in indices}
+    return {i: why for i, why in gaps.items() if why is not None}
 
 
 def meta_prompt(task: Task, plan: dict[str, Any] | None) -> str:

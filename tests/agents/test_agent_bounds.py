@@ -45,7 +45,10 @@ def _arguments_are_json_objects(requests: list[dict[str, Any]]) -> bool:
 def test_a_model_that_never_calls_finish_stops_at_max_turns_incomplete_with_the_missing_samples(
     seg_dataset: Path, tmp_path: Path, fake_server
 ):
-    write0 = assistant_turn(tool_call("write_annotation", {"index": 0, "annotation": annotation(0)}, "w0"))
+    # Sample 0 whole (image, mask, annotation: agents.tools.required_parts), then only looking around.
+    write0 = assistant_turn(
+        *render_calls(0), tool_call("write_annotation", {"index": 0, "annotation": annotation(0)}, "w0")
+    )
     looking = Reply(tool_calls=(tool_call("list_dir", {"path": "data"}, "again"),), usage=USAGE)
     server = fake_server(TurnScript([write0], after_end=looking))
     task = make_task(seg_dataset, tmp_path / "c0", limits=Limits(max_turns=5))

@@ -33,6 +33,16 @@ with open("output/data_meta.json", "w") as handle:
     json.dump(json.loads({json.dumps(DATA_META)!r}), handle)
 print("json written")
 """
+# JSON_ONLY with the images and masks its annotations name: complete samples (agents.tools.required_parts).
+COMPLETE = (
+    JSON_ONLY
+    + """from PIL import Image
+for folder in ("images", "masks"):
+    os.makedirs(f"output/{folder}", exist_ok=True)
+    for index in (0, 1):
+        Image.new("L", (20, 16)).save(f"output/{folder}/{index}.png")
+"""
+)
 
 
 def _tool_messages(server: FakeServer) -> dict[str, str]:
@@ -111,7 +121,9 @@ def test_validator_messages_follow_each_run_grouped_by_message(
     candidate = asyncio.run(
         make_agent(server, mode="script").generate(make_task(seg_dataset, tmp_path / "c"))
     )
-    assert candidate.status == "ok", candidate.reason
+    # Annotations without their images are not written samples (agents.tools.required_parts).
+    assert candidate.status == "failed"
+    assert "#0: the image images/0.png is not written" in (candidate.reason or "")
     validation = json.loads(_tool_messages(server)["json_only"])["validation"]
     assert validation["written"] == 2 and validation["missing"] == []
     assert validation["mean_score"] < 1.0
@@ -134,7 +146,7 @@ def test_crashing_escaping_and_slow_scripts_are_clear_tool_errors(
     turns[2] = assistant_turn(tool_call("run_python", {"code": bad["slow"], "timeout_s": 1}, "slow"))
     turns += [
         assistant_turn(tool_call("render", {"index": 0, "source": "data/case0/image.nii.gz"}, "render")),
-        assistant_turn(tool_call("run_python", {"code": JSON_ONLY}, "good")),
+        assistant_turn(tool_call("run_python", {"code": COMPLETE}, "good")),
         assistant_turn(tool_call("finish", {}, "fin")),
     ]
     server = fake_server(TurnScript(turns))
