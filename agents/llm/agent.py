@@ -46,7 +46,7 @@ from agents.llm.conversation import (
 )
 from agents.llm.guided import GuidedRun, Structured
 from agents.llm.options import AgentOptions
-from agents.llm.outcome import Revision, candidate_outcome
+from agents.llm.outcome import Revision, candidate_outcome, unwritten_reasons
 from agents.llm.progress import ProgressGuard
 from agents.llm.script_mode import (
     run_script,
@@ -317,11 +317,8 @@ class LiteLLMAgent:
         usage = dataclasses.replace(usage, wall_s=time.perf_counter() - start)
         # One rule for every mode: an annotation whose mask, boxes or image is not written is not a sample.
         gaps = phases.unfinished(out, task.indices)
-        written = [i for i in task.indices if i not in gaps]
-        missing = [i for i in task.indices if i in gaps]
-        halfway = {i: why for i, why in gaps.items() if why != "no annotation"}
-        meta = (out / "data_meta.json").is_file()
-        status, reason = candidate_outcome(run.states, written, missing, meta, halfway)
+        written, missing = [i for i in task.indices if i not in gaps], [i for i in task.indices if i in gaps]
+        status, reason = candidate_outcome(run.states, written, gaps, (out / "data_meta.json").is_file())
         if guided_because is not None:
             reason = f"guided mode ({guided_because})" + (f"; {reason}" if reason else "")
         trace.write(
@@ -339,13 +336,7 @@ class LiteLLMAgent:
             reason=reason,
             candidate_index=task.candidate_index,
             agent=self.name,
-            # A sample left unwritten after its file (or its mask) failed to read: that error is the reason;
-            # an annotation without its required part says which part.
-            skipped={
-                i: run.sample_failures.get(i) or gaps[i]
-                for i in missing
-                if i in run.sample_failures or i in halfway
-            },
+            skipped=unwritten_reasons(gaps, run.sample_failures),
             missing=tuple(missing) if status == "incomplete" else (),
         )
 

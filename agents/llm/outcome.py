@@ -11,9 +11,10 @@ from typing import Any, Literal
 from agents.base import Feedback, ManifestEntry
 from agents.llm import prompts
 from agents.llm.conversation import ConversationState
+from agents.tools.required_parts import NO_ANNOTATION
 from agents.tools.review_tools import feedback_with_values
 
-__all__ = ["Revision", "candidate_outcome", "short_list"]
+__all__ = ["Revision", "candidate_outcome", "short_list", "unwritten_reasons"]
 
 
 @dataclass(frozen=True)
@@ -86,22 +87,33 @@ def short_list(indices: Sequence[int], limit: int = 50) -> str:
     return f"[{shown}{', ...' if len(indices) > limit else ''}]"
 
 
+def unwritten_reasons(gaps: Mapping[int, str], failures: Mapping[int, str]) -> dict[int, str]:
+    """A candidate's ``skipped``: per unwritten sample, why, when there is more to say than "no annotation".
+
+    Args:
+        gaps: `agents.llm.phases.unfinished`: every unwritten sample and what it lacks.
+        failures: Per sample, the error of the step that failed it (a read, a mask render).
+
+    Returns:
+        The step's error where one failed, else the missing part of an annotated sample.
+    """
+    return {i: failures.get(i) or why for i, why in gaps.items() if i in failures or why != NO_ANNOTATION}
+
+
 def candidate_outcome(
     states: Mapping[str, ConversationState],
     written: list[int],
-    missing: list[int],
+    gaps: Mapping[int, str],
     meta_written: bool,
-    partial: Mapping[int, str] | None = None,
 ) -> tuple[Literal["ok", "incomplete", "failed"], str | None]:
     """Status and reason of a candidate from how its conversations ended and what it wrote.
 
     Args:
         states: Every conversation, by label.
         written: Indices written whole (annotation and required parts).
-        missing: Indices not written (``partial`` ones included).
+        gaps: The indices not written, each with what it lacks (`agents.llm.phases.unfinished`): no
+            annotation, or an annotation without a required part (mask, boxes, image).
         meta_written: Whether data_meta.json exists.
-        partial: Of ``missing``, those with an annotation but without a required part (mask, boxes,
-            image), each with what is missing.
 
     Returns:
         ``failed`` (nothing written, or a conversation failed), ``incomplete`` (samples or the dataset JSON
@@ -115,14 +127,16 @@ def candidate_outcome(
         for label, s in states.items()
         if s.stop_reason
     ]
-    gaps = []
+    missing, total = list(gaps), len(written) + len(gaps)
+    partial = {i: why for i, why in gaps.items() if why != NO_ANNOTATION}
+    parts = []
     if missing:
-        gaps.append(f"{len(missing)} of {len(written) + len(missing)} samples missing: {short_list(missing)}")
+        parts.append(f"{len(missing)} of {total} samples missing: {short_list(missing)}")
     if partial:
         first = min(partial)
-        gaps.append(f"{len(partial)} of them annotated without a required part (#{first}: {partial[first]})")
+        parts.append(f"{len(partial)} of them annotated without a required part (#{first}: {partial[first]})")
     if not meta_written:
-        gaps.append("no data_meta.json")
+        parts.append("no data_meta.json")
     if not written:
         nothing = "no annotation was written"
         if partial:
@@ -133,7 +147,7 @@ def candidate_outcome(
             nothing += f"{partial[first]})"
         return "failed", "; ".join([*(failures or stops or ["finished"]), nothing])
     if failures:
-        return "failed", "; ".join([*failures, *gaps])
-    if gaps:
-        return "incomplete", "; ".join([*(stops or ["finished"]), *gaps])
+        return "failed", "; ".join([*failures, *parts])
+    if parts:
+        return "incomplete", "; ".join([*(stops or ["finished"]), *parts])
     return "ok", "; ".join(str(s) for s in stops) or None

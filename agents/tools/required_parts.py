@@ -15,7 +15,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["missing_part"]
+__all__ = ["NO_ANNOTATION", "missing_part"]
+
+NO_ANNOTATION = "no annotation"
+"""`missing_part` of a sample with no annotation file at all."""
 
 # The keys a segmentation payload names its label map under (the validator's `validator._payload` reads
 # the same ones; repeated here because agents see the validator's schema only).
@@ -66,11 +69,11 @@ def missing_part(output_dir: Path, index: int) -> str | None:
 
     Returns:
         None when the annotation and every part its task requires are written; else one line naming what
-        is missing (``"no annotation"`` when there is no annotation file at all).
+        is missing (`NO_ANNOTATION` when there is no annotation file at all).
     """
     path = output_dir / "standardized_annotations" / f"{index}.json"
     if not path.is_file():
-        return "no annotation"
+        return NO_ANNOTATION
     if not (output_dir / "images" / f"{index}.png").is_file():
         return f"the image images/{index}.png is not written"
     try:

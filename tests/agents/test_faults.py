@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agent_scripts import USAGE, make_agent, make_task, standard_script, standard_steps
+from agent_scripts import USAGE, make_agent, make_task, render_calls, standard_script, standard_steps
 
 from agents.base import Limits
 from agents.budget import Budget
@@ -125,7 +125,9 @@ def test_tool_call_limit_stops_cleanly_and_keeps_what_was_written(
 
 def test_run_budget_stops_candidates_cleanly(seg_dataset: Path, tmp_path: Path, fake_server):
     steps = standard_steps()
-    steps.insert(0, assistant_turn(tool_call("write_annotation", {"index": 0, "annotation": {"record": {}}})))
+    # Sample 0's image and a bare annotation in the first turn: one sample written before the budget stops.
+    bare = tool_call("write_annotation", {"index": 0, "annotation": {"record": {}}})
+    steps.insert(0, assistant_turn(render_calls(0)[0], bare))
     server = fake_server(
         TurnScript([Reply(content=s.content, tool_calls=s.tool_calls, usage=USAGE) for s in steps])
     )

@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 from agent_scripts import USAGE, annotation, make_agent, make_task, render_calls, standard_steps
-from conftest import write_nifti
 
 from agents.tools.required_parts import missing_part
 from testbed.fakeserver import FakeServer, Reply, TurnScript, tool_call
@@ -40,8 +39,11 @@ class _SegmentationPlan(SchemaAnswers):
 
 def _break_mask(dataset: Path, index: int) -> None:
     """Replace one sample's mask by a label map no renderer accepts (non-integer ids: InvalidLabelMap)."""
+    import nibabel as nib
+
     broken = np.full((20, 16, 8), 0.5, dtype=np.float32)
-    write_nifti(dataset / "data" / f"case{index}" / "mask.nii.gz", broken)
+    image = nib.Nifti1Image(broken, affine=np.diag([0.8, 0.8, 2.0, 1.0]))  # type: ignore[no-untyped-call]
+    nib.save(image, str(dataset / "data" / f"case{index}" / "mask.nii.gz"))
 
 
 def test_a_guided_segmentation_sample_whose_mask_failed_makes_the_candidate_incomplete(
