@@ -2,14 +2,17 @@
 
 The key is a SHA-256 of the canonical JSON of everything that determines a sample: the model string, the
 endpoint that serves it (the provider LiteLLM routes to and ``api_base``: the same model name on another
-server is another model), the messages, the tool definitions, the sampling parameters (with the ``seed``,
-which carries ``run.seed`` and the candidate index: a repeat is a new sample, a rerun of the same seed is
-free) and the candidate index (so n candidates are n distinct samples even at identical prompts).
-Credentials are never part of the key and never stored. The value is our normalized response (the assistant
-message) with the usage and cost it had when it was first bought, so a replay reports the same usage.
+server is another model), what the server at ``api_base`` says it serves (its ``/v1/models`` ids and
+llama.cpp's ``model_path``: other weights behind the same name and port are another model), the messages, the
+tool definitions, the sampling parameters (with the ``seed``, which carries ``run.seed`` and the candidate
+index: a repeat is a new sample, a rerun of the same seed is free) and the candidate index (so n candidates
+are n distinct samples even at identical prompts). Credentials are never part of the key and never stored. The
+value is our normalized response (the assistant message) with the usage and cost it had when it was first
+bought, so a replay reports the same usage.
+
 ``RequestCache(path, refresh=True)`` (``agent.cache=refresh``) answers nothing and overwrites what it buys:
-the way to re-buy after the model behind an unchanged name and endpoint changed (a new checkpoint, an
-``ollama pull``), which no key can see.
+the way to re-buy after the model behind an unchanged name and endpoint changed (a new checkpoint, an ``ollama
+pull``) that the server's ``/v1/models`` does not show (the same file name).
 """
 
 from __future__ import annotations
@@ -79,6 +82,7 @@ def request_key(
     candidate_index: int,
     *,
     endpoint: str,
+    served: str | None = None,
 ) -> str:
     """Hash one request into a cache key.
 
@@ -90,6 +94,9 @@ def request_key(
             sent (a ``seed`` for a provider without one still makes seeds distinct samples).
         candidate_index: Which candidate asks, so n candidates draw n samples.
         endpoint: Who serves the model (`endpoint_of`).
+        served: What the server at the endpoint says it serves (`agents.model.server.served_model`), or
+            None (a hosted API): another model behind the same name and port is another key. None leaves
+            the key as it was before identities existed, so the caches of hosted runs still answer.
 
     Returns:
         A hex SHA-256 digest.
@@ -102,6 +109,8 @@ def request_key(
         "params": dict(params),
         "candidate_index": candidate_index,
     }
+    if served is not None:
+        payload["served"] = served
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

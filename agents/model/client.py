@@ -18,6 +18,7 @@ side-by-side figures are in docs/performance.md (``perf/agent_overhead.py --sett
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import time
@@ -31,7 +32,7 @@ from agents.model.cache import CachedResponse, endpoint_of, request_key
 from agents.model.config import ModelConfig, TokenPrice
 from agents.model.credentials import MissingApiKeyError, litellm_missing_key_message, missing_key_message
 from agents.model.retry import fatal_reason
-from agents.model.server import EndpointSlots, window_from_error
+from agents.model.server import EndpointSlots, served_model, window_from_error
 
 __all__ = ["ModelClient", "ModelReply", "import_litellm", "is_context_window_error"]
 
@@ -168,6 +169,13 @@ class ModelClient:
         #: The endpoint's window in tokens, when the config or the server said it (lowered by an overflow).
         self.context_window = context_window
         self._slots = EndpointSlots(self.endpoint, slots) if slots is not None else None
+        #: What the server at ``api_base`` says it serves (`served_model`), asked before the first call; part
+        #: of every cache key. None for a hosted API (the model string is its identity) or a server that
+        #: does not say.
+        self.served: str | None = None
+        self._served_asked = api_base is None
+        #: The ``model`` the server put in its first answer: a later answer naming another is a swap.
+        self._answered_as: str | None = None
         # Decided once: whether LiteLLM's price map covers the model. When it does not, every call gets our
         # price as custom pricing; it is not part of the request sent, nor of the cache key.
         self.litellm_prices_model = _litellm_prices(self._litellm, model)
@@ -228,9 +236,18 @@ class ModelClient:
         start = time.perf_counter()
         all_params = {**self.extra_params, **params}
         sent = {k: v for k, v in all_params.items() if k not in self.unsent_params}
+        served = await self.served_identity()
         # Hashing a long conversation costs time; only pay for it when there is a cache to ask.
         key = (
-            request_key(self.model, messages, tools, all_params, candidate_index, endpoint=self.endpoint)
+            request_key(
+                self.model,
+                messages,
+                tools,
+                all_params,
+                candidate_index,
+                endpoint=self.endpoint,
+                served=served,
+            )
             if self.cache is not None
             else ""
         )
@@ -284,6 +301,7 @@ class ModelClient:
                 self.context_window = min(said, self.context_window or said)
             raise
         self.answered += 1
+        await self._same_model(response, retries)
         message = _plain_message(response.choices[0].message)
         usage = getattr(response, "usage", None)
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
@@ -294,6 +312,46 @@ class ModelClient:
         return ModelReply(
             message, prompt_tokens, completion_tokens, cost, False, retries, time.perf_counter() - start
         )
+
+    async def served_identity(self) -> str | None:
+        """What the server at ``api_base`` serves (`served_model`, asked before this client's first call).
+
+        Returns:
+            The identity, or None for a hosted API or a server that does not say.
+        """
+        if not self._served_asked:
+            self.served = await asyncio.to_thread(served_model, str(self.api_base))
+            # A server that did not answer yet (still starting) is asked again before the next call.
+            self._served_asked = self.served is not None
+        return self.served
+
+    async def _same_model(self, response: Any, retries: int) -> None:
+        """Fail loudly when the server swapped its model mid-run instead of mixing two models' answers.
+
+        Two signs: an answer whose ``model`` differs from the first answer's, and, after a call that needed
+        retries (a server restarting looks like that), ``/models`` naming other weights than at the start.
+
+        Raises:
+            FatalAgentError: The server now serves another model.
+        """
+        if self.api_base is None:
+            return
+        reported = getattr(response, "model", None)
+        if isinstance(reported, str) and reported:
+            if self._answered_as is None:
+                self._answered_as = reported
+            elif reported != self._answered_as:
+                raise FatalAgentError(
+                    f"the server at {self.api_base} changed model mid-run: its answers came from "
+                    f"{self._answered_as!r}, now from {reported!r}; results of two models would mix"
+                )
+        if retries and self.served is not None:
+            now = await asyncio.to_thread(served_model, self.api_base)
+            if now is not None and now != self.served:
+                raise FatalAgentError(
+                    f"the server at {self.api_base} changed model mid-run: it served {self.served}, "
+                    f"now {now}; results of two models would mix"
+                )
 
     def _cost(self, response: Any, prompt_tokens: int, completion_tokens: int) -> float:
         """LiteLLM's cost for a model it prices, else our price table (the provider gave none).

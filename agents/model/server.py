@@ -38,7 +38,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["EndpointSlots", "ServerFacts", "ServerOptions", "discover", "is_loopback", "window_from_error"]
+__all__ = [
+    "EndpointSlots",
+    "ServerFacts",
+    "ServerOptions",
+    "discover",
+    "is_loopback",
+    "served_model",
+    "window_from_error",
+]
 
 # The phrases servers put the window in: OpenAI and llama-cpp-python ("maximum context length is 8192
 # tokens"), llama.cpp ("the request exceeds the available context size (8192 tokens)"), vLLM ("this model's
@@ -171,12 +179,21 @@ class ServerFacts:
         slots: Requests it serves at once, when it says.
         models: The model ids it serves.
         answered: Whether it answered at all.
+        model_path: The weights file it loaded, when it says (llama.cpp's ``/props``).
     """
 
     context_window: int | None = None
     slots: int | None = None
     models: tuple[str, ...] = ()
     answered: bool = False
+    model_path: str | None = None
+
+    @property
+    def identity(self) -> str | None:
+        """What it serves, in one line (``"ids=a,b path=/m.gguf"``); None when it said nothing."""
+        parts = [f"ids={','.join(sorted(self.models))}"] if self.models else []
+        parts += [f"path={self.model_path}"] if self.model_path else []
+        return " ".join(parts) or None
 
 
 def _get_json(url: str, timeout_s: float) -> Any:
@@ -233,7 +250,29 @@ def discover(api_base: str, wait_s: float = 0.0, timeout_s: float = 5.0) -> Serv
         window = window or (n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else None)
         total = props.get("total_slots")
         slots = total if isinstance(total, int) and total > 0 else None
-    return ServerFacts(window, slots, models, True)
+        path = props.get("model_path")
+        model_path = path if isinstance(path, str) and path else None
+    else:
+        model_path = None
+    return ServerFacts(window, slots, models, True, model_path)
+
+
+def served_model(api_base: str) -> str | None:
+    """The identity of the model behind ``api_base`` (`ServerFacts.identity`): one ``GET /models`` (and
+    ``/props``).
+
+    ``agent=local`` names every model ``openai/local``: the name says nothing of the weights behind the port,
+    so the request cache key and ``run.json`` carry what the server says it serves. Each `ModelClient` asks
+    once, before its first call, and keeps the answer for its run (a run in a notebook that follows a model
+    swap asks again: it builds new clients).
+
+    Args:
+        api_base: The endpoint.
+
+    Returns:
+        The identity, or None when the server did not say (did not answer, or lists no model).
+    """
+    return discover(api_base.strip().rstrip("/")).identity
 
 
 class EndpointSlots:

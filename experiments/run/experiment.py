@@ -50,6 +50,7 @@ from experiments.run.results import (
     write_outputs,
 )
 from experiments.run.resume import check_resume, resume_mode, store_config
+from experiments.run.served import role_models, served_label
 from experiments.run.suite import benchmark_root, format_families, select_datasets
 
 if TYPE_CHECKING:
@@ -308,6 +309,10 @@ def _finish(
         agent_name = "+".join(f"{label}×{n}" for label, n in plan.pool)
     tokens = sum(u.total_tokens for u in usage.values())
     usd = sum(u.cost_usd for u in usage.values())
+    models = role_models(plan.agent, plan.judge)
+    served = served_label(models)
+    if served is not None:  # agent=local's name says nothing of the weights: say what the server served
+        agent_name += f" ({served})"
     title = f"{plan.name} · {len(datasets)} datasets · agent {agent_name} · {tokens} tokens · ${usd:.4f}"
     calls, hits = sum(u.calls for u in usage.values()), sum(u.cache_hits for u in usage.values())
     if calls:  # an agent that calls a model: what this seed bought, what the request cache answered (free)
@@ -324,6 +329,8 @@ def _finish(
             "datasets": [d.name for d in datasets],
             "run_name": run_name,
             "strategy": plan.name,
+            # Per role, the model the config names and the one its server said it serves.
+            "models": models,
             "instructions": {stage: i.record() for stage, i in (instructions or {}).items()},
             **({"simulation": True} if simulation else {}),
             **({"validator_fitted": fitted} if fitted else {}),

@@ -102,10 +102,25 @@ def load_runs(sweep_dir: Path) -> list[RunData]:
                 agent=_agent_name(info),
             )
         )
-        infos.append((runs[-1].strategy, _overrides(run_dir)))
+        infos.append((runs[-1].strategy, _overrides(run_dir) + _served(info)))
     for run, label in zip(runs, _labels(infos), strict=True):
         run.label = label
     return sorted(runs, key=lambda r: (r.label, r.seed if r.seed is not None else -1, str(r.run_dir)))
+
+
+def _served(info: dict[str, Any]) -> list[str]:
+    """``served=<identity>`` per role whose server served something the config's name does not say.
+
+    Treated as an override in the row label: two runs of one command whose server swapped its weights between
+    them (``agent=local`` names both ``openai/local``) are two rows, each naming its model.
+    """
+    out = []
+    for entry in info.get("models") or []:
+        served = entry.get("served") if isinstance(entry, dict) else None
+        name = str(entry.get("model") or "").split("/", 1)[-1] if isinstance(entry, dict) else ""
+        if served and served != f"ids={name}" and f"served={served}" not in out:
+            out.append(f"served={served}")
+    return out
 
 
 def _agent_name(info: dict[str, Any]) -> str:

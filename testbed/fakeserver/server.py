@@ -1,7 +1,8 @@
 """A fake OpenAI-compatible chat-completions server on 127.0.0.1, for offline tests and demos.
 
-It implements ``POST /v1/chat/completions`` (non-streaming) and answers from a script, so the LiteLLM agent is
-exercised through the real LiteLLM/OpenAI client path:
+It implements ``POST /v1/chat/completions`` (non-streaming), ``GET /v1/models`` (the id in
+``served_model``) and, when ``model_path`` is set, llama.cpp's ``GET /props``, and answers from a script,
+so the LiteLLM agent is exercised through the real LiteLLM/OpenAI client path:
 ``model="openai/<name>", api_base=server.url, api_key="sk-fake"``. Every request body is recorded for
 assertions, with the time spent serving it, so framework overhead can be measured net of server time.
 """
@@ -127,8 +128,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def do_GET(self) -> None:
+        owner = self.server.owner
         if self.path.rstrip("/").endswith("/models"):
-            self._send(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+            served = owner.served_model or "fake"
+            self._send(200, {"object": "list", "data": [{"id": served, "object": "model"}]})
+        elif self.path.rstrip("/").endswith("/props") and owner.model_path is not None:
+            self._send(200, {"model_path": owner.model_path})
         else:
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 
@@ -165,7 +170,10 @@ class _Handler(BaseHTTPRequestHandler):
         elif isinstance(step, Garbage):
             status, data = 200, step.body.encode("utf-8")
         else:
-            status, data = 200, _dump(completion_body(body, step, serial))
+            answer = completion_body(body, step, serial)
+            if owner.served_model is not None:  # a real server names the model it serves, not the one asked
+                answer["model"] = owner.served_model
+            status, data = 200, _dump(answer)
         # Record before answering: once the client has the answer, the request must be visible to assertions.
         owner._record(RecordedRequest(serial, self.path, body, headers, time.perf_counter() - start - waited))
         # A delay fault intends the client to time out and hang up before the answer.
@@ -205,6 +213,11 @@ class FakeServer:
     ) -> None:
         self.script = script
         self.latency_s = latency_s
+        #: The model id ``/v1/models`` reports and answers carry (None: ``fake``, answers echo the request);
+        #: set it between runs to play a server that swapped its weights behind the same port.
+        self.served_model: str | None = None
+        #: llama.cpp's ``/props`` ``model_path`` (None: no ``/props``, as before).
+        self.model_path: str | None = None
         self._httpd = _Server((host, port), _Handler)
         self._httpd.owner = self
         self._lock = threading.Lock()
