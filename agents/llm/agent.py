@@ -289,12 +289,13 @@ class LiteLLMAgent:
                 await self._script(run, revision)
             elif starts == "tools":
                 await (self._phases(run, revision, plan) if phased else self._single(run, revision))
-                guided_because = modes.cannot_call_tools(run.states)
+            if starts != "guided":  # a model that only wrote prose (no fenced script either) is redone guided
+                guided_because = modes.cannot_call_tools(run.states, starts)
                 if guided_because is not None:
                     self._guided_because = guided_because
-                    # The tools-mode attempt cost calls: they stay in the usage, not in the status.
-                    spent = sum((s.usage for s in run.states.values()), Usage())
-                    run.states = {"tools attempt": ConversationState(usage=spent)}
+                    # The attempt cost calls: they stay in the usage, not in the status.
+                    spent = ConversationState(usage=sum((s.usage for s in run.states.values()), Usage()))
+                    run.states = {f"{starts} attempt": spent}
                     run.stop.clear()
             if guided_because is not None:
                 guided = GuidedRun(

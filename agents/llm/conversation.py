@@ -102,6 +102,7 @@ class ConversationState:
         writes: Successful calls of the `WRITING_TOOLS`.
         limit_hit: One of its own limits stopped it (turns, tokens, tool calls, first write), not the budget,
             the model or the provider.
+        note: How it adapted to the model, said in the candidate's reason (a script run from a prose reply).
     """
 
     usage: Usage = field(default_factory=Usage)
@@ -118,6 +119,7 @@ class ConversationState:
     shrinks: int = 0
     writes: int = 0
     limit_hit: bool = False
+    note: str | None = None
 
     @property
     def barren(self) -> bool:
@@ -159,6 +161,7 @@ async def converse(
     limits: ConversationLimits,
     label: str,
     finish_check: FinishCheck | None = None,
+    prose: Callable[[Any], list[dict[str, Any]]] | None = None,
 ) -> ConversationState:
     """Run one conversation to its end; never raises (a fatal provider error is in ``state.fatal``).
 
@@ -169,6 +172,8 @@ async def converse(
         limits: Its bounds.
         label: Its name in the trace (``"plan"``, ``"batch 2/5"`` ...).
         finish_check: Problems that make the first ``finish`` be answered instead of accepted.
+        prose: The tool calls a reply without any means (its text content in, calls out; none: a text
+            reply, as without it); the script mode's fenced script (`agents.llm.script_mode.ProseCalls`).
 
     Returns:
         How it ended.
@@ -219,6 +224,10 @@ async def converse(
             return state
         record_reply(setup, state, reply, view, label)
         calls = list(reply.message.get("tool_calls") or [])
+        if not calls and prose is not None:
+            calls = prose(reply.message.get("content"))
+            if calls:
+                trace.write("prose_calls", conversation=label, tools=[c["function"]["name"] for c in calls])
         runnable = [_prepare(c, limits.max_argument_chars) for c in calls]
         messages.append(
             {**reply.message, "tool_calls": [r.stored for r in runnable]} if calls else reply.message

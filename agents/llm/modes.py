@@ -47,7 +47,7 @@ def pick(
     Returns:
         ``("script", None)``, ``("tools", None)`` or ``("guided", reason)``.
     """
-    if setting == "script":
+    if setting == "script" and remembered is None:
         return "script", None
     because = "agent.mode=guided" if setting == "guided" else remembered
     if because is None and window is not None:
@@ -55,14 +55,15 @@ def pick(
     return ("tools", None) if because is None else ("guided", because)
 
 
-def cannot_call_tools(states: Mapping[str, ConversationState]) -> str | None:
+def cannot_call_tools(states: Mapping[str, ConversationState], mode: str = "tools") -> str | None:
     """Why a tools-mode candidate showed its model cannot work the tool loop (it is redone guided), or None.
 
     Either the model answered in prose only (no tool call in the whole candidate, a conversation ended on its
     text replies), or the first request of a conversation already overflowed the window.
 
     Args:
-        states: The tools-mode conversations by label.
+        states: The tools-mode (or script-mode) conversations by label.
+        mode: The mode they ran in, named in the line (a script-mode candidate is redone guided alike).
 
     Returns:
         One line, or None.
@@ -72,9 +73,9 @@ def cannot_call_tools(states: Mapping[str, ConversationState]) -> str | None:
     for label, state in states.items():
         failed = state.failed or ""
         if "replies in a row without a tool call" in failed:
-            return f"tools mode, {label}: {failed}"
+            return f"{mode} mode, {label}: {failed}"
         if failed.startswith("context window exceeded") and state.turns == 0:
-            return f"tools mode, {label}: the first request did not fit the window"
+            return f"{mode} mode, {label}: the first request did not fit the window"
     return None
 
 

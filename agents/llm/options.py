@@ -46,9 +46,9 @@ class AgentOptions:
         tool_processes: Worker processes for the CPU-heavy tools (render, inspect, view_image, the write and
             review tools; `agents.tools.tool_pool`), so they never hold the event loop's GIL; 0 runs every
             tool in the agent's threads. Started on first use, stopped by the agent's ``close``.
-        mode: ``"tools"`` (per-sample tool calls; a candidate whose model makes none, or whose opening the
-            window cannot hold, is redone guided), ``"script"`` (the coding-agent mode,
-            `agents.llm.script_mode`) or ``"guided"`` (`agents.llm.guided`).
+        mode: ``"tools"`` (per-sample tool calls), ``"script"`` (`agents.llm.script_mode`; either redoes
+            guided a candidate whose model calls no tool, or whose opening overflows) or ``"guided"``
+            (`agents.llm.guided`).
         script: Bounds and feedback of the script mode (or a mapping of its fields).
 
     Raises:

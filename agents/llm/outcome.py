@@ -119,6 +119,7 @@ def candidate_outcome(
         ``failed`` (nothing written, or a conversation failed), ``incomplete`` (samples or the dataset JSON
         missing), else ``ok``; and the reason.
     """
+    notes = [s.note for s in states.values() if s.note]
     failures = [
         f"{label}: {s.failed}" if len(states) > 1 else s.failed for label, s in states.items() if s.failed
     ]
@@ -145,9 +146,9 @@ def candidate_outcome(
                 f"no sample was written whole ({len(partial)} annotated without a required part, #{first}: "
             )
             nothing += f"{partial[first]})"
-        return "failed", "; ".join([*(failures or stops or ["finished"]), nothing])
+        return "failed", "; ".join([*notes, *(failures or stops or ["finished"]), nothing])
     if failures:
-        return "failed", "; ".join([*failures, *parts])
+        return "failed", "; ".join([*notes, *failures, *parts])
     if parts:
-        return "incomplete", "; ".join([*(stops or ["finished"]), *parts])
-    return "ok", "; ".join(str(s) for s in stops) or None
+        return "incomplete", "; ".join([*notes, *(stops or ["finished"]), *parts])
+    return "ok", "; ".join([*notes, *(str(s) for s in stops)]) or None

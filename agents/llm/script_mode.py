@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from core.options import positive_options
 __all__ = [
     "SCRIPT_MODE_TOOLS",
     "SCRIPT_SYSTEM_PROMPT",
+    "ProseCalls",
     "ScriptOptions",
     "ScriptTool",
     "script_tool_definitions",
@@ -266,6 +268,48 @@ def script_toolbox(
     return ToolBox(task, sandbox, vision, {CODE_TOOL: (RunPythonArgs, tool)}, only=SCRIPT_MODE_TOOLS)
 
 
+# A fenced block tagged python/py (or untagged): what a model that cannot call tools writes its script in.
+_FENCE = re.compile(r"```[ \t]*(python3?|py)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+class ProseCalls:
+    """The calls a prose reply means in script mode: its fenced Python script is ``run_python``.
+
+    Small local models often answer "Here is the script:" and a fenced block instead of calling
+    ``run_python``. The block (the longest one tagged ``python``, else the longest untagged one) is run
+    through the same tool, sandbox and validator feedback as a real call; once one ran, a prose reply
+    without a block is taken as ``finish`` (whose check still names what is missing). A reply with no block
+    before any ran stays a text reply, so a model that never writes code ends on its text replies and the
+    candidate is redone guided (`agents.llm.modes.cannot_call_tools`).
+    """
+
+    def __init__(self) -> None:
+        self.ran = 0
+
+    def __call__(self, content: Any) -> list[dict[str, Any]]:
+        """The tool calls of one reply without any (empty: none meant)."""
+        blocks = [(tag, code) for tag, code in _FENCE.findall(content if isinstance(content, str) else "")]
+        tagged = [code for tag, code in blocks if tag] or [code for _tag, code in blocks]
+        code = max(tagged, key=len).strip() if tagged else ""
+        if code:
+            self.ran += 1
+            return [_call(CODE_TOOL, {"code": code}, f"prose_script_{self.ran}")]
+        if self.ran:
+            return [_call("finish", {"summary": "a prose reply after the script"}, f"prose_end_{self.ran}")]
+        return []
+
+    @property
+    def note(self) -> str | None:
+        """What the candidate's reason says of it, or None when no block ran."""
+        if not self.ran:
+            return None
+        return f"script mode ran {self.ran} fenced python script(s) from prose replies as run_python"
+
+
+def _call(name: str, arguments: Mapping[str, Any], call_id: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
 async def run_script(
     setup: ConversationSetup, toolbox: ToolBox, opening: Sequence[str], limits: ConversationLimits
 ) -> ConversationState:
@@ -289,4 +333,9 @@ async def run_script(
         *({"role": "user", "content": text} for text in opening),
     ]
     samples, meta = samples_check(out, indices), meta_check(out)
-    return await converse(setup, messages, toolbox, limits, "script", lambda box: samples(box) + meta(box))
+    prose = ProseCalls()
+    state = await converse(
+        setup, messages, toolbox, limits, "script", lambda box: samples(box) + meta(box), prose
+    )
+    state.note = prose.note
+    return state

@@ -18,7 +18,8 @@ def _unread() -> list[str]:
 @pytest.mark.parametrize(
     "setting, remembered, window, expected",
     [
-        ("script", "tools mode, plan: no tool call", 512, ("script", None)),
+        ("script", None, 512, ("script", None)),  # the script mode's opening is not measured
+        ("script", "script mode, script: no tool call", 512, ("guided", "script mode, script: no tool call")),
         ("guided", None, None, ("guided", "agent.mode=guided")),
         ("guided", None, 512, ("guided", "agent.mode=guided")),
         ("tools", None, None, ("tools", None)),

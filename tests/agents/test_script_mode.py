@@ -16,7 +16,8 @@ from agent_scripts import DATA_META, annotation, make_agent, make_task
 from agents.base import Candidate, Limits, Task
 from agents.llm.script_mode import SCRIPT_SYSTEM_PROMPT
 from agents.tools.code_tool import CodeLimits
-from testbed.fakeserver import FakeServer, TurnScript, assistant_turn, tool_call
+from testbed.fakeserver import FakeServer, Reply, TurnScript, assistant_turn, tool_call
+from testbed.fakeserver.schema_answers import SchemaAnswers
 from testbed.fakeserver.script_replay import script_mode_replay
 
 DATASET = "synth-brain-mr-nifti"  # 3D segmentation: images, masks on a chosen slice, a class table
@@ -345,3 +346,44 @@ def test_the_fake_server_cli_serves_a_script_mode_replay(
         proc.terminate()
         _, err = proc.communicate(timeout=60)
     assert "one conversion script" in err and "Traceback" not in err, err
+
+
+def test_a_script_written_as_a_fenced_block_in_prose_is_run_as_run_python(
+    seg_dataset: Path, tmp_path: Path, fake_server: Callable[..., FakeServer]
+) -> None:
+    turns = [
+        Reply(content=f"Here is the conversion script:\n\n```python\n{COMPLETE}```\nRun it to convert."),
+        Reply(content="The script converted every sample."),
+    ]
+    server = fake_server(TurnScript(turns))
+    candidate = asyncio.run(
+        make_agent(server, mode="script").generate(make_task(seg_dataset, tmp_path / "c"))
+    )
+
+    assert candidate.status == "ok", candidate.reason
+    assert candidate.reason == "script mode ran 1 fenced python script(s) from prose replies as run_python"
+    assert len(server.chat_requests) == 2
+    # The model got the run's result and the validator's messages, as after a run_python call.
+    result = json.loads(_tool_messages(server)["prose_script_1"])
+    assert result["exit_code"] == 0 and result["validation"]["written"] == 2
+    assert sorted(p.name for p in (candidate.output_dir / "masks").iterdir()) == ["0.png", "1.png"]
+
+
+def test_a_script_mode_model_that_only_writes_prose_is_redone_guided(
+    seg_dataset: Path, tmp_path: Path, fake_server: Callable[..., FakeServer]
+) -> None:
+    server = fake_server(SchemaAnswers("tool_choice"))  # prose unless a tool call is forced
+    agent = make_agent(server, mode="script", vision=False)
+    candidate = asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "c")))
+
+    assert candidate.status == "ok", candidate.reason
+    assert candidate.reason == ("guided mode (script mode, script: 3 replies in a row without a tool call)")
+    assert sorted(p.name for p in (candidate.output_dir / "standardized_annotations").iterdir()) == [
+        "0.json",
+        "1.json",
+    ]
+    # The next candidate of the agent goes guided at once, as after the tools mode.
+    before = len(server.chat_requests)
+    again = asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "d", candidate_index=1)))
+    assert again.reason is not None and again.reason.startswith("guided mode (script mode")
+    assert all("tool_choice" in r for r in server.chat_requests[before:])
