@@ -136,7 +136,8 @@ def test_the_tool_mode_records_the_stem_through_litellm(
     root = sq.make_dataset(tmp_path / sq.NAME)
     server = fake_server(TurnScript(_tool_mode_turns()))
     candidate = asyncio.run(make_agent(server).generate(_task(root, tmp_path / "c0")))
-    assert candidate.status == "ok", candidate.reason
+    # The scripted model renders no image: its annotations are not written samples (required_parts).
+    assert candidate.skipped[0] == "the image images/0.png is not written"
 
     written = _written(candidate.output_dir)
     assert _stems(written) == _expected_stems(i4="CT_5")
@@ -165,6 +166,10 @@ for index, doc in json.loads({json.dumps({str(i): a for i, a in annotations.item
         json.dump(doc, handle)
 with open("output/data_meta.json", "w") as handle:
     json.dump(json.loads({json.dumps(sq.DATA_META)!r}), handle)
+from PIL import Image
+os.makedirs("output/images", exist_ok=True)
+for index in {sorted(annotations)!r}:
+    Image.new("L", (8, 8)).save(f"output/images/{{index}}.png")
 """
 
 
