@@ -353,7 +353,22 @@ def load_run(run_dir: Path) -> RunView:
     mechanics = mechanics_agent((run_info.get("config") or {}).get("agent"))
     if mechanics is not None:
         notes.insert(0, banner(mechanics))
+    notes += _served_notes(run_info.get("models"))
     title = f"{run_info.get('strategy', '?')} · {run_info.get('run_name', run_dir.name)} · {run_dir.name}"
     roles = read_json(run_dir / ROLES)  # written by runs with a pool, a reviser or a judge
     roles = roles if isinstance(roles, dict) else None
     return RunView(run_dir, title, metrics, usage, datasets, ablation, notes, roles)
+
+
+def _served_notes(models: Any) -> list[str]:
+    """``MODEL: <role> <config name> served <identity>`` per role (``run.json`` ``models``) whose server said
+    more than the config's name (``agent=local`` names every model ``openai/local``)."""
+    notes = []
+    for entry in models if isinstance(models, list) else []:
+        if not isinstance(entry, dict) or not entry.get("served"):
+            continue
+        name = str(entry.get("model") or "")
+        if entry["served"] != f"ids={name.split('/', 1)[-1]}":
+            where = entry.get("api_base")
+            notes.append(f"MODEL: {entry.get('role')} {name} served {entry['served']} ({where})")
+    return notes

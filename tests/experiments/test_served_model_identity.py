@@ -16,6 +16,7 @@ from fake_roles import make_suite
 
 from agents.model.cache import request_key
 from experiments import compose_config
+from experiments.report.collect import load_run
 from experiments.run.experiment import run_experiment
 from experiments.stored.sweep import load_runs
 from testbed.fakeserver import FakeServer
@@ -81,6 +82,9 @@ def test_another_model_behind_the_same_endpoint_buys_its_calls_and_is_named_in_r
     labels = {r.run_dir.name: r.label for r in load_runs(tmp_path)}
     assert labels["a"] == labels["a_again"] == "s0 served=ids=qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
     assert labels["b"].startswith("s0 served=ids=qwen2.5-coder-0.5b-instruct-q4_k_m.gguf path=")
+    # The report's notes name it too.
+    notes = load_run(tmp_path / "b").notes
+    assert any(n.startswith("MODEL: agent openai/local served ids=qwen2.5-coder-0.5b") for n in notes), notes
     # The summary line names what served each run.
     assert "served ids=qwen2.5-coder-1.5b-instruct-q4_k_m.gguf" in first.table.splitlines()[0]
     assert "served ids=qwen2.5-coder-1.5b" in again.table.splitlines()[0]
