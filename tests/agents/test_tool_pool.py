@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_scripts import DATA_META, USAGE, annotation, make_agent, make_task
+from agent_scripts import DATA_META, USAGE, annotation, make_agent, make_task, render_calls
 from nibabel.testing import data_path as nibabel_data
 from pydicom.data import get_testdata_file
 
@@ -194,7 +194,12 @@ def test_the_model_sees_the_crash_as_a_tool_error_and_the_candidate_goes_on(
     steps = [
         assistant_turn(render),
         _kill_during_render(holder),
-        assistant_turn(again, tool_call("write_annotation", {"index": 0, "annotation": annotation(0)}, "w0")),
+        # The image again, its mask, the annotation: sample 0 whole (agents.tools.required_parts).
+        assistant_turn(
+            again,
+            render_calls(0)[1],
+            tool_call("write_annotation", {"index": 0, "annotation": annotation(0)}, "w0"),
+        ),
         assistant_turn(tool_call("finish", {}, "end")),
         assistant_turn(tool_call("finish", {}, "end2")),  # the first finish is answered with what is missing
     ]
@@ -220,4 +225,4 @@ def test_the_model_sees_the_crash_as_a_tool_error_and_the_candidate_goes_on(
     assert (candidate.output_dir / "images" / "0.png").is_file()
     trace = [json.loads(line) for line in candidate.trace_path.read_text().splitlines()]  # type: ignore[union-attr]
     errors = [t["error"] for t in trace if t.get("event") == "tool"]
-    assert errors == [None, "worker_crash", None, None, None, None]
+    assert errors == [None, "worker_crash", None, None, None, None, None]
