@@ -251,7 +251,9 @@ class ModelClient:
             if self.cache is not None
             else ""
         )
-        if self.cache is not None:
+        # A server that has not said what it serves yet (it did not answer /models) is never answered from
+        # the cache: that answer could be another model's. The call is bought (and stored) instead.
+        if self.cache is not None and self._served_asked:
             hit = self.cache.get(key)
             if hit is not None:
                 return ModelReply(
@@ -321,8 +323,9 @@ class ModelClient:
         """
         if not self._served_asked:
             self.served = await asyncio.to_thread(served_model, str(self.api_base))
-            # A server that did not answer yet (still starting) is asked again before the next call.
-            self._served_asked = self.served is not None
+            # A server that did not answer yet (still starting) is asked again before the next call; one that
+            # answered a call but says nothing of its model (no /models) is not asked again.
+            self._served_asked = self.served is not None or self.answered > 0
         return self.served
 
     async def _same_model(self, response: Any, retries: int) -> None:
