@@ -65,6 +65,7 @@ from core.registry import OptionError
 from experiments.publish.stats import CI_METHOD, TEST_METHOD, bootstrap_ci, cluster_diffs, paired_cluster_test
 from experiments.publish.tables import write_tables
 from experiments.run.plan import import_plugins, task_options
+from experiments.run.served import served_label
 from experiments.selection.reselect import ReselectError, load_source_config
 from experiments.stored.run_folder import CANDIDATES, run_info
 from strategies.base import DONE_MARKER, REPORTS_DIR, SampleDecision
@@ -307,8 +308,11 @@ def role_columns(
     return out
 
 
-def role_sections(frame: pd.DataFrame, skipped: Mapping[str, str]) -> list[str | pd.DataFrame]:
-    """The leaderboard's Markdown sections for cost, per-agent win rates and skipped judge selectors."""
+def role_sections(
+    frame: pd.DataFrame, skipped: Mapping[str, str], runs: Sequence[str] = ()
+) -> list[str | pd.DataFrame]:
+    """The leaderboard's Markdown sections for cost, per-agent win rates, skipped judge selectors and the
+    models the runs' servers served where the config's name does not say (`served_models`)."""
     cost = ["validator", "selector", *[c for c in COST_COLUMNS if c in frame.columns]]
     parts: list[str | pd.DataFrame] = [
         "## Cost per selector: the stored candidates' plus the judge's (cached verdicts at the original "
@@ -322,7 +326,34 @@ def role_sections(frame: pd.DataFrame, skipped: Mapping[str, str]) -> list[str |
             frame[["validator", "selector", *wins]],
         ]
     parts += [f"**{name} skipped**: {why}" for name, why in skipped.items()]
+    served = served_models(Path(r) for r in runs)
+    if served:
+        parts.append("Models: " + "; ".join(f"{run} {label}" for run, label in served.items()))
     return parts
+
+
+def served_models(runs: Iterable[Path]) -> dict[str, str]:
+    """Per run whose server named more than the config (``run.json`` ``models``), what it served.
+
+    ``agent=local`` runs of two GGUFs both say ``openai/local``; their stored candidates are two models'.
+
+    Args:
+        runs: Run folders.
+
+    Returns:
+        Run folder name → ``served <identity>`` (`experiments.run.served.served_label`).
+    """
+    out: dict[str, str] = {}
+    for run in runs:
+        try:
+            info = run_info(run)
+        except (OSError, ValueError):
+            continue
+        models = info.get("models") if isinstance(info, dict) else None
+        label = served_label(models if isinstance(models, list) else [])
+        if label is not None:
+            out[run.name] = label
+    return out
 
 
 def judge_notes(frame: pd.DataFrame, skipped: Mapping[str, str]) -> list[str]:
@@ -830,7 +861,7 @@ def write_leaderboard(frame: pd.DataFrame, stats: Mapping[str, Any], out: Path) 
             "the share where the kept candidate has it (one column per validator/selector)",
             _miss_table(frame),
         ]
-    parts += role_sections(frame, stats.get("skipped") or {})
+    parts += role_sections(frame, stats.get("skipped") or {}, stats.get("runs") or ())
     parts.append(
         f"{stats['datasets']} datasets, {stats['candidates']} stored candidates, "
         f"{stats['validations']} validations, {stats['assembled']} distinct outputs scored, "

@@ -114,3 +114,22 @@ def test_the_key_of_a_request_with_no_server_identity_is_the_key_it_always_was()
         )
         != key
     )
+
+
+def test_the_leaderboard_names_the_models_runs_were_served(tmp_path: Path) -> None:
+    from experiments.selection.leaderboard import served_models
+
+    def run(name: str, models: list[dict[str, Any]]) -> Path:
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "run.json").write_text(json.dumps({"models": models}), encoding="utf-8")
+        return folder
+
+    local = {"role": "agent", "model": "openai/local", "api_base": "http://127.0.0.1:8765/v1"}
+    runs = [
+        run("coder15", [{**local, "served": "ids=coder-1.5b.gguf"}]),
+        run("hosted", [{"role": "agent", "model": "openai/gpt-4o-mini", "api_base": None, "served": None}]),
+        run("named", [{**local, "model": "openai/coder-0.5b.gguf", "served": "ids=coder-0.5b.gguf"}]),
+        tmp_path / "not_a_run",
+    ]
+    assert served_models(runs) == {"coder15": "served ids=coder-1.5b.gguf"}
