@@ -39,6 +39,7 @@ def test_a_server_that_swaps_its_model_mid_run_stops_the_run_in_one_line(
 
 def test_a_hosted_model_asks_no_server_what_it_serves() -> None:
     from agents.model.client import ModelClient
+    from agents.model.config import ModelConfig
 
-    client = ModelClient("openai/gpt-4o-mini", api_key="sk-fake-test-key-0123456789")
+    client = ModelClient(ModelConfig("openai/gpt-4o-mini", api_key="sk-fake-test-key-0123456789"))
     assert asyncio.run(client.served_identity()) is None
