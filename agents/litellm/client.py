@@ -351,7 +351,7 @@ class ModelClient:
         try:
             response = await self.retry.call(attempt, on_retry)
         except Exception as exc:
-            fatal = fatal_reason(exc, self.model, self.answered, retries + 1)
+            fatal = fatal_reason(exc, self.model, self.answered, retries + 1, self.api_base)
             if fatal is not None:
                 raise FatalAgentError(fatal) from exc
             said = window_from_error(str(exc)) if is_context_window_error(exc) else None
