@@ -358,7 +358,8 @@ def _finish(
     if settings.run.get("forecast"):
         from experiments.run.forecast import compare_with_actual
 
-        versus = compare_with_actual(run_dir, {"total": sum(usage.values(), Usage()).to_dict()})
+        total = {"total": sum(usage.values(), Usage()).to_dict()}
+        versus = compare_with_actual(run_dir, total, time.perf_counter() - start)
         if versus is not None:
             table += "\n" + versus
     mechanics = mechanics_agent(settings.agent)
