@@ -178,10 +178,11 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
         flush=True,
     )
-    from llama_cpp.server.__main__ import main as serve
+    import runpy
 
+    # Exactly `python -m llama_cpp.server ARGS`, in this process, whose models now load without extra buffers.
     sys.argv = ["python -m llama_cpp.server", *args]
-    serve()
+    runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
     return 0
 
 
