@@ -1,4 +1,4 @@
-"""Remake the forecast's prior (``experiments/run/forecast_prior.json``) from offline runs, one per agent mode.
+"""Remake the forecast's prior (``experiments/run/forecast_prior.json``) from offline runs, one per mode.
 
 ``--mode tools`` (the default) runs S0 with the LiteLLM agent (tools mode, default batch size) on the bundled
 suite against the fake server replaying the rules baseline on every dataset (`testbed.fakeserver.replay`);
@@ -116,8 +116,8 @@ def main() -> int:
         document.update(mode_doc)
     args.out.write_text(json.dumps(document, separators=(",", ":")) + "\n", encoding="utf-8")
     print(
-        f"{args.out} ({args.mode}): {len(profiles)} datasets, {usage['calls']} calls, {usage['total_tokens']} tokens "
-        f"(replay scripts {replayed:.1f}s)"
+        f"{args.out} ({args.mode}): {len(profiles)} datasets, {usage['calls']} calls, "
+        f"{usage['total_tokens']} tokens (replay scripts {replayed:.1f}s)"
     )
     return 0
 

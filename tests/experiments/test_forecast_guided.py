@@ -1,4 +1,4 @@
-"""The forecast of a guided run (``agent=local``: the guided mode, issue 52): its calls and tokens come from the
+"""The forecast of a guided run (``agent=local``, the guided mode): its calls and tokens come from the
 guided mode's own prior (a plan, a few fresh requests per sample, data_meta), within half of what the run
 makes, and its wall time from the server's measured speed. The LLM path is the real one, on the fake server
 answering every constrained request with its schema's first object (`testbed.fakeserver.schema_answers`)."""
