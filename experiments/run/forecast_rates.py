@@ -295,6 +295,10 @@ def fit_speed(calls: Sequence[tuple[int, int, float]]) -> Speed | None:
 def speed_from_folder(folder: Path) -> Speed | None:
     """The server's speed measured on the calls of a run (or pilot) folder's traces (cache hits left out).
 
+    A call's latency also holds the time it waited for the server's slot (a one-slot local server given a
+    candidate's samples at once queues them), so each call is timed by its service: its latency, or less, the
+    time since the previous answer of its candidate when that came later than the call was sent.
+
     Args:
         folder: A folder holding agent traces (``trace_*.jsonl``), any depth.
 
@@ -307,6 +311,7 @@ def speed_from_folder(folder: Path) -> Speed | None:
             lines = path.read_text(encoding="utf-8").splitlines()
         except OSError:
             continue
+        previous: float | None = None
         for line in lines:
             try:
                 event = json.loads(line)
@@ -314,12 +319,11 @@ def speed_from_folder(folder: Path) -> Speed | None:
                 continue
             if event.get("event") != "model_call" or event.get("cached"):
                 continue
+            latency, done = float(event.get("latency_s") or 0.0), float(event.get("t") or 0.0)
+            service = min(latency, done - previous) if previous is not None and done > previous else latency
+            previous = done
             calls.append(
-                (
-                    int(event.get("prompt_tokens") or 0),
-                    int(event.get("completion_tokens") or 0),
-                    float(event.get("latency_s") or 0.0),
-                )
+                (int(event.get("prompt_tokens") or 0), int(event.get("completion_tokens") or 0), service)
             )
     return fit_speed(calls)
 
