@@ -12,7 +12,7 @@ runs ``python -m llama_cpp.server`` with the same arguments. The AVX2/AVX-512 ke
 the work; only the repacked (and AMX) weight layouts are off.
 
 It also records where it logs (the file its stdout goes to, ``> server.log``) and its process id under
-`RECORD_DIR`, so a run whose server stops answering names its log (`server_note`).
+`record_dir`, so a run whose server stops answering names its log (`server_note`).
 
 Nothing here imports ``llama_cpp`` until `main` runs: the agents package never needs it.
 
@@ -23,18 +23,18 @@ Example:
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 __all__ = [
-    "RECORD_DIR",
     "main",
+    "record_dir",
     "record_path",
     "server_note",
     "stdout_log",
@@ -42,15 +42,23 @@ __all__ = [
     "write_record",
 ]
 
-RECORD_DIR = Path(tempfile.gettempdir()) / "medstrat-servers"
-"""Where each launched server records its process id and its log, one file per port."""
+
+def record_dir() -> Path:
+    """Where each launched server records its process id and its log, one file per port:
+    ``servers/`` in the user's medstrat cache (``$MEDSTRAT_CACHE``, else ``$XDG_CACHE_HOME/medstrat``, else
+    ``~/.cache/medstrat``, as the run's suites), read by every run of the user on this machine."""
+    if os.environ.get("MEDSTRAT_CACHE"):
+        return Path(os.environ["MEDSTRAT_CACHE"]).expanduser() / "servers"
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "medstrat" / "servers"
+
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 
 
 def record_path(port: int) -> Path:
     """The record of the server launched on ``port`` (this machine)."""
-    return RECORD_DIR / f"{int(port)}.json"
+    return record_dir() / f"{int(port)}.json"
 
 
 def stdout_log() -> str | None:
@@ -116,7 +124,7 @@ def write_record(port: int, log: str | None, pid: int | None = None) -> Path:
     Returns:
         The record's path.
     """
-    RECORD_DIR.mkdir(parents=True, exist_ok=True)
+    record_dir().mkdir(parents=True, exist_ok=True)
     path = record_path(port)
     tmp = path.with_suffix(f".tmp{os.getpid()}")
     tmp.write_text(json.dumps({"pid": pid or os.getpid(), "log": log}), encoding="utf-8")
@@ -172,7 +180,10 @@ def main(argv: list[str] | None = None) -> int:
     import llama_cpp.llama_cpp as native  # here, not at import: the agents package never needs it
 
     without_extra_buffer_types(native)
-    write_record(known.port, stdout_log())
+    if not {"-h", "--help"} & set(args):
+        record = write_record(known.port, stdout_log())
+        # A clean exit (Ctrl-C, `kill %1`) takes its record along; a crash leaves it for the run to name.
+        atexit.register(lambda: record.unlink(missing_ok=True))
     print(
         "agents.serve: llama-cpp-python with extra buffer types off (no AMX/repack weights; docs/agents.md)",
         file=sys.stderr,

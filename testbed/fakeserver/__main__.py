@@ -132,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         from agents.serve import stdout_log, write_record
 
         # As `python -m agents.serve` does: a run whose server dies names this process and its log.
-        write_record(int(server.url.rsplit(":", 1)[1].split("/")[0]), stdout_log())
+        record = write_record(int(server.url.rsplit(":", 1)[1].split("/")[0]), stdout_log())
+        cleanup.callback(record.unlink, missing_ok=True)  # a clean stop takes it along; --die-after leaves it
         # SIGTERM (`kill %1`) ends the server like Ctrl-C (`cli_main`), so the replay's scratch folder is
         # removed either way.
         try:
