@@ -130,6 +130,8 @@ class ModelReply:
         cached: Whether the cache answered.
         retries: Transient failures retried before the answer.
         latency_s: Seconds spent in this call (retries and waits included).
+        waited_s: Of those, seconds spent waiting for the server's slot (`agent.server.slots`): the rest is
+            the server's time (the forecast's measured speed, `experiments.run.forecast_rates`).
     """
 
     message: dict[str, Any]
@@ -139,6 +141,7 @@ class ModelReply:
     cached: bool
     retries: int
     latency_s: float
+    waited_s: float = 0.0
 
     def usage(self, wall_s: float = 0.0) -> Usage:
         """What the call cost: one call, its tokens and dollars, its retries, a cache hit or not."""
@@ -322,6 +325,7 @@ class ModelClient:
                     time.perf_counter() - start,
                 )
         retries = 0
+        waited = 0.0
 
         def on_retry(error: BaseException, attempt: int) -> None:
             nonlocal retries
@@ -329,9 +333,11 @@ class ModelClient:
             log.info("transient error from %s (attempt %d): %s", self.model, attempt, type(error).__name__)
 
         async def attempt() -> Any:
+            nonlocal waited
             if self._slots is None:
                 return await send()
-            async with self._slots.hold():
+            async with self._slots.hold() as wait:
+                waited += wait
                 return await send()
 
         async def send() -> Any:
@@ -367,7 +373,14 @@ class ModelClient:
         if self.cache is not None:
             self.cache.put(key, self.model, CachedResponse(message, prompt_tokens, completion_tokens, cost))
         return ModelReply(
-            message, prompt_tokens, completion_tokens, cost, False, retries, time.perf_counter() - start
+            message,
+            prompt_tokens,
+            completion_tokens,
+            cost,
+            False,
+            retries,
+            time.perf_counter() - start,
+            waited,
         )
 
     def _cost(self, response: Any, prompt_tokens: int, completion_tokens: int) -> float:

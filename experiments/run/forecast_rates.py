@@ -296,8 +296,9 @@ def speed_from_folder(folder: Path) -> Speed | None:
     """The server's speed measured on the calls of a run (or pilot) folder's traces (cache hits left out).
 
     A call's latency also holds the time it waited for the server's slot (a one-slot local server given a
-    candidate's samples at once queues them), so each call is timed by its service: its latency, or less, the
-    time since the previous answer of its candidate when that came later than the call was sent.
+    candidate's samples at once queues them), so each call is timed by its service: its latency less its
+    ``slot_wait_s``; in a trace without it, its latency or, when less, the time since its candidate's
+    previous answer.
 
     Args:
         folder: A folder holding agent traces (``trace_*.jsonl``), any depth.
@@ -320,7 +321,12 @@ def speed_from_folder(folder: Path) -> Speed | None:
             if event.get("event") != "model_call" or event.get("cached"):
                 continue
             latency, done = float(event.get("latency_s") or 0.0), float(event.get("t") or 0.0)
-            service = min(latency, done - previous) if previous is not None and done > previous else latency
+            if "slot_wait_s" in event:
+                service = max(0.0, latency - float(event.get("slot_wait_s") or 0.0))
+            elif previous is not None and done > previous:
+                service = min(latency, done - previous)
+            else:
+                service = latency
             previous = done
             calls.append(
                 (int(event.get("prompt_tokens") or 0), int(event.get("completion_tokens") or 0), service)
