@@ -54,7 +54,7 @@ def _install_usage_logger() -> None:
     global _LOGGER_INSTALLED
     if _LOGGER_INSTALLED:
         return
-    from agents.litellm.client import import_litellm  # lazily, offline (no price-map download)
+    from agents.model.client import import_litellm  # lazily, offline (no price-map download)
 
     litellm = import_litellm()
     from litellm.integrations.custom_logger import CustomLogger

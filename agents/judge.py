@@ -3,7 +3,7 @@
 A strategy's judge selector (`strategies.judge`) builds a `JudgeRequest` (the text of what differs, the
 validator's messages, one composite image of the candidates side by side) and asks a `Judge`; the judge
 answers with a candidate number through a tool call. This module holds only the protocol and the data, so any
-agent config can provide a judge (`agents.litellm.judge.LiteLLMJudge`, or a custom ``_target_``).
+agent config can provide a judge (`agents.model.judge.LiteLLMJudge`, or a custom ``_target_``).
 """
 
 from __future__ import annotations

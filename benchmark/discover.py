@@ -8,6 +8,7 @@ folders. A dataset whose manifest is broken is skipped with a logged warning and
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import os
@@ -62,6 +63,18 @@ class Dataset:
     def data_dir(self) -> Path:
         """The raw-data folder, ``<root>/data``."""
         return self.root / DATA_DIR
+
+    def data_files(self) -> list[str]:
+        """Every file below ``data/`` as a dataset-relative POSIX path (``data/...``), sorted: the one
+        listing the agents' source search and the validator's evidence both start from.
+
+        Hidden files (``.DS_Store``, AppleDouble ``._x``) are left out; symlinked folders are not followed.
+        """
+        found: list[str] = []
+        for folder, _dirs, names in os.walk(self.data_dir):
+            rel = Path(folder).relative_to(self.root).as_posix()
+            found.extend(f"{rel}/{n}" for n in names if not n.startswith("."))
+        return sorted(found)
 
     def entries(self) -> list[ManifestEntry]:
         """The manifest entries in index order, parsed once and cached.
@@ -260,12 +273,22 @@ def _walk(base: Path) -> tuple[list[Path], list[Path]]:
     a ``data/`` or ``VLM/`` folder without that manifest (what a user most likely meant as a dataset)."""
     found: list[Path] = []
     lookalikes: list[Path] = []
+    # Linked folders are followed (a subset of a large benchmark is often a folder of links to its datasets);
+    # each real folder is walked once, so a link back to an ancestor (a loop) or a second link to a folder
+    # already walked is skipped, and said so in one line.
+    seen: set[tuple[int, int]] = set()
+    skipped: list[Path] = []
+    with contextlib.suppress(OSError):
+        seen.add(_identity(base))
 
     def on_error(exc: OSError) -> None:
         logger.warning("cannot list %s during discovery: %s", exc.filename, exc.strerror or exc)
 
-    for dirpath, dirnames, _ in os.walk(base, onerror=on_error):
+    for dirpath, dirnames, _ in os.walk(base, onerror=on_error, followlinks=True):
         here = Path(dirpath)
+        # Real folders claim their identity before links to them, so a link never hides the folder it names.
+        ordered = sorted(dirnames, key=lambda d: (os.path.islink(os.path.join(dirpath, d)), d))
+        dirnames[:] = [d for d in ordered if _first_visit(here / d, seen, skipped)]
         if (here / VLM_DIR / MANIFEST_NAME).is_file():
             found.append(here)
             # A dataset's own raw data and run outputs never hold further datasets.
@@ -276,4 +299,33 @@ def _walk(base: Path) -> tuple[list[Path], list[Path]]:
             dirnames[:] = [d for d in dirnames if d != DATA_DIR]
         # Hidden folders (.git, caches) are not datasets; sorting keeps the walk deterministic.
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+    if skipped:
+        shown = ", ".join(f"{p} -> {os.path.realpath(p)}" for p in skipped[:5])
+        more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+        logger.warning(
+            "skipped %d linked folder(s) leading to a folder already walked (a loop or a second link): %s%s",
+            len(skipped),
+            shown,
+            more,
+        )
     return found, lookalikes
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    """The real folder behind ``path`` (links followed), as the kernel names it."""
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
+
+
+def _first_visit(path: Path, seen: set[tuple[int, int]], skipped: list[Path]) -> bool:
+    """Whether the walk should enter ``path``: False for a link to a folder it has entered or will enter."""
+    try:
+        key = _identity(path)
+    except OSError:
+        return True  # gone or unreadable: os.walk reports it through on_error
+    if key in seen:
+        if path.is_symlink():
+            skipped.append(path)
+        return False
+    seen.add(key)
+    return True

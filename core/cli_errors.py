@@ -136,7 +136,7 @@ def report_error(prog: str, exc: BaseException, *, debug: bool = False) -> int:
     """Print the one line for ``exc`` (and the traceback when ``debug``) and return its exit code.
 
     Args:
-        prog: The program name that starts the line (``python -m benchmark.score``).
+        prog: The program name that starts the line (``medstrat score``).
         exc: The exception.
         debug: Also print the traceback first.
 

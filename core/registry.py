@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import typing
@@ -28,7 +29,10 @@ __all__ = [
     "Registry",
     "UnknownNameError",
     "call_with_options",
+    "flat_options",
+    "given_as",
     "load_object",
+    "options_signature",
 ]
 
 T = TypeVar("T")
@@ -61,13 +65,131 @@ def _option_names(sig: inspect.Signature) -> list[str]:
     return [name for name, p in sig.parameters.items() if p.kind in kinds]
 
 
+_FLAT = "__flat_options__"
+
+
+def flat_options(cls: type[T]) -> type[T]:
+    """Mark a config dataclass whose fields the config gives flat, as options of the factory taking it.
+
+    A factory ``Agent(model: ModelConfig, options: AgentOptions)`` then takes ``agent.model``,
+    ``agent.api_base``, ``agent.batch_size`` ... (`options_signature`): `call_with_options` checks each
+    against its field (or against the form `given_as` names, such as a mapping) and builds the dataclass,
+    whose own checks then run.
+
+    Args:
+        cls: A dataclass.
+
+    Returns:
+        The dataclass, marked.
+    """
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"{cls.__qualname__} is not a dataclass: only a dataclass's fields can be options")
+    setattr(cls, _FLAT, True)
+    return cls
+
+
+def given_as(form: Any) -> dict[str, Any]:
+    """A `flat_options` field's metadata: the config gives it as ``form`` (a mapping, a path, a string).
+
+    `call_with_options` checks the config's value against ``form`` instead of the field's type; the
+    dataclass's ``__post_init__`` turns it into that type.
+
+    Args:
+        form: The annotation of what the config may give (``RetryPolicy | Mapping[str, Any] | None``).
+
+    Returns:
+        The metadata for ``dataclasses.field(metadata=...)``.
+    """
+    return {_GIVEN_AS: form}
+
+
+_GIVEN_AS = "config"
+
+
+def _hints(factory: Callable[..., Any]) -> dict[str, Any]:
+    """The factory's parameter annotations, evaluated; empty when one cannot be (trust the values then)."""
+    target = factory.__init__ if inspect.isclass(factory) else factory
+    try:
+        return typing.get_type_hints(target, include_extras=True)
+    except Exception:  # a forward reference, a name imported for the type checker only
+        return {}
+
+
+def _flat_types(factory: Callable[..., Any]) -> dict[str, type]:
+    """The factory's parameters typed by a `flat_options` dataclass: parameter name → the dataclass."""
+    return {
+        name: hint
+        for name, hint in _hints(factory).items()
+        if inspect.isclass(hint) and getattr(hint, _FLAT, False) and name != "return"
+    }
+
+
+def options_signature(factory: Callable[..., Any]) -> inspect.Signature:
+    """The options a factory takes from the config: its parameters, a `flat_options` one by its fields.
+
+    Args:
+        factory: A plug-in factory (a function or a class).
+
+    Returns:
+        The signature `call_with_options` checks the config against: annotations evaluated, or none at all
+        when they cannot be.
+
+    Raises:
+        TypeError: The factory is not callable.
+        ValueError: inspect cannot read its signature (some builtins).
+    """
+    sig = inspect.signature(factory)
+    hints = _hints(factory)
+    flat = _flat_types(factory)
+    params: list[inspect.Parameter] = []
+    for p in sig.parameters.values():
+        if p.name not in flat:
+            # Unannotated where the annotations cannot be evaluated: such values are trusted, not checked.
+            params.append(p.replace(annotation=hints.get(p.name, inspect.Parameter.empty)))
+            continue
+        config = flat[p.name]
+        types = typing.get_type_hints(config, include_extras=True)
+        for f in dataclasses.fields(config):
+            if not f.init:
+                continue
+            default: Any = f.default
+            if default is dataclasses.MISSING:
+                made = f.default_factory
+                default = made() if callable(made) else inspect.Parameter.empty
+            params.append(
+                inspect.Parameter(
+                    f.name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=default,
+                    annotation=f.metadata.get(_GIVEN_AS, types[f.name]),
+                )
+            )
+    if flat:  # the fields are keywords: a positional parameter after them would not be a signature
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        params = [p.replace(kind=keyword) if p.kind in _POSITIONAL else p for p in params]
+    return sig.replace(parameters=params)
+
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def _built(factory: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with the fields of each `flat_options` parameter gathered into its dataclass."""
+    out = dict(kwargs)
+    for name, config in _flat_types(factory).items():
+        fields = [f.name for f in dataclasses.fields(config) if f.init]
+        out[name] = config(**{k: out.pop(k) for k in fields if k in out})
+    return out
+
+
 def call_with_options(factory: Callable[..., T], options: Mapping[str, Any], where: str) -> T:
     """Call a plug-in factory with config options, checked against its signature first.
 
     Unknown keys and values that do not fit the parameter's annotation (``n=abc`` for ``n: int``) are refused
     before anything runs, with one message naming the option and listing the valid ones; a value the factory
     itself rejects (its ``ValueError``, e.g. ``n=0``) is reported the same way. Values are converted where
-    the annotation allows (``"8"`` → 8), as Hydra's command line gives strings for quoted numbers.
+    the annotation allows (``"8"`` → 8), as Hydra's command line gives strings for quoted numbers. A
+    parameter typed by a `flat_options` dataclass takes its fields as options (`options_signature`).
 
     Args:
         factory: The strategy / selector / agent factory (a function or a class).
@@ -81,7 +203,7 @@ def call_with_options(factory: Callable[..., T], options: Mapping[str, Any], whe
         OptionError: An unknown option, a value of the wrong type, or one the factory refuses.
     """
     try:
-        sig = inspect.signature(factory)
+        sig = options_signature(factory)
     except (TypeError, ValueError):  # builtins without a signature: nothing to check
         return factory(**options)
     names = _option_names(sig)
@@ -90,9 +212,9 @@ def call_with_options(factory: Callable[..., T], options: Mapping[str, Any], whe
     unknown = [k for k in options if k not in names]
     if unknown and not takes_any:
         raise OptionError(f"{where}.{unknown[0]}: unknown option of {_name(factory)}; valid options: {valid}")
-    kwargs = {k: _checked(factory, k, v, where, valid) for k, v in options.items()}
+    kwargs = {k: _checked(sig, k, v, where, valid) for k, v in options.items()}
     try:
-        return factory(**kwargs)
+        return factory(**_built(factory, kwargs))
     except CliError:
         raise  # already the one line the user should see (e.g. a missing API key), not an option problem
     except (ValueError, TypeError) as exc:
@@ -111,14 +233,16 @@ def _name(factory: Callable[..., Any]) -> str:
     return getattr(factory, "__qualname__", None) or repr(factory)
 
 
-def _checked(factory: Callable[..., Any], key: str, value: Any, where: str, valid: str) -> Any:
+def _checked(sig: inspect.Signature, key: str, value: Any, where: str, valid: str) -> Any:
     """``value`` validated (and converted) against the annotation of ``key``; unchanged when unannotated."""
     from pydantic import TypeAdapter, ValidationError
 
-    target = factory.__init__ if inspect.isclass(factory) else factory
+    param = sig.parameters.get(key)
+    hint: Any = None if param is None else param.annotation
     try:
-        hint = typing.get_type_hints(target, include_extras=True).get(key)
-        adapter: TypeAdapter[Any] | None = TypeAdapter(hint) if hint is not None else None
+        # A string is an annotation that could not be evaluated (`_hints`): trust the value.
+        usable = hint is not None and hint is not inspect.Parameter.empty and not isinstance(hint, str)
+        adapter: TypeAdapter[Any] | None = TypeAdapter(hint) if usable else None
     except Exception:  # an annotation pydantic cannot check (a Protocol, a forward reference): trust it
         adapter = None
     if adapter is None:

@@ -5,9 +5,8 @@ Sub-packages, each importing only those listed before it (checked by
 (statistics, the table writer), `report` (a run's HTML page), `run` (config → plan → the run folder),
 `selection` (reselection, the selector leaderboard), `analysis` (ablation, pass@k, budget-matched, validator
 meta-evaluation, the sweep page). The modules at this level are the command line's: `__main__` (the app),
-`callbacks` (Hydra's), `help`, `validator_file`, `_config_path`, and the commands' short names
-(``python -m experiments.reselect`` for `experiments.selection.reselect`, ...; three lines each,
-`core.command_names.short_name`).
+`callbacks` (Hydra's), `cli` (the ``medstrat`` console script and its subcommands), `help`, `validator_file`,
+`_config_path`.
 """
 
 from experiments._config_path import compose_config, config_dir

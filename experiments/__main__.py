@@ -19,7 +19,6 @@ import sys
 import traceback
 import warnings
 from pathlib import Path
-from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -75,7 +74,7 @@ def _resume_hint(run_dir: Path) -> str:
     keep = [
         o
         for o in HydraConfig.get().overrides.task
-        if not o.startswith(("run.resume=", "hydra.run.dir=", "+run.resume="))
+        if not o.startswith(("run.resume=", "hydra.run.dir=", "+run.resume=", "run.replace="))
     ]
     args = [*keep, "run.resume=true", f"hydra.run.dir={run_dir}"]
     return f"{PROG} {' '.join(shlex.quote(a) for a in args)}"
@@ -201,57 +200,6 @@ def _hydra_error(exc: Exception) -> str:
     return one_line(text)
 
 
-def _cheap_mode_lookup() -> None:
-    """Spare Hydra the config composition it does only to read ``hydra.mode`` (~a tenth of a run's start-up).
-
-    Hydra 1.3's ``_run_hydra`` composes the whole config once in ``Hydra.get_mode`` and throws it away, then
-    composes it again to run. Our configs never set ``hydra.mode`` (``conf/``; a test checks), so it is
-    ``None`` unless an override names it: then, or with an override of the config search path (which could
-    bring in a file that sets it), Hydra's own lookup runs, as before.
-    """
-    from hydra._internal.hydra import Hydra
-
-    original = Hydra.get_mode
-    if getattr(original, "_medstrat_cheap", False):
-        return
-
-    def get_mode(self: Hydra, config_name: str | None, overrides: list[str]) -> Any:
-        keys = [o.split("=", 1)[0].lstrip("+~") for o in overrides]
-        if any(k == "hydra.mode" or "searchpath" in k for k in keys):
-            return original(self, config_name=config_name, overrides=overrides)
-        return None
-
-    get_mode._medstrat_cheap = True  # type: ignore[attr-defined]
-    get_mode._medstrat_original = original  # type: ignore[attr-defined]  # Hydra's own, for a test to compare
-    Hydra.get_mode = get_mode  # type: ignore[method-assign]
-
-
-def _dry_run_sweep_validates_nothing() -> None:
-    """A dry-run sweep (``-m ... run.dry_run=true``) skips Hydra's up-front composition of every job.
-
-    Hydra's sweeper composes each job's config once to find a bad one before any job runs, and the launcher
-    composes it again to run it: for a forecast, whose jobs cost a tenth of a second and no money, the first
-    pass is a third of the sweep's time (docs/experiments.md has the measurement). A job whose config does not
-    compose still fails, with the same one-line error, when its turn comes. Any other sweep validates as
-    before (the sweep's own config says which it is).
-    """
-    from hydra.plugins.sweeper import Sweeper
-
-    original = Sweeper.validate_batch_is_legal
-    if getattr(original, "_medstrat_dry_run", False):
-        return
-
-    def validate(self: Sweeper, batch: Any) -> None:
-        config = getattr(self, "config", None)
-        run = config.get("run") if config is not None else None
-        if run is not None and run.get("dry_run"):
-            return None
-        return original(self, batch)
-
-    validate._medstrat_dry_run = True  # type: ignore[attr-defined]
-    Sweeper.validate_batch_is_legal = validate  # type: ignore[method-assign]
-
-
 def cli() -> int:
     """Run Hydra's app under the CLI error policy (``docs/cli.md``) and return the exit code."""
     from hydra.errors import HydraException
@@ -289,8 +237,6 @@ def cli() -> int:
                 f"{retired}: the paper's procedure is strategy=s3_paper or strategy=s4_paper", EXIT_USAGE
             ),
         )
-    _cheap_mode_lookup()
-    _dry_run_sweep_validates_nothing()
     try:
         check_environment()
         with sigterm_stops(PROG):

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
+
+from experiments.run.folder import claim_run_folder, claim_sweep_folder
 
 __all__ = ["AblationCallback", "Preflight", "PreflightFailed"]
 
@@ -97,14 +100,40 @@ class PreflightFailed(BaseException):
         self.error = error
 
 
+def _claim(claim: Callable[[], Path | None]) -> Path | None:
+    """Run a folder claim (`experiments.run.folder`), its refusal raised as `PreflightFailed`."""
+    try:
+        return claim()
+    except OSError as exc:  # the old run could not be moved aside (permissions, another file system)
+        raise PreflightFailed(OSError(f"cannot move the old run aside ({exc})")) from exc
+    except Exception as exc:
+        raise PreflightFailed(exc) from exc
+
+
 class Preflight(Callback):
     """Checks a single run's config (resume, names, options) before Hydra creates or rewrites its folder, then
-    takes the folder's lock (`experiments.run.lock`).
+    takes the folder's lock (`experiments.run.lock`); checks a sweep's folder before Hydra writes into it.
 
-    A bad option then leaves no run folder behind, a refused resume does not overwrite the old run's
-    ``.hydra/config.yaml``, and a second run into a busy folder is refused before it writes anything. The
-    jobs of a sweep are checked by the run itself (each has its own overrides).
+    A folder holding another run or sweep is refused (`experiments.run.folder`), a bad option leaves no run
+    folder behind, a refused resume does not overwrite the old run's ``.hydra/config.yaml``, and a second run
+    into a busy folder is refused before it writes anything. The jobs of a sweep are checked by the run itself
+    (each has its own overrides).
     """
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        """Raise `PreflightFailed` when ``hydra.sweep.dir`` holds another sweep (before ``multirun.yaml``).
+
+        Args:
+            config: The sweep's config, ``hydra`` node included.
+            **kwargs: Unused (Hydra's signature).
+        """
+        sweep_dir = Path(str(config.hydra.sweep.dir))
+        overrides = [str(o) for o in config.hydra.overrides.task]
+        moved = _claim(lambda: claim_sweep_folder(config.get("run", {}), overrides, sweep_dir))
+        if moved is not None:
+            print(
+                f"note: moved the sweep in {sweep_dir} aside to {moved} (run.replace=true)", file=sys.stderr
+            )
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         """Raise `PreflightFailed` when `experiments.run.experiment.preflight` refuses the config.
@@ -116,6 +145,10 @@ class Preflight(Callback):
         from experiments.run.lock import abandon_run_folder, hold_run_folder, takeover_note
 
         run_dir = Path(str(config.hydra.run.dir))
+        # Before Hydra writes `.hydra/` and its log: a folder holding another run keeps every byte.
+        moved = _claim(lambda: claim_run_folder(config.get("run", {}), run_dir))
+        if moved is not None:
+            print(f"note: moved the run in {run_dir} aside to {moved} (run.replace=true)", file=sys.stderr)
         if config.get("run", {}).get("dry_run"):
             return  # a forecast builds no agent (needs no key), writes only forecast.json, checks its options
         try:

@@ -51,7 +51,7 @@ def rewrite_validator_file(overrides: Sequence[str]) -> list[str]:
         if path.resolve().parent.name != "validator":
             raise ValidatorFileError(
                 f"validator={value}: a profile file must lie in a folder named validator/ "
-                "(as `python -m experiments.validator_eval --fit` writes it)"
+                "(as `medstrat validator-eval --fit` writes it)"
             )
         if any(o.partition("=")[0].lstrip("+~") == "hydra.searchpath" for o in overrides):
             raise ValidatorFileError("validator=<file> sets hydra.searchpath; do not set it as well")

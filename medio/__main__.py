@@ -1,4 +1,4 @@
-"""Command line: ``python -m medio inspect PATH`` and ``python -m medio render PATH OUT.png [options]``.
+"""Command line: ``medstrat inspect PATH`` and ``medstrat render PATH OUT.png [options]``.
 
 Axes: one convention for both commands. ``inspect`` reports ``shape``/``axes`` in medio's canonical array
 order (``(Z, H, W)`` for a volume, ``(H, W)`` for an image, colour last; the on-disk order, e.g. NIfTI's
@@ -36,13 +36,13 @@ def _series(text: str) -> str | int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """Return the ``python -m medio`` argument parser.
+    """Return the ``medstrat`` argument parser.
 
     Returns:
         The parser with ``inspect`` and ``render`` sub-commands.
     """
     parser = OneLineParser(
-        prog="python -m medio", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="medstrat", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log warnings and info to stderr")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -108,7 +108,7 @@ def _inspect(paths: list[str]) -> Any:
     return summaries[0] if len(summaries) == 1 else summaries
 
 
-@cli_main("python -m medio", expected=(IndexError, ValueError))
+@cli_main("medstrat", expected=(IndexError, ValueError))
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI.
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DatasetDocs", "bids_entities", "pair_key", "read_dataset_docs", "read_text_any"]
+__all__ = ["DatasetDocs", "bids_entities", "pair_key", "read_dataset_docs", "read_text_any", "text_encoding"]
 
 _MAX_DOC_BYTES = 2_000_000
 _LATIN_FAMILY = ("cp125", "latin", "iso8859", "mac_", "cp850", "cp437", "ascii")
@@ -41,7 +41,7 @@ _MAP_ENTITIES = frozenset({"desc", "label", "space", "res", "den", "atlas", "seg
 
 
 def read_text_any(path: Path, limit: int = _MAX_DOC_BYTES) -> str:
-    """Decode a small text file whatever its encoding (BOM, UTF-8, else detected, else cp1252).
+    """Decode a small text file whatever its encoding (`text_encoding`).
 
     Args:
         path: The file.
@@ -54,11 +54,24 @@ def read_text_any(path: Path, limit: int = _MAX_DOC_BYTES) -> str:
         raw = path.read_bytes()[:limit]
     except OSError:
         return ""
+    return raw.decode(text_encoding(raw), errors="replace")
+
+
+def text_encoding(raw: bytes) -> str:
+    """The encoding of a text: its BOM's, else UTF-8 when it decodes, else detected, else cp1252.
+
+    Args:
+        raw: The text's bytes (a head of a file cut at a line end, not inside a character).
+
+    Returns:
+        A codec name that decodes ``raw`` (``utf-8-sig`` and ``utf-16`` drop their BOM).
+    """
     for bom, enc in ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16")):
         if raw.startswith(bom):
-            return raw.decode(enc, errors="replace")
+            return enc
     try:
-        return raw.decode("utf-8")
+        raw.decode("utf-8")
+        return "utf-8"
     except UnicodeDecodeError:
         pass
     from charset_normalizer import from_bytes
@@ -67,11 +80,12 @@ def read_text_any(path: Path, limit: int = _MAX_DOC_BYTES) -> str:
     # On short Latin-script text the detector cannot tell the single-byte code pages apart (cp1250 vs
     # cp1252); Windows-1252 is the commonest export encoding of that family, so it wins among them.
     if best is not None and not str(best.encoding).startswith(_LATIN_FAMILY):
-        return str(best)
+        return str(best.encoding)
     try:
-        return raw.decode("cp1252")
+        raw.decode("cp1252")
+        return "cp1252"
     except UnicodeDecodeError:
-        return str(best) if best is not None else raw.decode("latin-1")
+        return str(best.encoding) if best is not None else "latin-1"
 
 
 @dataclass

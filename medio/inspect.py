@@ -50,3 +50,27 @@ def inspect(path: str | PathLike[str]) -> dict[str, Any]:
         else:
             out.update({"error": f"{type(exc).__name__}: {exc}", "error_type": "CorruptFile"})
     return jsonable(out)  # type: ignore[no-any-return]
+
+
+def dicom_header(path: str | PathLike[str]) -> dict[str, Any]:
+    """The header fields `inspect` reports for a DICOM file: PatientID, the study, series and instance UIDs,
+    Modality ... (the identifiers a label table may key its rows by, and what a check compares).
+
+    Args:
+        path: Any file.
+
+    Returns:
+        The fields (``Modality`` from the summary's modality when the header lacks it); empty for a file that
+        is no DICOM or cannot be opened.
+    """
+    p = Path(path)
+    try:
+        if sniff(p) != "dicom":
+            return {}
+    except (OSError, MedioError):
+        return {}
+    info = inspect(p)
+    header = dict(info.get("header") or {})
+    if info.get("modality"):
+        header.setdefault("Modality", info["modality"])
+    return header

@@ -315,19 +315,3 @@ def _sniff_gzip(path: Path) -> str | None:
     except (OSError, EOFError, zlib.error):
         return None
     return "nifti" if sniff_bytes(inner) == "nifti" else None
-
-
-def table_delimiter(path: Path) -> str:
-    """Return the delimiter of a text table (tab for ``.tsv``, else guessed from the first line).
-
-    Args:
-        path: A CSV/TSV file.
-
-    Returns:
-        ``","``, ``"\\t"`` or ``";"``.
-    """
-    if path.name.lower().endswith(".tsv"):
-        return "\t"
-    with path.open("rb") as fh:
-        first = fh.readline(65536).decode("utf-8", errors="replace")
-    return max((",", "\t", ";"), key=first.count)

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Limits, Task
-from agents.litellm import LiteLLMAgent, TokenPrice
+from agents.llm.agent import LiteLLMAgent
+from agents.llm.options import AgentOptions
+from agents.model.config import ModelConfig, TokenPrice
 from testbed.fakeserver import FakeServer, TurnScript
 from testbed.fakeserver.replay import replay_script
 from testbed.fakeserver.script_replay import script_mode_replay
@@ -63,9 +65,8 @@ def _run(root: Path, mode: str, script: TurnScript, price: TokenPrice) -> dict[s
 
     run = f"perf_{mode}"
     with FakeServer(script) as server:
-        agent = LiteLLMAgent(
-            "openai/fake-model", api_base=server.url, api_key="sk-fake", vision=True, price=price, mode=mode
-        )
+        model = ModelConfig("openai/fake-model", api_base=server.url, api_key="sk-fake", price=price)
+        agent = LiteLLMAgent(model, AgentOptions(vision=True, mode=mode))
         task = Task.from_dataset(
             Dataset.from_root(root),
             root / "VLM" / run,

@@ -9,7 +9,7 @@ per call net of the server's own handling time, and the difference: what our fra
         [--settings [--repeats 3] [--in-flight 1] [--figure PATH]]
 
 ``--settings`` also replays the same requests under each LiteLLM setting the issue measured (issue 16,
-item 3) and prints the process CPU per call side by side, so the settings `agents/litellm/client.py` uses
+item 3) and prints the process CPU per call side by side, so the settings `agents/model/client.py` uses
 (and those it avoids) are justified by a number from this machine: the default aiohttp transport against
 ``disable_aiohttp_transport``, our pricing arguments against a model registered with
 ``litellm.register_model`` and against an unpriced model, ``turn_off_message_logging``, and a
@@ -29,8 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.litellm import LiteLLMAgent
-from agents.litellm.client import import_litellm
+from agents.llm.agent import LiteLLMAgent
+from agents.llm.options import AgentOptions
+from agents.model.cache import RequestCache
+from agents.model.client import import_litellm
+from agents.model.config import ModelConfig
 from testbed.fakeserver import FakeServer, Reply, TurnScript
 
 OURS = "ours: aiohttp transport, pricing arguments"
@@ -253,10 +256,9 @@ def main() -> None:
                 limits=Limits(max_turns=args.turns),
             )
             tasks = [base.for_candidate(k, Path(tmp) / f"c{k}") for k in range(args.candidates)]
-            cache = Path(tmp) / "cache.sqlite" if args.cache else None
-            agent = LiteLLMAgent(
-                "openai/fake", api_base=server.url, api_key="sk-fake", vision=False, cache=cache
-            )
+            cache = RequestCache(Path(tmp) / "cache.sqlite") if args.cache else None
+            model = ModelConfig("openai/fake", api_base=server.url, api_key="sk-fake", cache=cache)
+            agent = LiteLLMAgent(model, AgentOptions(vision=False))
             asyncio.run(_agent_runs(agent, [base.for_candidate(99, Path(tmp) / "warm")]))  # warm-up
             server.reset()
             start, cpu = time.perf_counter(), time.process_time()

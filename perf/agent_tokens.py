@@ -64,7 +64,7 @@ class Measured:
 
 
 def _text_tokens(request: Mapping[str, Any]) -> int:
-    from agents.litellm.context import text_chars
+    from agents.llm.context import text_chars
 
     tools = len(json.dumps(request.get("tools") or [], default=str))
     return (text_chars(request.get("messages") or []) + tools) // 4
@@ -84,8 +84,10 @@ def measure(mode: str, dataset: str, samples: int, work: Path, unbounded: bool) 
         The totals.
     """
     from agents.base import Limits, Task
-    from agents.litellm import LiteLLMAgent
-    from agents.litellm.context import count_images
+    from agents.llm.agent import LiteLLMAgent
+    from agents.llm.context import count_images
+    from agents.llm.options import AgentOptions
+    from agents.model.config import ModelConfig
     from benchmark.discover import Dataset
     from testbed.fakeserver import FakeServer
     from testbed.fakeserver.replay import replay_script
@@ -101,7 +103,8 @@ def measure(mode: str, dataset: str, samples: int, work: Path, unbounded: bool) 
         options.update(batch_size=10**6, keep_results=10**6, max_images=10**6)
         limits = Limits(max_turns=10**4, max_tool_calls=10**4, max_tokens=10**10)
     with FakeServer(script) as server:
-        agent = LiteLLMAgent("openai/fake-model", api_base=server.url, api_key="sk-fake", **options)
+        model = ModelConfig("openai/fake-model", api_base=server.url, api_key="sk-fake")
+        agent = LiteLLMAgent(model, AgentOptions(**options))
         task = Task.from_dataset(Dataset.from_root(root / dataset), work / f"out{samples}", limits=limits)
         candidate = asyncio.run(agent.generate(task))
         agent.close()

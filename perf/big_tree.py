@@ -1,7 +1,7 @@
 """A dataset of real size (issue 30): rules S0 time and peak memory, and the LiteLLM agent's first folder-tool
 calls, on N DICOM files in a four-level patient/study/series/instance tree (`testbed.synth.big_tree`).
 
-Builds the tree (``python -m testbed.synth OUT --files N``; timed on its own), runs
+Builds the tree (``medstrat synth OUT --files N``; timed on its own), runs
 ``python -m experiments strategy=s0 agent=rules`` on it in a child process (wall seconds and the child's peak
 resident memory, ``getrusage(RUSAGE_CHILDREN).ru_maxrss``), then times the FIRST ``tree`` and ``list_dir``
 calls of a fresh LiteLLM tool box, as the agent's first turn makes them (no warm-up of the tools' caches; the
@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.litellm.sandbox import Sandbox
-from agents.litellm.tools import ToolBox
+from agents.tools.sandbox import Sandbox
+from agents.tools.tools import ToolBox
 from benchmark.manifest import parse_manifest
 from testbed.synth.big_tree import BIG_TREE, build_big_tree
 

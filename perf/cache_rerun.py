@@ -22,7 +22,10 @@ import numpy as np
 from PIL import Image
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.litellm import LiteLLMAgent
+from agents.llm.agent import LiteLLMAgent
+from agents.llm.options import AgentOptions
+from agents.model.cache import RequestCache
+from agents.model.config import ModelConfig
 from testbed.fakeserver import FakeServer, Reply, TurnScript, assistant_turn, tool_call
 
 
@@ -78,13 +81,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         try:
 
             def agent() -> LiteLLMAgent:
-                return LiteLLMAgent(
-                    "openai/fake-model",
-                    api_base=server.url,
-                    api_key="sk-fake",
-                    cache=Path(tmp) / "cache.sqlite",
-                    vision=False,
-                )
+                cache = RequestCache(Path(tmp) / "cache.sqlite")
+                model = ModelConfig("openai/fake-model", api_base=server.url, api_key="sk-fake", cache=cache)
+                return LiteLLMAgent(model, AgentOptions(vision=False))
 
             first, calls, _ = asyncio.run(_run(agent(), base, args.candidates, Path(tmp) / "first"))
             seen = len(server.chat_requests)

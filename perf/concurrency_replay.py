@@ -113,9 +113,10 @@ def bound(latency_s: float, plan: Sequence[tuple[int, Sequence[list[Body]]]]) ->
 
 def our_pricing() -> dict[str, float]:
     """The pricing arguments our client adds to every call, so both sides run the same LiteLLM path."""
-    from agents.litellm.client import ModelClient
+    from agents.model.client import ModelClient
+    from agents.model.config import ModelConfig
 
-    return ModelClient(MODEL, api_base="http://127.0.0.1:9/v1", api_key=API_KEY).pricing_params
+    return ModelClient(ModelConfig(MODEL, api_base="http://127.0.0.1:9/v1", api_key=API_KEY)).pricing_params
 
 
 def replay_args(body: Mapping[str, Any], url: str, pricing: Mapping[str, float]) -> dict[str, Any]:
@@ -135,7 +136,7 @@ def replay_args(body: Mapping[str, Any], url: str, pricing: Mapping[str, float])
 
 async def _bare_conversations(job: Mapping[str, Any]) -> int:
     """Replay one process's conversations: ``share`` at a time, each conversation's calls in order."""
-    from agents.litellm.client import import_litellm
+    from agents.model.client import import_litellm
 
     litellm = import_litellm()
     semaphore = asyncio.Semaphore(job["share"])
@@ -156,7 +157,7 @@ def warm_up(loop: asyncio.AbstractEventLoop, pricing: Mapping[str, float], calls
     LiteLLM's first ``acompletion`` in a process costs ~0.4 s of CPU (lazy imports, client set-up): a
     one-off cost that both sides pay before they are measured, so the figures compare the steady state.
     """
-    from agents.litellm.client import import_litellm
+    from agents.model.client import import_litellm
 
     litellm = import_litellm()
     listing = tool_call("list_dir", {"path": "data"}, "warm")

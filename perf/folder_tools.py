@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.litellm.sandbox import Sandbox
-from agents.litellm.tools import ToolBox
+from agents.tools.sandbox import Sandbox
+from agents.tools.tools import ToolBox
 
 
 def _touch(folder: Path, names: list[str]) -> None:

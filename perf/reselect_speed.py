@@ -5,11 +5,11 @@ Makes the stored S3 run first (``python -m experiments strategy=s3 strategy.n=5`
 bundled suite, 25 datasets x 10 samples, 125 candidates) unless ``--run`` names one. Then, each in a fresh
 interpreter as a user types it (the report written, as a run's default):
 
-- ``python -m experiments.reselect RUN X`` for X in ``selector=first``, ``selector=random``,
+- ``medstrat reselect RUN X`` for X in ``selector=first``, ``selector=random``,
   ``selector=majority``, ``validator=mdsbench``, ``strategy=s4``: a first pass in that order (what is not
   stored yet is validated now: the candidates under ``mdsbench``, S4's merged folders), then ``--repeat``
   passes that find every report stored (target < 2 s each, < 10 s for the five);
-- ``python -m experiments.leaderboard RUN`` (5 selectors x 2 validator profiles; target < 10 s);
+- ``medstrat leaderboard RUN`` (5 selectors x 2 validator profiles; target < 10 s);
 - the fresh runs they replace, ``python -m experiments strategy=s3 strategy.n=5 X`` (``strategy=s4`` for
   the last), and the source's own (``validator_max``), timed once each. The leaderboard replaces one
   fresh run per (selector, profile) cell: the cells measured here count as measured, the others at the
@@ -103,7 +103,7 @@ def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
 
 
 def _reselect(run: Path, override: str, out: Path, env: dict[str, str]) -> tuple[float, float]:
-    cmd = [sys.executable, "-m", "experiments.reselect", str(run), override, f"hydra.run.dir={out}"]
+    cmd = [sys.executable, "-m", "experiments.cli", "reselect", str(run), override, f"hydra.run.dir={out}"]
     wall, cpu = _timed(cmd, env)
     calls = json.loads((out / "usage.json").read_text())["reselect"]["agent_calls"]
     if calls:
@@ -150,7 +150,15 @@ def main() -> None:
         passes: list[dict[str, tuple[float, float]]] = []
         for p in range(1 + max(args.repeat, 1)):
             passes.append({o: _reselect(run, o, tmp / f"p{p}-{k}", env) for k, o in enumerate(RESELECTIONS)})
-        board_cmd = [sys.executable, "-m", "experiments.leaderboard", str(run), "--out", str(tmp / "board")]
+        board_cmd = [
+            sys.executable,
+            "-m",
+            "experiments.cli",
+            "leaderboard",
+            str(run),
+            "--out",
+            str(tmp / "board"),
+        ]
         board_cmd += ["--selectors", ",".join(BOARD_SELECTORS), "--validators", ",".join(BOARD_VALIDATORS)]
         board_wall, board_cpu = _timed(board_cmd, env)
         load.append(os.getloadavg()[0])

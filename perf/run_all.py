@@ -114,7 +114,7 @@ def scripts(suite: Path) -> list[Figure]:
                 ),
                 (
                     "startup: benchmark.score --help (median of 3)",
-                    r"^python -m benchmark.score --help\s+([\d.]+) s",
+                    r"^medstrat score --help\s+([\d.]+) s",
                     "s",
                 ),
             ],

@@ -8,7 +8,7 @@ CONFORMANCE_DIR defaults to ../shared/mdsbench/conformance relative to the repos
 The default mode scores every dataset x model once in this process (`score_root`) and prints samples per
 second.
 
-``--per-dataset`` times what a user waits for: ``python -m benchmark.score --dataset-dir <case>`` in a fresh
+``--per-dataset`` times what a user waits for: ``medstrat score --dataset-dir <case>`` in a fresh
 process per dataset (all its models, the table printed, the eval_results JSON written to a temporary
 folder, never into the cases), the way the reference evaluator is run once per dataset. With
 ``--against REF`` (another checkout of this repository, e.g. ``git worktree add --detach /tmp/old <commit>``)
@@ -145,7 +145,7 @@ def per_dataset(
                 if (out / f"ours-{c.name}.json").read_bytes() != (out / f"ref-{c.name}.json").read_bytes()
             ]
     print(
-        f"python -m benchmark.score --dataset-dir <case> (profile {profile}), one fresh process per dataset, "
+        f"medstrat score --dataset-dir <case> (profile {profile}), one fresh process per dataset, "
         f"bytecode {'cached' if bytecode else 'compiled every run'}, "
         f"median of {runs} runs; load average {statistics.mean(load):.2f} (min {min(load):.2f}, "
         f"max {max(load):.2f}; nproc {os.cpu_count()})"

@@ -6,7 +6,7 @@ Usage:
         [--explain SELECTOR ...]
 
 SUITE_DIR holds datasets with their correct output under ``<dataset>/VLM/<--source>/`` (default ``oracle``:
-``python -m testbed.synth SUITE_DIR --size small --oracle oracle``). Without SUITE_DIR that suite is
+``medstrat synth SUITE_DIR --size small --oracle oracle``). Without SUITE_DIR that suite is
 generated in a temporary folder.
 
 Per seed s and dataset, candidate k is what ``agent=simulated run.seed=<100·s>`` writes (seed 100·s + k,

@@ -5,7 +5,7 @@
 Commands timed (each in a new process, output discarded, cwd = the repository):
 
 * ``python -m experiments --help`` (target < 1.0 s);
-* ``python -m benchmark.score --help`` (target < 0.3 s);
+* ``medstrat score --help`` (target < 0.3 s);
 * the import cost of the scorer's per-dataset path: the modules ``--dataset-dir`` loads before it reads a
   file (the metrics, the raw ground-truth reader, the plain table writer), timed as
   ``python -c "import ..."`` (target < 0.3 s, the issue's aim for the CLI start);
@@ -27,14 +27,14 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-# What `python -m benchmark.score --dataset-dir` imports: the CLI, the metrics and the plain table writer
+# What `medstrat score --dataset-dir` imports: the CLI, the metrics and the plain table writer
 # (pandas, for the analyses, is not on that path).
 _DATASET_PATH_IMPORTS = "import benchmark.score.__main__, benchmark.score.evaluate, benchmark.score.table"
 # (name, argv after the interpreter, target seconds or None)
 COMMANDS: list[tuple[str, list[str], float | None]] = [
     ("python -c pass (interpreter floor)", ["-c", "pass"], None),
     ("python -m experiments --help", ["-m", "experiments", "--help"], 1.0),
-    ("python -m benchmark.score --help", ["-m", "benchmark.score", "--help"], 0.3),
+    ("medstrat score --help", ["-m", "experiments.cli", "score", "--help"], 0.3),
     ("scorer --dataset-dir path, imports only", ["-c", _DATASET_PATH_IMPORTS], 0.3),
 ]
 

@@ -180,7 +180,14 @@ def main(argv: list[str] | None = None) -> int:
     s3 = next(p for p in sweep.iterdir() if p.name.endswith("_s3"))
     _run(
         checkout,
-        ["-m", "experiments.reselect", str(s3), "selector=majority", f"hydra.run.dir={out / 'reselect'}"],
+        [
+            "-m",
+            "experiments.cli",
+            "reselect",
+            str(s3),
+            "selector=majority",
+            f"hydra.run.dir={out / 'reselect'}",
+        ],
     )
     _conformance(checkout, out)
     roots = [str(out), str(checkout), os.path.expanduser("~")]

@@ -5,7 +5,7 @@ turn 2 writes every annotation, turn 3 writes ``data_meta.json`` and calls ``fin
 calls through the agent's own `ToolBox` (argument validation, sandbox, the tool, the result JSON), one after
 another in this thread, with no model, no event loop and no other work. Each of ``--repeats`` repeats (after
 a warm-up) runs the script twice, each time into a fresh candidate folder: "first" with the process's render
-cache emptied (`agents.litellm.render_cache`: the first candidate to render these files), then "again" (a
+cache emptied (`agents.tools.render_cache`: the first candidate to render these files), then "again" (a
 later candidate rendering the same files the same way). The median thread CPU time (user + system) of each
 call is kept. Printed: per tool, the number of calls per candidate (mean over the datasets), the median ms
 per call and the ms per candidate, first and again; and the tool CPU per model call (``T = 3`` calls per
@@ -36,8 +36,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from agents.base import Task
-from agents.litellm.sandbox import Sandbox
-from agents.litellm.tools import ToolBox
+from agents.tools.sandbox import Sandbox
+from agents.tools.tools import ToolBox
 from testbed.fakeserver.replay import replay_script
 
 # The workload is the sibling script's (perf/ is not a package): one definition of the short script.
@@ -69,7 +69,7 @@ def _task(root: Path, out_dir: Path) -> Task:
 def _clear_renders() -> None:
     """Empty the process's render cache (absent before it existed: then a no-op, for before/after runs)."""
     try:
-        from agents.litellm.render_cache import RENDERS
+        from agents.tools.render_cache import RENDERS
     except ImportError:
         return
     RENDERS.clear()

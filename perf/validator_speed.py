@@ -4,7 +4,7 @@ Usage:
     python perf/validator_speed.py [SUITE_DIR] [--profile evidence] [--candidates 4] [--only NAME ...]
 
 Without SUITE_DIR a small bundled suite with its oracle is generated in a temporary folder (the same as
-``python -m testbed.synth DIR --size small --oracle oracle``).
+``medstrat synth DIR --size small --oracle oracle``).
 
 What is measured, per dataset of the suite (grouped by the oracle's ``media.dimension``):
 

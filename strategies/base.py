@@ -271,7 +271,7 @@ def strategy(
         name: The registry name.
         aliases: Further names.
         **meta: What the run plan reads about the strategy: ``candidates`` (it stores n candidates per
-            dataset), ``reselectable`` (``python -m experiments.reselect`` may re-choose among them with
+            dataset), ``reselectable`` (``medstrat reselect`` may re-choose among them with
             another selector), ``validator`` (the validator profile its procedure requires), and for the
             forecast (`agent_work`) ``generations`` and ``revisions``: agent calls per dataset, each an
             int, the name of an option holding it (``"n"``, ``"rounds"``), or a ``(low, high)`` pair of

@@ -146,7 +146,7 @@ class JudgeSelector:
         self._lock = threading.Lock()
 
     def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Hand the run's event loop to a judge that can use it (`agents.litellm.judge.LiteLLMJudge`)."""
+        """Hand the run's event loop to a judge that can use it (`agents.model.judge.LiteLLMJudge`)."""
         bind = getattr(self.judge, "bind_loop", None)
         if callable(bind):
             bind(loop)

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.heavy
 REPO = Path(__file__).resolve().parent.parent
 FAKES = REPO / "tests" / "strategies"
 sys.path.insert(0, str(REPO / "tests" / "experiments"))
-from cli_in_process import run_as_main  # noqa: E402
+from cli_in_process import MEDSTRAT, run_as_main  # noqa: E402
 
 NIFTI = "synth-brain-mr-nifti"
 
@@ -67,14 +67,14 @@ CASES: dict[str, Case] = {
     "perturb-missing-correct": Case("testbed.perturb", ("nope", "out"), mention="nope"),
     "fakeserver-missing-script": Case("testbed.fakeserver", ("--script", "nope.json"), mention="nope.json"),
     "report-missing-run": Case("experiments.report", ("nope",), mention="nope"),
-    "merge-missing-run": Case("experiments.merge", ("nope",), mention="nope"),
-    "ablation-missing-sweep": Case("experiments.ablation", ("nope",), mention="nope"),
-    "reselect-missing-run": Case("experiments.reselect", ("nope", "selector=first"), mention="nope"),
-    "reselect-not-a-run": Case("experiments.reselect", ("empty",), mention="run.json"),
-    "selectors-missing-run": Case("experiments.leaderboard", ("nope",), mention="nope"),
-    "selectors-unknown-option": Case("experiments.leaderboard", ("empty", "--bogus"), mention="--bogus"),
-    "budget-missing-sweep": Case("experiments.budget_matched", ("nope",), mention="nope"),
-    "budget-empty-sweep": Case("experiments.budget_matched", ("empty",), mention="empty"),
+    "merge-missing-run": Case(MEDSTRAT, ("merge", "nope"), mention="nope"),
+    "ablation-missing-sweep": Case(MEDSTRAT, ("ablation", "nope"), mention="nope"),
+    "reselect-missing-run": Case(MEDSTRAT, ("reselect", "nope", "selector=first"), mention="nope"),
+    "reselect-not-a-run": Case(MEDSTRAT, ("reselect", "empty"), mention="run.json"),
+    "selectors-missing-run": Case(MEDSTRAT, ("leaderboard", "nope"), mention="nope"),
+    "selectors-unknown-option": Case(MEDSTRAT, ("leaderboard", "empty", "--bogus"), mention="--bogus"),
+    "budget-missing-sweep": Case(MEDSTRAT, ("budget-matched", "nope"), mention="nope"),
+    "budget-empty-sweep": Case(MEDSTRAT, ("budget-matched", "empty"), mention="empty"),
     "experiments-unknown-strategy": Case("experiments", (*EXP, "strategy=s9"), mention="s4"),
     "experiments-n-zero": Case("experiments", (*EXP, "strategy.n=0"), mention="strategy.n"),
     "experiments-n-not-int": Case("experiments", (*EXP, "strategy.n=abc"), mention="strategy.n"),
@@ -88,9 +88,7 @@ CASES: dict[str, Case] = {
     "experiments-missing-root": Case("experiments", (*EXP, "benchmark.root=nope"), mention="nope"),
     "experiments-bad-resume-value": Case("experiments", (*EXP, "run.resume=maybe"), mention="run.resume"),
     "experiments-bad-sigterm-grace": Case("experiments", EXP, mention=GRACE, env=((GRACE, "soon"),)),
-    "reselect-bad-sigterm-grace": Case(
-        "experiments.reselect", ("empty",), mention=GRACE, env=((GRACE, "-3"),)
-    ),
+    "reselect-bad-sigterm-grace": Case(MEDSTRAT, ("reselect", "empty"), mention=GRACE, env=((GRACE, "-3"),)),
     "experiments-bad-read-cache": Case("experiments", EXP, mention=CACHE, env=((CACHE, "lots"),)),
     "medio-inspect-bad-read-cache": Case(
         "medio", ("inspect", "{nifti}"), mention=CACHE, env=((CACHE, "-1"),)
@@ -195,4 +193,4 @@ def test_debug_shows_the_traceback(tmp_path: Path) -> None:
         timeout=120,
     )
     assert done.returncode == 2 and "Traceback" in done.stderr
-    assert done.stderr.strip().splitlines()[-1].startswith("python -m benchmark.score: error:")
+    assert done.stderr.strip().splitlines()[-1].startswith("medstrat score: error:")

@@ -1,9 +1,9 @@
 """Command line: validate a candidate folder, or export the schema.
 
 Usage:
-    python -m validator CANDIDATE_DIR --dataset-dir DIR [--profile evidence|mdsbench|path.yaml] [--json]
-    python -m validator schema            # JSON Schema {"annotation": ..., "data_meta": ...}
-    python -m validator docs              # the Markdown of docs/schema.md
+    medstrat validate CANDIDATE_DIR --dataset-dir DIR [--profile evidence|mdsbench|path.yaml] [--json]
+    medstrat validate schema            # JSON Schema {"annotation": ..., "data_meta": ...}
+    medstrat validate docs              # the Markdown of docs/schema.md
 
 The terminal output fits 120 columns: one line per sample (its total and the checks it fails); ``--json``
 prints every check's score. Exit codes: docs/cli.md (0 ok, 2 bad input).
@@ -51,7 +51,7 @@ def _table(data: dict[str, Any]) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
-        prog="python -m validator", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="medstrat validate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("candidate_dir", help="an agent1_data_organization folder (or its parent)")
     parser.add_argument(
@@ -63,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-@cli_main("python -m validator", expected=(ProfileError, BenchmarkError))
+@cli_main("medstrat validate", expected=(ProfileError, BenchmarkError))
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code (0 ok, 2 bad input; docs/cli.md)."""
     args = list(sys.argv[1:] if argv is None else argv)

@@ -1,19 +1,20 @@
 """Cached reads of the small tables under a dataset's ``data/``: label tables, Parquet row cells, box files.
 
-The label evidence that is not in the source file itself. Cached per dataset (keyed by the ``data/`` folder's
-signature) or per file (``(path, mtime, size)``, the keys of `validator._raw`).
+The label evidence that is not in the source file itself. Files are read by `medio.table.read_table` (the
+project's one table reader); what counts as evidence in their rows is decided here. Cached per dataset (keyed
+by the ``data/`` folder's signature) or per file (``(path, mtime, size)``, the keys of `validator._raw`).
 """
 
 from __future__ import annotations
 
-import csv
-import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from medio.dataset_docs import read_text_any
 from medio.errors import MedioError
+from medio.table import read_table
 from validator._raw import LRU, cache_key
 from validator.sample import file_signature
 from validator.values import norm_token
@@ -25,7 +26,11 @@ _CELLS: LRU = LRU(2_000)
 
 
 def label_tables(dataset_root: Path, max_bytes: int = 2_000_000) -> list[list[str]]:
-    """Rows of the small CSV/TSV tables under ``data/`` (label evidence), read once per dataset."""
+    """Rows of the small CSV/TSV/TXT/JSON tables under ``data/`` (label evidence), read once per dataset.
+
+    A delimited table gives its header row, then its rows (a text without a separator, one cell per line);
+    a JSON document the records `_json_rows` finds, without a header.
+    """
     data = dataset_root / "data"
     key = (str(data), file_signature(data))
     if key in _TABLES:
@@ -38,23 +43,26 @@ def label_tables(dataset_root: Path, max_bytes: int = 2_000_000) -> list[list[st
         try:
             if not path.resolve().is_relative_to(base) or path.stat().st_size > max_bytes:
                 continue
-            if path.suffix.lower() == ".json":
-                rows.extend(_json_rows(path))
-                continue
-            with path.open(newline="", encoding="utf-8", errors="replace") as fh:
-                dialect = "excel-tab" if path.suffix.lower() == ".tsv" else "excel"
-                rows.extend(list(csv.reader(fh, dialect=dialect)))
-        except (OSError, csv.Error, ValueError) as exc:
+            table = read_table(path, max_bytes=max_bytes, one_column=True)
+        except (MedioError, OSError) as exc:
             log.debug("skipping table %s: %s", path, exc)
+            continue
+        if path.suffix.lower() == ".json":
+            rows.extend(_json_rows(table.document))
+        else:
+            rows.append(list(table.frame.columns))
+            rows.extend(table.frame.values.tolist())
     _TABLES[key] = rows
     return rows
 
 
-def _json_rows(path: Path) -> list[list[str]]:
+def _json_rows(doc: Any) -> list[list[str]]:
     """The records of a JSON label file (a list of objects, or an object holding one such list) as rows of
-    their scalar values."""
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        doc = json.load(fh)
+    their scalar values.
+
+    Not `medio.table.read_table`'s records: a ``{"file.png": "class"}`` mapping is label evidence here, and a
+    document holding several lists (COCO) names no per-sample class.
+    """
     if isinstance(doc, dict) and doc and all(isinstance(v, dict | str | int | float) for v in doc.values()):
         # {"file.mat": {"label": 0, "label_name": ...}} or {"file.mat": "label"}: the key names the record
         return [[str(k), *_scalars(v if isinstance(v, dict) else {"value": v})] for k, v in doc.items()]
@@ -113,15 +121,14 @@ def bbox_source(path: Path, max_bytes: int = 20_000_000) -> tuple[str, Any]:
         suffix = path.suffix.lower()
         try:
             if path.stat().st_size <= max_bytes and suffix in {".csv", ".tsv"}:
-                with path.open(newline="", encoding="utf-8", errors="replace") as fh:
-                    rows = list(csv.reader(fh, dialect="excel-tab" if suffix == ".tsv" else "excel"))
-                cached = ("table", (rows[0], rows[1:])) if rows else cached
+                frame = read_table(path, max_bytes=max_bytes, one_column=True).frame
+                cached = ("table", (list(frame.columns), frame.values.tolist()))
             elif path.stat().st_size <= max_bytes and suffix == ".json":
-                with path.open(encoding="utf-8", errors="replace") as fh:
-                    cached = ("coco", json.load(fh))
+                cached = ("coco", read_table(path, max_bytes=max_bytes).document)
             elif path.stat().st_size <= max_bytes and suffix == ".txt":
-                cached = ("lines", [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()])
-        except (OSError, csv.Error, ValueError) as exc:
+                lines = read_text_any(path, max_bytes).splitlines()
+                cached = ("lines", [ln for ln in lines if ln.strip()])
+        except (MedioError, OSError) as exc:
             log.debug("cannot read box file %s: %s", path, exc)
         _CELLS.put(key, cached)
     return cached

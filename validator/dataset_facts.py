@@ -7,14 +7,14 @@ Only ``<dataset>/data`` is read (raw evidence); ``VLM/`` (ground truth) never is
 from __future__ import annotations
 
 import functools
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import medio
+from benchmark.discover import Dataset
 from medio.dataset_docs import DatasetDocs, read_dataset_docs, read_text_any
+from medio.inspect import dicom_header
 
 __all__ = ["DatasetFacts", "dataset_facts", "header_of", "words"]
 
@@ -84,11 +84,7 @@ class DatasetFacts:
 @functools.lru_cache(maxsize=32)
 def _facts(root: str) -> DatasetFacts:
     base = Path(root)
-    files: list[str] = []
-    for folder, _dirs, names in os.walk(base / "data"):
-        rel = Path(folder).relative_to(base).as_posix()
-        files.extend(f"{rel}/{n}" for n in names if not n.startswith("."))
-    files.sort()
+    files = Dataset.from_root(base).data_files()
     chunks = [words(f) for f in files]
     size = 0
     for rel in files:
@@ -121,18 +117,7 @@ def dataset_facts(root: Path) -> DatasetFacts:
 
 @functools.lru_cache(maxsize=4096)
 def _header(path: str) -> dict[str, Any]:
-    from medio.sniff import sniff
-
-    try:
-        if sniff(Path(path)) != "dicom":
-            return {}
-        info = medio.inspect(Path(path))
-    except (OSError, medio.MedioError):
-        return {}
-    header = dict(info.get("header") or {})
-    if info.get("modality"):
-        header.setdefault("Modality", info.get("modality"))
-    return header
+    return dicom_header(path)
 
 
 def header_of(path: Path) -> dict[str, Any]:

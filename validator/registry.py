@@ -136,7 +136,7 @@ class Profile:
         checks: Per-sample checks with their weights, in order.
         meta_checks: ``data_meta.json`` checks with their weights, in order.
         options: Free options passed to the checks through the view.
-        fitted: For weights learned from ground truth (``python -m experiments.validator_eval --fit``),
+        fitted: For weights learned from ground truth (``medstrat validator-eval --fit``),
             how they were fitted (``fitted:`` in the YAML); None for a hand-set profile. Runs and tables
             that use a fitted profile say so.
     """

@@ -20,6 +20,7 @@ from agents.rules.source import DatasetFiles, stem
 from agents.rules.tables import Table, TableSkipped, join, read_table, sample_ids
 from agents.rules.vocab import ANNOTATION_TOKENS, anatomy_from_words, modality_scores, tokens
 from medio.dataset_docs import DatasetDocs, bids_entities, read_dataset_docs, read_text_any
+from medio.inspect import dicom_header
 
 log = logging.getLogger(__name__)
 
@@ -234,16 +235,7 @@ class DatasetContext:
     def header_ids(self, rel: str) -> dict[str, Any]:
         """Identifier fields of a DICOM source's header (PatientID, instance/series/study UIDs), read once."""
         if rel not in self.header_cache:
-            import medio
-            from medio.sniff import sniff
-
-            facts: dict[str, Any] = {}
-            try:
-                if sniff(self.root / rel) == "dicom":
-                    facts = dict(medio.inspect(self.root / rel).get("header") or {})
-            except (OSError, medio.MedioError) as exc:
-                log.debug("no header ids for %s: %s", rel, exc)
-            self.header_cache[rel] = facts
+            self.header_cache[rel] = dicom_header(self.root / rel)
         return self.header_cache[rel]
 
     def label_table_joins(self) -> int:

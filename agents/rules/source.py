@@ -7,7 +7,6 @@ the headers `medio` reports. Never the ground truth (``VLM/``).
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +14,9 @@ from pathlib import Path
 from agents.rules.decisions import Hypothesis
 from agents.rules.tables import TABLE_SUFFIXES
 from agents.rules.vocab import ANNOTATION_TOKENS, GENERIC_NAMES, tokens
+from benchmark.discover import Dataset
 from medio.dataset_docs import bids_entities, pair_key
+from medio.inspect import dicom_header
 from medio.sniff import split_suffix
 
 __all__ = [
@@ -91,7 +92,7 @@ class DatasetFiles:
 
     @classmethod
     def scan(cls, root: Path) -> DatasetFiles:
-        """List every file under ``root/data`` (symlinked folders are not followed).
+        """List every file under ``root/data`` (`benchmark.discover.Dataset.data_files`).
 
         Args:
             root: The dataset root.
@@ -99,12 +100,7 @@ class DatasetFiles:
         Returns:
             The listing.
         """
-        data = root / "data"
-        found: list[str] = []
-        for folder, _dirs, names in os.walk(data):
-            rel = Path(folder).relative_to(root).as_posix()
-            found.extend(f"{rel}/{n}" for n in names if not n.startswith("."))
-        return cls(root, sorted(found))
+        return cls(root, Dataset.from_root(root).data_files())
 
     def texts(self) -> list[str]:
         """README-like text files (``.md``, ``.txt``, ``.rst`` whose name is not a per-sample label file)."""
@@ -216,16 +212,8 @@ def mask_candidates(
 
 
 def _study_uid(path: Path) -> str | None:
-    """A DICOM file's StudyInstanceUID from medio's header summary; None for other files or when absent."""
-    import medio
-    from medio.sniff import sniff
-
-    try:
-        if sniff(path) != "dicom":
-            return None
-    except (OSError, medio.MedioError):
-        return None
-    uid = (medio.inspect(path).get("header") or {}).get("StudyInstanceUID")
+    """A DICOM file's StudyInstanceUID; None for other files or when absent."""
+    uid = dicom_header(path).get("StudyInstanceUID")
     return str(uid) if uid else None
 
 
@@ -261,10 +249,7 @@ def container_shapes(path: Path) -> dict[str, tuple[int, ...]]:
 
 
 def _series_uid(path: Path) -> str | None:
-    import medio
-
-    header = medio.inspect(path).get("header") or {}
-    uid = header.get("SeriesInstanceUID")
+    uid = dicom_header(path).get("SeriesInstanceUID")
     return str(uid) if uid else None
 
 

@@ -3,17 +3,15 @@
 A table is joined to a sample through any column whose value names the sample: its path relative to
 ``data/`` (or to the table's folder), its file name, its stem, a folder on its path, or a header identifier
 (DICOM SOP/Series/Study Instance UID, PatientID). When several rows match, a second column naming the sample
-too (a session beside a participant) narrows them. Headers are matched tolerantly (a UTF-8 BOM and padding
-spaces are dropped), text is decoded whatever its encoding (`medio.dataset_docs.read_text_any`), and the
-separator is sniffed (comma, tab, semicolon, pipe). Tables are read whole with pandas, so only files under
-`MAX_TABLE_BYTES` are used. A file that cannot be read as a table raises `TableSkipped` with the reason
-(`read_table`); empty cells, repeated headers and the other shapes real exports take are read (issue 30).
+too (a session beside a participant) narrows them. The file is read by `medio.table.read_table` (any text
+encoding, BOM and padding dropped from headers, the separator sniffed, Excel, JSON records, parquet), whole,
+so only files under `MAX_TABLE_BYTES` are used. A file that cannot be read as a table raises `TableSkipped`
+with the reason (`read_table`); empty cells, repeated headers and the other shapes real exports take are
+read (issue 30).
 """
 
 from __future__ import annotations
 
-import io
-import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,7 +20,9 @@ from typing import Any
 
 import pandas as pd
 
-from medio.dataset_docs import bids_entities, read_text_any
+from medio import table as medio_table
+from medio.dataset_docs import bids_entities
+from medio.errors import MedioError
 from medio.sniff import split_suffix
 
 log = logging.getLogger(__name__)
@@ -47,10 +47,9 @@ HEADER_ID_KEYS = {
     "AccessionNumber": 2.2,
     "PatientID": 2.0,
 }
-_SEPARATORS = (",", "\t", ";", "|")
-
-MAX_TABLE_BYTES = 20_000_000
+MAX_TABLE_BYTES = medio_table.MAX_TABLE_BYTES
 _EXCEL_SUFFIXES = (".xlsx", ".xlsm")
+# Legacy .xls needs xlrd, which is no dependency: such a file is left to the documents, not tried as a table.
 TABLE_SUFFIXES = (".csv", ".tsv", ".json", ".parquet", ".txt", *_EXCEL_SUFFIXES)
 # An Excel label table is read whole (openpyxl parses the XML of every cell it returns): a workbook beyond
 # these is measurement data, not a label table, and would cost a minute to parse.
@@ -157,12 +156,12 @@ def load_table(path: Path, relpath: str) -> Table | None:
 
 
 def read_table(path: Path, relpath: str) -> Table:
-    """Read a CSV/TSV/TXT, JSON, Excel or parquet table whatever its cells hold.
+    """Read a CSV/TSV/TXT, JSON, Excel or parquet table whatever its cells hold (`medio.table.read_table`).
 
-    Empty cells become ``""`` (pandas 3 keeps them as NaN, a float), duplicate or blank headers get unique
-    names, a BOM and classic-Mac CR line ends are accepted, CSV rows with a wrong number of fields are
-    dropped, JSON may hold records, a dict of records, columns as equal-length lists, or a document whose
-    largest list holds the records; Excel gives its first sheet with two or more columns.
+    Every cell is a stripped string (empty cells ``""``), duplicate or blank headers get unique names, CSV
+    rows with a wrong number of fields are dropped, image (bytes) columns are left out, JSON gives its
+    records and keeps the document in `Table.raw`, Excel its first sheet with
+    two or more columns.
 
     Args:
         path: The file.
@@ -175,103 +174,23 @@ def read_table(path: Path, relpath: str) -> Table:
         TableSkipped: The file is too large, unreadable, not a table (one column, no records) or damaged.
     """
     suffix = path.suffix.lower()
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise TableSkipped(relpath, f"cannot read: {exc.strerror or exc}") from None
-    limit = _MAX_EXCEL_BYTES if suffix in _EXCEL_SUFFIXES else MAX_TABLE_BYTES
-    if size > limit:
-        raise TableSkipped(relpath, f"{size} bytes is above the {limit}-byte table limit")
     if suffix not in TABLE_SUFFIXES:
         raise TableSkipped(relpath, f"{suffix or 'no extension'} is not a table format")
+    excel = suffix in _EXCEL_SUFFIXES
     try:
-        table = _parse(path, relpath, suffix)
-    except TableSkipped:
-        raise
-    except Exception as exc:
-        # pandas, pyarrow and openpyxl raise a zoo on damaged input (ParserError, ArrowInvalid, BadZipFile,
-        # KeyError, struct.error, ...): whatever it is, this one file is skipped with its reason.
-        raise TableSkipped(relpath, f"cannot parse ({type(exc).__name__}: {exc})") from None
+        read = medio_table.read_table(
+            path,
+            max_rows=_MAX_EXCEL_ROWS if excel else None,
+            max_bytes=_MAX_EXCEL_BYTES if excel else MAX_TABLE_BYTES,
+        )
+    except MedioError as exc:
+        raise TableSkipped(relpath, exc.reason) from None
+    except OSError as exc:
+        raise TableSkipped(relpath, f"cannot read: {exc.strerror or exc}") from None
+    table = Table(relpath, read.frame, raw=read.document)
     if table.frame.shape[1] < 2 and table.raw is None:
         raise TableSkipped(relpath, "not a table: fewer than two columns")
     return table
-
-
-def _parse(path: Path, relpath: str, suffix: str) -> Table:
-    if suffix == ".parquet":
-        frame = pd.read_parquet(path)
-        # Image cells (PNG bytes) are payload, not labels.
-        binary = [c for c in frame.columns if len(frame) and isinstance(frame[c].iloc[0], bytes | bytearray)]
-        return Table(relpath, _tidy(frame.drop(columns=binary)))
-    if suffix in _EXCEL_SUFFIXES:
-        return Table(relpath, _tidy(_excel_frame(path, relpath)))
-    text = read_text_any(path, MAX_TABLE_BYTES)
-    if suffix == ".json":
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise TableSkipped(
-                relpath, f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-            ) from None
-        return Table(relpath, _tidy(_json_frame(doc)), raw=doc)
-    # Classic Mac OS ends lines with CR alone; pandas and the separator sniffing below need LF.
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    first = text.lstrip("\n").split("\n", 1)[0]
-    counts = {sep: first.count(sep) for sep in _SEPARATORS}
-    sep = max(counts, key=lambda k: counts[k])
-    if counts[sep] == 0:
-        raise TableSkipped(relpath, "not a table: no comma, tab, semicolon or pipe on its first line")
-    frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, on_bad_lines="skip")
-    return Table(relpath, _tidy(frame))
-
-
-def _excel_frame(path: Path, relpath: str) -> pd.DataFrame:
-    """The first sheet with two or more columns and a row (a cover sheet of notes comes first in some)."""
-    sheets = pd.read_excel(path, sheet_name=None, dtype=str, nrows=_MAX_EXCEL_ROWS)
-    for frame in sheets.values():
-        if frame.shape[1] >= 2 and len(frame):
-            return frame
-    raise TableSkipped(relpath, f"no sheet with two columns and a row (sheets: {list(sheets)})")
-
-
-def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
-    """Cells as stripped strings (empty cells ``""``); headers without BOM or padding, blank or repeated
-    ones made unique (``column_2``, ``name.1``): a repeated header would make ``frame[name]`` a frame."""
-    names: list[str] = []
-    for position, column in enumerate(frame.columns):
-        name = str(column).replace("\ufeff", "").strip() or f"column_{position}"
-        base, k = name, 1
-        while name in names:
-            name, k = f"{base}.{k}", k + 1
-        names.append(name)
-    frame = frame.set_axis(names, axis=1)
-    if not len(frame.columns):
-        return frame
-    cells = frame.astype(object).where(frame.notna(), "")
-    return cells.apply(lambda col: col.astype(str).str.strip())
-
-
-def _json_frame(doc: Any) -> pd.DataFrame:
-    """The rows a JSON document holds (module docstring of `read_table`); an empty frame when none."""
-    if isinstance(doc, list):
-        records = [r for r in doc if isinstance(r, dict)]
-        return pd.DataFrame(records, dtype=object) if records and len(records) == len(doc) else pd.DataFrame()
-    if not isinstance(doc, dict) or not doc:
-        return pd.DataFrame()
-    values = list(doc.values())
-    if all(isinstance(v, dict) for v in values):
-        rows = [
-            {"__key__": k, **{kk: vv for kk, vv in v.items() if not isinstance(vv, list | dict)}}
-            for k, v in doc.items()
-        ]
-        return pd.DataFrame(rows, dtype=object)
-    columns = all(isinstance(v, list) for v in values) and len({len(v) for v in values}) == 1
-    if columns and len(values) > 1 and all(not isinstance(x, list | dict) for v in values for x in v):
-        return pd.DataFrame(doc, dtype=object)  # columns: {"file": [...], "label": [...]}
-    lists = [v for v in values if isinstance(v, list) and v and all(isinstance(r, dict) for r in v)]
-    if lists:
-        return pd.DataFrame(max(lists, key=len), dtype=object)  # {"info": ..., "samples": [{...}, ...]}
-    return pd.DataFrame()
 
 
 def sample_ids(

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from benchmark.score.evaluate import score_candidate, score_dataset, score_root, write_results
     from benchmark.score.profiles import OFFICIAL, STRICT, Profile, RulesName, ScoringRules
 
-# Loaded on first use (PEP 562): `python -m benchmark.score --help` and a lookup of the profile names must not
+# Loaded on first use (PEP 562): `medstrat score --help` and a lookup of the profile names must not
 # pay for numpy, pydantic's ground-truth models and the metric modules (docs/performance.md, start-up).
 _LAZY = {
     "macro": "aggregate",

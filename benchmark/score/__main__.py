@@ -1,17 +1,19 @@
 """Command line: score one dataset (like the reference evaluator) or print the macro table over a root.
 
-python -m benchmark.score --dataset-dir DIR [--ground-truth FILE] [--models M ...] [--output FILE]
+medstrat score --dataset-dir DIR [--ground-truth FILE] [--models M ...] [--output FILE]
                           [--profile official|strict] [--metric NAME ...] [--no-print]
-python -m benchmark.score --root ROOT [--models M ...] [--profile ...] [--metric NAME ...]
+medstrat score --root ROOT [--models M ...] [--profile ...] [--metric NAME ...]
                           [--format md|csv|tex]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchmark.errors import BenchmarkError
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = OneLineParser(prog="python -m benchmark.score", description="MDS-Bench scorer: the eleven metrics.")
+    p = OneLineParser(prog="medstrat score", description="MDS-Bench scorer: the eleven metrics.")
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--dataset-dir", help="a dataset folder (or its VLM folder): score every model in it")
     where.add_argument(
@@ -68,6 +70,21 @@ def _positive(text: str) -> int:
     return value
 
 
+def _check_output(path: Path) -> None:
+    """Refuse an ``--output`` that names an existing file other than an earlier eval_results file.
+
+    The file is replaced whole: a mistyped path (a ground-truth file, a run's ``metrics.json``) would be lost.
+    """
+    if not path.exists():
+        return
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        doc = None
+    if not (isinstance(doc, dict) and isinstance(doc.get("models"), dict) and "dataset" in doc):
+        raise CliError(f"--output {path}: exists and is not an eval_results file; name a new file")
+
+
 def _check_models(wanted: list[str] | None, available: set[str], where: str) -> None:
     """Refuse model names that exist nowhere (a typo must not print an empty table)."""
     if wanted is None:
@@ -99,7 +116,7 @@ def _import_table() -> None:
     import benchmark.score.table  # noqa: F401 - loaded for later, when it costs no wall time
 
 
-@cli_main("python -m benchmark.score", expected=(BenchmarkError,))
+@cli_main("medstrat score", expected=(BenchmarkError,))
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI.
 
@@ -123,6 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.ground_truth:
             existing_path("--ground-truth", args.ground_truth)
         _check_models(args.models, set(default_models(root)), str(root))
+        if args.output:
+            _check_output(Path(args.output))
         # Atomic, not fsync'ed: a report that no rerun trusts (core.atomic says when that is enough).
         results, path = score_dataset_to_file(
             root,

@@ -1,6 +1,6 @@
 """Scoring the models of one dataset in this process and forked copies of it, for the per-dataset CLI.
 
-``python -m benchmark.score --dataset-dir`` scores ~30 model folders of one dataset in ~150 ms, most of a run
+``medstrat score --dataset-dir`` scores ~30 model folders of one dataset in ~150 ms, most of a run
 that lasts ~250 ms. A process pool costs more than it saves at that size (spawning and importing alone take
 ~100 ms per worker), but `os.fork` after the imports costs ~2 ms: the child inherits the imported modules,
 the loaded ground truth and its parsed context.

@@ -4,7 +4,7 @@ A metric turns one dataset's per-sample records (and its metadata scores) into o
 eleven (SPEC §3.7, `benchmark.score.constants.METRIC_NAMES`) are registered here with ``official=True``;
 they are always computed, in that order. A further metric is registered the same way, by a package of one's
 own (entry-point group ``medstrat.metrics``) or a module named in ``run.imports``, and computed when the
-scoring rules name it (``scorer.metrics=[NAME]``, ``python -m benchmark.score --metric NAME``); it is written
+scoring rules name it (``scorer.metrics=[NAME]``, ``medstrat score --metric NAME``); it is written
 after the eleven and never enters Avg or Weighted.
 
 Example:

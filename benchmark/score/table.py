@@ -1,6 +1,6 @@
 """The CLI's per-model table in plain Python: the macro means and their Markdown, CSV and LaTeX text.
 
-`python -m benchmark.score` prints this table after scoring; building it with pandas cost ~0.45 s of imports
+`medstrat score` prints this table after scoring; building it with pandas cost ~0.45 s of imports
 per process, more than scoring a whole conformance dataset (docs/performance.md, Scorer). The analyses in
 `benchmark.score.analysis` keep pandas and render their DataFrames through the same writers here, so a table
 looks the same whichever module built it.

@@ -10,7 +10,7 @@ that costs no more than it did.
 Cost is USD when any run spent money, else model calls, else agent invocations (candidates and revisions:
 the offline ``rules`` agent makes no model call).
 
-    python -m experiments.budget_matched MULTIRUN_DIR
+    medstrat budget-matched MULTIRUN_DIR
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ import pandas as pd
 from agents.base import Usage
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from experiments.publish.stats import format_pm, mean_spread
-from experiments.selection.leaderboard import ReportCache, ScoreCache, StoredDataset, load_stored
-from experiments.selection.leaderboard_roles import is_judge
+from experiments.selection.leaderboard import ReportCache, ScoreCache, StoredDataset, is_judge, load_stored
 from experiments.stored.run_folder import RUN_INFO, json_or_empty
 from experiments.stored.sweep import RunData, groups, load_runs
 from strategies.selectors import build_selector
@@ -136,7 +135,7 @@ def budget_matched(runs: Sequence[RunData]) -> pd.DataFrame:
             # of stored runs never makes (the leaderboard re-ranks judged pools from the request cache).
             log.warning(
                 "budget-matched: %s (seed %s, %s) left out: its selector %s needs a judge (re-rank it with "
-                "python -m experiments.leaderboard)",
+                "medstrat leaderboard)",
                 label,
                 r.seed,
                 r.run_dir.name,
@@ -239,10 +238,10 @@ def shown_table(budget: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
-@cli_main("python -m experiments.budget_matched")
+@cli_main("medstrat budget-matched")
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: print the budget-matched comparison of a sweep folder; 0, or 2 for bad input (``docs/cli.md``)."""
-    parser = OneLineParser(prog="python -m experiments.budget_matched", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="medstrat budget-matched", description=__doc__.splitlines()[0])
     parser.add_argument("sweep_dir", type=Path)
     args = parser.parse_args(argv)
     sweep = existing_dir("SWEEP_DIR", args.sweep_dir)
@@ -255,7 +254,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"cost axis: {frame['axis'].iloc[0]}; E2E as mean ± sd over seeds")
     print(shown_table(frame).to_string(index=False))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

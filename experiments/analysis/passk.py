@@ -1,6 +1,6 @@
 """How selection scales with n: pass@k, pass^k and selected@k curves of a stored S3 run.
 
-    python -m experiments.passk RUN [RUN ...] [--selectors a,b] [--validators evidence,mdsbench]
+    medstrat passk RUN [RUN ...] [--selectors a,b] [--validators evidence,mdsbench]
                                  [--max-subsets 256] [--out DIR]
 
 For a dataset with n stored candidates and, per sample, ``c`` of them passing official E2E (ground truth,
@@ -416,12 +416,12 @@ def sweep_section(s3_runs: Mapping[str, Sequence[Path]], out: Path) -> tuple[lis
     return parts, written
 
 
-@cli_main("python -m experiments.passk")
+@cli_main("medstrat passk")
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI; returns the exit code (0 success, 2 bad input; ``docs/cli.md``)."""
     from core.registry import UnknownNameError
 
-    parser = OneLineParser(prog="python -m experiments.passk", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="medstrat passk", description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="finished S3/S4 run folders (pooled)")
     parser.add_argument(
         "--selectors", default=None, help="comma-separated names (default: every registered one)"
@@ -450,7 +450,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print((out / "passk.md").read_text(encoding="utf-8"))
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,7 +1,7 @@
 """The report of a sweep folder (``python -m experiments -m ...``): the ablation tables and figures, a link to
 each job's own report, and what each strategy kept for the same sample, side by side.
 
-    python -m experiments.report MULTIRUN_DIR
+    medstrat report MULTIRUN_DIR
 
 Read-only on the jobs; it writes ``report.html`` and ``assets/`` into the sweep folder (and the ablation files
 when the sweep has none yet).

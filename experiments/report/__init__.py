@@ -1,4 +1,4 @@
-"""The browsable HTML report of a run folder: ``python -m experiments.report RUN_DIR``."""
+"""The browsable HTML report of a run folder: ``medstrat report RUN_DIR``."""
 
 from experiments.report.build import REPORT_NAME, build_report, write_report
 

@@ -24,6 +24,7 @@ from agents.instructions import Instruction, resolve_instructions
 from benchmark.discover import Dataset
 from benchmark.layout import ANNOTATIONS_DIR
 from core.atomic import atomic_write_json
+from experiments.run.folder import claim_run_folder
 from experiments.run.lock import run_folder_lock, takeover_note
 from experiments.run.loop import RESULT_MARKER, TasksJob, run_tasks
 from experiments.run.mistakes import format_miss_table, run_mistakes
@@ -178,11 +179,17 @@ def run_experiment(
             dead endpoint); the run stopped.
         WorkerLost: A worker process of ``run.processes=N`` died; the others finished their datasets.
         RunFolderBusy: Another live process is writing into ``run_dir``.
+        FolderHoldsRun: ``run_dir`` holds another run and ``run.resume``/``run.replace`` is not set.
     """
     start = time.perf_counter()
     settings = read_settings(cfg)
     resume, _ = resume_mode(settings.run)
     plan = preflight(cfg, run_dir, settings)
+    # A single run of the CLI claimed its folder before Hydra wrote into it (the Preflight callback), so this
+    # finds it holding only Hydra's files; a sweep's job and a caller in Python are checked here.
+    moved = claim_run_folder(settings.run, run_dir)
+    if moved is not None:
+        log.warning("moved the run in %s aside to %s (run.replace=true)", run_dir, moved)
     # A single run of the CLI holds the lock already (the Preflight callback) and keeps it until it exits; a
     # sweep's job, or a caller in Python (a notebook, a test), takes it here and gives it back at the end.
     with run_folder_lock(run_dir) as dead:

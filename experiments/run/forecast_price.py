@@ -2,7 +2,7 @@
 
 The map is read from the file LiteLLM itself loads offline (``model_prices_and_context_window_backup.json``
 inside the installed package, what ``LITELLM_LOCAL_MODEL_COST_MAP=True`` makes it use;
-`agents.litellm.client.import_litellm` sets that) without importing litellm: the import takes seconds, the
+`agents.model.client.import_litellm` sets that) without importing litellm: the import takes seconds, the
 file ~40 ms, and a sweep's forecast must print in a few seconds. The lookup is the map's key as written
 (``gemini/gemini-2.5-flash``), else the name after the provider prefix when the entry's provider is that
 prefix (``openai/gpt-4o-mini`` -> ``gpt-4o-mini``); a model found neither way is unpriced.
@@ -75,7 +75,7 @@ def price_of(model: str | None, price: Mapping[str, Any] | None) -> Price:
         model: The role's LiteLLM model string (None for an agent without one).
         price: The role's ``price`` node (``input_per_mtok``, ``output_per_mtok``: dollars per million
             tokens; None entries count as unset), used for a model LiteLLM's map does not price, as in the
-            run (`agents.litellm.client.ModelClient`: the map wins when it has the model).
+            run (`agents.model.client.ModelClient`: the map wins when it has the model).
 
     Returns:
         The price (``known`` False when nobody prices the model).

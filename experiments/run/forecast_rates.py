@@ -2,13 +2,13 @@
 calls looked like, read from agent traces, what a candidate of another size will cost, and how fast the
 server answered.
 
-A guided candidate (``agent.mode=guided``, `agents.litellm.guided`) is a plan request, one to three fresh
+A guided candidate (``agent.mode=guided``, `agents.llm.guided`) is a plan request, one to three fresh
 requests per sample (the slice or frame of a volume or video, the mask file of a segmentation, the
 annotation) and a ``data_meta`` request; none of them carries a history, so a candidate costs the plan, the
 data_meta and the samples times the measured cost of one sample's steps (`guided_cost`).
 
 A LiteLLM candidate (tools mode) is one conversation for a dataset of at most ``agent.batch_size``
-samples, else a plan conversation, one per batch and a ``data_meta`` conversation (`agents.litellm.phases`).
+samples, else a plan conversation, one per batch and a ``data_meta`` conversation (`agents.llm.phases`).
 Inside a conversation the prompt grows turn by turn (the history is resent; old tool results are stubbed, so
 it grows more slowly later), which is why tokens are not proportional to samples: a profile keeps each
 measured conversation's per-call prompt and completion tokens, and a conversation of ``m`` samples is
@@ -48,7 +48,7 @@ PRIOR_FILE = Path(__file__).with_name("forecast_prior.json")
 """The default profiles: the offline replay of the rules baseline on the bundled suite (tools mode)."""
 
 FIXED = ("plan", "meta")
-"""Conversation labels whose cost does not depend on the sample count (`agents.litellm.phases`)."""
+"""Conversation labels whose cost does not depend on the sample count (`agents.llm.phases`)."""
 
 
 @dataclass(frozen=True)
@@ -212,7 +212,7 @@ def candidate_cost(
 
 GUIDED_MOST_STEPS = 3
 """The most requests the guided mode makes for one sample: the slice (or frame), the mask file, the annotation
-(`agents.litellm.guided`), retries aside."""
+(`agents.llm.guided`), retries aside."""
 
 
 def guided_cost(

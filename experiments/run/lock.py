@@ -28,6 +28,7 @@ __all__ = [
     "abandon_run_folder",
     "hold_run_folder",
     "holder_pid",
+    "refuse_if_busy",
     "release_run_folder",
     "run_folder_lock",
     "takeover_note",
@@ -133,6 +134,32 @@ def hold_run_folder(run_dir: str | Path) -> int | None:
         _held[key] = _Held(fd, path, os.getpid(), made)
     # We hold the flock, so whoever wrote that pid no longer does: it was killed or crashed mid-run.
     return previous
+
+
+def refuse_if_busy(run_dir: str | Path) -> None:
+    """Refuse a run folder another live process holds, without taking its lock or writing anything.
+
+    Args:
+        run_dir: The run folder.
+
+    Raises:
+        RunFolderBusy: Another live process holds the lock.
+    """
+    folder = Path(run_dir).expanduser()
+    with _guard:
+        if folder.resolve() in _held:
+            return  # this process holds it (the callback took it before the run checks again)
+    try:
+        fd = os.open(folder / LOCK_NAME, os.O_RDONLY)
+    except OSError:
+        return  # no lock file: nobody has started a run there
+    try:
+        # A read-only descriptor takes a flock as well (flock(2)); opening it changes no content nor mtime.
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise RunFolderBusy(folder, _read_pid(fd)) from None
+    finally:
+        os.close(fd)  # drops the probe's lock, if it got it
 
 
 def takeover_note(run_dir: str | Path, pid: int) -> str:

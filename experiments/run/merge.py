@@ -1,6 +1,6 @@
 """Combine the runs of a sharded job (``benchmark.shard=k/n``) into one set of metrics.
 
-    python -m experiments.merge RUN_DIR [RUN_DIR ...] --out MERGED_DIR
+    medstrat merge RUN_DIR [RUN_DIR ...] --out MERGED_DIR
 
 Per-dataset metrics are taken as they are (each dataset was scored in exactly one shard) and the macro is the
 equal-weight mean over all of them, as the scorer computes it; ``samples.jsonl`` is concatenated, usage
@@ -58,11 +58,13 @@ def merge_runs(run_dirs: Sequence[Path], out: Path) -> dict[str, dict[str, Any]]
 
     Raises:
         FileNotFoundError: A run folder lacks ``metrics.json``.
-        ValueError: Two runs scored the same dataset.
+        ValueError: Two runs scored the same dataset, or ``out`` is a run folder or holds the merge of other
+            runs (nothing is written).
     """
     for run in run_dirs:
         if not (run / "metrics.json").is_file():
             raise FileNotFoundError(f"{run}: no metrics.json (not a finished run folder)")
+    _check_out(run_dirs, out)
     docs = {
         p: _merge_docs([json.loads((r / _FILES[p]).read_text(encoding="utf-8")) for r in run_dirs], p)
         for p in PROFILES
@@ -89,10 +91,37 @@ def merge_runs(run_dirs: Sequence[Path], out: Path) -> dict[str, dict[str, Any]]
     return docs
 
 
-@cli_main("python -m experiments.merge", expected=(ValueError,))
+def _check_out(run_dirs: Sequence[Path], out: Path) -> None:
+    """Refuse an ``--out`` whose files the merge would overwrite, unless they are this merge's own.
+
+    A run folder (a shard itself, or any other run) would lose its ``metrics.json``; an earlier merge of
+    other runs would lose its numbers. The same runs merged again rewrite the same files.
+    """
+    from experiments.run.folder import held_run
+
+    try:
+        before = json.loads((out / "usage.json").read_text(encoding="utf-8")).get("runs")
+    except (OSError, ValueError, AttributeError):
+        before = None
+    merge = isinstance(before, list) and not (out / "run.json").exists()  # what this command writes
+    if any(out.resolve() == run.resolve() for run in run_dirs) or (held_run(out) is not None and not merge):
+        raise ValueError(f"--out {out} is a run folder; merging there would overwrite its metrics.json")
+    if not any((out / name).exists() for name in (*_FILES.values(), "samples.jsonl", "usage.json")):
+        return
+    same = isinstance(before, list) and {Path(str(r)).resolve() for r in before} == {
+        r.resolve() for r in run_dirs
+    }
+    if not same:
+        shown = ", ".join(str(r) for r in before) if isinstance(before, list) else "unknown runs"
+        raise ValueError(
+            f"--out {out} holds the merge of other runs ({shown}); pick another --out or move it away"
+        )
+
+
+@cli_main("medstrat merge", expected=(ValueError,))
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; returns the exit code (0 ok, 2 bad input; docs/cli.md)."""
-    parser = OneLineParser(prog="python -m experiments.merge", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="medstrat merge", description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="shard run folders")
     parser.add_argument(
         "--out", type=Path, default=None, help="merged folder (default: <first run>/../merged)"
@@ -105,7 +134,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(format_table(docs, f"merged {len(args.runs)} runs · {len(docs['official']['datasets'])} datasets"))
     print(f"wrote {out}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -23,7 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 from agents.base import Agent, Limits
 from agents.budget import Budget, Ledger
 from agents.judge import Judge
-from core.registry import OptionError, Registry, call_with_options, load_object
+from core.registry import OptionError, Registry, call_with_options, load_object, options_signature
 from experiments.run.options import run_budget, sample_limit
 from experiments.run.request_cache import resolve_cache
 from experiments.run.roles import build_judge, build_roles, judge_selector
@@ -57,7 +57,7 @@ agents: Registry[Any] = Registry(
     entry_point_group="medstrat.agents",
     lazy={
         "rules": "agents.rules:RulesAgent",
-        "litellm": "agents.litellm:LiteLLMAgent",
+        "litellm": "agents.llm.agent:LiteLLMAgent",
         "simulated": "testbed.simulated:SimulatedAgent",
     },
 )
@@ -113,7 +113,7 @@ def build_agent(
         "cache" in kwargs
     ):  # agent.cache=auto (the default): the user's cache folder (experiments.run.request_cache)
         kwargs["cache"] = resolve_cache(kwargs["cache"])
-    params = inspect.signature(factory).parameters
+    params = options_signature(factory).parameters
     if "temperature" in params and "temperature" in data:
         kwargs["temperature"] = data["temperature"]
     if budget is not None and "budget" in params:

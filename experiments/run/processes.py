@@ -202,7 +202,7 @@ def start_method() -> str:
 def _context(method: str) -> BaseContext:
     """The multiprocessing context for the workers: ``fork``, or the program's one fork server
     (`medio.processes`: the format readers preloaded) with this module, the run's builders and, when the
-    parent imported it, litellm preloaded too (offline: `agents.litellm.offline`). litellm is never imported
+    parent imported it, litellm preloaded too (offline: `agents.model.offline`). litellm is never imported
     where it was not."""
     if method == "fork":
         return multiprocessing.get_context("fork")
@@ -214,7 +214,7 @@ def _context(method: str) -> BaseContext:
 
 def name_worker_preloads(*, litellm: bool) -> None:
     """Name what the fork server preloads for run workers: this module and the run's builders, and with
-    ``litellm`` the LiteLLM agent and litellm itself (offline: `agents.litellm.offline`).
+    ``litellm`` the LiteLLM agent and litellm itself (offline: `agents.model.offline`).
 
     The server is one per program and takes the names given before its first worker starts (of any pool):
     a program that starts a pool before its first LiteLLM run calls this first with ``litellm=True``, or
@@ -227,7 +227,7 @@ def name_worker_preloads(*, litellm: bool) -> None:
 
     modules = ["experiments.run.processes", "experiments.run.plan", "experiments.run.loop"]
     if litellm:
-        modules += ["agents.litellm.agent", "agents.litellm.offline"]
+        modules += ["agents.llm.agent", "agents.model.offline"]
     preload_in_workers(*modules)
 
 

@@ -5,7 +5,7 @@
 ``$XDG_CACHE_HOME/medstrat`` or ``~/.cache/medstrat``), ``false`` (no cache), ``refresh`` (the ``auto``
 file, every call bought again and its answer stored over the old one) or a file path. A request is answered
 from the cache only when everything that shapes the answer is equal (model, endpoint, messages, tools,
-sampling parameters with the seed, candidate index: `agents.litellm.cache.request_key`), so rerunning a run
+sampling parameters with the seed, candidate index: `agents.model.cache.request_key`), so rerunning a run
 with the same seed spends nothing and another seed buys new samples. ``MEDSTRAT_REQUEST_CACHE=off`` turns the
 default off (the test suite does, so tests never share answers).
 """
@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agents.litellm.cache import RequestCache
+from agents.model.cache import RequestCache
 from experiments.run.suite import cache_root
 
 __all__ = ["CACHE_ENV", "resolve_cache"]

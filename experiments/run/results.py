@@ -3,7 +3,7 @@
 
 The export is ``export/<dataset>/VLM/{random.txt, ground_truth*.json, gt_geometry}`` (symlinks to the dataset)
 plus ``export/<dataset>/VLM/<run-name>/agent1_data_organization`` (a copy of the selected folder), so
-``python -m benchmark.score --root export --models <run-name>`` reads it unchanged. The run's own metrics are
+``medstrat score --root export --models <run-name>`` reads it unchanged. The run's own metrics are
 computed from that same export, so both agree by construction.
 """
 

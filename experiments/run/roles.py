@@ -28,7 +28,7 @@ from agents.base import Agent, Limits
 from agents.budget import Budget
 from agents.judge import Judge
 from agents.roles import PoolMember, RoleAgent
-from core.registry import OptionError, call_with_options, load_object
+from core.registry import OptionError, call_with_options, load_object, options_signature
 
 __all__ = [
     "AGENT_CONF",
@@ -201,7 +201,7 @@ def build_judge(
     """The judge role: the ``judge`` node, else the run's agent config (its model, endpoint, key, cache).
 
     Args:
-        judge_cfg: The ``judge`` node (``name: litellm`` and `agents.litellm.judge.LiteLLMJudge` options, or a
+        judge_cfg: The ``judge`` node (``name: litellm`` and `agents.model.judge.LiteLLMJudge` options, or a
             ``_target_`` building any `Judge`); None: judge with the agent's model.
         agent_cfg: The ``agent`` node.
         budget: The run's budget, handed to a judge whose constructor takes ``budget`` (checked before each
@@ -214,7 +214,7 @@ def build_judge(
         OptionError: No judge can be made (the agent is not a model and no ``judge`` is given), an unknown
             option, or the object built is not a `Judge`.
     """
-    from agents.litellm.judge import LiteLLMJudge
+    from agents.model.judge import LiteLLMJudge
     from experiments.run.request_cache import resolve_cache
 
     explicit = _plain(judge_cfg)
@@ -233,8 +233,9 @@ def build_judge(
     elif str(data.get("name")) == "litellm":
         options = _options(data)
         if not explicit:
-            # The agent's config holds agent-only keys (limits, tools); the judge takes what it shares.
-            names = set(inspect.signature(LiteLLMJudge).parameters)
+            # The agent's config holds agent-only keys (limits, tools); the judge takes what it shares, but
+            # not the agent's extra request parameters: a verdict's request is the judge's own.
+            names = set(options_signature(LiteLLMJudge).parameters) - {"extra_params"}
             options = {k: v for k, v in options.items() if k in names}
         if budget is not None:
             options["budget"] = budget

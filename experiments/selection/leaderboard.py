@@ -1,8 +1,8 @@
 """The selector leaderboard: every registered selector × validator profile on the candidates stored in
-finished S3 runs, with no agent call (a judge selector asks the run's judge, through the run's request cache:
-`experiments.selection.leaderboard_roles`).
+finished S3 runs, with no agent call (a judge selector asks the run's judge, through the run's request cache),
+its table and its figure.
 
-    python -m experiments.leaderboard RUN... [--selectors a,b,c] [--validators evidence,mdsbench]
+    medstrat leaderboard RUN... [--selectors a,b,c] [--validators evidence,mdsbench]
                                            [--imports my_pkg.selectors] [--out DIR]
 
 Per (selector, validator): official and strict E2E, SCJ and CF (macro over datasets), the gap to the
@@ -17,6 +17,25 @@ Selection, assembly and scoring are the code a fresh S3 run executes (`strategie
 `benchmark.score`), so ``validator_max`` × the source's validator reproduces the source's ``metrics.json``.
 Each candidate is validated once per profile and each distinct assembled output scored once
 (`ReportCache`, `ScoreCache`).
+
+Model roles on the leaderboard:
+
+- **Judge selectors** (``llm_judge``, ``hybrid``, any factory marked ``needs_judge``) re-rank the stored
+  candidates with the judge the source run configured: its ``judge`` node, else its agent's config, as
+  `experiments.run.roles.build_judge` builds it for a run, with the run's selector options when it ran that
+  selector. The judge's request cache is the run's (``judge.cache``; ``auto`` is the user's cache file), and a
+  verdict's request is built from the same candidates and validator reports, so a re-ranking of a judged run
+  re-asks nothing already answered: those verdicts are cache hits.
+- By default a judge selector is ranked only when every run configured a judge (a ``judge`` node, or a judge
+  selector); otherwise it is skipped with one line, since ranking it would make model calls the runs never
+  asked for. Named with ``--selectors``, it is ranked with the agent's model as the judge, as a run would.
+  Where a judge cannot be built, or every one of its calls failed, the leaderboard says so in one line:
+  skipped from the default list, refused (exit 2) when named.
+- **Cost**: every row counts what its strategy would have spent: the stored candidates' calls, tokens and
+  dollars plus its judge's (a cached verdict at the original call's price), so validator vs judge compare at
+  equal spend. ``judge_*`` columns split the judge's part out.
+- **Pools**: when the candidates come from more than one agent, ``win:<agent>`` is the share of decided
+  samples whose kept candidate that agent made, under each (validator, selector).
 """
 
 from __future__ import annotations
@@ -29,7 +48,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,31 +56,19 @@ from typing import Any
 import pandas as pd
 from omegaconf import OmegaConf
 
-from agents.base import Candidate, Task
+from agents.base import Candidate, Task, Usage
 from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_candidate
 from core.atomic import atomic_write_text
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
+from core.registry import OptionError
 from experiments.publish.stats import CI_METHOD, TEST_METHOD, bootstrap_ci, cluster_diffs, paired_cluster_test
 from experiments.publish.tables import write_tables
 from experiments.run.plan import import_plugins, task_options
-from experiments.selection.leaderboard_figure import leaderboard_figure
-from experiments.selection.leaderboard_roles import (
-    JudgeSource,
-    Spend,
-    build_judge_selector,
-    is_judge,
-    judge_notes,
-    judge_sources,
-    ready_judges,
-    role_columns,
-    role_sections,
-    spend_of,
-    unavailable_judges,
-)
 from experiments.selection.reselect import ReselectError, load_source_config
 from experiments.stored.run_folder import CANDIDATES, run_info
 from strategies.base import DONE_MARKER, REPORTS_DIR, SampleDecision
+from strategies.choice import decision_usage
 from strategies.context import candidate_from_marker
 from strategies.mechanics import assemble, read_meta
 from strategies.selectors import ORACLE, Selector, build_selector, selectors
@@ -72,12 +79,26 @@ from validator.validate import get_profile, validate
 
 __all__ = [
     "BASELINE",
+    "COST_COLUMNS",
+    "FAILED_CALL",
     "MISTAKES_FILE",
+    "JudgeSource",
     "ReportCache",
+    "Spend",
     "StoredDataset",
+    "build_judge_selector",
+    "is_judge",
+    "judge_notes",
+    "judge_sources",
     "leaderboard",
+    "leaderboard_figure",
     "load_stored",
     "main",
+    "ready_judges",
+    "role_columns",
+    "role_sections",
+    "spend_of",
+    "unavailable_judges",
     "write_leaderboard",
 ]
 
@@ -85,6 +106,238 @@ log = logging.getLogger(__name__)
 
 BASELINE = "validator_max"
 PROFILES = ("official", "strict")
+
+
+FAILED_CALL = "judge call failed"
+"""How `agents.model.judge.LiteLLMJudge` begins the reason of a verdict whose call failed."""
+
+COST_COLUMNS = ("calls", "tokens", "USD", "judge_calls", "judge_tokens", "judge_USD", "judge_cache_hits")
+
+
+def is_judge(name: str) -> bool:
+    """Whether the registered selector ``name`` needs a judge role (`strategies.judge`)."""
+    return bool(getattr(selectors.get(name), "needs_judge", False))
+
+
+@dataclass(frozen=True)
+class JudgeSource:
+    """What a stored run says about its judge.
+
+    Attributes:
+        judge: The run's ``judge`` node (None: the agent's config judges).
+        agent: The run's ``agent`` node.
+        selector: The run's ``selector`` node (its options apply when it names the selector being ranked).
+    """
+
+    judge: Mapping[str, Any] | None
+    agent: Mapping[str, Any]
+    selector: Any = None
+
+    @property
+    def configured(self) -> bool:
+        """Whether the run set up a judge: a ``judge`` node, or a judge selector of its own."""
+        name = _selector_name(self.selector)
+        return bool(self.judge) or (name is not None and name in selectors.names() and is_judge(name))
+
+
+def _selector_name(node: Any) -> str | None:
+    if isinstance(node, str):
+        return node
+    if isinstance(node, Mapping) and node.get("name"):
+        return str(node["name"])
+    return None
+
+
+def judge_sources(runs: Iterable[Path]) -> dict[str, JudgeSource]:
+    """Per run folder (as a string), its judge configuration from ``run.json``."""
+    out = {}
+    for run in map(Path, runs):  # keyed as `StoredDataset.source` spells the folder
+        config = run_info(run).get("config") or {}
+        out[str(run)] = JudgeSource(config.get("judge"), config.get("agent") or {}, config.get("selector"))
+    return out
+
+
+def build_judge_selector(name: str, source: JudgeSource) -> Selector:
+    """The judge selector ``name`` with the run's judge (and the run's options for it, when it ran it).
+
+    Raises:
+        OptionError: No judge can be made from the run's config.
+    """
+    from experiments.run.roles import build_judge, judge_selector
+
+    node = source.selector
+    options = (
+        {k: v for k, v in node.items() if k not in ("name", "_target_", "on_error")}
+        if isinstance(node, Mapping) and _selector_name(node) == name
+        else {}
+    )
+    selector: Selector = judge_selector(selectors.get(name), options, build_judge(source.judge, source.agent))
+    return selector
+
+
+def ready_judges(
+    names: Sequence[str], sources: Mapping[str, JudgeSource], named: bool
+) -> tuple[list[str], dict[str, str]]:
+    """The selectors to rank, and why each judge selector left out was left out.
+
+    Args:
+        names: The candidate selector names.
+        sources: Per run, its judge configuration.
+        named: The user named the selectors (``--selectors``): a judge that cannot be built is an error.
+
+    Returns:
+        ``(names kept, {name: reason skipped})``.
+
+    Raises:
+        OptionError: A named judge selector whose judge cannot be built from some run.
+    """
+    kept: list[str] = []
+    skipped: dict[str, str] = {}
+    for name in names:
+        if not is_judge(name):
+            kept.append(name)
+            continue
+        reason = None
+        for run, source in sources.items():
+            if not named and not source.configured:
+                reason = (
+                    f"{run} has no judge (judge=... or a judge selector); name it with --selectors to judge "
+                    "with the run's agent model"
+                )
+                break
+            try:
+                build_judge_selector(name, source)
+            except OptionError as exc:
+                reason = f"judge unavailable for {run}: {exc}"
+                break
+        if reason is None:
+            kept.append(name)
+        elif named:
+            raise OptionError(f"selector {name}: {reason}")
+        else:
+            skipped[name] = reason
+    return kept, skipped
+
+
+@dataclass(frozen=True)
+class Spend:
+    """What a selector spent deciding one dataset (small: it crosses process borders).
+
+    Attributes:
+        usage: The judge's usage summed over the samples.
+        asked: Samples where the judge was asked (it answered, or its answer was invalid).
+        failed: Of those, the calls that failed (no answer at all: the judge is unavailable).
+        why: The first failure's reason.
+    """
+
+    usage: Usage
+    asked: int = 0
+    failed: int = 0
+    why: str = ""
+
+
+def spend_of(decisions: Mapping[int, SampleDecision]) -> Spend:
+    """The judge's spend recorded in a selection's decisions (nothing for a validator-only selector)."""
+    asked = failed = 0
+    why = ""
+    for d in decisions.values():
+        verdict = d.details.get("judge") or {}
+        if verdict.get("status") in ("chosen", "invalid"):
+            asked += 1
+            answer = str(verdict.get("answer", ""))
+            if verdict.get("status") == "invalid" and answer.startswith(FAILED_CALL):
+                failed += 1
+                why = why or answer
+    return Spend(decision_usage(d.details for d in decisions.values()), asked, failed, why)
+
+
+def unavailable_judges(spent: Mapping[str, Sequence[Spend]]) -> dict[str, str]:
+    """The judge selectors none of whose calls got an answer, with the first failure's reason."""
+    out = {}
+    for name, parts in spent.items():
+        asked = sum(p.asked for p in parts)
+        if asked and sum(p.failed for p in parts) == asked:
+            out[name] = "judge unavailable: " + next(p.why for p in parts if p.why)
+    return out
+
+
+def role_columns(
+    cells: Sequence[tuple[Sequence[Any], Mapping[int, int | None], Spend]],
+    agents: Sequence[str],
+    judged: bool,
+) -> dict[str, Any]:
+    """The cost and per-agent columns of one leaderboard row.
+
+    Args:
+        cells: Per dataset: its stored candidates (``usage``, ``agent``), the kept candidate per sample, and
+            the selector's spend there.
+        agents: Every agent label of the stored candidates (a ``win:<agent>`` column each when more than one).
+        judged: Some row of the leaderboard has a judge selector (the ``judge_*`` columns are written).
+
+    Returns:
+        The columns.
+    """
+    made = Usage()
+    judge = Usage()
+    wins = dict.fromkeys(agents, 0)
+    decided = 0
+    for candidates, chosen, spend in cells:
+        for c in candidates:
+            made = made + c.usage
+        judge = judge + spend.usage
+        for k in chosen.values():
+            if k is not None:
+                decided += 1
+                wins[candidates[k].agent] = wins.get(candidates[k].agent, 0) + 1
+    total = made + judge
+    out: dict[str, Any] = {
+        "calls": total.calls,
+        "tokens": total.total_tokens,
+        "USD": round(total.cost_usd, 6),
+    }
+    if judged:
+        out |= {
+            "judge_calls": judge.calls,
+            "judge_tokens": judge.total_tokens,
+            "judge_USD": round(judge.cost_usd, 6),
+            "judge_cache_hits": judge.cache_hits,
+        }
+    if len(agents) > 1:
+        out |= {f"win:{a}": round(wins[a] / decided, 4) if decided else None for a in agents}
+    return out
+
+
+def role_sections(frame: pd.DataFrame, skipped: Mapping[str, str]) -> list[str | pd.DataFrame]:
+    """The leaderboard's Markdown sections for cost, per-agent win rates and skipped judge selectors."""
+    cost = ["validator", "selector", *[c for c in COST_COLUMNS if c in frame.columns]]
+    parts: list[str | pd.DataFrame] = [
+        "## Cost per selector: the stored candidates' plus the judge's (cached verdicts at the original "
+        "call's price), so selectors compare at equal spend",
+        frame[cost],
+    ]
+    wins = [c for c in frame.columns if str(c).startswith("win:")]
+    if wins:
+        parts += [
+            "## Per agent: share of decided samples whose kept candidate each agent made",
+            frame[["validator", "selector", *wins]],
+        ]
+    parts += [f"**{name} skipped**: {why}" for name, why in skipped.items()]
+    return parts
+
+
+def judge_notes(frame: pd.DataFrame, skipped: Mapping[str, str]) -> list[str]:
+    """One line per judge selector skipped, and per row whose judge made calls the request cache did not
+    answer (new spend: under a validator profile the run did not use, the judge sees other messages)."""
+    lines = [f"{name} skipped: {why}" for name, why in skipped.items()]
+    if "judge_calls" in frame.columns:
+        for _, row in frame.iterrows():
+            new = int(row["judge_calls"]) - int(row["judge_cache_hits"])
+            if new > 0:
+                lines.append(
+                    f"{row['validator']}/{row['selector']}: {new} judge calls not in the request cache "
+                    f"(${float(row['judge_USD']):.4f} for all its verdicts)"
+                )
+    return lines
 
 
 @dataclass
@@ -266,11 +519,11 @@ def _selector_names(wanted: Sequence[str] | None, judges: bool = False) -> list[
         obj = selectors.get(name)  # raises UnknownNameError listing the valid names
         if getattr(obj, "needs_judge", False) and not judges:
             # A judge selector calls a model per sample; callers other than the leaderboard make no model call
-            # (experiments.selection.leaderboard_roles ranks judges with the run's judge and request cache).
+            # (the judge selectors above rank judges with the run's judge and request cache).
             if wanted:
                 raise ReselectError(
                     f"selector {name} calls a judge model, and this analysis calls none: rank it with "
-                    f"python -m experiments.leaderboard RUN --selectors validator_max,{name}, or in a run"
+                    f"medstrat leaderboard RUN --selectors validator_max,{name}, or in a run"
                 )
             continue
         if id(obj) in seen and not wanted:
@@ -492,6 +745,46 @@ def _miss_table(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(table)
 
 
+def leaderboard_figure(frame: pd.DataFrame, path: Path) -> Path:
+    """E2E per selector, one group of bars per validator profile, each bar with its dataset-bootstrap
+    95 % CI (``E2E_lo``/``E2E_hi``), the oracle bound as a line, the y-axis from 0, the CI method in the
+    caption."""
+    import matplotlib.pyplot as plt
+
+    from experiments.publish.figures import WIDTH_IN, error_bars, save_figure
+
+    validators = list(dict.fromkeys(frame["validator"]))
+    names = list(dict.fromkeys(frame["selector"]))
+    fig, ax = plt.subplots(figsize=(WIDTH_IN * 0.7, 4.0))
+    width = 0.8 / max(1, len(validators))
+    for j, v in enumerate(validators):
+        part = frame[frame["validator"] == v].set_index("selector")
+        shown = part.reindex(names)  # a selector this profile did not rank: no bar, no error bar
+        ax.bar(
+            [i + j * width for i in range(len(names))],
+            [float(y) for y in shown["E2E"]],
+            width,
+            label=f"validator {v}",
+            yerr=error_bars(shown["E2E"], shown["E2E_lo"], shown["E2E_hi"]),
+            capsize=2,
+            error_kw={"elinewidth": 0.8, "ecolor": "black"},
+        )
+    bound = frame["oracle_E2E"].dropna()
+    if len(bound):
+        ax.axhline(float(bound.iloc[0]), color="black", linestyle="--", linewidth=1, label="oracle best-of-n")
+    ax.set_ylim(0.0, 1.05)  # bars from 0: a bar's length is its value
+    ax.set_xticks(
+        [i + width * (len(validators) - 1) / 2 for i in range(len(names))], names, rotation=20, ha="right"
+    )
+    ax.set_ylabel("E2E (macro over datasets)")
+    ax.set_title("Selectors on stored candidates", fontsize="medium")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+    ax.grid(axis="y", alpha=0.3)
+    fig.text(0.5, 0.01, f"Error bars: {CI_METHOD}.", ha="center", va="bottom", fontsize="x-small")
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    return save_figure(fig, path)
+
+
 def write_leaderboard(frame: pd.DataFrame, stats: Mapping[str, Any], out: Path) -> list[Path]:
     """Write ``selectors.{csv,md,tex,png}`` (and ``selectors_stats.json``) into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
@@ -549,13 +842,13 @@ def write_leaderboard(frame: pd.DataFrame, stats: Mapping[str, Any], out: Path) 
     return written
 
 
-@cli_main("python -m experiments.leaderboard")
+@cli_main("medstrat leaderboard")
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI; returns the exit code (0 success, 2 bad input; ``docs/cli.md``)."""
     from core.registry import OptionError, UnknownNameError
     from strategies.selectors import SelectorError
 
-    parser = OneLineParser(prog="python -m experiments.leaderboard", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="medstrat leaderboard", description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="finished S3/S4 run folders (pooled)")
     parser.add_argument(
         "--selectors", default=None, help="comma-separated names (default: every registered one)"
@@ -585,7 +878,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ReselectError, UnknownNameError, OptionError, ImportError, ValueError, SelectorError) as exc:
         raise CliError(str(exc)) from exc
     for line in judge_notes(frame, stats["skipped"]):
-        print(f"python -m experiments.leaderboard: {line}", file=sys.stderr)
+        print(f"medstrat leaderboard: {line}", file=sys.stderr)
     out = args.out or runs[0] / "selectors"
     written = write_leaderboard(frame, stats, out)
     from experiments.tracking.record import record_leaderboard
@@ -594,7 +887,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print((out / "selectors.md").read_text(encoding="utf-8"))
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

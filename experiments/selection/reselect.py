@@ -1,6 +1,6 @@
 """Reselect: run S3/S4 selection again over the candidates stored in a finished run, with no agent call.
 
-    python -m experiments.reselect RUN [strategy=s3|s4] [selector=NAME] [validator=NAME] [key=value ...]
+    medstrat reselect RUN [strategy=s3|s4] [selector=NAME] [validator=NAME] [key=value ...]
                                        [hydra.run.dir=OUT]
 
 The source run's composed config (``run.json``) is the starting point; ``strategy=``, ``selector=`` and
@@ -301,7 +301,7 @@ def reselect(
     )
 
 
-PROG = "python -m experiments.reselect"
+PROG = "medstrat reselect"
 
 GC_THRESHOLDS = (10_000, 20, 50)
 """The collector's thresholds in the CLI (Python's defaults: 700, 10, 10). A reselection is a short process
@@ -313,7 +313,7 @@ are."""
 
 @cli_main(PROG)
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: ``python -m experiments.reselect RUN [overrides...]``; returns the exit code (``docs/cli.md``).
+    """CLI: ``medstrat reselect RUN [overrides...]``; returns the exit code (``docs/cli.md``).
 
     0 success · 2 bad input · 3 incomplete (a candidate missing from the source) · 4 nothing selected.
     """
@@ -371,6 +371,11 @@ def _exit_now(code: int) -> NoReturn:
     os._exit(code)
 
 
-if __name__ == "__main__":
+def command(argv: Sequence[str] | None = None) -> NoReturn:
+    """``medstrat reselect``: `main` with the CLI's collector thresholds, then leave at once (`_exit_now`).
+
+    Args:
+        argv: The arguments after ``medstrat reselect``.
+    """
     gc.set_threshold(*GC_THRESHOLDS)
-    _exit_now(main())
+    _exit_now(main(argv))

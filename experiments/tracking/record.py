@@ -174,7 +174,7 @@ def record_sweep_end(settings: TrackingSettings, sweep_dir: Path) -> None:
 
 
 def record_reselection(node: Any, run_dir: Path, source_dir: Path) -> None:
-    """Log a reselection (``python -m experiments.reselect``) beside the run it re-ranked.
+    """Log a reselection (``medstrat reselect``) beside the run it re-ranked.
 
     The reselection's config inherits the source's ``tracking`` node, so a logged run's reselections are
     logged too (``tracking.backend=none`` turns that off; ``tracking.backend=mlflow`` turns it on for a
@@ -228,7 +228,7 @@ def _leaderboard_metrics(table: Path) -> dict[str, float]:
 
 
 def record_leaderboard(out_dir: Path, runs: Sequence[Path], written: Sequence[Path]) -> None:
-    """Log a selector leaderboard (``python -m experiments.leaderboard``) when its source runs were logged.
+    """Log a selector leaderboard (``medstrat leaderboard``) when its source runs were logged.
 
     The leaderboard goes to the store and experiment of the first logged source run, tagged ``source_run``
     (that run's MLflow id) and ``source_runs`` (every logged source's); each row of ``selectors.csv`` is

@@ -1,6 +1,6 @@
 """An offline, scripted OpenAI-compatible server: the test double of every LiteLLM-backed agent.
 
-Run ``python -m testbed.fakeserver --script FILE`` for a demo server, or use `FakeServer` in tests.
+Run ``medstrat fakeserver --script FILE`` for a demo server, or use `FakeServer` in tests.
 """
 
 from testbed.fakeserver.dispatch import ByDataset, OneDataset, dataset_of, unscripted

@@ -1,4 +1,4 @@
-"""``python -m testbed.fakeserver [--script FILE | --replay DATASET_ROOT [--mode tools|script]] [--port N]
+"""``medstrat fakeserver [--script FILE | --replay DATASET_ROOT [--mode tools|script]] [--port N]
 [--latency S]``: serve a scripted fake provider.
 
 Prints the URL to give LiteLLM as ``api_base`` (with ``model="openai/<anything>"``) and serves until Ctrl-C.
@@ -78,7 +78,7 @@ def _dying(script: Script, answers: int) -> Script:
     return served
 
 
-@cli_main("python -m testbed.fakeserver")
+@cli_main("medstrat fakeserver")
 def main(argv: list[str] | None = None) -> int:
     """Run the demo server.
 
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         The exit status.
     """
-    parser = OneLineParser(prog="python -m testbed.fakeserver", description=__doc__)
+    parser = OneLineParser(prog="medstrat fakeserver", description=__doc__)
     parser.add_argument(
         "--script", type=Path, help="JSON list of turns (see testbed.fakeserver.script_from_json)"
     )

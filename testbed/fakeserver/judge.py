@@ -1,7 +1,7 @@
 """A scripted judge for the fake server: requests offering the ``choose_candidate`` tool get a fixed verdict.
 
 Wraps any script, so one server plays both the candidates' agent (a replay) and the judge of
-``selector=llm_judge`` offline: ``python -m testbed.fakeserver --replay DATASET --judge 1``.
+``selector=llm_judge`` offline: ``medstrat fakeserver --replay DATASET --judge 1``.
 """
 
 from __future__ import annotations

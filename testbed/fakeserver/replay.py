@@ -9,7 +9,7 @@ the rules agent's, file by file. That is at temperature 0; a request at a temper
 ``write_annotation`` calls sampled at the request's ``seed`` (`testbed.fakeserver.sampling`), so seeds and
 candidates differ as a model's samples do.
 
-How the rules agent's read options map onto the ``render`` tool (``agents/litellm/tools.py:RenderArgs``):
+How the rules agent's read options map onto the ``render`` tool (``agents/tools/tools.py:RenderArgs``):
 
 | rules agent (trace decision / annotation field)            | ``render`` argument |
 |------------------------------------------------------------|---------------------|
@@ -132,7 +132,7 @@ class ReplayScript(TurnScript):
         return step if self.sampler is None else self.sampler.reply(step, request)
 
     def to_json(self) -> list[dict[str, Any]]:
-        """Return the turns in the ``--script FILE`` format of ``python -m testbed.fakeserver``.
+        """Return the turns in the ``--script FILE`` format of ``medstrat fakeserver``.
 
         Returns:
             One ``{"content", "tool_calls": [{"name", "arguments", "id"}]}`` object per turn.
@@ -285,8 +285,8 @@ def replay_script(
     decided = _decisions(candidate.trace_path)
     toolbox = scratch = None
     if check:
-        from agents.litellm.sandbox import Sandbox
-        from agents.litellm.tools import ToolBox
+        from agents.tools.sandbox import Sandbox
+        from agents.tools.tools import ToolBox
 
         scratch = out / "replay_check"
         toolbox = ToolBox(task, Sandbox(task.root, scratch), vision=False)

@@ -1,6 +1,6 @@
 """A fake model that answers every constrained request with the first JSON object its schema allows.
 
-The guided mode (`agents.litellm.guided`) asks each step as a forced tool call or, from a server that ignores
+The guided mode (`agents.llm.guided`) asks each step as a forced tool call or, from a server that ignores
 ``tool_choice``, by ``response_format``; a grammar-constrained server answers with an object of that schema.
 `SchemaAnswers` plays such a server offline: the first ``enum`` value, the ``const``, the first ``anyOf``
 branch, ``minLength`` characters, ``minItems`` items, the first integer 0. Its ``forced`` setting plays the

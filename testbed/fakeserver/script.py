@@ -193,7 +193,7 @@ def _step_from_json(item: Mapping[str, Any]) -> Step:
 
 
 def script_from_json(data: Sequence[Mapping[str, Any]]) -> TurnScript:
-    """Build a turn script from JSON (the ``--script FILE`` format of ``python -m testbed.fakeserver``).
+    """Build a turn script from JSON (the ``--script FILE`` format of ``medstrat fakeserver``).
 
     Each item is one turn: ``{"content": "...", "tool_calls": [{"name": "list_dir", "arguments": {...}}]}``,
     ``{"fault": 429}``, ``{"garbage": "..."}`` or ``{"delay": 5, "then": {...}}``.

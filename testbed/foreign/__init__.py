@@ -1,7 +1,7 @@
 """The foreign suite: pixels shipped in other packages' wheels (scikit-image, matplotlib) laid out as imaging
 communities lay out data (nnU-Net, BIDS, per-patient DICOM trees, label tables keyed by ids).
 
-``python -m testbed.synth OUT --suite foreign`` writes it; see docs/benchmark.md, "The foreign suite".
+``medstrat synth OUT --suite foreign`` writes it; see docs/benchmark.md, "The foreign suite".
 """
 
 from testbed.foreign.suite import (

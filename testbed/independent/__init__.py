@@ -3,7 +3,7 @@ communities lay out data (Medical Segmentation Decathlon, COCO, ImageFolder, Tra
 tree with a demographics sheet, a study list keyed by accession number), built without reading the ``rules``
 baseline or the validator, to measure them on layouts they were not tuned on.
 
-``python -m testbed.synth OUT --suite independent`` writes it; see docs/benchmark.md, "Independent set".
+``medstrat synth OUT --suite independent`` writes it; see docs/benchmark.md, "Independent set".
 """
 
 from testbed.independent.suite import (

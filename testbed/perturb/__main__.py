@@ -1,4 +1,4 @@
-"""CLI: ``python -m testbed.perturb CORRECT OUT [--dataset-dir DIR] [--seed N] [--clean P] [--mix K=W]``.
+"""CLI: ``medstrat perturb CORRECT OUT [--dataset-dir DIR] [--seed N] [--clean P] [--mix K=W]``.
 
 Writes ``OUT/agent1_data_organization`` (a copy of the correct folder with sampled mistakes) and
 ``OUT/mistakes.json`` (the labels). ``--list`` prints the catalogue.
@@ -26,7 +26,7 @@ def _dataset_dir(correct: Path) -> Path:
     return correct
 
 
-@cli_main("python -m testbed.perturb")
+@cli_main("medstrat perturb")
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, write the perturbed copy and print what was applied.
 
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         The process exit code (0, or 2 for bad input; docs/cli.md).
     """
-    parser = OneLineParser(prog="python -m testbed.perturb", description=__doc__)
+    parser = OneLineParser(prog="medstrat perturb", description=__doc__)
     parser.add_argument(
         "correct", nargs="?", type=Path, help="a correct agent1_data_organization (or its run)"
     )
@@ -68,6 +68,14 @@ def main(argv: list[str] | None = None) -> int:
         config = MixConfig(clean=args.clean, mix=mix)
     except ValueError as exc:
         raise CliError(f"--mix/--clean: {exc}") from exc
+    target = args.out / AGENT_DIR
+    if target.exists() and not (args.out / "mistakes.json").is_file():
+        # The copy replaces OUT/agent1_data_organization whole; only an earlier perturbation (it wrote
+        # mistakes.json beside it) is ours to replace, never a run's output or CORRECT itself.
+        raise CliError(
+            f"OUT {args.out}: holds an {AGENT_DIR}/ this command did not write (a run's output?); pick an "
+            "empty OUT"
+        )
     root = existing_dir("--dataset-dir", args.dataset_dir) if args.dataset_dir else _dataset_dir(correct)
     labels = perturb_folder(correct, args.out, root, seed=args.seed, config=config, key=args.key or root.name)
     counts = Counter(a.name for applied in labels.values() for a in applied)

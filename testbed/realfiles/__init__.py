@@ -1,6 +1,6 @@
 """The realfiles suite: datasets in the benchmark layout made of files other people wrote.
 
-``python -m testbed.synth OUT --suite realfiles`` writes it; the files are the test data shipped inside the
+``medstrat synth OUT --suite realfiles`` writes it; the files are the test data shipped inside the
 installed pydicom and nibabel packages (no download), laid out as real datasets are (nested patient/study
 folders, label tables, decoys), with ground truth rendered through ``medio``. See docs/benchmark.md.
 """

@@ -2,7 +2,7 @@
 (``shared/mdsbench/replica``) with their real trees and text files, their own manifests and ground truth, and
 every binary synthesized in its real container format. Nothing of the material ships with the project.
 
-``python -m testbed.replica OUT [--source DIR]`` writes it; see docs/benchmark.md, "Replica suite".
+``medstrat replica OUT [--source DIR]`` writes it; see docs/benchmark.md, "Replica suite".
 """
 
 from testbed.replica.build import BUILD_REPORT, ReplicaBuild, build_replica

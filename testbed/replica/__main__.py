@@ -1,4 +1,4 @@
-"""CLI: ``python -m testbed.replica OUT_DIR [--source DIR] [--only NAME ...] [--scale F] [--seed N]``."""
+"""CLI: ``medstrat replica OUT_DIR [--source DIR] [--only NAME ...] [--scale F] [--seed N]``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from testbed.replica.build import build_replica
 from testbed.replica.source import ReplicaSourceError
 
 
-@cli_main("python -m testbed.replica")
+@cli_main("medstrat replica")
 def main(argv: list[str] | None = None) -> int:
     """Build the replica suite into OUT_DIR and print a one-line summary.
 
@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         The exit code (0 ok, 2 missing or malformed material; docs/cli.md).
     """
-    parser = OneLineParser(prog="python -m testbed.replica", description=__doc__)
+    parser = OneLineParser(prog="medstrat replica", description=__doc__)
     parser.add_argument("out", help="suite root to write")
     parser.add_argument(
         "--source",

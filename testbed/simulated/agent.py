@@ -31,7 +31,7 @@ from testbed.perturb import (
 __all__ = ["SimulatedAgent", "SimulationNotAllowed", "SimulationSourceMissing"]
 
 _HOW_TO_FIX = (
-    "write one with `python -m testbed.synth DIR --oracle oracle` and run on DIR (benchmark=dir "
+    "write one with `medstrat synth DIR --oracle oracle` and run on DIR (benchmark=dir "
     "benchmark.root=DIR), or set agent.source / agent.source_root"
 )
 

@@ -1,6 +1,6 @@
 """The bundled synthetic suite: a deterministic generator of MDS-Bench-shaped datasets with every trap.
 
-``python -m testbed.synth OUT_DIR [--size small|full] [--seed N] [--oracle RUN] [--only NAME ...]``; see
+``medstrat synth OUT_DIR [--size small|full] [--seed N] [--oracle RUN] [--only NAME ...]``; see
 docs/benchmark.md for the layout, the slice/frame rule and the catalogue.
 """
 

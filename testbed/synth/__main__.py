@@ -1,6 +1,6 @@
-"""CLI: ``python -m testbed.synth OUT_DIR [--suite bundled|realfiles|foreign|independent]
+"""CLI: ``medstrat synth OUT_DIR [--suite bundled|realfiles|foreign|independent]
 [--size small|full] [--seed N] [--samples N] [--oracle RUN] [--only ...]``, or
-``python -m testbed.synth OUT_DIR --files N [--samples K]`` for one four-level DICOM tree of N files."""
+``medstrat synth OUT_DIR --files N [--samples K]`` for one four-level DICOM tree of N files."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_path
 from testbed.synth.catalogue import catalogue_markdown, replace_catalogue
@@ -16,7 +17,7 @@ from testbed.synth.spec import select_names
 from testbed.synth.suite import MAX_SAMPLES, SIZES, dataset_names, generate_suite
 
 
-@cli_main("python -m testbed.synth")
+@cli_main("medstrat synth")
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, write the suite and print a one-line summary per dataset.
 
@@ -26,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         The process exit code (0 ok, 2 bad input; docs/cli.md).
     """
-    parser = OneLineParser(prog="python -m testbed.synth", description=__doc__)
+    parser = OneLineParser(prog="medstrat synth", description=__doc__)
     parser.add_argument("out", nargs="?", help="benchmark root to write")
     parser.add_argument(
         "--suite",
@@ -90,13 +91,47 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     start = time.perf_counter()
     try:  # before anything is written: an unknown --only name must not leave an empty OUT behind
-        select_names(suite.names(), args.only, "dataset")
+        names = select_names(suite.names(), args.only, "dataset")
     except KeyError as exc:
         raise CliError(f"--only: {exc.args[0]}") from None
+    kept = results_in_the_way(Path(args.out), names, args.oracle)
+    if kept:
+        shown = ", ".join(str(p) for p in kept[:3]) + (f" and {len(kept) - 3} more" if len(kept) > 3 else "")
+        raise CliError(
+            f"{args.out} holds results a regenerated dataset would delete ({shown}); move them out of the "
+            "dataset folders or write the suite to another folder"
+        )
     lines = suite.build()
     print("\n".join(lines))
     print(f"{len(lines)} datasets written to {args.out} in {time.perf_counter() - start:.1f}s")
     return 0
+
+
+def results_in_the_way(out: Path, names: list[str], oracle: str | None) -> list[Path]:
+    """What a user put into the dataset folders that rebuilding them (a fresh folder each) would delete.
+
+    A dataset is rebuilt from scratch so its bytes stay reproducible; its ``VLM/`` may meanwhile hold runs
+    written in the benchmark layout (``VLM/<run>/agent1_data_organization``) and the scorer's
+    ``eval_results*.json``. The ``--oracle`` run is the generator's own.
+
+    Args:
+        out: The suite root.
+        names: The datasets about to be built.
+        oracle: The ``--oracle`` run name, if any.
+
+    Returns:
+        The runs and score files found, sorted.
+    """
+    found: list[Path] = []
+    for name in names:
+        vlm = out / name / "VLM"
+        if not vlm.is_dir():
+            continue
+        for entry in sorted(vlm.iterdir()):
+            is_run = entry.name != oracle and (entry / "agent1_data_organization").is_dir()
+            if is_run or entry.name.startswith("eval_results"):
+                found.append(entry)
+    return found
 
 
 def _big_tree(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ is written once by pydicom as a template and its instances are byte copies with 
 pydicom reports; every value is written at a fixed width (leading zeros are valid in IS and DS, PS3.5 §6.2),
 so every file stays a valid Explicit VR Little Endian Part-10 file.
 
-    python -m testbed.synth OUT --files 20000 [--samples 24]
+    medstrat synth OUT --files 20000 [--samples 24]
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ nifti1.h defines ``DT_BINARY 1 /* binary (1 bit/voxel) */`` and nothing more: no
 byte, nor whether a volume or a row starts on a byte boundary. We pack the voxels as one continuous bit
 stream in NIfTI's storage order (x fastest, then y, z, t), eight voxels per byte, **least significant bit
 first** (``numpy.packbits(..., bitorder="little")``), the last byte padded with zeros. LSB-first is the order
-the brief for this work names for ITK's NiftiImageIO; the reader (:mod:`medio.nifti_bits`) uses the same
+the brief for this work names for ITK's NiftiImageIO; the reader (:mod:`medio.nifti`) uses the same
 order and documents it.
 
 The header is built with nibabel (dimensions, pixdim, qform/sform from the affine) as a uint8 image, then

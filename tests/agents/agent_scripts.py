@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from pathlib import Path
 from typing import Any
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.litellm import LiteLLMAgent, RetryPolicy, TokenPrice
+from agents.llm.agent import LiteLLMAgent
+from agents.llm.options import AgentOptions
+from agents.model.config import ModelConfig, TokenPrice
+from agents.model.retry import RetryPolicy
 from testbed.fakeserver import FakeServer, Reply, TurnScript, assistant_turn, tool_call
 
 FAKE_KEY = "sk-fake-test-key-0123456789"
@@ -17,12 +21,21 @@ USAGE = (100, 20)  # tokens per scripted reply; 0.1 + 0.04 = 0.14 USD at PRICE
 
 
 def make_agent(fake: FakeServer, **kwargs: Any) -> LiteLLMAgent:
-    """A LiteLLM agent talking to the fake server, with tiny retries and timeouts."""
+    """A LiteLLM agent talking to the fake server, with tiny retries and timeouts.
+
+    Args:
+        fake: The server.
+        **kwargs: `ModelConfig` and `AgentOptions` fields, and ``budget``.
+    """
     kwargs.setdefault("retry", FAST_RETRY)
     kwargs.setdefault("timeout_s", 5.0)
     kwargs.setdefault("vision", True)
     kwargs.setdefault("price", PRICE)
-    return LiteLLMAgent("openai/fake-model", api_base=fake.url, api_key=FAKE_KEY, **kwargs)
+    budget = kwargs.pop("budget", None)
+    model_fields = {f.name for f in dataclasses.fields(ModelConfig)}
+    model = {k: kwargs.pop(k) for k in list(kwargs) if k in model_fields}
+    config = ModelConfig("openai/fake-model", api_base=fake.url, api_key=FAKE_KEY, **model)
+    return LiteLLMAgent(config, AgentOptions(**kwargs), budget=budget)
 
 
 def make_task(root: Path, out_dir: Path, **options: Any) -> Task:

@@ -25,7 +25,7 @@ from agent_scripts import (
 )
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.litellm import RetryPolicy
+from agents.model.retry import RetryPolicy
 from testbed.fakeserver import Fault, Reply, TurnScript, assistant_turn, tool_call
 
 
@@ -236,17 +236,21 @@ def test_a_retry_after_beyond_the_longest_wait_gives_up_at_once(
 
 def test_vision_auto_warns_once_for_a_model_litellm_does_not_know(fake_server, caplog):
     server = fake_server(TurnScript([]))
-    from agents.litellm import LiteLLMAgent
+    from agents.llm.agent import LiteLLMAgent
+    from agents.llm.options import AgentOptions
+    from agents.model.config import ModelConfig
 
-    with caplog.at_level(logging.WARNING, logger="agents.litellm.agent"):
-        first = LiteLLMAgent("openai/vision-unknown-abc", api_base=server.url, api_key="sk-x", vision="auto")
-        second = LiteLLMAgent("openai/vision-unknown-abc", api_base=server.url, api_key="sk-x", vision="auto")
+    unknown = ModelConfig("openai/vision-unknown-abc", api_base=server.url, api_key="sk-x")
+    with caplog.at_level(logging.WARNING, logger="agents.llm.agent"):
+        first = LiteLLMAgent(unknown, AgentOptions(vision=None))
+        second = LiteLLMAgent(unknown, AgentOptions(vision=None))
     lines = [r.getMessage() for r in caplog.records if "vision" in r.getMessage()]
     assert len(lines) == 1 and "openai/vision-unknown-abc" in lines[0]
     assert first.vision is False and second.vision is False
-    assert LiteLLMAgent("openai/gpt-4o", api_base=server.url, api_key="sk-x", vision="auto").vision is True
+    known = ModelConfig("openai/gpt-4o", api_base=server.url, api_key="sk-x")
+    assert LiteLLMAgent(known, AgentOptions(vision=None)).vision is True
     with pytest.raises(ValueError, match=r"agent\.vision must be auto, true or false"):
-        LiteLLMAgent("openai/gpt-4o", api_base=server.url, api_key="sk-x", vision="maybe")
+        AgentOptions(vision="maybe")  # type: ignore[arg-type]
 
 
 def test_vision_true_sends_image_parts_for_an_unknown_model(seg_dataset: Path, tmp_path: Path, fake_server):
@@ -263,7 +267,7 @@ def test_vision_true_sends_image_parts_for_an_unknown_model(seg_dataset: Path, t
 
 
 def test_retry_policy_sees_the_header_litellm_attaches(seg_dataset: Path, tmp_path: Path, fake_server):
-    from agents.litellm.retry import retry_after_s
+    from agents.model.retry import retry_after_s
 
     server = fake_server(TurnScript([Fault(429, "slow", retry_after=7)]))
     agent = make_agent(server, retry=RetryPolicy(max_attempts=1))

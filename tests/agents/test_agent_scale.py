@@ -16,8 +16,8 @@ import pytest
 from agent_scripts import make_agent
 
 from agents.base import Candidate, Feedback, Task
-from agents.litellm.context import count_images, text_chars
-from agents.litellm.phases import plan_text
+from agents.llm.context import count_images, text_chars
+from agents.llm.phases import plan_text
 from testbed.fakeserver import FakeServer
 from testbed.fakeserver.replay import replay_script
 

@@ -9,10 +9,10 @@ from pathlib import Path
 from agent_scripts import FAKE_KEY, make_agent, make_task, standard_script
 
 from agents.judge import JudgeRequest
-from agents.litellm import RequestCache
-from agents.litellm.cache import sampling_seed
-from agents.litellm.client import ModelClient
-from agents.litellm.judge import LiteLLMJudge
+from agents.model.cache import RequestCache, sampling_seed
+from agents.model.client import ModelClient
+from agents.model.config import ModelConfig
+from agents.model.judge import LiteLLMJudge
 
 
 def _generate(server, cache, task):  # type: ignore[no-untyped-def]
@@ -70,8 +70,8 @@ def test_a_seed_the_provider_does_not_take_is_not_sent(monkeypatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     # LiteLLM's parameter map: Anthropic's API has no seed, OpenAI's has one.
-    assert "seed" in ModelClient("anthropic/claude-3-5-sonnet-20241022").unsent_params
-    assert "seed" not in ModelClient("openai/gpt-4o-mini").unsent_params
+    assert "seed" in ModelClient(ModelConfig("anthropic/claude-3-5-sonnet-20241022")).unsent_params
+    assert "seed" not in ModelClient(ModelConfig("openai/gpt-4o-mini")).unsent_params
 
 
 def test_the_judge_asks_each_run_seed_for_its_own_verdict(tmp_path: Path, fake_server) -> None:
@@ -79,9 +79,8 @@ def test_the_judge_asks_each_run_seed_for_its_own_verdict(tmp_path: Path, fake_s
     from testbed.fakeserver.script import Reply, TurnScript
 
     server = fake_server(with_judge(TurnScript([], after_end=Reply(content="?")), 1))
-    judge = LiteLLMJudge(
-        "openai/fake-judge", api_base=server.url, api_key=FAKE_KEY, cache=tmp_path / "c.sqlite"
-    )
+    cache = RequestCache(tmp_path / "c.sqlite")
+    judge = LiteLLMJudge(ModelConfig("openai/fake-judge", api_base=server.url, api_key=FAKE_KEY, cache=cache))
     asks = [JudgeRequest("d", 0, 2, "which?", None, "k", seed=s) for s in (0, 1, 0)]
     answers = [judge.judge(r) for r in asks]
 
@@ -121,7 +120,7 @@ def test_a_second_revision_round_of_a_changed_output_is_a_sample_of_its_own(
 def test_an_endpoint_set_in_the_environment_is_part_of_the_key(monkeypatch) -> None:
     # hosted_vllm/... without api_base goes where HOSTED_VLLM_API_BASE points: that server is the model.
     monkeypatch.setenv("HOSTED_VLLM_API_BASE", "http://gpu1:8000/v1")
-    first = ModelClient("hosted_vllm/local").endpoint
+    first = ModelClient(ModelConfig("hosted_vllm/local")).endpoint
     monkeypatch.setenv("HOSTED_VLLM_API_BASE", "http://gpu2:8000/v1/")
-    second = ModelClient("hosted_vllm/local").endpoint
+    second = ModelClient(ModelConfig("hosted_vllm/local")).endpoint
     assert (first, second) == ("hosted_vllm http://gpu1:8000/v1", "hosted_vllm http://gpu2:8000/v1")

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from agent_scripts import FAKE_KEY, PRICE
 
-from agents.litellm.client import ModelClient
+from agents.model.client import ModelClient
+from agents.model.config import ModelConfig
 from core.atomic import atomic_write_json
 from testbed.fakeserver import FakeServer, Reply, TurnScript
 
@@ -21,7 +22,7 @@ def test_an_unknown_model_is_priced_from_our_table_through_custom_pricing(
     fake_server: Callable[..., FakeServer],
 ) -> None:
     server = fake_server(TurnScript([], after_end=Reply(content="ok", usage=(1000, 200))))
-    client = ModelClient("openai/fake-model", api_base=server.url, api_key=FAKE_KEY, price=PRICE)
+    client = ModelClient(ModelConfig("openai/fake-model", api_base=server.url, api_key=FAKE_KEY, price=PRICE))
     assert client.pricing_params == {"input_cost_per_token": 1e-3, "output_cost_per_token": 2e-3}
     reply = asyncio.run(client.complete([{"role": "user", "content": "hi"}], [], {}, 0))
     assert reply.cost_usd == PRICE.cost(1000, 200)
@@ -32,7 +33,8 @@ def test_an_unknown_model_is_priced_from_our_table_through_custom_pricing(
 
 def test_a_model_litellm_prices_keeps_litellms_cost(fake_server: Callable[..., FakeServer]) -> None:
     server = fake_server(TurnScript([], after_end=Reply(content="ok", usage=(1000, 200))))
-    client = ModelClient("openai/gpt-4o-mini", api_base=server.url, api_key=FAKE_KEY, price=PRICE)
+    config = ModelConfig("openai/gpt-4o-mini", api_base=server.url, api_key=FAKE_KEY, price=PRICE)
+    client = ModelClient(config)
     assert client.pricing_params == {}
     reply = asyncio.run(client.complete([{"role": "user", "content": "hi"}], [], {}, 0))
     assert 0 < reply.cost_usd < PRICE.cost(1000, 200)  # gpt-4o-mini costs cents per million tokens
@@ -50,7 +52,7 @@ def test_atomic_write_replaces_the_file_whole_with_or_without_fsync(tmp_path: Pa
 def test_the_client_keeps_litellms_fast_defaults(fake_server: Callable[..., FakeServer]) -> None:
     """Settings measured slower per call (docs/performance.md) stay off."""
     server = fake_server(TurnScript([], after_end=Reply(content="ok", usage=(10, 2))))
-    client = ModelClient("openai/fake-model", api_base=server.url, api_key=FAKE_KEY, price=PRICE)
+    client = ModelClient(ModelConfig("openai/fake-model", api_base=server.url, api_key=FAKE_KEY, price=PRICE))
     asyncio.run(client.complete([{"role": "user", "content": "hi"}], [], {}, 0))
     litellm = client._litellm
     assert litellm.disable_aiohttp_transport is False  # httpx instead of aiohttp: +CPU per call in flight

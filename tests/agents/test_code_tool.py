@@ -10,7 +10,7 @@ from typing import Any
 
 from agent_scripts import DATA_META, FAKE_KEY, annotation, make_agent, make_task, standard_steps, tree_digest
 
-from agents.litellm.code_tool import CodeLimits
+from agents.tools.code_tool import CodeLimits
 from testbed.fakeserver import TurnScript, assistant_turn, tool_call
 
 # What a coding model writes: read every sample with medio, render image and mask on the mask's largest

@@ -14,8 +14,10 @@ import pytest
 from agent_scripts import make_agent, make_task
 
 from agents.base import FatalAgentError
-from agents.litellm import LiteLLMAgent, RetryPolicy
-from agents.litellm.credentials import MissingApiKeyError, missing_key_message
+from agents.llm.agent import LiteLLMAgent
+from agents.model.config import ModelConfig
+from agents.model.credentials import MissingApiKeyError, missing_key_message
+from agents.model.retry import RetryPolicy
 from testbed.fakeserver import Fault, TurnScript
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,10 +76,11 @@ def test_a_rate_limit_is_retried_and_never_stops_the_run(
 def test_a_missing_key_is_named_before_litellm_is_imported(tmp_path: Path) -> None:
     code = (
         "import sys\n"
-        "from agents.litellm import LiteLLMAgent\n"
-        "from agents.litellm.credentials import MissingApiKeyError\n"
+        "from agents.llm.agent import LiteLLMAgent\n"
+        "from agents.model.config import ModelConfig\n"
+        "from agents.model.credentials import MissingApiKeyError\n"
         "try:\n"
-        "    LiteLLMAgent('gemini/gemini-2.5-flash')\n"
+        "    LiteLLMAgent(ModelConfig('gemini/gemini-2.5-flash'))\n"
         "except MissingApiKeyError as exc:\n"
         "    print(exc)\n"
         "print('litellm' in sys.modules)\n"
@@ -109,5 +112,5 @@ def test_which_keys_count() -> None:
 
 def test_an_unroutable_model_string_is_a_config_error(fake_server) -> None:
     with pytest.raises(ValueError, match="unknown model 'no-such-provider/x'") as caught:
-        LiteLLMAgent("no-such-provider/x", api_key="sk-x")
+        LiteLLMAgent(ModelConfig("no-such-provider/x", api_key="sk-x"))
     assert not isinstance(caught.value, MissingApiKeyError)

@@ -12,7 +12,7 @@ from agent_scripts import USAGE, make_agent, make_task, standard_script, standar
 
 from agents.base import Limits
 from agents.budget import Budget
-from agents.litellm import RetryPolicy
+from agents.model.retry import RetryPolicy
 from testbed.fakeserver import (
     Delay,
     Fault,

@@ -16,8 +16,8 @@ import pytest
 from agent_scripts import make_agent
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.litellm.sandbox import Sandbox, SandboxLimits
-from agents.litellm.tools import ToolBox
+from agents.tools.sandbox import Sandbox, SandboxLimits
+from agents.tools.tools import ToolBox
 from testbed.fakeserver import FakeServer, TurnScript, assistant_turn, tool_call
 
 LABELS = "image,label,site\n" + "".join(

@@ -9,7 +9,7 @@ from typing import Any
 
 from agent_scripts import make_agent, make_task
 
-from agents.litellm.guided_schemas import PLAN_SCHEMA, GuidedPlan, annotation_schema
+from agents.llm.guided_schemas import PLAN_SCHEMA, GuidedPlan, annotation_schema
 from testbed.fakeserver.schema_answers import SchemaAnswers, instance_of
 from testbed.fakeserver.script import Fault
 from validator.schema import Annotation, DataMeta

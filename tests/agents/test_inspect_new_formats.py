@@ -11,9 +11,9 @@ import pytest
 import scipy.io
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.litellm.file_notes import INSPECT_MAX_ENTRIES
-from agents.litellm.sandbox import Sandbox
-from agents.litellm.tools import ToolBox
+from agents.tools.file_notes import INSPECT_MAX_ENTRIES
+from agents.tools.sandbox import Sandbox
+from agents.tools.tools import ToolBox
 from testbed.synth.write_czi import write_czi
 
 

@@ -11,7 +11,7 @@ from agent_scripts import DATA_META, PRICE, USAGE, annotation, make_agent, make_
 from PIL import Image
 
 from agents.instructions import BUNDLED
-from agents.litellm import RequestCache
+from agents.model.cache import RequestCache
 
 
 def test_scripted_run_standardizes_the_dataset_and_accounts_usage(
@@ -112,10 +112,12 @@ def test_text_only_model_gets_a_textual_image_summary(seg_dataset: Path, tmp_pat
 
 def test_vision_support_is_asked_from_litellm_and_unknown_models_are_text_only(fake_server):
     server = fake_server(standard_script())
-    from agents.litellm import LiteLLMAgent
+    from agents.llm.agent import LiteLLMAgent
+    from agents.model.config import ModelConfig
 
-    assert LiteLLMAgent("openai/no-such-model-xyz", api_base=server.url, api_key="sk-x").vision is False
-    assert LiteLLMAgent("openai/gpt-4o", api_base=server.url, api_key="sk-x").vision is True
+    unknown = ModelConfig("openai/no-such-model-xyz", api_base=server.url, api_key="sk-x")
+    assert LiteLLMAgent(unknown).vision is False
+    assert LiteLLMAgent(ModelConfig("openai/gpt-4o", api_base=server.url, api_key="sk-x")).vision is True
 
 
 def test_rerun_with_the_cache_sends_no_request_and_reports_the_same_usage(

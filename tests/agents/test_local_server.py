@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 from agent_scripts import FAKE_KEY, FAST_RETRY
 
-from agents.litellm.client import ModelClient
-from agents.litellm.server import EndpointSlots, ServerOptions, discover, is_loopback, window_from_error
+from agents.model.client import ModelClient
+from agents.model.config import ModelConfig
+from agents.model.server import EndpointSlots, ServerOptions, discover, is_loopback, window_from_error
 from testbed.fakeserver.script import Reply
 
 
@@ -124,14 +125,10 @@ def test_one_slot_keeps_one_request_in_flight_and_no_timeout_is_spent_queueing(f
     def calls(slots: int | None) -> list[Any]:
         seen["most"] = 0
         # 1.0 s per attempt: four requests queued on the server would time out; queued here, none does.
-        client = ModelClient(
-            "openai/fake-model",
-            api_base=server.url,
-            api_key=FAKE_KEY,
-            timeout_s=1.0,
-            retry=FAST_RETRY,
-            slots=slots,
+        config = ModelConfig(
+            "openai/fake-model", api_base=server.url, api_key=FAKE_KEY, timeout_s=1.0, retry=FAST_RETRY
         )
+        client = ModelClient(config, slots=slots)
 
         async def four() -> list[Any]:
             return await asyncio.gather(
@@ -152,7 +149,7 @@ def test_a_slot_held_by_another_process_is_waited_for(tmp_path: Path) -> None:
     code = (
         "import asyncio, sys, time\n"
         "from pathlib import Path\n"
-        "from agents.litellm.server import EndpointSlots\n"
+        "from agents.model.server import EndpointSlots\n"
         "async def main():\n"
         f"    async with EndpointSlots('http://x', 1, Path({str(tmp_path)!r})).hold():\n"
         "        print('held', flush=True)\n"

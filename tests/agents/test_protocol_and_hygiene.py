@@ -51,7 +51,8 @@ def test_litellm_agent_satisfies_the_protocol(fake_server):
 
 def test_importing_agents_and_its_subpackages_does_not_import_litellm():
     code = (
-        "import sys, agents, agents.base, agents.trace, agents.litellm, testbed.fakeserver\n"
+        "import sys, agents, agents.base, agents.trace, agents.llm, agents.model, agents.tools\n"
+        "import testbed.fakeserver\n"
         "print('litellm' in sys.modules)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

@@ -12,9 +12,9 @@ import pytest
 from agent_scripts import make_task
 from PIL import Image
 
-from agents.litellm import Sandbox
-from agents.litellm.render_cache import RENDERS, RenderCache, RenderedFile
-from agents.litellm.tools import ToolBox
+from agents.tools.render_cache import RENDERS, RenderCache, RenderedFile
+from agents.tools.sandbox import Sandbox
+from agents.tools.tools import ToolBox
 
 
 @pytest.fixture(autouse=True)

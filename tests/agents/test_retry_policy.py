@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from agents.litellm.retry import RetryPolicy
+from agents.model.retry import RetryPolicy
 
 QUICK = RetryPolicy(max_attempts=4, initial_s=0.001, max_wait_s=0.002, jitter_s=0.001)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from agent_scripts import make_agent, make_task, tree_digest
 
-from agents.litellm import Sandbox, SandboxError, SandboxLimits
+from agents.tools.sandbox import Sandbox, SandboxError, SandboxLimits
 from testbed.fakeserver import Reply, TurnScript, assistant_turn, tool_call
 
 ESCAPES = [

@@ -14,8 +14,8 @@ import pytest
 from agent_scripts import DATA_META, annotation, make_agent, make_task
 
 from agents.base import Candidate, Limits, Task
-from agents.litellm.code_tool import CodeLimits
-from agents.litellm.script_mode import SCRIPT_SYSTEM_PROMPT
+from agents.llm.script_mode import SCRIPT_SYSTEM_PROMPT
+from agents.tools.code_tool import CodeLimits
 from testbed.fakeserver import FakeServer, TurnScript, assistant_turn, tool_call
 from testbed.fakeserver.script_replay import script_mode_replay
 
@@ -252,9 +252,9 @@ def test_the_model_fixes_its_script_from_the_validators_messages(
 def test_a_tool_outside_the_mode_is_refused_before_any_tool_process(
     seg_dataset: Path, tmp_path: Path
 ) -> None:
-    from agents.litellm.sandbox import Sandbox
-    from agents.litellm.script_mode import ScriptOptions, script_toolbox
-    from agents.litellm.tool_pool import ToolPool
+    from agents.llm.script_mode import ScriptOptions, script_toolbox
+    from agents.tools.sandbox import Sandbox
+    from agents.tools.tool_pool import ToolPool
 
     task = make_task(seg_dataset, tmp_path / "c")
     box = script_toolbox(task, Sandbox(task.root, task.output_dir), False, CodeLimits(), ScriptOptions())
@@ -281,7 +281,7 @@ def test_the_fake_servers_mode_flag_needs_a_replay() -> None:
     )
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "python -m testbed.fakeserver: error: --mode applies to --replay only; give --replay DATASET_ROOT"
+        "medstrat fakeserver: error: --mode applies to --replay only; give --replay DATASET_ROOT"
     ]
 
 
@@ -301,7 +301,7 @@ def test_a_misspelt_script_or_code_limit_option_in_the_config_is_refused_by_name
 def test_the_fake_server_cli_serves_a_script_mode_replay(
     replayed: tuple[Path, Candidate, FakeServer],
 ) -> None:
-    """`python -m testbed.fakeserver --replay DIR --mode script` starts and says what it replays."""
+    """`medstrat fakeserver --replay DIR --mode script` starts and says what it replays."""
     import os
     import subprocess
     import sys

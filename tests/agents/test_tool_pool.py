@@ -1,4 +1,4 @@
-"""Tool calls in worker processes (`agents.litellm.tool_pool`): the same results and bytes as inline, on
+"""Tool calls in worker processes (`agents.tools.tool_pool`): the same results and bytes as inline, on
 pydicom's and nibabel's own test files; a worker that dies during a call is that call's error, then the pool
 goes on."""
 
@@ -21,9 +21,9 @@ from nibabel.testing import data_path as nibabel_data
 from pydicom.data import get_testdata_file
 
 from agents.base import ManifestEntry, Task
-from agents.litellm.sandbox import Sandbox
-from agents.litellm.tool_pool import POOLED_TOOLS, ToolPool
-from agents.litellm.tools import ToolBox, ToolResult
+from agents.tools.sandbox import Sandbox
+from agents.tools.tool_pool import POOLED_TOOLS, ToolPool
+from agents.tools.tools import ToolBox, ToolResult
 from testbed.fakeserver import Reply, TurnScript, assistant_turn, tool_call
 
 # Files shipped inside the installed packages, not written by us.

@@ -2,8 +2,8 @@
 
 `stored` and `publish` at the bottom, then `report`, `run`, `selection`, `analysis`: a module imports its own
 sub-package, the ones below it, and the command line's helpers at the top level of `experiments/`
-(`_config_path`, `validator_file`, `help`). Entry points (``__main__`` modules and the Hydra
-`callbacks`) sit above everything and may import any of them; nothing imports an entry point.
+(`_config_path`, `validator_file`, `help`). Entry points (``__main__`` modules, the Hydra `callbacks` and the
+``medstrat`` dispatcher `cli`) sit above everything and may import any of them; nothing imports one.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ FLOORS = {"stored": 0, "publish": 0, "report": 1, "tracking": 1, "run": 2, "sele
 NEVER = {("analysis", "run")}
 HELPERS = {"experiments", "experiments._config_path", "experiments.validator_file"}
 HELPERS |= {"experiments.help"}
-ENTRIES = {"experiments.__main__", "experiments.callbacks"}
+ENTRIES = {"experiments.__main__", "experiments.callbacks", "experiments.cli"}
 
 
 def _part(module: str) -> str | None:
@@ -90,27 +90,9 @@ def test_the_experiments_subpackages_form_no_cycle(with_lazy: bool, project_edge
     assert _cycles(graph) == []
 
 
-def _is_short_name(path: Path) -> bool:
-    """A command's short name: a docstring, the import and ``__getattr__ = short_name(...)``, nothing else."""
-    body = ast.parse(path.read_text(encoding="utf-8")).body
-    if len(body) != 3 or not isinstance(body[0], ast.Expr):
-        return False
-    imported, assigned = body[1], body[2]
-    return (
-        isinstance(imported, ast.ImportFrom)
-        and imported.module == "core.command_names"
-        and isinstance(assigned, ast.Assign)
-        and ast.unparse(assigned).startswith("__getattr__ = short_name(__name__, ")
-    )
-
-
 def test_experiments_keeps_at_most_eight_modules_beside_its_subpackages() -> None:
-    files = sorted((ROOT / "experiments").glob("*.py"))
-    top = [module_name(p) for p in files if not _is_short_name(p)]
+    top = [module_name(p) for p in sorted((ROOT / "experiments").glob("*.py"))]
     assert len(top) <= 8, top
-    assert (
-        len(files) - len(top) == 7
-    )  # the commands' short names (experiments.reselect, ...), no logic in them
     for package in FLOORS:
         doc = (ROOT / "experiments" / package / "__init__.py").read_text(encoding="utf-8")
         assert doc.startswith('"""') and len(doc) > 200, f"experiments/{package}/__init__.py: no docstring"
@@ -164,8 +146,7 @@ def _module_file(dotted: str) -> Path | None:
 
 
 def test_the_project_imports_experiments_modules_by_their_current_path() -> None:
-    # The short names (experiments.reselect, ...) answer users' commands (core.command_names); the
-    # project's own code, tests and scripts name the modules where they are.
+    # The project's own code, tests and scripts name the modules where they are.
     files = [
         *(ROOT / "experiments").rglob("*.py"),
         *(ROOT / "tests").rglob("*.py"),

@@ -130,3 +130,34 @@ def test_folders_that_look_like_datasets_but_lack_a_manifest_are_named_in_one_wa
     assert len(lines) == 1
     assert "skipped 2 folder(s)" in lines[0]
     assert "no_manifest" in lines[0] and "empty_vlm" in lines[0] and "just_files" not in lines[0]
+
+
+def test_linked_dataset_folders_are_found_and_a_loop_or_second_link_is_skipped_in_one_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = tmp_path / "store"
+    add_dataset(store, "alpha")
+    add_dataset(store / "group", "beta")
+    subset = tmp_path / "subset"  # how a subset of a large benchmark is picked: a folder of links
+    (subset / "nested").mkdir(parents=True)
+    (subset / "alpha").symlink_to(store / "alpha", target_is_directory=True)
+    (subset / "nested" / "beta").symlink_to(store / "group" / "beta", target_is_directory=True)
+    (subset / "nested" / "up").symlink_to(subset, target_is_directory=True)  # a loop
+    (subset / "alpha_again").symlink_to(store / "alpha", target_is_directory=True)
+    with caplog.at_level(logging.WARNING, logger="benchmark.discover"):
+        found = discover(subset)
+    assert [(d.name, d.root) for d in found] == [
+        ("alpha", subset / "alpha"),
+        ("beta", subset / "nested" / "beta"),
+    ]
+    assert found[1].entries()[0].path == subset / "nested" / "beta" / "data" / "x0.png"
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert line.startswith("skipped 2 linked folder(s) leading to a folder already walked")
+    assert f"{subset / 'alpha_again'} -> {store / 'alpha'}" in line and f"{subset / 'nested' / 'up'}" in line
+
+
+def test_a_real_folder_is_walked_under_its_own_name_before_a_link_to_it(tmp_path: Path) -> None:
+    add_dataset(tmp_path, "real")
+    # The link sorts first, yet the real folder is the one found.
+    (tmp_path / "a_link").symlink_to(tmp_path / "real", target_is_directory=True)
+    assert [d.root for d in discover(tmp_path)] == [(tmp_path / "real").absolute()]

@@ -174,22 +174,23 @@ def run_cli_in_process(
     return subprocess.CompletedProcess(argv, int(code), out, err)
 
 
-ENDS_WITH_OS_EXIT = ("experiments.reselect",)
-"""Commands whose ``__main__`` block leaves by ``os._exit`` (a reselection skips the interpreter's tear-down):
-run as ``__main__`` they would end the test process too, so their ``main(argv)`` is called instead, the code
-it returns being what ``os._exit`` passes on."""
+MEDSTRAT = "experiments.cli"
+"""The module of the ``medstrat`` console script: ``run_as_main(MEDSTRAT, ["reselect", ...])`` is
+``medstrat reselect ...``. Its `main` is called rather than its console entry, which may leave by ``os._exit``
+(a reselection skips the interpreter's tear-down) and would end the test process too; the code `main`
+returns is what the process would exit with."""
 
 
 def run_as_main(module: str, args: Sequence[str]) -> int:
     """Run ``python -m MODULE ARGS`` here, in this process's environment and folder; return its exit status.
 
-    `runpy` executes the module as ``__main__``, so its ``raise SystemExit(main())`` / ``cli()`` line and a
-    command's short name (`core.command_names.short_name`) are on the path. What the command changes in the
-    process is put back as in `run_cli_in_process`. Keep at least one fresh-process test per command
+    `runpy` executes the module as ``__main__``, so its ``raise SystemExit(main())`` (or ``cli()``) runs
+    (`MEDSTRAT`: its `main`, see there). What the command changes in the process is put back as in
+    `run_cli_in_process`. Keep at least one fresh-process test per command
     (`cli_process.run_cli`).
 
     Args:
-        module: The module ``-m`` names (``experiments``, ``benchmark.score``, ``experiments.ablation``).
+        module: The module ``-m`` names (``experiments``, ``benchmark.score``), or `MEDSTRAT`.
         args: Its arguments.
 
     Returns:
@@ -203,7 +204,7 @@ def run_as_main(module: str, args: Sequence[str]) -> int:
         _litellm_kept(),
         _process_kept(dict(os.environ), Path.cwd(), [module, *args]),
     ):
-        if module in ENDS_WITH_OS_EXIT:
+        if module == MEDSTRAT:
             return int(importlib.import_module(module).main(list(args)))
         # A test module that imported ``PKG.__main__`` (for its `main`) makes runpy warn; ``-m`` would not.
         warnings.filterwarnings("ignore", r"'.*' found in sys\.modules after import", RuntimeWarning)

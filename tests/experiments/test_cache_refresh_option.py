@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.litellm import RequestCache
+from agents.model.cache import RequestCache
 from experiments.run.request_cache import CACHE_ENV, resolve_cache
 
 

@@ -176,7 +176,7 @@ def test_when_every_candidate_fails_alike_the_run_says_so_and_exits_4(
 def test_the_budget_is_priced_with_litellms_local_map_and_stops_the_run(
     suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agents.litellm.client import import_litellm
+    from agents.model.client import import_litellm
 
     price = import_litellm().model_cost["gpt-4o-mini"]
     per_call = 1000 * price["input_cost_per_token"] + 100 * price["output_cost_per_token"]
@@ -232,7 +232,7 @@ def test_litellm_is_imported_without_fetching_its_price_map(tmp_path: Path) -> N
         "attempts = []\n"
         "sys.addaudithook(lambda e, a: attempts.append(a) if e in ('socket.connect', 'socket.getaddrinfo') "
         "else None)\n"
-        "from agents.litellm.client import import_litellm\n"
+        "from agents.model.client import import_litellm\n"
         "litellm = import_litellm()\n"
         "print(litellm.model_cost['gpt-4o-mini']['input_cost_per_token'] > 0, len(attempts))\n"
     )

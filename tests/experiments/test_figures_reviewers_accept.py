@@ -16,9 +16,8 @@ from matplotlib.container import BarContainer
 from rules_runs import CHEAP_DATASETS, N, rules_cfg
 
 from benchmark.score.constants import METRIC_NAMES
-from experiments.analysis.ablation import summary_frame, write_ablation
+from experiments.analysis.ablation import draw_ablation, draw_cost, summary_frame, write_ablation
 from experiments.analysis.budget_matched import budget_curve, budget_matched
-from experiments.analysis.figure import draw_ablation, draw_cost
 from experiments.publish.stats import CI_METHOD, TEST_METHOD
 from experiments.run.experiment import run_experiment
 from experiments.stored.mechanics import banner, mechanics_agent, sweep_banner

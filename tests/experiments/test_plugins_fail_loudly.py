@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from cli_in_process import run_as_main
+from cli_in_process import MEDSTRAT, run_as_main
 
 from strategies.selectors import selectors
 
@@ -143,7 +143,7 @@ def test_an_unknown_on_error_policy_is_refused_before_any_work(
 
 def _leaderboard(run: Path, out: Path, env: Command, *extra: str) -> subprocess.CompletedProcess[str]:
     args = [str(run), "--selectors", "boom,validator_max", "--imports", "boom_selector", "--out", str(out)]
-    return env("experiments.leaderboard", [*args, "--workers", "1", *extra], out.parent)
+    return env(MEDSTRAT, ["leaderboard", *args, "--workers", "1", *extra], out.parent)
 
 
 def test_the_leaderboard_refuses_a_raising_selector_or_counts_its_fallbacks(
@@ -153,7 +153,7 @@ def test_the_leaderboard_refuses_a_raising_selector_or_counts_its_fallbacks(
     refused = _leaderboard(run, tmp_path / "a", env)
     assert refused.returncode == 2, refused.stderr
     (line,) = [x for x in refused.stderr.splitlines() if x.strip()]
-    assert line.startswith("python -m experiments.leaderboard: error: selector boom failed on ")
+    assert line.startswith("medstrat leaderboard: error: selector boom failed on ")
     assert not (tmp_path / "a").exists()
     counted = _leaderboard(run, tmp_path / "b", env, "--on-error", "fallback")
     assert counted.returncode == 0, counted.stderr

@@ -286,7 +286,7 @@ def test_a_fatal_provider_error_in_one_worker_stops_the_run_with_one_line(
 def test_a_global_budget_stops_calls_in_every_process(
     suite: Path, cli_env: dict[str, str], tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    from agents.litellm.client import import_litellm
+    from agents.model.client import import_litellm
 
     price = import_litellm().model_cost["gpt-4o-mini"]
     per_call = USAGE[0] * price["input_cost_per_token"] + USAGE[1] * price["output_cost_per_token"]

@@ -40,8 +40,9 @@ def test_the_offline_recipe_of_the_readme_runs_and_scores(tmp_path: Path) -> Non
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     env["MEDSTRAT_CACHE"] = str(tmp_path / "cache")
     env.pop("OPENAI_API_KEY", None)  # the recipe passes its own
-    # The recipe says `python`: the interpreter running the tests, found in its own folder (a link to it
-    # elsewhere would start the base interpreter, outside the venv: tests/interpreter_guard.py).
+    # The recipe says `python` and `medstrat`: the interpreter running the tests and its console script, found
+    # in its own folder (a link elsewhere would start the base interpreter, outside the venv:
+    # tests/interpreter_guard.py).
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
 
     def bash(line: str) -> subprocess.CompletedProcess[str]:
@@ -57,9 +58,9 @@ def test_the_offline_recipe_of_the_readme_runs_and_scores(tmp_path: Path) -> Non
     made = bash(synth)
     assert made.returncode == 0, made.stderr
     command = serve.split("#")[0].rstrip().removesuffix("&").replace("8765", port)
-    assert command.startswith("python -m testbed.fakeserver")
+    assert command.startswith("medstrat fakeserver")
     server = subprocess.Popen(
-        [sys.executable, *command.split()[1:]],
+        [sys.executable, "-m", "experiments.cli", *command.split()[1:]],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,
@@ -88,10 +89,14 @@ def test_the_offline_recipe_has_a_root_no_other_readme_command_writes() -> None:
     """Followed in order, the README must not leave other datasets in the recipe's root: the replay serves one
     dataset's decisions, and the run would score every dataset under the root against them."""
     synth, _, run, _ = recipe_lines()
-    root = synth.split()[3]
+    root = synth.split()[2]
     assert f"benchmark.root={root}" in run
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    commands = [line for line in re.sub(r"\\\n\s*", "", text).splitlines() if "python -m " in line]
+    commands = [
+        line
+        for line in re.sub(r"\\\n\s*", "", text).splitlines()
+        if "python -m " in line or line.startswith("medstrat ")
+    ]
     others = [
         line
         for line in commands

@@ -59,8 +59,10 @@ def test_the_readme_roles_recipe_runs_a_judged_pool_offline(tmp_path: Path) -> N
 
     assert bash(synth).returncode == 0
     command = serve.rstrip().removesuffix("&").replace("8766", port).split()
+    # `python` is the tests' interpreter; a console script (`medstrat`) is the one in its own folder.
+    program = sys.executable if command[0] == "python" else str(Path(sys.executable).parent / command[0])
     server = subprocess.Popen(
-        [sys.executable, *command[1:]],
+        [program, *command[1:]],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,

@@ -86,7 +86,8 @@ def test_cli_writes_a_run_folder_and_exit_codes(source: tuple[Path, Path], tmp_p
     cmd = [
         sys.executable,
         "-m",
-        "experiments.reselect",
+        "experiments.cli",
+        "reselect",
         str(src),
         "selector=majority",
         "run.report=true",
@@ -110,14 +111,14 @@ def test_cli_writes_a_run_folder_and_exit_codes(source: tuple[Path, Path], tmp_p
         assert (out / name).exists(), name
     assert (out / "candidates").resolve() == (src / "candidates").resolve()
     bad = subprocess.run(
-        [sys.executable, "-m", "experiments.reselect", str(tmp_path / "nope")],
+        [sys.executable, "-m", "experiments.cli", "reselect", str(tmp_path / "nope")],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
-    assert bad.stderr.startswith("python -m experiments.reselect: error: RUN")
+    assert bad.stderr.startswith("medstrat reselect: error: RUN")
     with pytest.raises(ReselectError, match="unknown selector 'nope'"):
         reselect(src, ["selector=nope"], tmp_path / "x")
     with pytest.raises(ReselectError, match="cannot be reselected"):

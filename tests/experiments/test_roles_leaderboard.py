@@ -16,9 +16,8 @@ from fake_roles import CACHE_ENV, JUDGE_USAGE, Dispatch, RolesRuns, judge, overr
 
 from experiments import compose_config
 from experiments.run.experiment import run_experiment
-from experiments.selection.leaderboard import leaderboard, write_leaderboard
+from experiments.selection.leaderboard import judge_notes, leaderboard, write_leaderboard
 from experiments.selection.leaderboard import main as leaderboard_cli
-from experiments.selection.leaderboard_roles import judge_notes
 from experiments.selection.reselect import ReselectError
 from testbed.fakeserver import FakeServer
 
@@ -96,12 +95,12 @@ def test_a_run_without_a_judge_skips_judge_selectors_in_one_line_and_refuses_one
     # The command's message and exit code, in-process (its fresh-process run: test_readme_roles_recipe.py).
     cli = [str(run), "--workers", "1"]
     assert leaderboard_cli([*cli, "--validators", "evidence", "--out", str(tmp_path / "o")]) == 0
-    assert "python -m experiments.leaderboard: llm_judge skipped: " in capsys.readouterr().err
+    assert "medstrat leaderboard: llm_judge skipped: " in capsys.readouterr().err
     assert (
         leaderboard_cli([*cli, "--selectors", "validator_max,llm_judge", "--out", str(tmp_path / "n")]) == 2
     )
     [line] = capsys.readouterr().err.strip().splitlines()
-    assert line.startswith("python -m experiments.leaderboard: error: selector llm_judge: judge unavailable")
+    assert line.startswith("medstrat leaderboard: error: selector llm_judge: judge unavailable")
     assert not (tmp_path / "n").exists() and roles_runs.dispatch.judged == judged_before
     assert isinstance(frame, pd.DataFrame)
 

@@ -119,17 +119,14 @@ def test_cli_bad_input_is_one_line_and_exit_2(rules_s3_run, tmp_path: Path) -> N
     _, src = rules_s3_run
     for args in ([str(tmp_path / "missing")], [str(src), "--selectors", "nope"]):
         done = subprocess.run(
-            [sys.executable, "-m", "experiments.leaderboard", *args, "--out", str(tmp_path / "o")],
+            [sys.executable, "-m", "experiments.cli", "leaderboard", *args, "--out", str(tmp_path / "o")],
             cwd=REPO,
             capture_output=True,
             text=True,
             timeout=120,
         )
         assert done.returncode == 2, done.stderr
-        assert (
-            done.stderr.startswith("python -m experiments.leaderboard: error: ")
-            and done.stderr.count("\n") == 1
-        )
+        assert done.stderr.startswith("medstrat leaderboard: error: ") and done.stderr.count("\n") == 1
     assert not (tmp_path / "o").exists()
 
 

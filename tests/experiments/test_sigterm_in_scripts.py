@@ -86,7 +86,14 @@ def test_reselect_stuck_in_a_selector_ends_on_sigterm(
     rules_s3_run: tuple[Path, Path], env: dict[str, str], tmp_path: Path
 ) -> None:
     _, source = rules_s3_run
-    args = ["-m", "experiments.reselect", str(source), "run.imports=[stall_selector]", "selector.name=stall"]
+    args = [
+        "-m",
+        "experiments.cli",
+        "reselect",
+        str(source),
+        "run.imports=[stall_selector]",
+        "selector.name=stall",
+    ]
     # The stuck selector's thread outlives the clean-up: the command ends when its grace period runs out,
     # here the one second the environment sets instead of the default five.
     env = {**env, GRACE_ENV: "1"}
@@ -107,7 +114,8 @@ def test_the_leaderboard_stuck_in_a_selector_ends_on_sigterm_with_its_workers(
     _, source = rules_s3_run
     args = [
         "-m",
-        "experiments.leaderboard",
+        "experiments.cli",
+        "leaderboard",
         str(source),
         "--selectors",
         "stall",
@@ -121,7 +129,7 @@ def test_the_leaderboard_stuck_in_a_selector_ends_on_sigterm_with_its_workers(
     took, err = end_with_sigterm(proc)
     assert took < 10
     assert proc.returncode == 130, err
-    assert nonblank_lines(err) == ["python -m experiments.leaderboard: interrupted"], err
+    assert nonblank_lines(err) == ["medstrat leaderboard: interrupted"], err
     deadline = time.monotonic() + 5
     while any(_alive(w) for w in workers) and time.monotonic() < deadline:
         time.sleep(0.05)

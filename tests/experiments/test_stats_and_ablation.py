@@ -10,8 +10,7 @@ import pandas as pd
 import pytest
 
 from benchmark.score.constants import METRIC_NAMES
-from experiments.analysis.ablation import load_runs, summary_frame, write_ablation
-from experiments.analysis.figure import zoomed_floor
+from experiments.analysis.ablation import load_runs, summary_frame, write_ablation, zoomed_floor
 from experiments.publish.stats import cluster_diffs, mean_spread, paired_cluster_test
 
 

@@ -105,7 +105,7 @@ def test_cli_evaluates_fits_and_the_fitted_profile_runs(
     shutil.copytree(src, run, symlinks=True)  # the evaluation stores mdsbench reports beside the candidates
     out = tmp_path / "eval"
     done = subprocess.run(
-        [sys.executable, "-m", "experiments.validator_eval", str(run), "--fit", "--out", str(out)],
+        [sys.executable, "-m", "experiments.cli", "validator-eval", str(run), "--fit", "--out", str(out)],
         capture_output=True,
         text=True,
         cwd=REPO,

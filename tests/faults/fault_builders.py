@@ -3,6 +3,7 @@ standardizes it, a fast agent on the fake server, and a scan proving every JSON/
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -12,7 +13,10 @@ import numpy as np
 from PIL import Image
 
 from agents.base import Limits, ManifestEntry, Task
-from agents.litellm import LiteLLMAgent, RetryPolicy, TokenPrice
+from agents.llm.agent import LiteLLMAgent
+from agents.llm.options import AgentOptions
+from agents.model.config import ModelConfig, TokenPrice
+from agents.model.retry import RetryPolicy
 from testbed.fakeserver import FakeServer, Reply, assistant_turn, tool_call
 
 FAST_RETRY = RetryPolicy(max_attempts=12, initial_s=0.001, max_wait_s=0.005, jitter_s=0.001)
@@ -108,7 +112,10 @@ def make_agent(server: FakeServer, **kwargs: Any) -> LiteLLMAgent:
     kwargs.setdefault("timeout_s", 5.0)
     kwargs.setdefault("vision", False)
     kwargs.setdefault("price", TokenPrice(prompt_usd_per_mtok=1.0, completion_usd_per_mtok=2.0))
-    return LiteLLMAgent("openai/fake-model", api_base=server.url, api_key="sk-fake", **kwargs)
+    model_fields = {f.name for f in dataclasses.fields(ModelConfig)}
+    model = {k: kwargs.pop(k) for k in list(kwargs) if k in model_fields}
+    config = ModelConfig("openai/fake-model", api_base=server.url, api_key="sk-fake", **model)
+    return LiteLLMAgent(config, AgentOptions(**kwargs))
 
 
 def tree_digest(root: Path, skip: Path | None = None) -> dict[str, str]:

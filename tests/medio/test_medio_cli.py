@@ -1,4 +1,4 @@
-"""The ``python -m medio`` command line and import hygiene.
+"""The ``medstrat`` command line and import hygiene.
 
 ``inspect`` runs as a user runs it (a fresh interpreter); ``render`` calls the same ``main(argv)`` in this
 process (a fresh interpreter per file cost ~1 CPU s of start-up each; the error policy is `cli_main`'s, proven
@@ -36,7 +36,7 @@ def in_process(capfd: pytest.CaptureFixture[str]) -> Iterator[pytest.CaptureFixt
 
 
 def _main(capfd: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """``python -m medio ARGS`` as ``main(argv)``: the exit code, stdout and stderr."""
+    """``medstrat ARGS`` as ``main(argv)``: the exit code, stdout and stderr."""
     capfd.readouterr()
     code = main(list(args))
     out, err = capfd.readouterr()
@@ -121,7 +121,7 @@ def test_cli_errors_are_one_line_exit_2(tmp_path, pydicom_file, in_process):
             continue  # e.g. a JPEG-LS decoder is installed here
         assert code == 2
         assert "Traceback" not in err and err.count("\n") == 1
-        assert err.startswith("python -m medio: error: ") and args[1] in err
+        assert err.startswith("medstrat: error: ") and args[1] in err
 
 
 @pytest.mark.parametrize("module", ["medio"])

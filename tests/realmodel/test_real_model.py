@@ -134,9 +134,11 @@ def test_a_prompt_over_the_window_through_the_client_names_the_servers_window(
 ) -> None:
     from litellm.exceptions import ContextWindowExceededError
 
-    from agents.litellm.client import ModelClient
+    from agents.model.client import ModelClient
+    from agents.model.config import ModelConfig
 
-    client = ModelClient("openai/local", api_base=real_server.url, api_key="no-key", timeout_s=120)
+    config = ModelConfig("openai/local", api_base=real_server.url, api_key="no-key", timeout_s=120)
+    client = ModelClient(config)
     huge = [{"role": "user", "content": " ".join(f"token{k}" for k in range(20_000))}]
     with pytest.raises(ContextWindowExceededError):
         asyncio.run(client.complete(huge, [], {"max_tokens": 8}, 0))
@@ -174,11 +176,13 @@ def test_the_cache_answers_a_rerun_with_zero_calls(
 
 
 def test_usage_is_what_the_server_reported(real_server: RealServer) -> None:
-    from agents.litellm.client import ModelClient
+    from agents.model.client import ModelClient
+    from agents.model.config import ModelConfig
 
     messages = [{"role": "user", "content": "Name one imaging modality."}]
     params = {"temperature": 0.0, "max_tokens": 12, "seed": 7}
-    client = ModelClient("openai/local", api_base=real_server.url, api_key="no-key", timeout_s=120)
+    config = ModelConfig("openai/local", api_base=real_server.url, api_key="no-key", timeout_s=120)
+    client = ModelClient(config)
     reply = asyncio.run(client.complete(messages, [], params, 0))
     body = json.dumps({"model": "local", "messages": messages, **params}).encode()
     request = urllib.request.Request(

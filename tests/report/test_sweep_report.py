@@ -1,5 +1,5 @@
 """The sweep folder's own report.html: ablation tables with seeds and cost, both figures, links to every job's
-report, what each strategy kept side by side; `python -m experiments.report SWEEP` builds it."""
+report, what each strategy kept side by side; `medstrat report SWEEP` builds it."""
 
 from __future__ import annotations
 

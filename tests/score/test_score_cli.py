@@ -92,7 +92,7 @@ def test_a_bad_workers_value_is_one_line_and_exit_2_with_nothing_written(
     proc = _run("--dataset-dir", str(root), "--workers", workers)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        f"python -m benchmark.score: error: argument --workers: expected a whole number >= 1, got '{workers}'"
+        f"medstrat score: error: argument --workers: expected a whole number >= 1, got '{workers}'"
         " (see --help)"
     ]
     assert sorted(p.name for p in (root / "VLM").iterdir()) == before

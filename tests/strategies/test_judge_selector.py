@@ -12,7 +12,7 @@ from PIL import Image
 
 from agents.base import Candidate, ManifestEntry, Task, Usage
 from agents.judge import CHOOSE_TOOL, JudgeAnswer, JudgeRequest
-from agents.litellm.judge import parse_choice
+from agents.model.judge import parse_choice
 from core.registry import OptionError
 from experiments.run.roles import build_judge
 from strategies.judge import JudgeSelector, composite_image, differing_fields

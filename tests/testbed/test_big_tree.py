@@ -1,4 +1,4 @@
-"""``python -m testbed.synth OUT --files N`` (issue 30 item 5): a four-level DICOM tree of exactly N files,
+"""``medstrat synth OUT --files N`` (issue 30 item 5): a four-level DICOM tree of exactly N files,
 valid headers in every copy, and a rules S0 run that completes on it. The 20,000-file figure is
 ``perf/big_tree.py`` (docs/performance.md); the 20,000-file S0 run here is ``slow``."""
 

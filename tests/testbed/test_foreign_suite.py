@@ -81,6 +81,5 @@ def test_catalogue_table_in_docs_matches_the_registry() -> None:
 
     doc = (REPO / "docs" / "benchmark.md").read_text(encoding="utf-8")
     assert embedded_catalogue(doc, FOREIGN_MARKER) == foreign_catalogue(), (
-        "docs/benchmark.md is stale: run "
-        "`python -m testbed.synth --suite foreign --update-doc docs/benchmark.md`"
+        "docs/benchmark.md is stale: run `medstrat synth --suite foreign --update-doc docs/benchmark.md`"
     )

@@ -256,7 +256,7 @@ def test_cli_builds_the_suite_and_rejects_unknown_names(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # The rejection is a message and an exit code: checked in-process. The build starts a fresh interpreter,
-    # as a user's command does (the fresh-process smoke of `python -m testbed.synth`).
+    # as a user's command does (the fresh-process smoke of `medstrat synth`).
     from testbed.synth.__main__ import main
 
     assert main([str(tmp_path / "rf"), "--suite", "realfiles", "--only", "nope"]) == 2
@@ -272,8 +272,7 @@ def test_catalogue_table_in_docs_matches_the_registry() -> None:
 
     doc = (REPO / "docs" / "benchmark.md").read_text(encoding="utf-8")
     assert embedded_catalogue(doc, REALFILES_MARKER) == realfiles_catalogue(), (
-        "docs/benchmark.md is stale: run "
-        "`python -m testbed.synth --suite realfiles --update-doc docs/benchmark.md`"
+        "docs/benchmark.md is stale: run `medstrat synth --suite realfiles --update-doc docs/benchmark.md`"
     )
 
 

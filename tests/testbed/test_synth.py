@@ -204,7 +204,7 @@ def test_oracle_scores_full_marks_with_the_scorer(suite: Suite, profile: str) ->
 def test_catalogue_table_in_docs_matches_the_generator() -> None:
     doc = (REPO / "docs" / "benchmark.md").read_text(encoding="utf-8")
     assert embedded_catalogue(doc) == catalogue_markdown(), (
-        "docs/benchmark.md is stale: run `python -m testbed.synth --update-doc docs/benchmark.md`"
+        "docs/benchmark.md is stale: run `medstrat synth --update-doc docs/benchmark.md`"
     )
 
 

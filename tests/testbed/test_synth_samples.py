@@ -26,6 +26,6 @@ def test_an_out_of_range_sample_count_is_one_line_and_exit_2(tmp_path: Path) -> 
         timeout=120,
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    expected = "python -m testbed.synth: error: --samples must be between 1 and 500, got 0"
+    expected = "medstrat synth: error: --samples must be between 1 and 500, got 0"
     assert done.stderr.strip() == expected
     assert not (tmp_path / "out").exists()

@@ -33,7 +33,7 @@ def test_the_conventions_file_copies_no_weight_of_evidence() -> None:
 
 
 def test_a_check_added_to_the_base_reaches_the_profile_extending_it(tmp_path: Path) -> None:
-    # A copy of the two files, the base edited as another helper would edit evidence.yaml.
+    # A copy of the two files, the base edited as a later change to evidence.yaml would edit it.
     shutil.copy(CONF / "validator" / "evidence_conventions.yaml", tmp_path)
     base = yaml.safe_load((CONF / "validator" / "evidence.yaml").read_text())
     base["checks"]["valid_json_object"] = 0.5  # a weight changed

@@ -45,7 +45,7 @@ VARIANTS = {
 @pytest.fixture(scope="module")
 def family_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The FAMILIES datasets of the bundled suite with the oracle run ``VLM/oracle``."""
-    # In-process (what `python -m testbed.synth OUT --size small --oracle oracle --only ...` writes): a
+    # In-process (what `medstrat synth OUT --size small --oracle oracle --only ...` writes): a
     # fresh interpreter here proved nothing and cost its start-up.
     from testbed.synth import generate_suite
 

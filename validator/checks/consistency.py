@@ -16,7 +16,6 @@ raw files are cached per (file, mtime, size), so the n candidates of a sample sh
 
 from __future__ import annotations
 
-import csv
 import logging
 import re
 from collections import Counter
@@ -28,7 +27,9 @@ import numpy as np
 
 import medio
 from benchmark.fields import MODALITY_PRIMARY, SUBJECT_ID, TASK_TYPE
+from medio.errors import MedioError
 from medio.sniff import has_suffix, split_suffix
+from medio.table import read_table
 from validator import _raw
 from validator.registry import check
 from validator.report import CheckResult
@@ -229,17 +230,12 @@ def _frame_tables(root: str) -> tuple[tuple[tuple[str, ...], tuple[tuple[str, ..
     tables = []
     for path in sorted(p for p in Path(root, "data").rglob("*") if has_suffix(p.name, ".csv")):
         try:
-            if path.stat().st_size > _MAX_TABLE_BYTES:
-                continue
-            with open(path, newline="", encoding="utf-8", errors="replace") as fh:
-                rows = list(csv.reader(fh))
-        except OSError:
+            rows = read_table(path, max_bytes=_MAX_TABLE_BYTES).frame
+        except (MedioError, OSError):
             continue
-        if len(rows) < 2:
-            continue
-        header = tuple(c.strip().lower() for c in rows[0])
-        if "frame" in header:
-            tables.append((header, tuple(tuple(r) for r in rows[1:])))
+        header = tuple(str(c).lower() for c in rows.columns)
+        if "frame" in header and len(rows):
+            tables.append((header, tuple(tuple(r) for r in rows.values.tolist())))
     return tuple(tables)
 
 

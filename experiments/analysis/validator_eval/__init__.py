@@ -2,7 +2,7 @@
 candidates' samples that pass official E2E from those that fail, and (``--fit``) check weights learned
 from the truth with leave-one-dataset-out cross-validation.
 
-    python -m experiments.validator_eval RUN [RUN ...] [--validators evidence,mdsbench] [--fit [BASE]]
+    medstrat validator-eval RUN [RUN ...] [--validators evidence,mdsbench] [--fit [BASE]]
                                          [--out DIR]
 
 Analysis only: the truth comes from the scorer (ground truth of the stored runs' datasets), never into a

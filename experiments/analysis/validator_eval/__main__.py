@@ -1,4 +1,4 @@
-"""``python -m experiments.validator_eval RUN [RUN ...]``: the validator against the truth, per profile."""
+"""``medstrat validator-eval RUN [RUN ...]``: the validator against the truth, per profile."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from validator.registry import ProfileError
 if TYPE_CHECKING:
     import pandas as pd
 
-PROG = "python -m experiments.validator_eval"
+PROG = "medstrat validator-eval"
 
 
 def _slug(label: str) -> str:

@@ -225,7 +225,7 @@ def write_fitted(result: FitResult, profile: Profile, runs: Sequence[Path], out:
     path = out / "validator" / f"{profile.name}_fitted.yaml"
     header = (
         "# A validator profile with weights FITTED to ground truth by\n"
-        "# `python -m experiments.validator_eval --fit` (see the fitted: block). Use it as\n"
+        "# `medstrat validator-eval --fit` (see the fitted: block). Use it as\n"
         "# validator=<this file>; runs and tables mark it as fitted.\n"
     )
     atomic_write_text(path, header + yaml.safe_dump(doc, sort_keys=False))

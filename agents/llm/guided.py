@@ -1,0 +1,478 @@
+"""``agent.mode=guided``: the framework walks the steps, the model answers each in constrained JSON.
+
+For a model that cannot drive a tool loop (a small local model: prose instead of tool calls, a window of a few
+thousand tokens), the agent takes the loop over. Every request is fresh (a system prompt and one user message
+of evidence, never a history), sized to the server's window, and asks for exactly one JSON object, under a
+schema (`agents.llm.guided_schemas`):
+
+1. **plan** (once per candidate): the dataset's name, modality, task, dimension and class names, from the
+   folder's tree, its README, the manifest and the first sample's ``inspect``;
+2. per sample: the **slice** or **frame** to render (a volume or video only; null takes the tool's default),
+   the **mask file** (segmentation only: one of the dataset's files named most like the sample, or none),
+   then the **annotation**; the framework runs ``inspect``, ``render`` and ``write_annotation`` with them;
+3. **data_meta** (once): the dataset's anatomy, domain and description, under the plan and the counts.
+
+The answer is asked as a forced tool call (``tool_choice`` naming the one tool offered, which llama.cpp, vLLM
+and the hosted APIs turn into grammar-constrained JSON). A server that answers a forced call without one (it
+ignored ``tool_choice``) is asked by ``response_format`` (a JSON schema) from then on, for every later
+request of the agent. A request the window cannot hold is sent again with its evidence halved (the window the
+server named in its error is used from then on). A sample whose step fails is left unwritten with the reason
+(``Candidate.skipped``); only a failed plan fails the candidate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.base import FatalAgentError, ManifestEntry, Task
+from agents.budget import BudgetExceeded
+from agents.llm.conversation import ConversationSetup, ConversationState, record_reply
+from agents.llm.guided_evidence import (
+    answer_object,
+    data_files,
+    extent,
+    fit,
+    mask_choices,
+    mask_of,
+    plain,
+    read_json,
+    rendered_info,
+)
+from agents.llm.guided_schemas import (
+    PLAN_SCHEMA,
+    GuidedPlan,
+    annotation_schema,
+    choice_schema,
+    data_meta_schema,
+)
+from agents.llm.outcome import Revision
+from agents.model.client import is_context_window_error
+from agents.tools.tools import ToolBox, ToolResult
+
+__all__ = [
+    "DEFAULT_WINDOW",
+    "GUIDED_SYSTEM",
+    "GuidedRun",
+    "Structured",
+]
+
+log = logging.getLogger(__name__)
+
+#: The window assumed when neither the config nor the server says one (the smallest common local window).
+DEFAULT_WINDOW = 8192
+# Conservative characters per token for JSON-heavy text (English prose runs at ~4): an estimate that errs
+# towards smaller requests, since the real count is only known once the server refuses one.
+_CHARS_PER_TOKEN = 2.5
+# What the chat template, the system prompt and the message framing take besides the evidence.
+_OVERHEAD_TOKENS = 320
+_MAX_SHRINKS = 3
+_TABLES = (".csv", ".tsv", ".xlsx", ".xls", ".parquet")
+
+GUIDED_SYSTEM = (
+    "You standardize a raw medical imaging dataset into the MDS-Bench format, one step at a time. Each "
+    "request gives you evidence from the dataset's files and asks for one JSON object; its schema fixes the "
+    "shape. Fill every value from the evidence (file names, headers, README, tables); write short values."
+)
+
+PLAN_ASK = (
+    "Decide the dataset-level facts: dataset_name (as the README or folder names it), modality (CT, MRI, "
+    "X-ray, Ultrasound, Microscopy, Dermoscopy, Endoscopy, Fundus ...), task_type, dimension (2D, 3D for a "
+    "volume, video) and classes (the label names; for segmentation the mask's classes with background first)."
+)
+SLICE_ASK = (
+    "Choose the {what} of this sample to render as its image: 0 to {last}, or null for the middle one (the "
+    "mask's largest, when there is a mask)."
+)
+MASK_ASK = "Choose the file holding this sample's segmentation mask, or null when none of them is its mask."
+ANNOTATION_ASK = (
+    "Write the annotation of sample {index}: who the subject is (subject_id from the file or folder name), "
+    "sex, site and the {what}, from the evidence."
+)
+META_ASK = (
+    "Write the dataset's data_meta.json: its anatomical structure, domain and a one-sentence description."
+)
+REVISE_ASK = "Revise the annotation of sample {index} as the feedback asks; keep what is right."
+
+
+class Structured:
+    """How the agent's server is asked for a JSON object: a forced tool call until it shows it ignores one.
+
+    Shared by every candidate of the agent, so a server found to ignore ``tool_choice`` costs one wasted call,
+    not one per candidate.
+    """
+
+    def __init__(self) -> None:
+        self.by_tool_choice = True
+        self.why: str | None = None
+
+    def give_up_tool_choice(self, why: str) -> None:
+        """Ask by ``response_format`` from now on."""
+        if self.by_tool_choice:
+            log.warning("guided mode: %s; asking by response_format from now on", why)
+        self.by_tool_choice = False
+        self.why = why
+
+
+@dataclass
+class GuidedRun:
+    """One candidate in the guided mode.
+
+    Attributes:
+        setup: The candidate's client, trace, budget and sampling parameters.
+        toolbox: Its tools (run by the framework here, never by the model).
+        task: The dataset and candidate.
+        states: The candidate's conversations by label (each step is one; `agents.llm.outcome` adds
+            them up).
+        structured: How the server is asked (shared by the agent's candidates).
+        max_output: The per-call completion cap (reserved in every request's budget).
+        concurrency: Samples in flight at once.
+        sample_failures: Per sample, why it was left unwritten.
+    """
+
+    setup: ConversationSetup
+    toolbox: ToolBox
+    task: Task
+    states: dict[str, ConversationState]
+    structured: Structured
+    max_output: int
+    concurrency: int = 4
+    sample_failures: dict[int, str] = field(default_factory=dict)
+    _files: list[str] | None = field(default=None, repr=False)
+
+    # -- the steps ------------------------------------------------------------------------------------
+
+    async def work(self, instruction: str, revision: Revision | None, plan: Mapping[str, Any] | None) -> None:
+        """`generate`, or `revise` when there is a revision; the toolbox's failed reads join the reasons."""
+        if revision is None:
+            await self.generate(instruction)
+        else:
+            await self.revise(revision, plan, instruction)
+        for index, why in self.toolbox.sample_failures.items():
+            self.sample_failures.setdefault(index, why)
+
+    async def generate(self, instruction: str) -> None:
+        """Plan, every sample, then data_meta (a failed plan fails the candidate; nothing else does)."""
+        plan = await self._plan(instruction)
+        if plan is None:
+            return
+        await self._each(self.task.entries, lambda entry: self._sample(plan, entry))
+        await self._meta(plan, None)
+        self._note_nothing_written()
+
+    async def revise(self, revision: Revision, plan_data: Mapping[str, Any] | None, instruction: str) -> None:
+        """Re-ask the annotation of each sample the feedback names (every sample for free text), and
+        data_meta when it is named; the images and masks stay as they are."""
+        plan: GuidedPlan | None
+        try:
+            plan = GuidedPlan.of(plan_data or {}) if plan_data and plan_data.get("guided") else None
+        except ValueError:
+            plan = None
+        if plan is None:  # a candidate of another mode: its plan is made now
+            plan = await self._plan(instruction)
+            if plan is None:
+                return
+        await self._each(
+            revision.entries(self.task.entries), lambda e: self._revise_sample(plan, e, revision)
+        )
+        if revision.touches_meta:
+            await self._meta(plan, revision)
+
+    async def _each(
+        self, entries: Sequence[ManifestEntry], step: Callable[[ManifestEntry], Awaitable[None]]
+    ) -> None:
+        """``step`` for every sample, ``concurrency`` at a time."""
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def one(entry: ManifestEntry) -> None:
+            async with gate:
+                await step(entry)
+
+        await asyncio.gather(*(one(e) for e in entries))
+
+    async def _plan(self, instruction: str) -> GuidedPlan | None:
+        from agents.llm.phases import PLAN_FILE, manifest_excerpt
+
+        task = self.task
+        excerpt, shown = manifest_excerpt(task.entries)
+        first = task.entries[0]
+        tree = self._tool("tree", {"path": "data", "max_depth": 3})
+        parts = [
+            ("Instruction", instruction),
+            ("Dataset folder", f"{task.name} ({len(task.entries)} samples; {shown} manifest lines shown)"),
+            ("Manifest", excerpt),
+            ("Files", tree),
+            *self._readme(),
+            *self._tables(tree),
+            (f"inspect {first.relpath}", self._tool("inspect", {"path": first.relpath})),
+        ]
+        answer = await self._ask("plan", "write_plan", PLAN_ASK, PLAN_SCHEMA, parts)
+        if answer is None:
+            state = self.states["plan"]
+            state.failed = state.failed or state.stop_reason or "no plan"
+            state.stop_reason = None
+            return None
+        try:
+            plan = GuidedPlan.of(answer)
+        except ValueError as exc:
+            self.states["plan"].failed = f"the plan is not usable: {exc}"
+            return None
+        from core.atomic import atomic_write_json
+
+        atomic_write_json(task.out_dir / PLAN_FILE, plan.to_dict(), durable=False)
+        self.setup.trace.write("plan", plan=plan.to_dict())
+        return plan
+
+    async def _sample(self, plan: GuidedPlan, entry: ManifestEntry) -> None:
+        i, source = entry.index, entry.relpath
+        label = f"sample {i}"
+        inspected = self._tool("inspect", {"path": source})
+        render: dict[str, Any] = {"index": i, "source": source}
+        what = {"3D": "slice", "video": "frame"}.get(plan.dimension)
+        count = extent(inspected, plan.dimension)
+        if what is not None and count is not None and count > 1:
+            key = "slice_index" if what == "slice" else "frame"
+            parts = [("Plan", _plan_text(plan)), (f"inspect {source}", inspected)]
+            ask = SLICE_ASK.format(what=what, last=count - 1)
+            answer = await self._ask(label, f"choose_{what}", ask, choice_schema(key, "integer"), parts)
+            if answer is None:
+                return self._skip(i, label, f"no {what} chosen")
+            if isinstance(answer.get(key), int) and 0 <= answer[key] < count:
+                render[key] = answer[key]
+        rendered = self._run_json("render", render)
+        if "error" in rendered:
+            return self._skip(i, label, f"render failed: {rendered['error']}")
+        info = {**(rendered.get("render") or {}), "size": rendered.get("size")}
+        mask_file = None
+        mask_text = ""
+        if plan.task_type == "segmentation":
+            mask_file, mask_text = await self._mask(plan, entry, info, label)
+        shown = f"images/{i}.png, {info.get('size')} pixels" + (
+            f", slice {info['slice_index']}" if isinstance(info.get("slice_index"), int) else ""
+        )
+        parts = [
+            ("Plan", _plan_text(plan)),
+            (f"inspect {source}", inspected),
+            ("Rendered", shown + (f"; mask: {mask_text}" if mask_text else "")),
+        ]
+        schema = annotation_schema(plan, i, source, info, mask_file)
+        ask = ANNOTATION_ASK.format(index=i, what=_label_word(plan))
+        answer = await self._ask(label, "write_annotation", ask, schema, parts)
+        if answer is None:
+            return self._skip(i, label, "no annotation answer")
+        written = self._run_json("write_annotation", {"index": i, "annotation": answer})
+        if "error" in written:
+            self._skip(i, label, f"write_annotation failed: {written['error']}")
+
+    async def _mask(
+        self, plan: GuidedPlan, entry: ManifestEntry, info: Mapping[str, Any], label: str
+    ) -> tuple[str | None, str]:
+        if self._files is None:  # one walk of the tree per candidate, shared by its samples
+            self._files = data_files(self.toolbox.sandbox.read_root, {e.relpath for e in self.task.entries})
+        choices = mask_choices(self._files, entry)
+        if not choices:
+            return None, ""
+        parts = [("Plan", _plan_text(plan)), ("Sample", entry.relpath), ("Files", "\n".join(choices))]
+        answer = await self._ask(
+            label, "choose_mask", MASK_ASK, choice_schema("mask_file", [None, *choices]), parts
+        )
+        chosen = answer.get("mask_file") if answer else None
+        if chosen not in choices:
+            return None, ""
+        args: dict[str, Any] = {"index": entry.index, "source": chosen, "kind": "mask"}
+        for key in ("slice_index", "frame"):
+            if isinstance(info.get(key), int):
+                args[key] = info[key]
+        result = self._run_json("render", args)
+        if "error" in result:
+            return None, f"the mask {chosen} could not be rendered: {result['error']}"
+        return str(chosen), f"masks/{entry.index}.png from {chosen}"
+
+    async def _revise_sample(self, plan: GuidedPlan, entry: ManifestEntry, revision: Revision) -> None:
+        i, source = entry.index, entry.relpath
+        label = f"revise {i}"
+        out = self.toolbox.sandbox.output_dir
+        current = read_json(out / "standardized_annotations" / f"{i}.json")
+        if not isinstance(current, dict) or not (out / "images" / f"{i}.png").is_file():
+            return  # nothing to revise: generating a missing sample is not a revision
+        info = rendered_info(current, out / "images" / f"{i}.png")
+        mask_file = mask_of(current) if (out / "masks" / f"{i}.png").is_file() else None
+        parts = [
+            ("Feedback", revision.prompt([i])),
+            ("Your annotation", json.dumps(current, ensure_ascii=False)),
+            ("Plan", _plan_text(plan)),
+            (f"inspect {source}", self._tool("inspect", {"path": source})),
+        ]
+        schema = annotation_schema(plan, i, source, info, mask_file)
+        answer = await self._ask(label, "write_annotation", REVISE_ASK.format(index=i), schema, parts)
+        if answer is not None:
+            self._run_json("write_annotation", {"index": i, "annotation": answer})
+
+    async def _meta(self, plan: GuidedPlan, revision: Revision | None) -> None:
+        out = self.toolbox.sandbox.output_dir
+        written = len(self.toolbox.written_indices())
+        if not written:
+            return
+        images = sum(1 for i in self.task.indices if (out / "images" / f"{i}.png").is_file())
+        parts = [
+            ("Plan", _plan_text(plan)),
+            ("Written", f"{written} annotations, {images} images"),
+            *self._readme(),
+        ]
+        if revision is not None:
+            parts.insert(0, ("Feedback", revision.prompt(None, meta_only=True)))
+        answer = await self._ask(
+            "meta", "write_data_meta", META_ASK, data_meta_schema(plan, written, images), parts
+        )
+        if answer is not None:
+            self._run_json("write_data_meta", {"data_meta": answer})
+
+    # -- asking -------------------------------------------------------------------------------------
+
+    async def _ask(
+        self, label: str, name: str, ask: str, schema: Mapping[str, Any], parts: Sequence[tuple[str, str]]
+    ) -> dict[str, Any] | None:
+        """One JSON object under ``schema``, sized to the window; None with the reason in the step's state."""
+        state = self.states.setdefault(label, ConversationState())
+        client = self.setup.client
+        tool = {"type": "function", "function": {"name": name, "description": ask, "parameters": schema}}
+        schema_chars = len(json.dumps(schema, ensure_ascii=False))
+        share = 1.0
+        note = ""
+        for _attempt in range(_MAX_SHRINKS + 2):
+            window = client.context_window or DEFAULT_WINDOW
+            tokens = window - self.max_output - _OVERHEAD_TOKENS - int(schema_chars / _CHARS_PER_TOKEN)
+            budget = int(max(200.0, tokens * _CHARS_PER_TOKEN) * share)
+            body = fit(parts, budget - len(ask) - len(note))
+            messages = [
+                {"role": "system", "content": GUIDED_SYSTEM},
+                {"role": "user", "content": f"{body}\n\n{ask}{note}"},
+            ]
+            forced = self.structured.by_tool_choice
+            params = dict(self.setup.params)
+            if forced:
+                params["tool_choice"] = {"type": "function", "function": {"name": name}}
+                tools: list[Mapping[str, Any]] = [tool]
+            else:
+                params["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": name, "schema": dict(schema)},
+                }
+                tools = []
+            try:
+                if self.setup.budget is not None:
+                    self.setup.budget.check()
+                reply = await client.complete(messages, tools, params, self.task.candidate_index)
+            except BudgetExceeded as exc:
+                state.stop_reason = exc.reason
+                return None
+            except FatalAgentError as exc:
+                state.failed = state.fatal = exc.reason
+                return None
+            except Exception as exc:
+                if is_context_window_error(exc) and share > 1 / 2**_MAX_SHRINKS:
+                    # A window the error named anew sizes the next request by itself; otherwise our estimate
+                    # of the tokens was short, and half the evidence goes.
+                    learnt = (client.context_window or DEFAULT_WINDOW) < window
+                    share = share if learnt else share / 2
+                    state.shrinks += 1
+                    self.setup.trace.write(
+                        "context_trimmed", conversation=label, window=client.context_window, share=share
+                    )
+                    continue
+                state.failed = f"provider error: {type(exc).__name__}: {str(exc)[:300]}"
+                self.setup.trace.write("provider_error", conversation=label, error=state.failed)
+                return None
+            record_reply(self.setup, state, reply, messages, label)
+            answer, problem = answer_object(reply.message, name)
+            if answer is not None:
+                return answer
+            if forced and not reply.message.get("tool_calls"):
+                self.structured.give_up_tool_choice(f"the server answered a forced {name} call without it")
+                continue
+            if note:
+                break
+            note = f"\n(Your last answer was not one JSON object: {problem}. Send exactly one.)"
+        state.stop_reason = f"{name}: no JSON object in the model's answers"
+        return None
+
+    # -- tools ----------------------------------------------------------------------------------------
+
+    def _run(self, name: str, args: Mapping[str, Any]) -> ToolResult:
+        """Run a tool for the model (the framework's call, traced as the model's would be)."""
+        result = self.toolbox.run(name, json.dumps(dict(args)))
+        self.setup.trace.write(
+            "tool",
+            conversation="guided",
+            name=name,
+            arguments=dict(args),
+            error=result.error,
+            result=result.text[:2000],
+            image=False,
+        )
+        return result
+
+    def _tool(self, name: str, args: Mapping[str, Any]) -> str:
+        """Run a tool; its result as plain ``key: value`` lines (`guided_evidence.plain`)."""
+        return plain(self._run(name, args).text)
+
+    def _run_json(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Run a tool; its JSON result, or ``{"error": first line}``."""
+        result = self._run(name, args)
+        if result.error is not None:
+            return {"error": result.text.splitlines()[0][:300] if result.text else result.error}
+        try:
+            parsed = json.loads(result.text)
+        except ValueError:
+            return {"text": result.text}
+        return parsed if isinstance(parsed, dict) else {"result": parsed}
+
+    def _readme(self) -> list[tuple[str, str]]:
+        found = self._tool("find", {"pattern": "readme*", "kind": "file", "limit": 3})
+        first = next((line.split()[0] for line in found.splitlines() if line.startswith("data/")), None)
+        if first is None:
+            return []
+        return [(first, self._tool("read_text", {"path": first, "max_bytes": 2000}))]
+
+    def _tables(self, tree: str) -> list[tuple[str, str]]:
+        """The first rows of the label tables the tree lists (at most two)."""
+        shown = []
+        for line in tree.splitlines():
+            path = line.strip().split("\t")[0]
+            if path.startswith("data/") and path.lower().endswith(_TABLES):
+                shown.append((f"table_head {path}", self._tool("table_head", {"path": path, "rows": 5})))
+            if len(shown) == 2:
+                break
+        return shown
+
+    def _skip(self, index: int, label: str, why: str) -> None:
+        reason = self.states.get(label)
+        detail = reason.failed or reason.stop_reason if reason is not None else None
+        self.sample_failures[index] = f"{why}: {detail}" if detail else why
+        if reason is not None:
+            # A sample's failure leaves that sample unwritten; it does not fail the candidate.
+            reason.failed = None
+
+    def _note_nothing_written(self) -> None:
+        if self.toolbox.written_indices() or not self.sample_failures:
+            return
+        first = self.sample_failures[min(self.sample_failures)]
+        self.states["samples"] = ConversationState(failed=f"no sample written (first: {first})")
+
+
+def _plan_text(plan: GuidedPlan) -> str:
+    classes = ", ".join(plan.classes)
+    return (
+        f"dataset {plan.dataset_name}; modality {plan.modality}; {plan.task_type}; {plan.dimension}; "
+        f"classes: {classes}"
+    )
+
+
+def _label_word(plan: GuidedPlan) -> str:
+    return {"classification": "class label", "segmentation": "mask's classes", "detection": "boxes"}[
+        plan.task_type
+    ]

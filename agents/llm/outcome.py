@@ -1,0 +1,123 @@
+"""How a candidate's conversations add up: the revision split over them, the candidate's status and reason."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from agents.base import Feedback, ManifestEntry
+from agents.llm import prompts
+from agents.llm.conversation import ConversationState
+from agents.tools.review_tools import feedback_with_values
+
+__all__ = ["Revision", "candidate_outcome", "short_list"]
+
+
+@dataclass(frozen=True)
+class Revision:
+    """What a revision is told, split by the conversations that do it.
+
+    Attributes:
+        feedback: The strategy's feedback.
+        editable: Field paths the revision may change.
+        output_dir: The copy being revised (current values in the prompt are read from it).
+        plan: The plan of the candidate being revised, if it has one.
+    """
+
+    feedback: Feedback | str
+    editable: list[str]
+    output_dir: Path
+    plan: dict[str, Any] | None
+
+    @property
+    def _items(self) -> tuple[tuple[int | None, str, str], ...]:
+        return self.feedback.items if isinstance(self.feedback, Feedback) else ()
+
+    @property
+    def touches_meta(self) -> bool:
+        """Whether data_meta.json is revised: its items exist, or the feedback names no item at all."""
+        items = self._items
+        return not items or any(i is None or p.startswith("data_meta") for i, p, _m in items)
+
+    def digest(self) -> str:
+        """A digest of the JSON outputs being revised (annotations and data_meta.json).
+
+        Part of the revision's seed: S1's rounds open with the same prompt, and a round that revises another
+        output must be a sample of its own, not the previous round's answer replayed by the cache.
+        """
+        digest = hashlib.sha256()
+        files = sorted((self.output_dir / "standardized_annotations").glob("*.json"))
+        for path in [*files, self.output_dir / "data_meta.json"]:
+            if path.is_file():
+                digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        return digest.hexdigest()
+
+    def entries(self, entries: Sequence[ManifestEntry]) -> list[ManifestEntry]:
+        """The samples to revisit: those the items name, or every sample for item-less feedback."""
+        named = {i for i, p, _m in self._items if i is not None and not p.startswith("data_meta")}
+        if not self._items:
+            return list(entries)
+        return [e for e in entries if e.index in named]
+
+    def prompt(self, indices: list[int] | None, meta_only: bool = False) -> str:
+        """The revise prompt of one conversation: the general feedback and the items about its part."""
+        feedback = self.feedback
+        if isinstance(feedback, Feedback) and (indices is not None or meta_only):
+            keep = [
+                it
+                for it in feedback.items
+                if (meta_only and (it[0] is None or it[1].startswith("data_meta")))
+                or (indices is not None and it[0] in indices and not it[1].startswith("data_meta"))
+            ]
+            feedback = Feedback(feedback.message, tuple(keep))
+        text = feedback_with_values(feedback, self.output_dir)
+        revise = prompts.REVISE_PROMPT.format(editable=", ".join(self.editable) or "(none)", feedback=text)
+        if indices is not None:
+            revise += "\n\n" + prompts.REVISE_BATCH_NOTE.format(indices=short_list(indices))
+        return revise
+
+
+def short_list(indices: Sequence[int], limit: int = 50) -> str:
+    """Indices as ``[1, 2, ...]``, the first ``limit`` of them."""
+    shown = ", ".join(str(i) for i in indices[:limit])
+    return f"[{shown}{', ...' if len(indices) > limit else ''}]"
+
+
+def candidate_outcome(
+    states: Mapping[str, ConversationState], written: list[int], missing: list[int], meta_written: bool
+) -> tuple[Literal["ok", "incomplete", "failed"], str | None]:
+    """Status and reason of a candidate from how its conversations ended and what it wrote.
+
+    Args:
+        states: Every conversation, by label.
+        written: Indices with an annotation.
+        missing: Indices without one.
+        meta_written: Whether data_meta.json exists.
+
+    Returns:
+        ``failed`` (nothing written, or a conversation failed), ``incomplete`` (samples or the dataset JSON
+        missing), else ``ok``; and the reason.
+    """
+    failures = [
+        f"{label}: {s.failed}" if len(states) > 1 else s.failed for label, s in states.items() if s.failed
+    ]
+    stops = [
+        f"{label}: {s.stop_reason}" if len(states) > 1 else s.stop_reason
+        for label, s in states.items()
+        if s.stop_reason
+    ]
+    gaps = []
+    if missing:
+        gaps.append(f"{len(missing)} of {len(written) + len(missing)} samples missing: {short_list(missing)}")
+    if not meta_written:
+        gaps.append("no data_meta.json")
+    if not written:
+        return "failed", "; ".join([*(failures or stops or ["finished"]), "no annotation was written"])
+    if failures:
+        return "failed", "; ".join([*failures, *gaps])
+    if gaps:
+        return "incomplete", "; ".join([*(stops or ["finished"]), *gaps])
+    return "ok", "; ".join(str(s) for s in stops) or None

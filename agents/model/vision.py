@@ -1,0 +1,43 @@
+"""Whether the LiteLLM agent sends images: ``agent.vision`` and what LiteLLM knows of the model."""
+
+from __future__ import annotations
+
+import logging
+
+__all__ = ["resolve_vision"]
+
+log = logging.getLogger("agents.llm.agent")  # the agent's logger: where users and tests look for the line
+
+# Models already warned about in this process: the warning is one line per model, not one per candidate.
+_WARNED_VISION: set[str] = set()
+
+
+def resolve_vision(setting: bool | str | None, model: str, known: bool | None) -> bool:
+    """Decide whether images are sent, from ``agent.vision`` and what LiteLLM knows of the model.
+
+    Args:
+        setting: ``True``/``"true"``, ``False``/``"false"``, or ``"auto"``/None (ask LiteLLM).
+        model: The model string (named in the warning).
+        known: LiteLLM's answer for the model: True/False, None when it does not know the model.
+
+    Returns:
+        Whether the agent sends images.
+
+    Raises:
+        ValueError: An unknown setting.
+    """
+    text = str(setting).lower() if setting is not None else "auto"
+    if text in ("true", "false"):
+        return text == "true"
+    if text != "auto":
+        raise ValueError(f"agent.vision must be auto, true or false, got {setting!r}")
+    if known is None:
+        if model not in _WARNED_VISION:
+            _WARNED_VISION.add(model)
+            log.warning(
+                "agent.vision=auto: LiteLLM does not know whether %s takes images; running it text-only "
+                "(set agent.vision=true if it sees images)",
+                model,
+            )
+        return False
+    return known
