@@ -58,7 +58,10 @@ def test_a_server_that_answered_then_died_is_named_with_its_calls_and_its_log(
                 "run.progress=false",
                 "run.report=false",
                 "run.processes=1",
-                "run.concurrency=1",  # one call at a time: the server dies between two, after exactly 3
+                # One call at a time (one candidate, one conversation): the server dies between two calls,
+                # after exactly ANSWERS answers.
+                "run.concurrency=1",
+                "agent.concurrency=1",
                 f"hydra.run.dir={tmp_path / 'run'}",
             ],
             {**cli_env, "OPENAI_API_KEY": "sk-fake"},
