@@ -34,12 +34,15 @@ class Dataset:
         name: The folder's name, used as the dataset id.
         manifest_path: ``<root>/VLM/random.txt``.
         vlm_dir: ``<root>/VLM``.
+        sample_limit: Only the first this many manifest entries are the dataset's samples (a pilot on real
+            data, ``benchmark.samples``); None: every entry.
     """
 
     root: Path
     name: str
     manifest_path: Path
     vlm_dir: Path
+    sample_limit: int | None = None
     _entries: list[ManifestEntry] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
@@ -83,8 +86,26 @@ class Dataset:
             ManifestError: The manifest is missing or malformed.
         """
         if self._entries is None:
-            self._entries = parse_manifest(self.manifest_path, self.root)
+            entries = parse_manifest(self.manifest_path, self.root)
+            self._entries = entries if self.sample_limit is None else entries[: self.sample_limit]
         return self._entries
+
+    def first(self, samples: int) -> Dataset:
+        """This dataset cut to its first ``samples`` manifest entries (in index order): deterministic, so a
+        resumed run, the validator and the scorer see the same samples.
+
+        Args:
+            samples: How many entries to keep (1 or more).
+
+        Returns:
+            A new `Dataset` (this one is unchanged).
+
+        Raises:
+            ValueError: ``samples`` below 1.
+        """
+        if samples < 1:
+            raise ValueError(f"{self.name}: a sample limit of {samples}; expected 1 or more")
+        return Dataset(self.root, self.name, self.manifest_path, self.vlm_dir, sample_limit=samples)
 
     @property
     def indices(self) -> list[int]:

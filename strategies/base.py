@@ -9,6 +9,7 @@ summed over every call.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
@@ -17,6 +18,8 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from agents.base import Agent, Candidate, Task, Usage
+from benchmark.discover import Dataset
+from benchmark.errors import ManifestError
 from core.registry import Registry
 from strategies.context import DONE_MARKER
 from validator.report import Report
@@ -35,6 +38,7 @@ __all__ = [
     "agent_work",
     "strategies",
     "strategy",
+    "task_dataset",
 ]
 
 R = TypeVar("R")
@@ -95,17 +99,18 @@ class ProfileValidator:
     def validate(self, candidate: Candidate | Path, task: Task) -> Report:
         """Validate ``candidate`` against the raw data and manifest of ``task.root`` (never ground truth)."""
         folder = candidate.output_dir if isinstance(candidate, Candidate) else Path(candidate)
+        dataset = task_dataset(task)
         marker = folder.parent / DONE_MARKER
         if self.store_reports and isinstance(candidate, Candidate) and marker.is_file():
             # Only a finished candidate (its done-marker written) has a stable folder worth a stored report.
             store = folder.parent / REPORTS_DIR
-            report, _ = validate_stored(folder, task.root, get_profile(self.profile), store)
+            report, _ = validate_stored(folder, dataset, get_profile(self.profile), store)
             return report
         if self.store_reports and self.outputs_store is not None and not isinstance(candidate, Candidate):
             store = self.outputs_store / task.name / REPORTS_DIR
-            report, _ = validate_by_content(folder, task.root, get_profile(self.profile), store)
+            report, _ = validate_by_content(folder, dataset, get_profile(self.profile), store)
             return report
-        return validate(folder, task.root, profile=self.profile)
+        return validate(folder, dataset, profile=self.profile)
 
     def __getstate__(self) -> dict[str, Any]:
         # A validation sent to a worker process pickles this validator with it; the executor stays here.
@@ -115,6 +120,25 @@ class ProfileValidator:
             "store_reports": self.store_reports,
             "outputs_store": self.outputs_store,
         }
+
+
+def task_dataset(task: Task) -> Dataset | Path:
+    """What the validator checks a candidate of ``task`` against: the dataset root, or the dataset cut to the
+    task's samples when the run has a sample limit (``benchmark.samples``: its first N manifest entries), so
+    the samples left out are not reported missing to a reviser, nor counted against data_meta."""
+    full = _manifest_size(str(task.root))
+    if full is not None and len(task.entries) < full:
+        return Dataset.from_root(task.root).first(len(task.entries))
+    return task.root
+
+
+@functools.lru_cache(maxsize=256)
+def _manifest_size(root: str) -> int | None:
+    # Once per dataset and process: a validation per candidate and per revision must not parse it again.
+    try:
+        return len(Dataset.from_root(root).entries())
+    except ManifestError:
+        return None
 
 
 async def run_cpu(validator: Validator, fn: Callable[..., R], *args: Any) -> R:

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from benchmark.discover import Dataset
 from core.atomic import atomic_write_json
 from validator.registry import CheckSpec, Profile
 from validator.report import CheckOutcome, CheckResult, Report, SampleReport, weighted_total
@@ -183,9 +184,13 @@ def content_signature(folder: Path) -> str | None:
     return digest.hexdigest()
 
 
-def _dataset_signature(dataset_root: Path | None) -> str:
+def _dataset_signature(dataset_root: Dataset | Path | None) -> str:
     if dataset_root is None:
         return "none"
+    if isinstance(dataset_root, Dataset):
+        # A dataset cut to its first samples (benchmark.samples) is another task than the whole one.
+        limit = dataset_root.sample_limit
+        return _dataset_signature(dataset_root.root) + (f"\0first {limit}" if limit is not None else "")
     root = Path(dataset_root).resolve()
     try:
         st = os.stat(root / "VLM" / "random.txt")
@@ -213,7 +218,7 @@ def _sample_json(sample: SampleReport, specs: Mapping[str, CheckSpec]) -> dict[s
 
 
 def report_document(
-    report: Report, profile: Profile, dataset_root: Path | None, *, content: str | None = None
+    report: Report, profile: Profile, dataset_root: Dataset | Path | None, *, content: str | None = None
 ) -> dict[str, Any]:
     """The stored form of ``report``: raw check results and the signatures that make it reusable.
 
@@ -291,7 +296,7 @@ def store_path(store: Path, profile: Profile) -> Path:
 
 
 def load_report(
-    store: Path, candidate_dir: Path, dataset_root: Path | None, profile: Profile
+    store: Path, candidate_dir: Path, dataset_root: Dataset | Path | None, profile: Profile
 ) -> Report | None:
     """The stored report of ``candidate_dir`` under ``profile``, or None when absent or out of date.
 
@@ -319,7 +324,9 @@ def load_report(
     return report_from_document(doc, profile, candidate_dir)
 
 
-def save_report(store: Path, report: Report, dataset_root: Path | None, profile: Profile) -> Path | None:
+def save_report(
+    store: Path, report: Report, dataset_root: Dataset | Path | None, profile: Profile
+) -> Path | None:
     """Store ``report`` in ``store`` for reuse; a folder that refuses writes is logged, never raised.
 
     Args:
@@ -342,7 +349,7 @@ def save_report(store: Path, report: Report, dataset_root: Path | None, profile:
 
 
 def validate_stored(
-    candidate_dir: Path, dataset_root: Path | None, profile: Profile, store: Path
+    candidate_dir: Path, dataset_root: Dataset | Path | None, profile: Profile, store: Path
 ) -> tuple[Report, bool]:
     """The candidate's report under ``profile``: the stored one when still valid, else validated and stored.
 
@@ -365,7 +372,11 @@ def validate_stored(
 
 
 def load_by_content(
-    folder: Path, dataset_root: Path | None, profile: Profile, store: Path, content: str | None = None
+    folder: Path,
+    dataset_root: Dataset | Path | None,
+    profile: Profile,
+    store: Path,
+    content: str | None = None,
 ) -> Report | None:
     """The report `validate_by_content` stored for a folder holding exactly ``folder``'s bytes, or None.
 
@@ -398,7 +409,7 @@ def load_by_content(
 
 
 def validate_by_content(
-    folder: Path, dataset_root: Path | None, profile: Profile, store: Path
+    folder: Path, dataset_root: Dataset | Path | None, profile: Profile, store: Path
 ) -> tuple[Report, bool]:
     """The report of a folder rewritten on every run, stored under the hash of its files' bytes.
 

@@ -288,6 +288,7 @@ def record_reply(
         cached=reply.cached,
         retries=reply.retries,
         latency_s=round(reply.latency_s, 4),
+        slot_wait_s=round(reply.waited_s, 4),
         sent_messages=len(view),
         sent_images=count_images(view),
     )

@@ -73,6 +73,8 @@ class ModelReply:
         cached: Whether the cache answered.
         retries: Transient failures retried before the answer.
         latency_s: Seconds spent in this call (retries and waits included).
+        waited_s: Of those, seconds spent waiting for the server's slot (`agent.server.slots`): the rest is
+            the server's time (the forecast's measured speed, `experiments.run.forecast_rates`).
     """
 
     message: dict[str, Any]
@@ -82,6 +84,7 @@ class ModelReply:
     cached: bool
     retries: int
     latency_s: float
+    waited_s: float = 0.0
 
     def usage(self, wall_s: float = 0.0) -> Usage:
         """What the call cost: one call, its tokens and dollars, its retries, a cache hit or not."""
@@ -266,6 +269,7 @@ class ModelClient:
                     time.perf_counter() - start,
                 )
         retries = 0
+        waited = 0.0
 
         def on_retry(error: BaseException, attempt: int) -> None:
             nonlocal retries
@@ -273,9 +277,11 @@ class ModelClient:
             log.info("transient error from %s (attempt %d): %s", self.model, attempt, type(error).__name__)
 
         async def attempt() -> Any:
+            nonlocal waited
             if self._slots is None:
                 return await send()
-            async with self._slots.hold():
+            async with self._slots.hold() as wait:
+                waited += wait
                 return await send()
 
         async def send() -> Any:
@@ -295,7 +301,7 @@ class ModelClient:
         try:
             response = await self.retry.call(attempt, on_retry)
         except Exception as exc:
-            fatal = fatal_reason(exc, self.model, self.answered, retries + 1)
+            fatal = fatal_reason(exc, self.model, self.answered, retries + 1, self.api_base)
             if fatal is not None:
                 raise FatalAgentError(fatal) from exc
             said = window_from_error(str(exc)) if is_context_window_error(exc) else None
@@ -312,7 +318,14 @@ class ModelClient:
         if self.cache is not None:
             self.cache.put(key, self.model, CachedResponse(message, prompt_tokens, completion_tokens, cost))
         return ModelReply(
-            message, prompt_tokens, completion_tokens, cost, False, retries, time.perf_counter() - start
+            message,
+            prompt_tokens,
+            completion_tokens,
+            cost,
+            False,
+            retries,
+            time.perf_counter() - start,
+            waited,
         )
 
     async def served_identity(self) -> str | None:

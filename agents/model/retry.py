@@ -17,7 +17,13 @@ from typing import Any, TypeVar
 
 import tenacity
 
-__all__ = ["RetryPolicy", "fatal_reason", "is_transient", "retry_after_s"]
+__all__ = [
+    "RetryPolicy",
+    "fatal_reason",
+    "is_transient",
+    "lost_connection",
+    "retry_after_s",
+]
 
 T = TypeVar("T")
 
@@ -98,7 +104,9 @@ def retry_after_s(exc: BaseException) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def fatal_reason(exc: BaseException, model: str, answered: int, attempts: int) -> str | None:
+def fatal_reason(
+    exc: BaseException, model: str, answered: int, attempts: int, api_base: str | None = None
+) -> str | None:
     """Tell whether a final provider error dooms every other candidate too, and say so in one line.
 
     Rejected credentials and a model the provider does not serve fail every later call the same way; so
@@ -110,6 +118,7 @@ def fatal_reason(exc: BaseException, model: str, answered: int, attempts: int) -
         model: The model string (named in the line).
         answered: Calls the provider answered so far in this run.
         attempts: Attempts spent on this call.
+        api_base: The endpoint (named when a server that answered stops answering, with its log if known).
 
     Returns:
         The reason to stop the run, or None when only this candidate fails.
@@ -126,11 +135,60 @@ def fatal_reason(exc: BaseException, model: str, answered: int, attempts: int) -
     # budget, before any call of the run was answered: the endpoint is down or wrong. A rate limit is not:
     # the endpoint is there, only busy.
     if answered == 0 and is_transient(exc) and not isinstance(exc, errors.RateLimitError) and status != 429:
+        from agents.serve import server_note
+
+        note = server_note(api_base)
         return (
             f"the endpoint of {model} did not answer once in {attempts} attempts "
-            f"({type(exc).__name__}: {detail})"
+            f"({type(exc).__name__}: {detail})" + (f"; {note}" if note else "")
+        )
+    # A server that answered and now refuses or drops every connection through a whole retry budget has died
+    # (a local server crashed, e.g. ggml's AMX kernels on a CPU that faults on them): every later call fails
+    # alike. A timeout is not this (a busy server), nor a 5xx (the server is there to say it).
+    if answered > 0 and lost_connection(exc):
+        from agents.serve import server_note
+
+        note = server_note(api_base)
+        return (
+            f"the server at {api_base or model} answered {answered} call{'s' if answered != 1 else ''} of "
+            f"{model}, then stopped answering: {attempts} attempts failed ({type(exc).__name__}: {detail}); "
+            + (note or "it has probably exited (look at its log)")
         )
     return None
+
+
+def lost_connection(exc: BaseException) -> bool:
+    """Whether the provider could not be reached at all: the connection was refused, reset or dropped.
+
+    LiteLLM reports a refused connection to an OpenAI-compatible server as an ``InternalServerError``
+    ("Connection error.") wrapping the OpenAI client's ``APIConnectionError``, so the chain is looked
+    through. A timeout is not a lost connection (the server is there, only slow).
+
+    Args:
+        exc: The provider error.
+
+    Returns:
+        True for a connection that failed.
+    """
+    import httpx
+    import openai
+
+    seen: list[BaseException] = []
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        error = todo.pop()
+        if error is None or any(error is s for s in seen) or len(seen) > 20:
+            continue
+        seen.append(error)
+        if isinstance(error, openai.APITimeoutError | httpx.TimeoutException | TimeoutError):
+            return False
+        if isinstance(
+            error,
+            openai.APIConnectionError | httpx.ConnectError | httpx.RemoteProtocolError | ConnectionError,
+        ):
+            return True
+        todo += [error.__cause__, error.__context__, getattr(error, "original_exception", None)]
+    return "Connection error" in str(exc)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from experiments.run.folder import claim_run_folder
 from experiments.run.lock import run_folder_lock, takeover_note
 from experiments.run.loop import RESULT_MARKER, TasksJob, run_tasks
 from experiments.run.mistakes import format_miss_table, run_mistakes
-from experiments.run.options import check_budget
+from experiments.run.options import check_benchmark, check_budget
 from experiments.run.plan import (
     RunPlan,
     RunSettings,
@@ -132,6 +132,7 @@ def preflight(cfg: DictConfig, run_dir: Path, settings: RunSettings | None = Non
         ValueError: An unknown ``scorer.profile`` or ``run.resume`` value.
     """
     settings = settings if settings is not None else read_settings(cfg)
+    check_benchmark(settings.benchmark)  # an unknown key would be ignored: refused before anything else
     check_resume(settings, run_dir)  # before anything is written into the old run folder
     headline = settings.headline
     if headline not in PROFILES:  # checked before any work, not when the table is printed
@@ -203,7 +204,9 @@ def _run_locked(
 ) -> RunOutcome:
     agent, settings = plan.agent, plan.settings
     root = benchmark_root(settings.benchmark)
-    datasets = select_datasets(root, settings.benchmark.get("datasets"), settings.benchmark.get("shard"))
+    datasets = select_datasets(
+        root, settings.benchmark.get("datasets"), settings.benchmark.get("shard"), samples=settings.samples
+    )
     # Format libraries are imported here, in the main thread, before any worker thread exists: threads that
     # import pydicom/nibabel for the first time concurrently get half-initialised modules (docs/medio.md).
     # Not earlier: a config error (unknown dataset, empty root) is reported without paying for the imports.
@@ -313,7 +316,11 @@ def _finish(
     served = served_label(models)
     if served is not None:  # agent=local's name says nothing of the weights: say what the server served
         agent_name += f" ({served})"
-    title = f"{plan.name} · {len(datasets)} datasets · agent {agent_name} · {tokens} tokens · ${usd:.4f}"
+    limit = settings.samples
+    shown = f" · first {limit} samples each" if limit is not None else ""
+    title = (
+        f"{plan.name} · {len(datasets)} datasets{shown} · agent {agent_name} · {tokens} tokens · ${usd:.4f}"
+    )
     calls, hits = sum(u.calls for u in usage.values()), sum(u.cache_hits for u in usage.values())
     if calls:  # an agent that calls a model: what this seed bought, what the request cache answered (free)
         title += f" · seed {settings.seed}: {calls - hits} calls bought, {hits} from the cache"
@@ -327,6 +334,10 @@ def _finish(
         {
             "wall_s": wall,
             "datasets": [d.name for d in datasets],
+            # The sample limit (benchmark.samples): the run, its validator and its scores cover only the first
+            # N manifest entries of each dataset.
+            "samples_per_dataset": limit,
+            "samples": {d.name: len(d.entries()) for d in datasets},
             "run_name": run_name,
             "strategy": plan.name,
             # Per role, the model the config names and the one its server said it serves.
@@ -361,7 +372,8 @@ def _finish(
     if settings.run.get("forecast"):
         from experiments.run.forecast import compare_with_actual
 
-        versus = compare_with_actual(run_dir, {"total": sum(usage.values(), Usage()).to_dict()})
+        total = {"total": sum(usage.values(), Usage()).to_dict()}
+        versus = compare_with_actual(run_dir, total, time.perf_counter() - start)
         if versus is not None:
             table += "\n" + versus
     mechanics = mechanics_agent(settings.agent)

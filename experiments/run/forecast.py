@@ -27,10 +27,13 @@ from experiments.run.forecast_price import Price, price_of
 from experiments.run.forecast_rates import (
     Cost,
     Profile,
+    Speed,
     candidate_cost,
+    guided_cost,
     load_prior,
     profiles_from_folder,
     profiles_to_json,
+    speed_from_folder,
 )
 from experiments.run.plan import RunSettings, StrategyWork, agents, read_settings, strategy_work
 
@@ -63,11 +66,13 @@ KEYS = ("calls", "prompt_tokens", "completion_tokens", "tokens", "conversations"
 
 @dataclass(frozen=True)
 class Source:
-    """Where the forecast's profiles come from (``forecast.from_run``, ``forecast.pilot`` or the prior)."""
+    """Where the forecast's profiles come from (``forecast.from_run``, ``forecast.pilot`` or the prior), and
+    the server's speed measured there (None: the prior, whose calls were a fake server's)."""
 
     kind: str
     profiles: dict[str, dict[str, Profile]]
     detail: dict[str, Any]
+    speed: Speed | None = None
 
 
 def _forecast_node(settings: RunSettings) -> Mapping[str, Any]:
@@ -109,15 +114,18 @@ def _source(settings: RunSettings, run_dir: Path, datasets: Sequence[Dataset]) -
                 f"forecast.from_run={path}: no model call in its traces (candidates/**/trace_*.jsonl); "
                 "give a run of a model-calling agent"
             )
-        return Source("run", profiles, {"path": str(path)})
+        return Source("run", profiles, {"path": str(path)}, speed_from_folder(path))
     if pilot is not None:
         from experiments.run.forecast_pilot import run_pilot
 
         folder, spent = run_pilot(settings, run_dir, datasets, pilot)
         return Source(
-            "pilot", profiles_from_folder(folder), {"samples": pilot, "folder": str(folder), **spent}
+            "pilot",
+            profiles_from_folder(folder),
+            {"samples": pilot, "folder": str(folder), **spent},
+            speed_from_folder(folder),
         )
-    profiles, provenance = load_prior()
+    profiles, provenance = load_prior(mode=str(settings.agent.get("mode") or "tools"))
     return Source("prior", profiles, provenance)
 
 
@@ -147,6 +155,14 @@ class _Shape:
     batch_size: int
     generations: tuple[int, int]
     revisions: tuple[int, int]
+    guided: bool = False
+
+    def cost(self, own: Profile, pooled: Profile, revise: bool, most: bool = False) -> Cost:
+        """One candidate's (or revision's) cost under this shape: the guided mode's fresh steps, else the
+        tools/script mode's growing conversations."""
+        if self.guided:
+            return guided_cost(self.samples, own, [pooled], revise=revise, most=most)
+        return candidate_cost(self.samples, self.batch_size, own, [pooled], revise=revise)
 
 
 def _dataset_costs(
@@ -163,14 +179,13 @@ def _dataset_costs(
     for stage, (measured, pooled) in stages.items():
         revise = stage == "revise"
         own = measured.get(name, pooled)
-        expected = candidate_cost(shape.samples, shape.batch_size, own, [pooled], revise=revise)
+        expected = shape.cost(own, pooled, revise)
         # What every measured profile predicts depends on the size only: datasets of one size share it.
         others = seen.get((stage, shape.samples))
         if others is None:
-            others = [
-                candidate_cost(shape.samples, shape.batch_size, p, [pooled], revise=revise)
-                for p in measured.values()
-            ]
+            others = [shape.cost(p, pooled, revise) for p in measured.values()]
+            if shape.guided:  # a model may take every step for a sample where the measured one took fewer
+                others.append(shape.cost(own, pooled, revise, most=True))
             seen[(stage, shape.samples)] = others
         low = min([expected, *others], key=lambda c: c.tokens)
         high = max([expected, *others], key=lambda c: c.tokens)
@@ -229,10 +244,15 @@ def _notes(settings: RunSettings, work: StrategyWork, calls_model: bool, source:
     if not calls_model:
         notes.append(f"agent {settings.agent_name} makes no model call: zero calls, zero tokens, $0")
     mode = str(settings.agent.get("mode") or "tools")
-    if calls_model and mode != "tools" and source.kind == "prior":
+    if calls_model and mode == "script" and source.kind == "prior":
         notes.append(
             f"agent.mode={mode}: the prior is the tools mode's (offline replay); "
             "forecast.pilot=K measures this mode"
+        )
+    if calls_model and mode == "guided":
+        notes.append(
+            "agent.mode=guided: a plan, 1-3 requests per sample (slice or frame of a volume or video, mask "
+            "file of a segmentation, annotation) and data_meta, each a fresh request; the high bound takes 3"
         )
     if work.pooled:
         notes.append("strategy.pool: every candidate is priced at agent.model")
@@ -242,8 +262,13 @@ def _notes(settings: RunSettings, work: StrategyWork, calls_model: bool, source:
         notes.append("the judge's calls are not in the forecast")
     if source.kind == "prior":
         notes.append(
-            "rates: the prior (the offline replay's conversations, its tokens estimated as characters/4); "
-            "forecast.pilot=K or forecast.from_run=RUN measure your model"
+            f"rates: the prior ({source.detail.get('mode', 'tools')} mode, an offline run's calls, tokens "
+            "estimated as characters/4); forecast.pilot=K or forecast.from_run=RUN measure your model"
+        )
+    if calls_model and source.speed is None:
+        notes.append(
+            "wall time unknown: the prior has no server speed; forecast.pilot=K (K samples per dataset, real "
+            "calls) or forecast.from_run=RUN (a stored run on this server) measure it"
         )
     return notes
 
@@ -281,7 +306,7 @@ def forecast_run(settings: RunSettings, run_dir: Path, datasets: Sequence[Datase
     rows: dict[str, Any] = {}
     for d in datasets:
         samples = len(d.entries())
-        shape = _Shape(samples, batch, generations, revisions)
+        shape = _Shape(samples, batch, generations, revisions, guided=mode == "guided")
         if calls_model:
             g_lo, g_mid, g_hi, r_lo, r_mid, r_hi = _dataset_costs(shape, stages, d.name, seen)
         else:
@@ -321,6 +346,7 @@ def forecast_run(settings: RunSettings, run_dir: Path, datasets: Sequence[Datase
         "total": grand,
         "notes": _notes(settings, work, calls_model, source),
     }
+    doc["wall"] = _wall(grand, source.speed, settings) if calls_model else None
     if revise_price is not price:
         doc["reviser_price"] = {"source": revise_price.source, "known": revise_price.known}
     if source.kind in ("run", "pilot"):
@@ -332,6 +358,60 @@ def forecast_run(settings: RunSettings, run_dir: Path, datasets: Sequence[Datase
     }
     atomic_write_json(run_dir / FORECAST_FILE, doc, durable=False)  # cheap to make again
     return doc
+
+
+def in_flight(settings: RunSettings) -> int:
+    """Calls the server works on at once: ``agent.server.slots`` when set (a local server: 1 by default),
+    else ``run.concurrency``."""
+    server = settings.agent.get("server")
+    slots = server.get("slots") if isinstance(server, Mapping) else None
+    if isinstance(slots, int) and not isinstance(slots, bool) and slots >= 1:
+        return slots
+    try:
+        return settings.concurrency
+    except ValueError:
+        return 1
+
+
+def _wall(total: Mapping[str, Any], speed: Speed | None, settings: RunSettings) -> dict[str, Any] | None:
+    """The run's wall time from the server's measured speed: its tokens at that speed, ``in_flight`` at
+    once (the framework's own time, small beside a model's, is left out)."""
+    if speed is None:
+        return None
+    parallel = in_flight(settings)
+    seconds = {
+        b: speed.seconds(Cost(0, total["prompt_tokens"][b], total["completion_tokens"][b])) / parallel
+        for b in ("low", "expected", "high")
+    }
+    prompt_tps, completion_tps = speed.rates()
+    return {
+        "seconds": seconds,
+        "prompt_tokens_per_s": prompt_tps,
+        "completion_tokens_per_s": completion_tps,
+        "measured_calls": speed.calls,
+        "in_flight": parallel,
+    }
+
+
+def show_seconds(x: float) -> str:
+    """A duration for a table (``42s``, ``12.5 min``, ``3.2 h``)."""
+    if x >= 3600:
+        return f"{x / 3600:.1f} h"
+    if x >= 60:
+        return f"{x / 60:.1f} min"
+    return f"{x:.0f}s"
+
+
+def _wall_line(wall: Mapping[str, Any] | None) -> str | None:
+    if wall is None:
+        return None
+    rate = wall["prompt_tokens_per_s"], wall["completion_tokens_per_s"]
+    shown = [f"{r:,.0f} {what} tok/s" for r, what in zip(rate, ("prompt", "completion"), strict=True) if r]
+    return (
+        f"wall time: {show_span(wall['seconds'], show_seconds)} at the measured server speed "
+        f"({', '.join(shown) or 'no measurable cost'}; {wall['measured_calls']} calls; "
+        f"{wall['in_flight']} in flight)"
+    )
 
 
 def over_budget(doc: Mapping[str, Any], run: Mapping[str, Any]) -> str | None:
@@ -405,6 +485,9 @@ def format_forecast(doc: Mapping[str, Any], *, per_dataset: bool = True) -> str:
     for name in names:
         rows.append(_row(name[:32], doc["datasets"][name]))
     rows.append(_row(f"total ({total['datasets']} datasets)", total))
+    wall = _wall_line(doc.get("wall"))
+    if wall is not None:
+        rows.append(wall)
     if doc["budget"].get("over"):
         rows.append(doc["budget"]["over"])
     rows += [f"note: {n}" for n in doc.get("notes", [])]
@@ -431,21 +514,27 @@ def dry_run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     Returns:
         The forecast document.
     """
+    from experiments.run.options import check_benchmark
     from experiments.run.suite import benchmark_root, select_datasets
 
     settings = read_settings(cfg)
+    check_benchmark(settings.benchmark)
     check_options(settings)  # a bad option is refused before the suite is looked at
     root = benchmark_root(settings.benchmark)
-    datasets = select_datasets(root, settings.benchmark.get("datasets"), settings.benchmark.get("shard"))
+    benchmark = settings.benchmark
+    datasets = select_datasets(
+        root, benchmark.get("datasets"), benchmark.get("shard"), samples=settings.samples
+    )
     return forecast_run(settings, run_dir, datasets)
 
 
-def compare_with_actual(run_dir: Path, usage: Mapping[str, Any]) -> str | None:
+def compare_with_actual(run_dir: Path, usage: Mapping[str, Any], wall_s: float | None = None) -> str | None:
     """Compare ``forecast.json`` with what the run spent; write ``forecast_vs_actual.json``.
 
     Args:
         run_dir: The run folder.
         usage: The run's ``usage.json`` content (its ``total``).
+        wall_s: The run's wall time so far (compared with the forecast's, when it had one).
 
     Returns:
         One line for the run's table, or None when the run had no forecast.
@@ -455,7 +544,8 @@ def compare_with_actual(run_dir: Path, usage: Mapping[str, Any]) -> str | None:
     path = run_dir / FORECAST_FILE
     if not path.is_file():
         return None
-    forecast = json.loads(path.read_text(encoding="utf-8"))["total"]
+    document = json.loads(path.read_text(encoding="utf-8"))
+    forecast = document["total"]
     actual = usage.get("total") or {}
     out: dict[str, Any] = {}
     for key, actual_key in (
@@ -477,6 +567,9 @@ def compare_with_actual(run_dir: Path, usage: Mapping[str, Any]) -> str | None:
             "actual_over_expected": value / expected if expected else None,
             "within_range": float(span["low"]) <= value <= float(span["high"]),
         }
+    wall = document.get("wall")
+    if wall is not None and wall_s is not None:
+        out["wall_s"] = {"forecast": wall["seconds"], "actual": wall_s}
     atomic_write_json(run_dir / VERSUS_FILE, out, durable=False)
     t = out["tokens"]
     ratio = t.get("actual_over_expected")
@@ -486,8 +579,13 @@ def compare_with_actual(run_dir: Path, usage: Mapping[str, Any]) -> str | None:
         f"forecast vs actual: {show_count(t['actual'])} tokens spent, {shown} "
         f"({show_count(t['forecast']['expected'])}, range {show_count(t['forecast']['low'])}-"
         f"{show_count(t['forecast']['high'])}: "
-        f"{inside}); calls {out['calls']['actual']:.0f} vs {out['calls']['forecast']['expected']:.0f} "
-        f"({VERSUS_FILE})"
+        f"{inside}); calls {out['calls']['actual']:.0f} vs {out['calls']['forecast']['expected']:.0f}"
+        + (
+            f"; wall {show_seconds(wall_s)} vs {show_seconds(wall['seconds']['expected'])}"
+            if wall is not None and wall_s is not None
+            else ""
+        )
+        + f" ({VERSUS_FILE})"
     )
 
 

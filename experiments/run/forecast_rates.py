@@ -1,5 +1,11 @@
 """Measured conversation shapes for the forecast (`experiments.run.forecast`): what one candidate's model
-calls looked like, read from agent traces, and what a candidate of another size will cost.
+calls looked like, read from agent traces, what a candidate of another size will cost, and how fast the
+server answered.
+
+A guided candidate (``agent.mode=guided``, `agents.llm.guided`) is a plan request, one to three fresh
+requests per sample (the slice or frame of a volume or video, the mask file of a segmentation, the
+annotation) and a ``data_meta`` request; none of them carries a history, so a candidate costs the plan, the
+data_meta and the samples times the measured cost of one sample's steps (`guided_cost`).
 
 A LiteLLM candidate (tools mode) is one conversation for a dataset of at most ``agent.batch_size``
 samples, else a plan conversation, one per batch and a ``data_meta`` conversation (`agents.llm.phases`).
@@ -28,11 +34,14 @@ __all__ = [
     "Conversation",
     "Cost",
     "Profile",
+    "Speed",
     "candidate_cost",
+    "guided_cost",
     "load_prior",
     "profiles_from_folder",
     "profiles_from_json",
     "profiles_to_json",
+    "speed_from_folder",
 ]
 
 PRIOR_FILE = Path(__file__).with_name("forecast_prior.json")
@@ -122,6 +131,19 @@ class Profile:
         profile is complete before it is asked for a prediction)."""
         return _curve(self.sample)
 
+    def sample_step(self) -> Cost:
+        """The mean cost of one sample's steps (guided mode: every conversation over samples is one sample's
+        fresh requests); zero when nothing is measured."""
+        samples = sum(c.samples for c in self.sample)
+        if not samples:
+            return Cost()
+        return Cost(
+            sum(len(c.prompts) for c in self.sample) / samples,
+            sum(sum(c.prompts) for c in self.sample) / samples,
+            sum(sum(c.completions) for c in self.sample) / samples,
+            1,
+        )
+
     def fixed_cost(self, label: str) -> Cost | None:
         """The mean cost of the ``plan`` or ``meta`` conversation, or None when none was measured."""
         convs = self.fixed.get(label) or []
@@ -188,6 +210,130 @@ def candidate_cost(
     return total
 
 
+GUIDED_MOST_STEPS = 3
+"""The most requests the guided mode makes for one sample: the slice (or frame), the mask file, the annotation
+(`agents.llm.guided`), retries aside."""
+
+
+def guided_cost(
+    samples: int, own: Profile, fallback: Sequence[Profile], *, revise: bool = False, most: bool = False
+) -> Cost:
+    """The predicted cost of one guided candidate (or one revision) of a dataset.
+
+    Args:
+        samples: The dataset's samples.
+        own: The profile whose sample steps are used.
+        fallback: Profiles asked, in order, for a ``plan``/``meta`` cost ``own`` did not measure.
+        revise: A revision: no plan request (the candidate's plan is reused), one request per sample.
+        most: The high bound: every sample takes `GUIDED_MOST_STEPS` requests (a model that plans a volume
+            or a segmentation where the measured one did not), each as large as the measured ones.
+
+    Returns:
+        Calls, tokens and steps (as conversations).
+    """
+    step = own.sample_step()
+    if most and step.calls and step.calls < GUIDED_MOST_STEPS:
+        step = step.times(GUIDED_MOST_STEPS / step.calls)
+    total = step.times(samples)
+    for label in FIXED[1:] if revise else FIXED:
+        fixed = next((c for p in (own, *fallback) if (c := p.fixed_cost(label)) is not None), None)
+        total = total + (fixed or Cost())
+    return total
+
+
+@dataclass(frozen=True)
+class Speed:
+    """How fast a server answered: seconds per prompt token and per completion token, fitted on the measured
+    calls' latencies (``latency = prompt × s_prompt + completion × s_completion``, least squares, both >= 0).
+
+    Attributes:
+        prompt_s: Seconds per prompt token (0: too fast to measure).
+        completion_s: Seconds per completion token.
+        calls: The calls it was measured on.
+    """
+
+    prompt_s: float
+    completion_s: float
+    calls: int
+
+    def seconds(self, cost: Cost) -> float:
+        """The server time of ``cost``'s calls, one after another."""
+        return cost.prompt_tokens * self.prompt_s + cost.completion_tokens * self.completion_s
+
+    def rates(self) -> tuple[float | None, float | None]:
+        """(prompt tokens/s, completion tokens/s); None where the fit found no cost."""
+        return (
+            1 / self.prompt_s if self.prompt_s > 0 else None,
+            1 / self.completion_s if self.completion_s > 0 else None,
+        )
+
+
+def fit_speed(calls: Sequence[tuple[int, int, float]]) -> Speed | None:
+    """The `Speed` of ``(prompt tokens, completion tokens, seconds)`` calls; None without a timed call."""
+    calls = [c for c in calls if c[2] > 0 and (c[0] or c[1])]
+    if not calls:
+        return None
+    pp = sum(p * p for p, _, _ in calls)
+    cc = sum(c * c for _, c, _ in calls)
+    pc = sum(p * c for p, c, _ in calls)
+    pt = sum(p * t for p, _, t in calls)
+    ct = sum(c * t for _, c, t in calls)
+    det = pp * cc - pc * pc
+    a = (pt * cc - ct * pc) / det if det > 0 else -1.0
+    b = (ct * pp - pt * pc) / det if det > 0 else -1.0
+    # A negative share means one kind of token explains the time alone: fit that one (non-negative least
+    # squares in two unknowns).
+    if a < 0 or b < 0:
+        a_only = pt / pp if pp else 0.0
+        b_only = ct / cc if cc else 0.0
+        err_a = sum((t - a_only * p) ** 2 for p, _, t in calls)
+        err_b = sum((t - b_only * c) ** 2 for _, c, t in calls)
+        a, b = (a_only, 0.0) if err_a <= err_b else (0.0, b_only)
+    return Speed(max(0.0, a), max(0.0, b), len(calls))
+
+
+def speed_from_folder(folder: Path) -> Speed | None:
+    """The server's speed measured on the calls of a run (or pilot) folder's traces (cache hits left out).
+
+    A call's latency also holds the time it waited for the server's slot (a one-slot local server given a
+    candidate's samples at once queues them), so each call is timed by its service: its latency less its
+    ``slot_wait_s``; in a trace without it, its latency or, when less, the time since its candidate's
+    previous answer.
+
+    Args:
+        folder: A folder holding agent traces (``trace_*.jsonl``), any depth.
+
+    Returns:
+        The speed, or None when no call was timed.
+    """
+    calls: list[tuple[int, int, float]] = []
+    for path in sorted(folder.rglob("trace_*.jsonl")):
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            continue
+        previous: float | None = None
+        for line in lines:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("event") != "model_call" or event.get("cached"):
+                continue
+            latency, done = float(event.get("latency_s") or 0.0), float(event.get("t") or 0.0)
+            if "slot_wait_s" in event:
+                service = max(0.0, latency - float(event.get("slot_wait_s") or 0.0))
+            elif previous is not None and done > previous:
+                service = min(latency, done - previous)
+            else:
+                service = latency
+            previous = done
+            calls.append(
+                (int(event.get("prompt_tokens") or 0), int(event.get("completion_tokens") or 0), service)
+            )
+    return fit_speed(calls)
+
+
 # -- reading traces -----------------------------------------------------------------------------
 
 
@@ -196,7 +342,7 @@ def _samples_of(label: str, samples: int, batch_size: int) -> int:
     if label.startswith("batch ") and "/" in label:
         k = int(label.split()[1].split("/")[0])
         return max(0, min(batch_size, samples - (k - 1) * batch_size))
-    if label.startswith("sample "):
+    if label.startswith(("sample ", "revise ")):  # a guided step of one sample (generate or revise)
         return 1
     return samples
 
@@ -294,8 +440,14 @@ def profiles_from_json(data: Mapping[str, Any]) -> dict[str, dict[str, Profile]]
     return out
 
 
-def load_prior(path: Path = PRIOR_FILE) -> tuple[dict[str, dict[str, Profile]], dict[str, Any]]:
-    """The prior profiles and their provenance (how and when they were measured).
+def load_prior(
+    path: Path = PRIOR_FILE, mode: str = "tools"
+) -> tuple[dict[str, dict[str, Profile]], dict[str, Any]]:
+    """The prior profiles of an agent mode and their provenance (how and when they were measured).
+
+    Args:
+        path: The prior file.
+        mode: ``tools`` (also the script mode's stand-in) or ``guided`` (its own key of the file).
 
     Raises:
         ValueError: The file is missing or unreadable (a broken install).
@@ -304,7 +456,9 @@ def load_prior(path: Path = PRIOR_FILE) -> tuple[dict[str, dict[str, Profile]], 
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ValueError(f"the forecast's prior {path} cannot be read ({exc})") from exc
-    return profiles_from_json(data["profiles"]), dict(data.get("provenance") or {})
+    used = "guided" if mode == "guided" and isinstance(data.get("guided"), dict) else "tools"
+    data = data["guided"] if used == "guided" else data
+    return profiles_from_json(data["profiles"]), {"mode": used, **dict(data.get("provenance") or {})}
 
 
 def spread(values: Iterable[float]) -> tuple[float, float]:

@@ -1,14 +1,25 @@
 """Run options the preflight refuses because the run could not honour them: a budget that is not positive, a
-dollar budget over a model nobody can price. Each refusal is one line naming the option and the way out."""
+dollar budget over a model nobody can price, a benchmark key the benchmark would ignore. Each refusal is one
+line naming the option and the way out."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from agents.budget import Budget, Ledger
+import yaml
 
-__all__ = ["check_budget", "run_budget"]
+from agents.budget import Budget, Ledger
+from core.registry import OptionError
+
+__all__ = [
+    "BENCHMARK_KEYS",
+    "benchmark_keys",
+    "check_benchmark",
+    "check_budget",
+    "run_budget",
+    "sample_limit",
+]
 
 
 def _positive(name: str, value: Any, kind: type[int] | type[float]) -> None:
@@ -101,3 +112,58 @@ def check_budget(run: Mapping[str, Any], agent: Any, judge: Any = None) -> None:
             f"count $0; give the price ({role}.price.input_per_mtok=... {role}.price.output_per_mtok=..., "
             "dollars per million tokens) or cap tokens instead (run.budget_tokens=...)"
         )
+
+
+BENCHMARK_KEYS = frozenset(
+    {"name", "suite", "root", "size", "samples", "seed", "cache_dir", "datasets", "shard", "source"}
+)
+"""Every key a benchmark config may hold (a custom ``benchmark`` node's are checked against these)."""
+
+
+def benchmark_keys(name: Any) -> frozenset[str]:
+    """The keys the benchmark named ``name`` takes: those its ``conf/benchmark/<name>.yaml`` defines, else
+    `BENCHMARK_KEYS` (a benchmark node written by the user)."""
+    from experiments._config_path import config_dir
+
+    try:
+        path = config_dir() / "benchmark" / f"{name}.yaml"
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) if isinstance(name, str) else None
+    except (FileNotFoundError, OSError, yaml.YAMLError):
+        data = None
+    return frozenset(str(k) for k in data) if isinstance(data, dict) else BENCHMARK_KEYS
+
+
+def check_benchmark(benchmark: Mapping[str, Any]) -> None:
+    """Refuse a ``benchmark`` key the benchmark does not read (``+benchmark.size=full`` on ``benchmark=dir``,
+    a typo): Hydra accepts any ``+key`` and the run would silently ignore it. Also checks
+    ``benchmark.samples``.
+
+    Raises:
+        OptionError: An unknown key (the message names it and the valid ones).
+        ValueError: A ``benchmark.samples`` that is not a whole number >= 1.
+    """
+    name = benchmark.get("name")
+    valid = benchmark_keys(name)
+    unknown = sorted(str(k) for k in benchmark if str(k) not in valid)
+    if unknown:
+        shown = ", ".join(f"benchmark.{k}" for k in unknown)
+        raise OptionError(
+            f"{shown}: not a key of benchmark={name} (it would be ignored); valid: {', '.join(sorted(valid))}"
+        )
+    sample_limit(benchmark.get("samples"))  # refused here, before any folder
+
+
+def sample_limit(value: Any) -> int | None:
+    """``benchmark.samples`` checked: a whole number >= 1, or None (every sample).
+
+    Raises:
+        ValueError: Anything else (``0`` would run nothing; ``"two"`` is a typo).
+    """
+    if value is None:
+        return None
+    number = value if isinstance(value, int) and not isinstance(value, bool) else None
+    if number is None and isinstance(value, str) and value.strip().isdigit():
+        number = int(value)
+    if number is None or number < 1:
+        raise ValueError(f"benchmark.samples={value!r}: expected a whole number >= 1 (samples per dataset)")
+    return number

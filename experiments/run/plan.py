@@ -24,7 +24,7 @@ from agents.base import Agent, Limits
 from agents.budget import Budget, Ledger
 from agents.judge import Judge
 from core.registry import OptionError, Registry, call_with_options, load_object, options_signature
-from experiments.run.options import run_budget
+from experiments.run.options import run_budget, sample_limit
 from experiments.run.request_cache import resolve_cache
 from experiments.run.roles import build_judge, build_roles, judge_selector
 from strategies.base import Strategy, strategies
@@ -301,6 +301,12 @@ class RunSettings:
     def instructions(self) -> Any:
         """``agent.instructions``: the instruction files of each stage (`agents.instructions`)."""
         return self.agent.get("instructions")
+
+    @property
+    def samples(self) -> int | None:
+        """``benchmark.samples``: the first N manifest entries of each dataset (None: every entry; a bad value
+        raises `ValueError`, `experiments.run.options.sample_limit`)."""
+        return sample_limit(self.benchmark.get("samples"))
 
     @property
     def fitted(self) -> Any:

@@ -54,8 +54,15 @@ def export_dataset(dataset: Dataset, selected: Path, export_root: Path, run_name
     out = export_root / dataset.name
     vlm = out / "VLM"
     vlm.mkdir(parents=True, exist_ok=True)
+    cut: set[str] = set()
+    if dataset.sample_limit is not None:
+        # A pilot (benchmark.samples): the manifest and the ground truth of its samples only, so the scorer
+        # (and the report) judge the run on the samples it was given, never the rest as missing.
+        from benchmark.score.subset import write_subset
+
+        cut = set(write_subset(dataset.vlm_dir, vlm, [e.index for e in dataset.entries()]))
     for item in sorted(dataset.vlm_dir.iterdir()):
-        if (item / OUTPUT_SUBDIR).is_dir() or item.name.startswith("eval_results"):
+        if (item / OUTPUT_SUBDIR).is_dir() or item.name.startswith("eval_results") or item.name in cut:
             continue  # other runs and scorer outputs are not part of the task
         link = vlm / item.name
         if not link.is_symlink() and not link.exists():

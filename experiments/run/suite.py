@@ -247,14 +247,22 @@ def _names(value: Any) -> list[str] | None:
 
 
 def select_datasets(
-    root: Path, names: Iterable[str] | str | None = None, shard: str | None = None
+    root: Path,
+    names: Iterable[str] | str | None = None,
+    shard: str | None = None,
+    *,
+    samples: int | None = None,
 ) -> list[Dataset]:
-    """The datasets of a run: discovered under ``root``, filtered by name, then this job's shard.
+    """The datasets of a run: discovered under ``root``, filtered by name, then this job's shard, each cut to
+    its first ``samples`` manifest entries.
 
     Args:
         root: The benchmark root.
         names: Dataset names to keep (a list or a comma-separated string).
         shard: ``"k/n"``: keep every n-th dataset starting at the k-th (in sorted order).
+        samples: ``benchmark.samples``: keep the first N manifest entries of each dataset (None: all). The
+            bundled suite is generated with N samples instead (`ensure_bundled_suite`), so there it cuts
+            nothing.
 
     Returns:
         The datasets, sorted by name.
@@ -275,6 +283,8 @@ def select_datasets(
     if parsed is not None:
         k, n = parsed
         found = [d for i, d in enumerate(found) if i % n == k - 1]
+    if samples is not None:
+        found = [d.first(samples) for d in found]
     return found
 
 

@@ -18,11 +18,13 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_path
 from testbed.fakeserver.dispatch import OneDataset
-from testbed.fakeserver.script import Reply, Script, TurnScript, script_from_json
+from testbed.fakeserver.script import Reply, Script, Step, TurnScript, script_from_json
 from testbed.fakeserver.server import FakeServer
 
 
@@ -64,6 +66,18 @@ def _script(args: argparse.Namespace, cleanup: contextlib.ExitStack) -> Script:
     return OneDataset(script.dataset, script)
 
 
+def _dying(script: Script, answers: int) -> Script:
+    """``script`` for ``answers`` chat requests; the process exits at the next one, without an answer."""
+    import os
+
+    def served(body: Mapping[str, Any], serial: int) -> Step:
+        if serial >= answers:
+            os._exit(3)  # the connection drops mid-request, as when a native kernel faults
+        return script(body, serial)
+
+    return served
+
+
 @cli_main("medstrat fakeserver")
 def main(argv: list[str] | None = None) -> int:
     """Run the demo server.
@@ -95,6 +109,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0: any free port)")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer")
+    parser.add_argument(
+        "--die-after",
+        type=int,
+        metavar="N",
+        help="answer N chat requests, then exit at the next one (a local server that crashed mid-run)",
+    )
     args = parser.parse_args(argv)
     if args.mode != "tools" and args.replay is None:
         raise CliError("--mode applies to --replay only; give --replay DATASET_ROOT")
@@ -105,8 +125,15 @@ def main(argv: list[str] | None = None) -> int:
 
             # The judge's requests are answered before the dataset check: they name no dataset.
             served = with_judge(served, args.judge)
+        if args.die_after is not None:
+            served = _dying(served, args.die_after)
         server = FakeServer(served, latency_s=args.latency, port=args.port).start()
         cleanup.callback(server.stop)
+        from agents.serve import stdout_log, write_record
+
+        # As `python -m agents.serve` does: a run whose server dies names this process and its log.
+        record = write_record(int(server.url.rsplit(":", 1)[1].split("/")[0]), stdout_log())
+        cleanup.callback(record.unlink, missing_ok=True)  # a clean stop takes it along; --die-after leaves it
         # SIGTERM (`kill %1`) ends the server like Ctrl-C (`cli_main`), so the replay's scratch folder is
         # removed either way.
         try:

