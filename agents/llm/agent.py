@@ -47,6 +47,7 @@ from agents.llm.conversation import (
 from agents.llm.guided import GuidedRun, Structured
 from agents.llm.outcome import Revision, candidate_outcome
 from agents.llm.progress import ProgressGuard
+from agents.llm.sample_evidence import evidence_text
 from agents.llm.script_mode import (
     ScriptOptions,
     run_script,
@@ -537,6 +538,7 @@ class LiteLLMAgent:
                     total=len(task.entries),
                     manifest="\n".join(f"{e.index}\t{e.relpath}" for e in members),
                     schema=schema,
+                    evidence=evidence_text(task.root, members),
                 )
                 opening = [instruction, prompt]
                 if revision is not None:
@@ -582,6 +584,7 @@ class LiteLLMAgent:
             count=len(task.entries),
             manifest=manifest,
             schema=self._schema(task),
+            evidence=evidence_text(task.root, task.entries),
         )
 
     def _params(self, task: Task, revision: Revision | None = None) -> dict[str, Any]:
