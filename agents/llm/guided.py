@@ -212,6 +212,7 @@ class GuidedRun:
             ("Files", tree),
             *self._readme(),
             *self._tables(tree),
+            *self._evidence(first),  # how a label table names one sample: a label per image, or none
             (f"inspect {first.relpath}", self._tool("inspect", {"path": first.relpath})),
         ]
         answer = await self._ask("plan", "write_plan", PLAN_ASK, PLAN_SCHEMA, parts)
