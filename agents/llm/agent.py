@@ -35,7 +35,7 @@ from typing import Any
 from agents.base import Candidate, FatalAgentError, Feedback, ManifestEntry, Task, Usage
 from agents.budget import Budget, BudgetExceeded
 from agents.instructions import instruction_text
-from agents.llm import modes, phases, prompts
+from agents.llm import modes, phases, prompts, sample_evidence
 from agents.llm.context import ContextWindow
 from agents.llm.conversation import (
     ConversationLimits,
@@ -47,7 +47,6 @@ from agents.llm.conversation import (
 from agents.llm.guided import GuidedRun, Structured
 from agents.llm.outcome import Revision, candidate_outcome
 from agents.llm.progress import ProgressGuard
-from agents.llm.sample_evidence import evidence_text
 from agents.llm.script_mode import (
     ScriptOptions,
     run_script,
@@ -538,7 +537,7 @@ class LiteLLMAgent:
                     total=len(task.entries),
                     manifest="\n".join(f"{e.index}\t{e.relpath}" for e in members),
                     schema=schema,
-                    evidence=evidence_text(task.root, members),
+                    evidence=sample_evidence.evidence_text(task.root, members),
                 )
                 opening = [instruction, prompt]
                 if revision is not None:
@@ -577,14 +576,13 @@ class LiteLLMAgent:
         return prompts.ANNOTATION_GUIDE
 
     def _task_prompt(self, task: Task) -> str:
-        manifest = "\n".join(f"{e.index}\t{e.relpath}" for e in task.entries)
         return prompts.TASK_PROMPT.format(
             name=task.name,
             candidate_index=task.candidate_index,
             count=len(task.entries),
-            manifest=manifest,
+            manifest="\n".join(f"{e.index}\t{e.relpath}" for e in task.entries),
             schema=self._schema(task),
-            evidence=evidence_text(task.root, task.entries),
+            evidence=sample_evidence.evidence_text(task.root, task.entries),
         )
 
     def _params(self, task: Task, revision: Revision | None = None) -> dict[str, Any]:

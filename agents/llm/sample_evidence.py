@@ -2,19 +2,17 @@
 
 Per sample: the rows of the dataset's label tables that name it and the parts of its path (folders often name
 the class, the subject or the split). The rows are found exactly as the validator finds them when it checks a
-label against the raw evidence (`validator.checks.evidence_payload.sample_keys` and `rows_naming_sample` over
-`validator._tables.label_tables`), so what the model is shown is what its answer is checked against.
+label against the raw evidence (`validator.checks.evidence_payload.sample_keys` and `table_rows_naming`),
+so what the model is shown is what its answer is checked against.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from agents.base import ManifestEntry
-from validator._tables import label_tables
-from validator.checks.evidence_payload import rows_naming_sample, sample_keys
+from validator.checks.evidence_payload import sample_keys, table_rows_naming
 
 __all__ = ["evidence_line", "evidence_text", "path_parts", "table_rows"]
 
@@ -22,8 +20,6 @@ _ROW_CHARS = 300
 # Samples whose evidence a tools/script-mode prompt lists: a batch is smaller; a script-mode manifest may be
 # thousands of samples, whose rows the model then reads with the table tools.
 _EVIDENCE_SAMPLES = 40
-# A cell that names a file is a record's key, never a column name.
-_FILE_NAME = re.compile(r"\.[A-Za-z][A-Za-z0-9]{1,4}$")
 
 
 def path_parts(relpath: str) -> str:
@@ -33,23 +29,6 @@ def path_parts(relpath: str) -> str:
     folders = parts[1:-1] if parts[:1] == ["data"] else parts[:-1]
     shown = " / ".join(folders) if folders else "(none)"
     return f"folders {shown}; file {parts[-1] if parts else relpath}"
-
-
-def _header(rows: Sequence[list[str]], at: int) -> list[str] | None:
-    """The header of the table row ``at`` belongs to: the first row of the run of rows as wide as it, when
-    that row reads as column names (no number, no file name)."""
-    width = len(rows[at])
-    first = at
-    while first > 0 and len(rows[first - 1]) == width:
-        first -= 1
-    if first == at:
-        return None
-    cells = [c.strip() for c in rows[first]]
-    if not all(cells) or any(
-        c.replace(".", "", 1).lstrip("-").isdigit() or _FILE_NAME.search(c) for c in cells
-    ):
-        return None
-    return cells
 
 
 def table_rows(dataset_root: Path, relpath: str, subjects: Sequence[str] = (), limit: int = 3) -> list[str]:
@@ -67,11 +46,8 @@ def table_rows(dataset_root: Path, relpath: str, subjects: Sequence[str] = (), l
     keys = sample_keys(relpath, subjects)
     if not keys:
         return []
-    tables = label_tables(dataset_root)
     lines = []
-    for at in rows_naming_sample(dataset_root, keys)[:limit]:
-        cells = [c.strip() for c in tables[at]]
-        header = _header(tables, at)
+    for cells, header in table_rows_naming(dataset_root, keys)[:limit]:
         if header is not None:
             text = ", ".join(f"{h}={c}" for h, c in zip(header, cells, strict=True) if c)
         else:

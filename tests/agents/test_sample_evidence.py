@@ -13,12 +13,19 @@ from typing import Any
 import numpy as np
 import pytest
 from agent_scripts import make_agent
-from conftest import write_png
 
 from agents.base import Limits, ManifestEntry, Task
 from agents.llm.guided import PLAN_ASK
 from agents.llm.sample_evidence import path_parts, table_rows
 from testbed.fakeserver.schema_answers import SchemaAnswers
+
+
+def write_png(path: Path, array: np.ndarray) -> None:
+    from PIL import Image
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(array).save(path)
+
 
 _ROWS = {"ISIC_0001": ("bkl", "benign keratosis"), "ISIC_0002": ("mel", "melanoma")}
 

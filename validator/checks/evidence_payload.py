@@ -5,6 +5,7 @@ against the source header. None of them reads ground truth.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -378,6 +379,34 @@ def rows_naming_sample(dataset_root: Path, keys: Iterable[str]) -> list[int]:
         if len(hits) <= _MAX_ROWS_PER_TOKEN:
             rows.update(hits)
     return sorted(rows)
+
+
+def table_rows_naming(dataset_root: Path, keys: Iterable[str]) -> list[tuple[list[str], list[str] | None]]:
+    """The label-table rows `rows_naming_sample` finds, as raw cells, each with the header of its table when
+    the first row of the run of rows as wide as it reads as column names (no number, no file name).
+
+    Args:
+        dataset_root: The dataset folder.
+        keys: Normalised cell values (`sample_keys`).
+
+    Returns:
+        ``(cells, header or None)`` per row, in table order.
+    """
+    tables = _tables.label_tables(dataset_root)
+    out = []
+    for at in rows_naming_sample(dataset_root, keys):
+        width, first = len(tables[at]), at
+        while first > 0 and len(tables[first - 1]) == width:
+            first -= 1
+        header = [c.strip() for c in tables[first]] if first < at else None
+        if header is not None and (not all(header) or any(_VALUE_LIKE.search(c) for c in header)):
+            header = None
+        out.append(([c.strip() for c in tables[at]], header))
+    return out
+
+
+# A number or a file name is a record's value, never a column name.
+_VALUE_LIKE = re.compile(r"^-?\d+(\.\d+)?$|\.[A-Za-z][A-Za-z0-9]{1,4}$")
 
 
 def _label_evidence(sample: SampleView, names: dict[str, str]) -> set[str]:
