@@ -214,6 +214,7 @@ def model_path(
                 f"{name}: the {len(paths)} installed parts make {size:,} bytes with SHA-256 {digest}, not "
                 f"{model.size:,} bytes with {model.sha256}; reinstall: {model.install}"
             )
+        os.chmod(temp, 0o644)  # mkstemp's 0600 would hide the model from the user's other accounts
         os.replace(temp, target)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
