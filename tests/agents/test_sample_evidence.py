@@ -100,9 +100,13 @@ def test_guided_mode_shows_each_sample_its_own_row_and_the_plan_a_word_readme(
     assert "dx=mel, diagnosis=melanoma" in annotations[1] and "dx=bkl" not in annotations[1]
 
 
-def test_the_plan_ask_names_no_example_modality() -> None:
+def test_neither_the_plan_ask_nor_the_instruction_names_an_example_modality() -> None:
+    from agents.instructions import instruction_text
+
+    instruction = instruction_text({}, "s0")
     for modality in ("CT", "MRI", "X-ray", "Ultrasound", "Dermoscopy", "Fundus"):
         assert modality not in PLAN_ASK
+        assert f'"{modality}"' not in instruction
 
 
 @pytest.mark.parametrize("mode", ["tools", "script"])
