@@ -9,6 +9,8 @@ part fails the case instead of skipping it.
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
 import json
 import os
 import subprocess
@@ -17,6 +19,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from real_runs import WINDOW, RealServer, candidate_records, experiments, free_port, sample_rows
@@ -27,17 +30,21 @@ pytestmark = pytest.mark.realmodel
 _NAME = "qwen2.5-coder-1.5b"
 
 
+def _unavailable(why: str) -> NoReturn:
+    if os.environ.get("MEDSTRAT_REALMODEL") == "required":
+        pytest.fail(f"realmodel tier required but {why}")
+    pytest.skip(f"realmodel tier: {why}")
+
+
 @pytest.fixture(scope="module")
-def reference_server(
-    real_server: RealServer, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[RealServer]:
-    """The 1.5B on its own loopback port (``real_server`` first: it proves the server package is there)."""
+def reference_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServer]:
+    """The 1.5B on its own loopback port (the tier's SmolLM2 server is not needed: one model at a time)."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        _unavailable('llama-cpp-python is not installed (pip install "llama-cpp-python[server]")')
     try:
         model = model_path(_NAME)  # assembled once into the user cache, as a user's first run does
     except ModelNotInstalled as exc:
-        if os.environ.get("MEDSTRAT_REALMODEL") == "required":
-            pytest.fail(f"realmodel tier required but {exc}")
-        pytest.skip(f"realmodel tier: {exc}")
+        _unavailable(str(exc))
     port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
     log = tmp_path_factory.mktemp("reference_server") / "server.log"
@@ -58,7 +65,7 @@ def reference_server(
                 if time.monotonic() > deadline:
                     pytest.fail(f"the 1.5B server did not answer within 180 s (log: {log})")
                 time.sleep(0.5)
-        yield RealServer(url, log, model, real_server.version)
+        yield RealServer(url, log, model, importlib.metadata.version("llama-cpp-python"))
     finally:
         process.terminate()
         try:
