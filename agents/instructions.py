@@ -58,8 +58,8 @@ a video one frame; record which one in the spatial block).
 
 Per-sample JSON: five blocks.
 - record: {"schema_version": "1.0.1", "dataset_name": <dataset name>, "image_path": "images/<index>.png"}.
-- context: {"sample": {...}, "text": {...}}. context.sample holds modality_primary (e.g. "CT", "MRI", \
-"X-ray", "Ultrasound", "Microscopy"), anatomical_structure, subject_id, the demographics sex, \
+- context: {"sample": {...}, "text": {...}}. context.sample holds modality_primary (the imaging modality \
+the README, headers or names state), anatomical_structure, subject_id, the demographics sex, \
 race_ethnicity, site_id (strings; "unknown" or "NA" when the data does not say) and age_years (0 when \
 unknown), and extra, the source trace: "source_file" = the manifest path exactly as listed ("data/..."), \
 "original_filename" = its basename, "subject_id", "map_type" ("pixel_mask", "bbox", "image_level_label" or \

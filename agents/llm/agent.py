@@ -35,7 +35,7 @@ from typing import Any
 from agents.base import Candidate, FatalAgentError, Feedback, ManifestEntry, Task, Usage
 from agents.budget import Budget, BudgetExceeded
 from agents.instructions import instruction_text
-from agents.llm import modes, phases, prompts
+from agents.llm import modes, phases, prompts, sample_evidence
 from agents.llm.context import ContextWindow
 from agents.llm.conversation import (
     ConversationLimits,
@@ -459,6 +459,7 @@ class LiteLLMAgent:
                     total=len(task.entries),
                     manifest="\n".join(f"{e.index}\t{e.relpath}" for e in members),
                     schema=schema,
+                    evidence=sample_evidence.evidence_text(task.root, members),
                 )
                 opening = [instruction, prompt]
                 if revision is not None:
@@ -497,13 +498,13 @@ class LiteLLMAgent:
         return prompts.ANNOTATION_GUIDE
 
     def _task_prompt(self, task: Task) -> str:
-        manifest = "\n".join(f"{e.index}\t{e.relpath}" for e in task.entries)
         return prompts.TASK_PROMPT.format(
             name=task.name,
             candidate_index=task.candidate_index,
             count=len(task.entries),
-            manifest=manifest,
+            manifest="\n".join(f"{e.index}\t{e.relpath}" for e in task.entries),
             schema=self._schema(task),
+            evidence=sample_evidence.evidence_text(task.root, task.entries),
         )
 
     def _params(self, task: Task, revision: Revision | None = None) -> dict[str, Any]:

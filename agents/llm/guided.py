@@ -51,6 +51,7 @@ from agents.llm.guided_schemas import (
     data_meta_schema,
 )
 from agents.llm.outcome import Revision
+from agents.llm.sample_evidence import path_parts, table_rows
 from agents.model.client import is_context_window_error
 from agents.tools.tools import ToolBox, ToolResult
 
@@ -79,10 +80,13 @@ GUIDED_SYSTEM = (
     "shape. Fill every value from the evidence (file names, headers, README, tables); write short values."
 )
 
+# The ask names no example values: small models answered the first modality of a list of examples (CT)
+# for data of another modality. What decides each value is the evidence above the ask.
 PLAN_ASK = (
-    "Decide the dataset-level facts: dataset_name (as the README or folder names it), modality (CT, MRI, "
-    "X-ray, Ultrasound, Microscopy, Dermoscopy, Endoscopy, Fundus ...), task_type, dimension (2D, 3D for a "
-    "volume, video) and classes (the label names; for segmentation the mask's classes with background first)."
+    "Decide the dataset-level facts from the evidence above: dataset_name (as the README or folder "
+    "names it), modality (the imaging technique the README, file headers or names state), task_type, "
+    "dimension (2D, 3D for a volume, video) and classes (the label names the tables, folders or README "
+    "use; for segmentation the mask's classes with background first)."
 )
 SLICE_ASK = (
     "Choose the {what} of this sample to render as its image: 0 to {last}, or null for the middle one (the "
@@ -91,7 +95,7 @@ SLICE_ASK = (
 MASK_ASK = "Choose the file holding this sample's segmentation mask, or null when none of them is its mask."
 ANNOTATION_ASK = (
     "Write the annotation of sample {index}: who the subject is (subject_id from the file or folder name), "
-    "sex, site and the {what}, from the evidence."
+    "sex, site and the {what}, from the evidence about this sample (its label-table row, when one names it)."
 )
 META_ASK = (
     "Write the dataset's data_meta.json: its anatomical structure, domain and a one-sentence description."
@@ -208,6 +212,7 @@ class GuidedRun:
             ("Files", tree),
             *self._readme(),
             *self._tables(tree),
+            *self._evidence(first),  # how a label table names one sample: a label per image, or none
             (f"inspect {first.relpath}", self._tool("inspect", {"path": first.relpath})),
         ]
         answer = await self._ask("plan", "write_plan", PLAN_ASK, PLAN_SCHEMA, parts)
@@ -260,6 +265,7 @@ class GuidedRun:
         )
         parts = [
             ("Plan", _plan_text(plan)),
+            *self._evidence(entry),
             (f"inspect {source}", inspected),
             ("Rendered", shown + (f"; mask: {mask_text}" if mask_text else "")),
         ]
@@ -309,6 +315,7 @@ class GuidedRun:
             ("Feedback", revision.prompt([i])),
             ("Your annotation", json.dumps(current, ensure_ascii=False)),
             ("Plan", _plan_text(plan)),
+            *self._evidence(entry),
             (f"inspect {source}", self._tool("inspect", {"path": source})),
         ]
         schema = annotation_schema(plan, i, source, info, mask_file)
@@ -434,6 +441,22 @@ class GuidedRun:
         except ValueError:
             return {"text": result.text}
         return parsed if isinstance(parsed, dict) else {"result": parsed}
+
+    def _evidence(self, entry: ManifestEntry) -> list[tuple[str, str]]:
+        """The sample's own evidence: the label-table rows that name it (as the validator matches them) and
+        its path's folders and file name (`agents.llm.sample_evidence`)."""
+        parts = [(f"Path of sample {entry.index}", path_parts(entry.relpath))]
+        try:
+            rows = table_rows(self.task.root, entry.relpath)
+        except (
+            OSError,
+            ValueError,
+        ) as exc:  # an unreadable table leaves the sample without rows, not unwritten
+            log.warning("guided mode: label-table rows of %s not read: %s", entry.relpath, exc)
+            rows = []
+        if rows:
+            parts.append((f"Label-table rows naming sample {entry.index}", "\n".join(rows)))
+        return parts
 
     def _readme(self) -> list[tuple[str, str]]:
         found = self._tool("find", {"pattern": "readme*", "kind": "file", "limit": 3})

@@ -12,6 +12,7 @@ __all__ = [
     "ANNOTATION_GUIDE",
     "BATCH_PROMPT",
     "CODE_TOOL_GUIDE",
+    "EVIDENCE_HEAD",
     "FINISH_MISSING",
     "FINISH_NOT_YET",
     "LIMIT_NOTICE",
@@ -65,6 +66,8 @@ Manifest ({count} samples; index -> source file):
 Output schema of one annotation:
 {schema}
 
+{evidence}
+
 Standardize every sample, write data_meta.json, then call finish."""
 
 REVISE_PROMPT = """\
@@ -77,6 +80,10 @@ call finish.
 
 Feedback:
 {feedback}"""
+
+# Each sample's label-table rows (matched as the validator matches them) or its path's folders: the evidence
+# that decides its label, in front of the model before its first tool call (agents.llm.sample_evidence).
+EVIDENCE_HEAD = "Evidence per sample (the label-table rows that name it, else its folders and file name):"
 
 NO_TOOL_CALL_NUDGE = (
     "Please continue by calling one of the tools. When every sample is written and data_meta.json is "
@@ -123,6 +130,8 @@ Samples of this batch ({count} of the dataset's {total}; index -> source file):
 
 Output schema of one annotation:
 {schema}
+
+{evidence}
 
 Standardize exactly these samples (render the image and any mask, write_annotation), then call finish. \
 data_meta.json is written later, once for the whole dataset."""

@@ -33,6 +33,7 @@ from pydantic import Field
 from agents.base import Task
 from agents.tools.sandbox import Sandbox, SandboxError
 from agents.tools.tool_args import ToolArgs
+from medio.documents import DOCUMENT_SUFFIXES, DocumentError, read_document
 
 __all__ = [
     "FOLDER_TOOLS",
@@ -49,8 +50,9 @@ __all__ = [
 
 TEXT_EXTENSIONS = frozenset(
     {".csv", ".tsv", ".json", ".jsonl", ".xlsx", ".xls", ".parquet", ".txt", ".md", ".rst", ".yaml", ".yml"}
+    | DOCUMENT_SUFFIXES
 )
-"""Extensions listed first: where labels, splits and dataset descriptions live."""
+"""Extensions listed first: where labels, splits and dataset descriptions live (Word and PDF READMEs too)."""
 
 _SEARCHABLE = frozenset({".csv", ".tsv", ".json", ".jsonl", ".txt", ".md", ".rst", ".yaml", ".yml", ".xml"})
 """Extensions ``grep`` reads without being told (binary tables like .xlsx/.parquet excluded)."""
@@ -143,8 +145,8 @@ class GrepArgs(ToolArgs):
 
 
 class ReadTextArgs(ToolArgs):
-    """Read part of a text file of the dataset (CSV, TXT, JSON ...): max_bytes from offset; says the file's
-    total size and the offset to continue from."""
+    """Read part of a text file of the dataset (CSV, TXT, JSON, MD ...; a .docx or PDF as its text): max_bytes
+    from offset; says the file's total size and the offset to continue from."""
 
     path: str = Field(description="File relative to the dataset root, e.g. 'data/labels.csv'.")
     offset: int = Field(0, ge=0, description="Byte offset to start reading at.")
@@ -470,6 +472,8 @@ def _read_text(sandbox: Sandbox, task: Task, args: ReadTextArgs) -> str:
     target = sandbox.read_path(args.path)
     if not target.is_file():
         raise SandboxError(args.path, "not a file" if target.exists() else "no such file")
+    if target.suffix.lower() in DOCUMENT_SUFFIXES:
+        return _read_document(target, args)
     size = target.stat().st_size
     if args.offset > size:
         raise ValueError(f"offset {args.offset} is past the end of {args.path} ({size} bytes)")
@@ -484,6 +488,25 @@ def _read_text(sandbox: Sandbox, task: Task, args: ReadTextArgs) -> str:
         return text
     more = f"; continue with read_text(path={args.path!r}, offset={end})" if end < size else ""
     return f"{text}\n[bytes {args.offset}-{end} of {size}{more}]"
+
+
+def _read_document(target: Path, args: ReadTextArgs) -> str:
+    """A Word or PDF document's text, paged like a text file's bytes (offsets count its characters)."""
+    try:
+        text = read_document(target, max_chars=args.offset + args.max_bytes + 1)
+    except DocumentError as exc:
+        raise ValueError(f"{args.path}: {exc.reason}") from exc
+    if args.offset and args.offset >= len(text):
+        raise ValueError(
+            f"offset {args.offset} is past the end of {args.path}'s text ({len(text)} characters)"
+        )
+    chunk = text[args.offset : args.offset + args.max_bytes]
+    end = args.offset + len(chunk)
+    more = len(text) > end
+    if args.offset == 0 and not more:
+        return chunk
+    tail = f"; continue with read_text(path={args.path!r}, offset={end})" if more else ""
+    return f"{chunk}\n[characters {args.offset}-{end} of the document's text{tail}]"
 
 
 FOLDER_TOOLS: Mapping[str, tuple[type[ToolArgs], Callable[[Sandbox, Task, Any], str]]] = {

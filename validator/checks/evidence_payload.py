@@ -5,7 +5,9 @@ against the source header. None of them reads ground truth.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -341,6 +343,72 @@ def _path_tails(path: Path) -> set[str]:
     return tails
 
 
+def sample_keys(source: str, subjects: Iterable[str] = ()) -> set[str]:
+    """The normalised cell values a label-table row may name a sample by: its file's stem and name, its
+    folder's name, the trailing sub-paths of its path (`_path_tails`) and its subject ids.
+
+    Args:
+        source: The sample's source path (relative to the dataset root, or as the manifest gives it).
+        subjects: Subject ids written for it (missing values such as ``"unknown"`` are left out).
+
+    Returns:
+        The keys (`norm_token` values; never ``""`` or ``"data"``).
+    """
+    path = Path(source)
+    keys = {norm_token(path.stem), norm_token(path.name), norm_token(path.parent.name)}
+    keys |= _path_tails(path)
+    keys |= {norm_token(s) for s in subjects if nonmissing(s)}
+    return keys - {"", "data"}
+
+
+def rows_naming_sample(dataset_root: Path, keys: Iterable[str]) -> list[int]:
+    """The rows of `validator._tables.label_tables` with a cell equal to one of ``keys`` (`sample_keys`),
+    a key naming more than ``_MAX_ROWS_PER_TOKEN`` rows left out (a split or a site names no sample).
+
+    Args:
+        dataset_root: The dataset folder (its ``data/`` holds the tables).
+        keys: Normalised cell values.
+
+    Returns:
+        Row numbers into ``label_tables(dataset_root)``, ascending.
+    """
+    index = _tables.label_index(dataset_root)
+    rows: set[int] = set()
+    for key in keys:
+        hits = index.by_cell.get(key, ())
+        if len(hits) <= _MAX_ROWS_PER_TOKEN:
+            rows.update(hits)
+    return sorted(rows)
+
+
+def table_rows_naming(dataset_root: Path, keys: Iterable[str]) -> list[tuple[list[str], list[str] | None]]:
+    """The label-table rows `rows_naming_sample` finds, as raw cells, each with the header of its table when
+    the first row of the run of rows as wide as it reads as column names (no number, no file name).
+
+    Args:
+        dataset_root: The dataset folder.
+        keys: Normalised cell values (`sample_keys`).
+
+    Returns:
+        ``(cells, header or None)`` per row, in table order.
+    """
+    tables = _tables.label_tables(dataset_root)
+    out = []
+    for at in rows_naming_sample(dataset_root, keys):
+        width, first = len(tables[at]), at
+        while first > 0 and len(tables[first - 1]) == width:
+            first -= 1
+        header = [c.strip() for c in tables[first]] if first < at else None
+        if header is not None and (not all(header) or any(_VALUE_LIKE.search(c) for c in header)):
+            header = None
+        out.append(([c.strip() for c in tables[at]], header))
+    return out
+
+
+# A number or a file name is a record's value, never a column name.
+_VALUE_LIKE = re.compile(r"^-?\d+(\.\d+)?$|\.[A-Za-z][A-Za-z0-9]{1,4}$")
+
+
 def _label_evidence(sample: SampleView, names: dict[str, str]) -> set[str]:
     """Class keys whose name the raw evidence supports: folder/file names of the source, a table row that
     names the source file, its case folder or the sample's subject id (CSV/TSV/TXT/JSON under ``data/``), or
@@ -351,22 +419,16 @@ def _label_evidence(sample: SampleView, names: dict[str, str]) -> set[str]:
     found = {tokens[p] for p in parts if p in tokens}
     if found or sample.dataset_root is None or not src:
         return found
-    path = Path(str(src))
     subject = [sample.get(SUBJECT_ID), sample.extra.get("subject_id")]
-    keys = {norm_token(path.stem), norm_token(path.name), norm_token(path.parent.name)}
-    keys |= _path_tails(path)
-    keys |= {norm_token(s) for s in subject if isinstance(s, str) and nonmissing(s)}
+    keys = sample_keys(str(src), [s for s in subject if isinstance(s, str)])
     index = _tables.label_index(sample.dataset_root)
-    for key in keys - {"", "data"}:
-        rows = index.rows_naming(key)
-        if len(rows) <= _MAX_ROWS_PER_TOKEN:
-            for cells in rows:
-                found |= {tokens[c] for c in cells if c in tokens}
+    for at in rows_naming_sample(sample.dataset_root, keys):
+        found |= {tokens[c] for c in index.rows[at] if c in tokens}
     if not found:
         codes = _tables.label_codes(sample.dataset_root)
         # a column whose ids are exactly the class table's keys numbers the classes the same way
         same = {c for c, ids in codes.columns.items() if ids <= set(names) and len(ids) == len(names)}
-        hits = {code for k in keys - {"", "data"} for c, code in codes.by_cell.get(k, ()) if c in same}
+        hits = {code for k in keys for c, code in codes.by_cell.get(k, ()) if c in same}
         if len(hits) == 1:  # one code: the class id itself
             found |= hits
     source, _ = declared_source(sample)
