@@ -56,7 +56,9 @@ def reference_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealS
         deadline = time.monotonic() + 180  # loading 1.1 GB
         while True:
             if process.poll() is not None:
-                pytest.fail(f"the server (agents.serve) exited with {process.returncode}: {log.read_text()[-500:]}")
+                pytest.fail(
+                    f"the server (agents.serve) exited with {process.returncode}: {log.read_text()[-500:]}"
+                )
             try:
                 with urllib.request.urlopen(f"{url}/models", timeout=2) as reply:
                     json.loads(reply.read())
