@@ -146,7 +146,13 @@ def fatal_reason(
     # (a local server crashed, e.g. ggml's AMX kernels on a CPU that faults on them): every later call fails
     # alike. A timeout is not this (a busy server), nor a 5xx (the server is there to say it).
     if answered > 0 and lost_connection(exc):
+        from agents.model.server import discover
         from agents.serve import server_note
+
+        if api_base and discover(api_base, timeout_s=2.0).answered:
+            # Still up: it drops this one request (a handler that fails on it), not every call; only this
+            # conversation fails, with the provider error as its reason.
+            return None
 
         note = server_note(api_base)
         return (

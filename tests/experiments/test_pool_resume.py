@@ -29,10 +29,13 @@ def suite_and_script(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, By
 
 def _pool(url: str, cache: Path) -> list[str]:
     # Each model with its own request cache file: a candidate cut short by the budget is redone on resume,
-    # and its calls already answered must come from the cache, not the server.
+    # and its calls already answered must come from the cache, not the server. At temperature 0 the replay
+    # is exact: a sampled mistake (a detection with no box list) would leave a sample unwritten, and the
+    # replay cannot answer the finish check that names it, so the candidate would fail instead of finishing.
     def entry(model: str, n: int) -> str:
         return (
             f"{{agent: {{name: litellm, model: '{model}', api_base: '{url}', api_key: sk-fake, vision: true, "
+            "temperature: 0, "
             f"cache: '{cache}/{model.split('/')[-1]}.sqlite'}}, n: {n}}}"
         )
 
