@@ -14,17 +14,13 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import json
 import os
-import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from real_runs import ROOT, WINDOW, RealServer, free_port, gguf_path
+from real_runs import ROOT, RealServer, gguf_path, served
 
 
 def _missing() -> str | None:
@@ -38,21 +34,6 @@ def _missing() -> str | None:
     return None
 
 
-def _wait_up(url: str, process: subprocess.Popen[bytes], log: Path, timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            tail = log.read_text(errors="replace").strip().splitlines()[-3:]
-            pytest.fail(f"the server (agents.serve) exited with {process.returncode}: {' | '.join(tail)}")
-        try:
-            with urllib.request.urlopen(f"{url}/models", timeout=2) as reply:
-                json.loads(reply.read())
-                return
-        except OSError:
-            time.sleep(0.3)
-    pytest.fail(f"the server (agents.serve) did not answer on {url} within {timeout_s:.0f} s (log: {log})")
-
-
 @pytest.fixture(scope="session")
 def real_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServer]:
     """``python -m agents.serve`` (llama-cpp-python's server with the extra buffer types off, so it runs on a
@@ -64,36 +45,8 @@ def real_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServer
         pytest.skip(f"realmodel tier: {missing}")
     model = gguf_path()
     assert model is not None
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/v1"
-    log = tmp_path_factory.mktemp("llama_server") / "server.log"
-    command = [
-        sys.executable,
-        "-m",
-        "agents.serve",
-        "--model",
-        str(model),
-        "--n_ctx",
-        str(WINDOW),
-        "--chat_format",
-        "chatml-function-calling",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-    ]
-    with log.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, cwd=ROOT)
-    try:
-        _wait_up(url, process, log)
-        yield RealServer(url, log, model, importlib.metadata.version("llama-cpp-python"))
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+    with served(model, tmp_path_factory.mktemp("llama_server") / "server.log") as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,10 @@ import json
 import socket
 import subprocess
 import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,3 +93,42 @@ def sample_rows(run_dir: Path) -> list[dict[str, object]]:
 def trace_calls(path: Path) -> list[dict[str, object]]:
     """The ``model_call`` events of a trace."""
     return [json.loads(line) for line in path.read_text().splitlines() if '"model_call"' in line]
+
+
+@contextmanager
+def served(model: Path, log: Path, *, up_s: float = 120) -> Iterator[RealServer]:
+    """``python -m agents.serve`` with ``model`` on a free loopback port, up (``/models``), stopped after.
+
+    The one launch of the tier's servers (SmolLM2 for the session, the 1.5B for its own case): the extra
+    buffer types off (`agents.serve`), the window `WINDOW`, chatml function calling; the log in ``log``.
+    """
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    command = [sys.executable, "-m", "agents.serve", "--model", str(model), "--n_ctx", str(WINDOW)]
+    command += ["--chat_format", "chatml-function-calling", "--host", "127.0.0.1", "--port", str(port)]
+    with log.open("wb") as sink:
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, cwd=ROOT)
+    try:
+        deadline = time.monotonic() + up_s
+        while True:
+            if process.poll() is not None:
+                tail = log.read_text(errors="replace").strip().splitlines()[-3:]
+                pytest.fail(f"the server (agents.serve) exited with {process.returncode}: {' | '.join(tail)}")
+            try:
+                with urllib.request.urlopen(f"{url}/models", timeout=2) as reply:
+                    json.loads(reply.read())
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(
+                        f"the server (agents.serve) did not answer on {url} within {up_s:.0f} s (log: {log})"
+                    )
+                time.sleep(0.3)
+        yield RealServer(url, log, model, importlib.metadata.version("llama-cpp-python"))
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)

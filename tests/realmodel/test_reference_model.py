@@ -13,16 +13,12 @@ import importlib.metadata
 import importlib.util
 import json
 import os
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
 import pytest
-from real_runs import WINDOW, RealServer, candidate_records, experiments, free_port, sample_rows
+from real_runs import RealServer, candidate_records, experiments, sample_rows, served
 
 from agents.model.local_models import ModelNotInstalled, model_path
 
@@ -45,36 +41,9 @@ def reference_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealS
         model = model_path(_NAME)  # assembled once into the user cache, as a user's first run does
     except ModelNotInstalled as exc:
         _unavailable(str(exc))
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/v1"
-    log = tmp_path_factory.mktemp("reference_server") / "server.log"
-    command = [sys.executable, "-m", "agents.serve", "--model", str(model), "--n_ctx", str(WINDOW)]
-    command += ["--chat_format", "chatml-function-calling", "--host", "127.0.0.1", "--port", str(port)]
-    with log.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 180  # loading 1.1 GB
-        while True:
-            if process.poll() is not None:
-                pytest.fail(
-                    f"the server (agents.serve) exited with {process.returncode}: {log.read_text()[-500:]}"
-                )
-            try:
-                with urllib.request.urlopen(f"{url}/models", timeout=2) as reply:
-                    json.loads(reply.read())
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"the 1.5B server did not answer within 180 s (log: {log})")
-                time.sleep(0.5)
-        yield RealServer(url, log, model, importlib.metadata.version("llama-cpp-python"))
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+    # 180 s to come up: loading 1.1 GB.
+    with served(model, tmp_path_factory.mktemp("reference_server") / "server.log", up_s=180) as server:
+        yield server
 
 
 def test_the_reference_model_writes_a_schema_valid_sample_in_the_guided_mode(
