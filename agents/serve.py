@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from core.user_cache import cache_root
+
 __all__ = [
     "main",
     "record_dir",
@@ -44,13 +46,9 @@ __all__ = [
 
 
 def record_dir() -> Path:
-    """Where each launched server records its process id and its log, one file per port:
-    ``servers/`` in the user's medstrat cache (``$MEDSTRAT_CACHE``, else ``$XDG_CACHE_HOME/medstrat``, else
-    ``~/.cache/medstrat``, as the run's suites), read by every run of the user on this machine."""
-    if os.environ.get("MEDSTRAT_CACHE"):
-        return Path(os.environ["MEDSTRAT_CACHE"]).expanduser() / "servers"
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "medstrat" / "servers"
+    """Where each launched server records its process id and its log, one file per port: ``servers/`` in the
+    user's medstrat cache (`core.user_cache.cache_root`), read by every run of the user on this machine."""
+    return cache_root() / "servers"
 
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}

@@ -27,6 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.user_cache import cache_root
+
 __all__ = [
     "MODELS",
     "LocalModel",
@@ -129,14 +131,6 @@ def installed_part(part: ModelPart) -> Path | None:
     return None
 
 
-def _cache_dir() -> Path:
-    # The same root as the run's caches (`experiments.run.suite.cache_root`, which agents may not import).
-    if os.environ.get("MEDSTRAT_CACHE"):
-        return Path(os.environ["MEDSTRAT_CACHE"]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "medstrat"
-
-
 def _sha256(paths: Sequence[Path], sink: Callable[[bytes], object] | None = None) -> tuple[str, int]:
     """The SHA-256 and size of the files concatenated, each chunk also handed to ``sink``."""
     digest, size = hashlib.sha256(), 0
@@ -198,7 +192,7 @@ def model_path(
                 f"{name}: {target} has SHA-256 {digest}, not {model.sha256}; reinstall: {model.install}"
             )
         return target
-    target = (cache_dir or _cache_dir()) / "models" / model.file_name
+    target = (cache_dir or cache_root()) / "models" / model.file_name
     checked = target.with_name(target.name + ".sha256")
     if target.is_file() and checked.is_file() and checked.read_text().split("\n")[0] == _stamp(target):
         return target

@@ -1,7 +1,7 @@
 """Where the LiteLLM agent's request cache lives: on by default, in the user's cache folder.
 
 ``agent.cache`` is ``auto`` (the default: ``$MEDSTRAT_REQUEST_CACHE`` when set, else
-``<cache root>/requests.sqlite`` under `experiments.run.suite.cache_root`, i.e. ``$MEDSTRAT_CACHE``,
+``<cache root>/requests.sqlite`` under `core.user_cache.cache_root`, i.e. ``$MEDSTRAT_CACHE``,
 ``$XDG_CACHE_HOME/medstrat`` or ``~/.cache/medstrat``), ``false`` (no cache), ``refresh`` (the ``auto``
 file, every call bought again and its answer stored over the old one) or a file path. A request is answered
 from the cache only when everything that shapes the answer is equal (model, endpoint, messages, tools,
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.model.cache import RequestCache
-from experiments.run.suite import cache_root
+from core.user_cache import cache_root
 
 __all__ = ["CACHE_ENV", "resolve_cache"]
 

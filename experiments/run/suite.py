@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.discover import Dataset, discover
+from core.user_cache import cache_root
 
 __all__ = [
     "NoDatasetsError",
     "benchmark_root",
-    "cache_root",
     "ensure_bundled_suite",
     "ensure_foreign_suite",
     "ensure_realfiles_suite",
@@ -36,14 +36,6 @@ COMPLETE_MARKER = ".complete"
 
 class NoDatasetsError(RuntimeError):
     """A benchmark root holds no dataset (no folder with ``VLM/random.txt``); says where we looked."""
-
-
-def cache_root() -> Path:
-    """``$MEDSTRAT_CACHE``, else ``$XDG_CACHE_HOME/medstrat``, else ``~/.cache/medstrat``."""
-    if os.environ.get("MEDSTRAT_CACHE"):
-        return Path(os.environ["MEDSTRAT_CACHE"]).expanduser()
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "medstrat"
 
 
 def benchmark_root(benchmark: Mapping[str, Any]) -> Path:
