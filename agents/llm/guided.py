@@ -9,7 +9,8 @@ schema (`agents.llm.guided_schemas`):
    folder's tree, its README, the manifest and the first sample's ``inspect``;
 2. per sample: the **slice** or **frame** to render (a volume or video only; null takes the tool's default),
    the **mask file** (segmentation only: one of the dataset's files named most like the sample, or none),
-   then the **annotation**; the framework runs ``inspect``, ``render`` and ``write_annotation`` with them;
+   then the **annotation** (the values only the model can decide; the framework writes the record around
+   them); the framework runs ``inspect``, ``render`` and ``write_annotation`` with them;
 3. **data_meta** (once): the dataset's anatomy, domain and description, under the plan and the counts.
 
 The answer is asked as a forced tool call (``tool_choice`` naming the one tool offered, which llama.cpp, vLLM
@@ -18,6 +19,10 @@ ignored ``tool_choice``) is asked by ``response_format`` (a JSON schema) from th
 request of the agent. A request the window cannot hold is sent again with its evidence halved (the window the
 server named in its error is used from then on). A sample whose step fails is left unwritten with the reason
 (``Candidate.skipped``); only a failed plan fails the candidate.
+
+A local server spends its time evaluating prompts, and reuses the prefix its last request shares with the
+next (llama.cpp). So the schema and the ask of a step are the same for every sample of a candidate, and each
+request opens with what every sample shares (the plan) and ends with the sample's own evidence.
 """
 
 from __future__ import annotations
@@ -44,11 +49,14 @@ from agents.llm.guided_evidence import (
     rendered_info,
 )
 from agents.llm.guided_schemas import (
+    META_SCHEMA,
     PLAN_SCHEMA,
     GuidedPlan,
-    annotation_schema,
+    annotation_record,
+    answer_of,
+    answer_schema,
     choice_schema,
-    data_meta_schema,
+    data_meta_record,
 )
 from agents.llm.outcome import Revision
 from agents.llm.sample_evidence import path_parts, table_rows
@@ -88,19 +96,21 @@ PLAN_ASK = (
     "dimension (2D, 3D for a volume, video) and classes (the label names the tables, folders or README "
     "use; for segmentation the mask's classes with background first)."
 )
+# The per-sample asks are the same for every sample (the sample is named in the evidence): a server that
+# reuses the prompt prefix of its last request then re-reads only the sample's own evidence.
 SLICE_ASK = (
-    "Choose the {what} of this sample to render as its image: 0 to {last}, or null for the middle one (the "
-    "mask's largest, when there is a mask)."
+    "Choose the {what} of this sample to render as its image, within the range above, or null for the "
+    "middle one (the mask's largest, when there is a mask)."
 )
 MASK_ASK = "Choose the file holding this sample's segmentation mask, or null when none of them is its mask."
 ANNOTATION_ASK = (
-    "Write the annotation of sample {index}: who the subject is (subject_id from the file or folder name), "
-    "sex, site and the {what}, from the evidence about this sample (its label-table row, when one names it)."
+    "Annotate this sample: who the subject is (subject_id from the file or folder name), sex, site{what}, "
+    "from the evidence about this sample (its label-table row, when one names it)."
 )
 META_ASK = (
     "Write the dataset's data_meta.json: its anatomical structure, domain and a one-sentence description."
 )
-REVISE_ASK = "Revise the annotation of sample {index} as the feedback asks; keep what is right."
+REVISE_ASK = "Revise your answer for this sample as the feedback asks; keep what is right."
 
 
 class Structured:
@@ -241,8 +251,12 @@ class GuidedRun:
         count = extent(inspected, plan.dimension)
         if what is not None and count is not None and count > 1:
             key = "slice_index" if what == "slice" else "frame"
-            parts = [("Plan", _plan_text(plan)), (f"inspect {source}", inspected)]
-            ask = SLICE_ASK.format(what=what, last=count - 1)
+            parts = [
+                ("Plan", _plan_text(plan)),
+                (f"Sample {i}: inspect {source}", inspected),
+                ("Range", f"{what} 0 to {count - 1}"),
+            ]
+            ask = SLICE_ASK.format(what=what)
             answer = await self._ask(label, f"choose_{what}", ask, choice_schema(key, "integer"), parts)
             if answer is None:
                 return self._skip(i, label, f"no {what} chosen")
@@ -269,12 +283,12 @@ class GuidedRun:
             (f"inspect {source}", inspected),
             ("Rendered", shown + (f"; mask: {mask_text}" if mask_text else "")),
         ]
-        schema = annotation_schema(plan, i, source, info, mask_file)
-        ask = ANNOTATION_ASK.format(index=i, what=_label_word(plan))
-        answer = await self._ask(label, "write_annotation", ask, schema, parts)
+        ask = ANNOTATION_ASK.format(what=_label_word(plan))
+        answer = await self._ask(label, "annotate", ask, answer_schema(plan), parts)
         if answer is None:
             return self._skip(i, label, "no annotation answer")
-        written = self._run_json("write_annotation", {"index": i, "annotation": answer})
+        annotation = annotation_record(plan, i, source, info, answer, mask_file)
+        written = self._run_json("write_annotation", {"index": i, "annotation": annotation})
         if "error" in written:
             self._skip(i, label, f"write_annotation failed: {written['error']}")
 
@@ -286,7 +300,11 @@ class GuidedRun:
         choices = mask_choices(self._files, entry)
         if not choices:
             return None, ""
-        parts = [("Plan", _plan_text(plan)), ("Sample", entry.relpath), ("Files", "\n".join(choices))]
+        parts = [
+            ("Plan", _plan_text(plan)),
+            (f"Sample {entry.index}", entry.relpath),
+            ("Files", "\n".join(choices)),
+        ]
         answer = await self._ask(
             label, "choose_mask", MASK_ASK, choice_schema("mask_file", [None, *choices]), parts
         )
@@ -312,16 +330,16 @@ class GuidedRun:
         info = rendered_info(current, out / "images" / f"{i}.png")
         mask_file = mask_of(current) if (out / "masks" / f"{i}.png").is_file() else None
         parts = [
-            ("Feedback", revision.prompt([i])),
-            ("Your annotation", json.dumps(current, ensure_ascii=False)),
             ("Plan", _plan_text(plan)),
             *self._evidence(entry),
             (f"inspect {source}", self._tool("inspect", {"path": source})),
+            ("Feedback", revision.prompt([i])),
+            ("Your answer", json.dumps(answer_of(current), ensure_ascii=False)),
         ]
-        schema = annotation_schema(plan, i, source, info, mask_file)
-        answer = await self._ask(label, "write_annotation", REVISE_ASK.format(index=i), schema, parts)
+        answer = await self._ask(label, "annotate", REVISE_ASK, answer_schema(plan), parts)
         if answer is not None:
-            self._run_json("write_annotation", {"index": i, "annotation": answer})
+            annotation = annotation_record(plan, i, source, info, answer, mask_file)
+            self._run_json("write_annotation", {"index": i, "annotation": annotation})
 
     async def _meta(self, plan: GuidedPlan, revision: Revision | None) -> None:
         out = self.toolbox.sandbox.output_dir
@@ -335,12 +353,11 @@ class GuidedRun:
             *self._readme(),
         ]
         if revision is not None:
-            parts.insert(0, ("Feedback", revision.prompt(None, meta_only=True)))
-        answer = await self._ask(
-            "meta", "write_data_meta", META_ASK, data_meta_schema(plan, written, images), parts
-        )
+            parts.append(("Feedback", revision.prompt(None, meta_only=True)))
+        answer = await self._ask("meta", "write_data_meta", META_ASK, META_SCHEMA, parts)
         if answer is not None:
-            self._run_json("write_data_meta", {"data_meta": answer})
+            meta = data_meta_record(plan, written, images, answer)
+            self._run_json("write_data_meta", {"data_meta": meta})
 
     # -- asking -------------------------------------------------------------------------------------
 
@@ -500,6 +517,6 @@ def _plan_text(plan: GuidedPlan) -> str:
 
 
 def _label_word(plan: GuidedPlan) -> str:
-    return {"classification": "class label", "segmentation": "mask's classes", "detection": "boxes"}[
+    return {"classification": " and its class label", "segmentation": "", "detection": " and its boxes"}[
         plan.task_type
     ]

@@ -2,13 +2,13 @@
 
 Each answer of the guided mode is one JSON object under one of these schemas, sent as the parameters of a
 forced tool call (or as ``response_format``). Servers that honour them (llama.cpp, vLLM, Ollama, the hosted
-APIs) turn the schema into a grammar, so even a small model's answer has the benchmark's shape (SPEC §2):
-exactly one spatial and one task branch, the task and dimension its plan chose, ``"NA"``/``"unknown"`` strings
-where the scorer refuses null, the record's image path. What the schema fixes is what the framework knows for
-a fact (the sample's source file, the size of the image the ``render`` tool wrote, the counts of the written
-files) or what the model itself decided in its plan (dataset name, modality, task, dimension, classes); every
-other value is the model's: the subject, sex, site, the label or boxes, the slice, the mask file, the
-dataset's anatomy, domain and description.
+APIs) turn the schema into a grammar, so even a small model's answer has the shape asked. The model answers
+only what is its to decide: the plan (dataset name, modality, task, dimension, classes), the slice, the mask
+file, per sample the subject, sex, site and the label or boxes (`answer_schema`, one schema for every sample
+of a candidate), and the dataset's anatomy, domain and description. The framework puts each sample's answer
+into the benchmark's record (`annotation_record`: exactly one spatial and one task branch, ``"NA"``/
+``"unknown"`` strings where the scorer refuses null, the record's paths, the size of the image ``render``
+wrote, the plan's decisions), so every record passes the schema checks (SPEC §2).
 
 Only the JSON Schema subset llama.cpp's grammar converter reads is used: ``const``, ``enum``, ``anyOf``,
 ``required``, ``additionalProperties: false``, string ``minLength``/``maxLength`` and array
@@ -23,11 +23,14 @@ from pathlib import PurePosixPath
 from typing import Any
 
 __all__ = [
+    "META_SCHEMA",
     "PLAN_SCHEMA",
     "GuidedPlan",
-    "annotation_schema",
+    "annotation_record",
+    "answer_of",
+    "answer_schema",
     "choice_schema",
-    "data_meta_schema",
+    "data_meta_record",
 ]
 
 TASKS = ("classification", "segmentation", "detection")
@@ -141,80 +144,104 @@ def choice_schema(name: str, options: Sequence[Any] | str) -> dict[str, Any]:
     return _object({name: {"enum": [*options, None] if None not in options else list(options)}})
 
 
-_EMPTY = _const({})
 _SPATIAL_KEY = {"2D": "common", "3D": "three_d", "video": "video"}
 _SEGMENTATION_VARIANT = {"2D": "2d_coco", "3D": "3d_mask", "video": "video_coco"}
 _SEGMENTATION_PAYLOAD = {"2D": "coco_2d", "3D": "mask_3d", "video": "video_coco"}
 _DETECTION_VARIANT = {"2D": "2d", "3D": "3d", "video": "video"}
+_MAX_BOXES = 4
+
+
+def answer_schema(plan: GuidedPlan) -> dict[str, Any]:
+    """What the model answers for one sample: the values only it can decide, the same schema for every sample.
+
+    The rest of the record (paths, sizes, the plan's task, dimension and classes) is the framework's
+    (`annotation_record`): a model made to spell out constants spends a decoding step on every token of them,
+    and a schema that names the sample makes each request's prompt differ from its very first lines, so a
+    server's prefix cache could reuse nothing across samples.
+
+    Args:
+        plan: The candidate's plan.
+
+    Returns:
+        The JSON Schema of the answer.
+    """
+    fields: dict[str, Any] = {
+        "subject_id": _text(40),
+        "sex": {"enum": ["unknown", "M", "F"]},
+        "race_ethnicity": {"enum": ["NA", "unknown"]},
+        "site_id": {"enum": ["NA", "unknown"]},
+    }
+    names = list(plan.class_table().values())
+    if plan.task_type == "classification":
+        fields["label"] = {"enum": names}
+    elif plan.task_type == "detection":
+        box = _object(
+            {
+                "bbox": {"type": "array", "items": {"type": "number"}, "minItems": 4, "maxItems": 4},
+                "category_name": {"enum": names},
+            }
+        )
+        fields["boxes"] = {"type": "array", "items": box, "minItems": 0, "maxItems": _MAX_BOXES}
+    return _object(fields)
 
 
 def _spatial(plan: GuidedPlan, rendered: Mapping[str, Any]) -> dict[str, Any]:
     size = list(rendered.get("size") or [])
-    branch: dict[str, Any] = {"pixel_size_px": _const(size)} if len(size) == 2 else {}
+    branch: dict[str, Any] = {"pixel_size_px": size} if len(size) == 2 else {}
     if plan.dimension == "3D" and isinstance(rendered.get("slice_index"), int):
-        branch["slice_axis"] = _const(int(rendered.get("axis") or 0))
-        branch["slice_index"] = _const(rendered["slice_index"])
+        branch["slice_axis"] = int(rendered.get("axis") or 0)
+        branch["slice_index"] = rendered["slice_index"]
     if plan.dimension == "video" and isinstance(rendered.get("frame"), int):
-        branch["frame_index"] = _const(rendered["frame"])
+        branch["frame_index"] = rendered["frame"]
     if not branch:  # an active branch must not be empty (SPEC §3.3, item 11)
-        branch["was_resampled"] = _const(False)
+        branch["was_resampled"] = False
     active = _SPATIAL_KEY[plan.dimension]
-    return _object(
-        {key: _object(branch) if key == active else _EMPTY for key in ("common", "three_d", "video")}
-    )
+    return {key: branch if key == active else {} for key in ("common", "three_d", "video")}
 
 
-def _task_branch(plan: GuidedPlan, index: int, mask_written: bool) -> dict[str, Any]:
+def _task_branch(
+    plan: GuidedPlan, index: int, mask_written: bool, answer: Mapping[str, Any]
+) -> dict[str, Any]:
     table = plan.class_table()
+    ids = {name: int(key) for key, name in table.items()}
+    first = next(iter(table.values()))
     if plan.task_type == "classification":
-        # One alternative per class: the id and its name come together, so they always agree.
+        # The id is the framework's: it and the name always agree.
+        name = answer.get("label") if answer.get("label") in ids else first
         return {
-            "anyOf": [
-                _object(
-                    {
-                        "schema_variant": _const("multiclass"),
-                        "class_names": _const(table),
-                        "label": _const(int(key)),
-                        "label_name": _const(name),
-                    }
-                )
-                for key, name in table.items()
-            ]
+            "schema_variant": "multiclass",
+            "class_names": table,
+            "label": ids[str(name)],
+            "label_name": name,
         }
     if plan.task_type == "segmentation":
-        fields: dict[str, Any] = {
-            "schema_variant": _const(_SEGMENTATION_VARIANT[plan.dimension]),
-            "classes": _const(table),
-        }
+        fields: dict[str, Any] = {"schema_variant": _SEGMENTATION_VARIANT[plan.dimension], "classes": table}
         if mask_written:
-            fields[_SEGMENTATION_PAYLOAD[plan.dimension]] = _const(
-                {"format": "label_map_png", "mask_path": f"masks/{index}.png"}
-            )
-        return _object(fields)
-    box = _object(
-        {
-            "bbox": {"type": "array", "items": {"type": "number"}, "minItems": 4, "maxItems": 4},
-            "category_id": {"enum": [int(k) for k in table]},
-            "category_name": {"enum": list(table.values())},
-        }
-    )
-    return _object(
-        {
-            "schema_variant": _const(_DETECTION_VARIANT[plan.dimension]),
-            "class_names": _const(table),
-            "boxes2d": {"type": "array", "items": box, "minItems": 0, "maxItems": 4},
-        }
-    )
+            fields[_SEGMENTATION_PAYLOAD[plan.dimension]] = {
+                "format": "label_map_png",
+                "mask_path": f"masks/{index}.png",
+            }
+        return fields
+    boxes = []
+    for box in answer.get("boxes") or []:
+        if not isinstance(box, Mapping):
+            continue
+        name = box.get("category_name") if box.get("category_name") in ids else first
+        boxes.append(
+            {"bbox": list(box.get("bbox") or []), "category_id": ids[str(name)], "category_name": name}
+        )
+    return {"schema_variant": _DETECTION_VARIANT[plan.dimension], "class_names": table, "boxes2d": boxes}
 
 
-def annotation_schema(
+def annotation_record(
     plan: GuidedPlan,
     index: int,
     source: str,
     rendered: Mapping[str, Any],
+    answer: Mapping[str, Any],
     mask_file: str | None = None,
 ) -> dict[str, Any]:
-    """The per-image annotation of one sample, under its candidate's plan.
+    """The per-image annotation of one sample: the model's answer (`answer_schema`) in the benchmark's record.
 
     Args:
         plan: The candidate's plan.
@@ -222,79 +249,108 @@ def annotation_schema(
         source: The sample's raw file (``data/...``).
         rendered: What ``render`` reported of the image it wrote (``size``, ``slice_index``, ``axis``,
             ``frame``).
+        answer: The model's answer (a value outside its schema falls back to the schema's first one).
         mask_file: The raw mask rendered to ``masks/<index>.png``, if one was.
 
     Returns:
-        A JSON Schema every answer of which passes the benchmark's schema checks (SPEC §3.3 g_i).
+        An annotation that passes the benchmark's schema checks (SPEC §3.3 g_i).
     """
-    extra: dict[str, Any] = {
-        "source_file": _const(source),
-        "original_filename": _const(PurePosixPath(source).name),
-    }
+
+    def pick(key: str, allowed: Sequence[str]) -> str:
+        value = answer.get(key)
+        return value if isinstance(value, str) and value in allowed else allowed[0]
+
+    extra: dict[str, Any] = {"source_file": source, "original_filename": PurePosixPath(source).name}
     if mask_file is not None:
-        extra["mask_file"] = _const(mask_file)
-    branches = {task: _EMPTY for task in TASKS}
-    branches[plan.task_type] = _task_branch(plan, index, mask_file is not None)
-    # The fields that are the same for every sample of the candidate come first: a server that reuses the
-    # prompt prefix of its last request (llama.cpp) then re-reads only the sample's own part of the schema.
-    return _object(
-        {
-            "media_geometry": _object(
-                {
-                    "media": _object(
-                        {"task_type": _const(plan.task_type), "dimension": _const(plan.dimension)}
-                    ),
-                    "spatial": _spatial(plan, rendered),
-                }
-            ),
-            "tasks": _object(branches),
-            "record": _object(
-                {
-                    "schema_version": _const("1.0.1"),
-                    "dataset_name": _const(plan.dataset_name),
-                    "image_path": _const(f"images/{index}.png"),
-                }
-            ),
-            "context": _object(
-                {
-                    "sample": _object(
-                        {
-                            "subject_id": _text(40),
-                            "sex": {"enum": ["unknown", "M", "F"]},
-                            "race_ethnicity": {"enum": ["NA", "unknown"]},
-                            "site_id": {"enum": ["NA", "unknown"]},
-                            "modality_primary": _const(plan.modality),
-                            "extra": _object(extra),
-                        }
-                    )
-                }
-            ),
-        }
+        extra["mask_file"] = mask_file
+    tasks: dict[str, Any] = {task: {} for task in TASKS}
+    tasks[plan.task_type] = _task_branch(plan, index, mask_file is not None, answer)
+    subject = str(answer.get("subject_id") or "").strip()[:40] or "unknown"
+    return {
+        "media_geometry": {
+            "media": {"task_type": plan.task_type, "dimension": plan.dimension},
+            "spatial": _spatial(plan, rendered),
+        },
+        "tasks": tasks,
+        "record": {
+            "schema_version": "1.0.1",
+            "dataset_name": plan.dataset_name,
+            "image_path": f"images/{index}.png",
+        },
+        "context": {
+            "sample": {
+                "subject_id": subject,
+                "sex": pick("sex", ["unknown", "M", "F"]),
+                "race_ethnicity": pick("race_ethnicity", ["NA", "unknown"]),
+                "site_id": pick("site_id", ["NA", "unknown"]),
+                "modality_primary": plan.modality,
+                "extra": extra,
+            }
+        },
+    }
+
+
+def answer_of(annotation: Mapping[str, Any]) -> dict[str, Any]:
+    """The model's answer inside a record `annotation_record` wrote (what a revision shows the model).
+
+    Args:
+        annotation: A per-image annotation.
+
+    Returns:
+        Its values under `answer_schema` (the keys the record has).
+    """
+    sample = (
+        ((annotation.get("context") or {}).get("sample") or {}) if isinstance(annotation, Mapping) else {}
     )
+    answer = {k: sample[k] for k in ("subject_id", "sex", "race_ethnicity", "site_id") if k in sample}
+    tasks = annotation.get("tasks") or {} if isinstance(annotation, Mapping) else {}
+    if isinstance(tasks.get("classification"), Mapping) and "label_name" in tasks["classification"]:
+        answer["label"] = tasks["classification"]["label_name"]
+    boxes = (
+        (tasks.get("detection") or {}).get("boxes2d") if isinstance(tasks.get("detection"), Mapping) else None
+    )
+    if isinstance(boxes, list):
+        answer["boxes"] = [
+            {"bbox": b.get("bbox"), "category_name": b.get("category_name")}
+            for b in boxes
+            if isinstance(b, Mapping)
+        ]
+    return answer
 
 
-def data_meta_schema(plan: GuidedPlan, written: int, images: int) -> dict[str, Any]:
-    """``data_meta.json`` under the plan, with the counts of what was written.
+META_SCHEMA: dict[str, Any] = _object(
+    {"anatomical_structure": _text(40), "domain": _text(30), "dataset_description": _text(160)}
+)
+"""The dataset-level values that are the model's to decide (the rest of data_meta is `data_meta_record`'s)."""
+
+
+def data_meta_record(
+    plan: GuidedPlan, written: int, images: int, answer: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``data_meta.json`` from the plan, the counts of what was written and the model's `META_SCHEMA` answer.
 
     Args:
         plan: The candidate's plan.
         written: Annotations written.
         images: Images written.
+        answer: The model's answer.
 
     Returns:
-        The JSON Schema.
+        The dataset JSON.
     """
-    return _object(
-        {
-            "schema_version": _const("1.0.2"),
-            "dataset_name": _const(plan.dataset_name),
-            "modality_primary": _const([plan.modality]),
-            "task_type": _const([plan.task_type]),
-            "anatomical_structure": _text(40),
-            "domain": _text(30),
-            "dataset_description": _text(160),
-            "data_volume": _const({"total": written}),
-            "valid_image_n": _const({"total": images}),
-            "num_classes_per_task": _const({plan.task_type: {"num_classes": len(plan.classes)}}),
-        }
-    )
+
+    def text(key: str) -> str:
+        return str(answer.get(key) or "").strip() or "unknown"
+
+    return {
+        "schema_version": "1.0.2",
+        "dataset_name": plan.dataset_name,
+        "modality_primary": [plan.modality],
+        "task_type": [plan.task_type],
+        "anatomical_structure": text("anatomical_structure"),
+        "domain": text("domain"),
+        "dataset_description": text("dataset_description"),
+        "data_volume": {"total": written},
+        "valid_image_n": {"total": images},
+        "num_classes_per_task": {plan.task_type: {"num_classes": len(plan.classes)}},
+    }

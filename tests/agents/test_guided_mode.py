@@ -9,7 +9,13 @@ from typing import Any
 
 from agent_scripts import make_agent, make_task
 
-from agents.llm.guided_schemas import PLAN_SCHEMA, GuidedPlan, annotation_schema
+from agents.llm.guided_schemas import (
+    PLAN_SCHEMA,
+    GuidedPlan,
+    annotation_record,
+    answer_of,
+    answer_schema,
+)
 from testbed.fakeserver.schema_answers import SchemaAnswers, instance_of
 from testbed.fakeserver.script import Fault
 from validator.schema import Annotation, DataMeta
@@ -44,7 +50,7 @@ def test_guided_mode_writes_schema_valid_samples_with_one_forced_call_per_step(
         assert [m["role"] for m in request["messages"]] == ["system", "user"]
     asked = [r["tool_choice"]["function"]["name"] for r in server.chat_requests]
     assert asked[0] == "write_plan" and asked[-1] == "write_data_meta"
-    assert asked.count("write_annotation") == 2
+    assert asked.count("annotate") == 2
     assert candidate.usage.calls == len(server.chat_requests)
 
 
@@ -144,18 +150,38 @@ def test_the_tools_mode_opening_that_cannot_fit_the_window_goes_to_the_guided_mo
     assert all("tool_choice" in r for r in server.chat_requests)
 
 
-def test_every_answer_of_the_annotation_schema_passes_the_benchmark_schema() -> None:
+def test_every_answer_of_the_answer_schema_makes_a_record_that_passes_the_benchmark_schema() -> None:
     for task in ("classification", "segmentation", "detection"):
         for dim in ("2D", "3D", "video"):
             plan = GuidedPlan("d", "CT", task, dim, ("background", "tumour"))
             rendered = {"size": [64, 32], "slice_index": 3, "axis": 0, "frame": 2}
-            schema = annotation_schema(plan, 5, "data/a/b.nii.gz", rendered, "data/m.nii.gz")
-            annotation = instance_of(schema)
+            answer = instance_of(answer_schema(plan))
+            annotation = annotation_record(plan, 5, "data/a/b.nii.gz", rendered, answer, "data/m.nii.gz")
             Annotation.model_validate(annotation)
             media = annotation["media_geometry"]["media"]
             assert (media["task_type"], media["dimension"]) == (task, dim)
             active = [k for k, v in annotation["media_geometry"]["spatial"].items() if v]
             assert active == [{"2D": "common", "3D": "three_d", "video": "video"}[dim]]
+            assert annotation["record"]["image_path"] == "images/5.png"
+            assert answer_of(annotation) == answer  # a revision shows the model its own answer back
+
+
+def test_the_answer_schema_is_the_same_for_every_sample_and_names_only_the_models_values() -> None:
+    plan = GuidedPlan("d", "dermoscopy", "classification", "2D", ("nevus", "melanoma"))
+    schema = answer_schema(plan)
+    assert list(schema["properties"]) == ["subject_id", "sex", "race_ethnicity", "site_id", "label"]
+    answer = {"subject_id": "p7", "sex": "F", "race_ethnicity": "NA", "site_id": "NA", "label": "melanoma"}
+    record = annotation_record(plan, 2, "data/x/p7.jpg", {"size": [8, 8]}, answer)
+    branch = record["tasks"]["classification"]
+    assert (branch["label"], branch["label_name"]) == (1, "melanoma")  # the id is the framework's
+    assert record["context"]["sample"]["extra"] == {
+        "source_file": "data/x/p7.jpg",
+        "original_filename": "p7.jpg",
+    }
+    # An answer outside the schema (a server that ignored it) falls back to the schema's first values.
+    record = annotation_record(plan, 2, "data/x/p7.jpg", {"size": [8, 8]}, {"label": "cat", "sex": "?"})
+    assert record["tasks"]["classification"]["label_name"] == "nevus"
+    assert record["context"]["sample"]["sex"] == "unknown"
 
 
 def test_a_plan_outside_its_schema_is_refused_with_the_reason() -> None:

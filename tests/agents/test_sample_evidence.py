@@ -95,7 +95,7 @@ def test_guided_mode_shows_each_sample_its_own_row_and_the_plan_a_word_readme(
     (plan,) = by_tool["write_plan"]
     assert "Dermatoscope images, three classes." in plan and "looks binary" not in plan
     assert "image_id=ISIC_0001, patient_id=P0, dx=bkl" in plan  # how the table names one sample
-    annotations = sorted(by_tool["write_annotation"], key=lambda text: "ISIC_0002" in text)
+    annotations = sorted(by_tool["annotate"], key=lambda text: "ISIC_0002" in text)
     assert "dx=bkl, diagnosis=benign keratosis" in annotations[0] and "dx=mel" not in annotations[0]
     assert "dx=mel, diagnosis=melanoma" in annotations[1] and "dx=bkl" not in annotations[1]
 

@@ -30,6 +30,8 @@ from real_runs import (
     trace_calls,
 )
 
+from agents.llm.guided_schemas import answer_of
+
 pytestmark = pytest.mark.realmodel
 
 
@@ -38,7 +40,8 @@ def _summary(stdout: str) -> str:
 
 
 def _model_wrote(run_dir: Path, index: int) -> bool:
-    """Whether the selected annotation of sample ``index`` is the arguments of a model call of its maker."""
+    """Whether the selected annotation of sample ``index`` holds the answer of a model call of its maker (the
+    values the guided mode asks the model for; the framework writes the record around them)."""
     for trace in (run_dir / "candidates").rglob("trace_*.jsonl"):
         out = trace.parent / "agent1_data_organization" / "standardized_annotations" / f"{index}.json"
         if not out.is_file():
@@ -47,13 +50,13 @@ def _model_wrote(run_dir: Path, index: int) -> bool:
         for call in trace_calls(trace):
             for tool_call in call["message"].get("tool_calls") or []:  # type: ignore[union-attr]
                 function = tool_call["function"]
-                if function["name"] != "write_annotation":
+                if function["name"] != "annotate":
                     continue
                 try:  # an answer the agent re-asked for (not one JSON object) is no written sample
                     arguments = json.loads(function["arguments"], strict=False)
                 except ValueError:
                     continue
-                if arguments == written:
+                if arguments == answer_of(written):
                     return True
     return False
 
