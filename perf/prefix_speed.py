@@ -80,7 +80,9 @@ def _e2e(run: Path) -> float:
     return sum(scores) / len(scores) if scores else 0.0
 
 
-def _run(label: str, checkout: Path, url: str, log: Path, out: Path, args: argparse.Namespace) -> dict[str, Any]:
+def _run(
+    label: str, checkout: Path, url: str, log: Path, out: Path, args: argparse.Namespace
+) -> dict[str, Any]:
     run = out / label
     command = [
         sys.executable,
@@ -90,7 +92,7 @@ def _run(label: str, checkout: Path, url: str, log: Path, out: Path, args: argpa
         "agent=local",
         f"agent.api_base={url}",
         f"agent.cache={out / f'{label}.sqlite'}",
-        f"seed={args.seed}",
+        f"run.seed={args.seed}",
         "benchmark=bundled",
         f"benchmark.datasets=[{args.dataset}]",
         f"benchmark.samples={args.samples}",
@@ -136,7 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="prefix-speed-") as tmp:
         out = Path(tmp)
         base = out / "base"
-        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base), args.base], cwd=ROOT, check=True)
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", "-q", str(base), args.base], cwd=ROOT, check=True
+        )
         try:
             log = out / "server.log"
             with _server(model, log, args.threads, args.window) as url:
