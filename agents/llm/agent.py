@@ -140,6 +140,7 @@ class LiteLLMAgent:
         self.vision = resolve_vision(options.vision, model.model, known)
         self.batch_size = options.batch_size
         self.concurrency = options.concurrency
+        self.plans = options.plans
         self.window = ContextWindow(options.keep_results, options.max_images if self.vision else 0)
         self.max_text_replies = options.max_text_replies
         self.max_failed_turns = options.max_failed_turns
@@ -306,6 +307,7 @@ class LiteLLMAgent:
                     self.structured,
                     self.max_tokens_per_call or 1024,
                     self.concurrency,
+                    plans=self.plans,
                 )
                 await guided.work(instruction_text(task.options, "s0"), revision, plan)
                 run.sample_failures.update(guided.sample_failures)
