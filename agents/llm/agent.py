@@ -109,6 +109,8 @@ class LiteLLMAgent:
     name = "litellm"
     #: Waits on a model for most of its time: ``run.processes=auto`` runs it in one process per core.
     calls_model = True
+    #: Its guided plan step samples ``task.options["plans"]`` (else ``agent.plans``) plans.
+    samples_plans = True
 
     def __init__(
         self, model: ModelConfig, options: AgentOptions = _DEFAULTS, *, budget: Budget | None = None
