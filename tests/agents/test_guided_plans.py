@@ -102,3 +102,21 @@ def test_the_task_option_takes_precedence_over_the_agent_option(
 def test_fewer_than_one_plan_is_refused_in_one_line() -> None:
     with pytest.raises(ValueError, match=r"^agent.plans must be 1 or more, got 0$"):
         AgentOptions(plans=0)
+
+
+def test_strategy_plans_asks_the_agent_for_n_plans_through_the_task(
+    seg_dataset: Path, tmp_path: Path, fake_server
+):
+    from strategies import ProfileValidator, strategies
+
+    server = fake_server(PlanAnswers(CONTRADICTED, SUPPORTED))
+    agent = make_agent(server, mode="guided", vision=False)
+    run = strategies.get("plans")(n=2)
+    result = asyncio.run(
+        run(make_task(seg_dataset, tmp_path / "selected"), agent, ProfileValidator("evidence"))
+    )
+
+    assert result.strategy == "plans" and len(result.candidates) == 1
+    assert len(_plan_requests(server)) == 2
+    kept = json.loads((result.candidates[0].output_dir.parent / "plan.json").read_text())
+    assert kept["task_type"] == "segmentation"
