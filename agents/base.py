@@ -25,6 +25,7 @@ __all__ = [
     "Usage",
     "calls_model",
     "cpu_bound",
+    "samples_plans",
 ]
 
 # SPEC §2.1: the reference evaluator only finds outputs under `<run>/agent1_data_organization`.
@@ -341,3 +342,19 @@ def cpu_bound(agent: object) -> bool:
         The agent's ``cpu_bound`` attribute, False when it has none.
     """
     return bool(getattr(agent, "cpu_bound", False))
+
+
+def samples_plans(agent: object) -> bool:
+    """Whether an agent has a plan step that reads ``task.options["plans"]`` (its class says
+    ``samples_plans = True``: the model-driven agent's guided plan, `agents.llm.guided`).
+
+    ``strategy=plans`` asks for its n plans through that option; an agent without a plan step (``rules``)
+    makes its one candidate as under S0.
+
+    Args:
+        agent: Any agent.
+
+    Returns:
+        The agent's ``samples_plans`` attribute, False when it has none.
+    """
+    return bool(getattr(agent, "samples_plans", False))

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.base import Agent, Candidate, Feedback, Task, calls_model, cpu_bound
+from agents.base import Agent, Candidate, Feedback, Task, calls_model, cpu_bound, samples_plans
 
 __all__ = ["PoolMember", "RoleAgent"]
 
@@ -76,6 +76,7 @@ class RoleAgent:
         self.calls_model = any(calls_model(a) for a in self.agents())
         self.cpu_bound = all(cpu_bound(a) for a in self.agents())
         self.simulation = any(bool(getattr(a, "simulation", False)) for a in self.agents())
+        self.samples_plans = any(samples_plans(a) for a in self.agents())
 
     @property
     def size(self) -> int:

@@ -257,9 +257,11 @@ strategies: Registry[StrategyFactory] = Registry(
         "s3_paper": "strategies.paper.best_of_n:paper_best_of_n",
         "paper_fieldwise": "strategies.paper.fieldwise:paper_fieldwise",
         "s4_paper": "strategies.paper.fieldwise:paper_fieldwise",
+        "plan_selection": "strategies.plan_selection:plan_selection",
+        "plans": "strategies.plan_selection:plan_selection",
     },
 )
-"""Strategy factories by name (S0-S4 and the paper's S3/S4 under their ids and their names)."""
+"""Strategy factories by name (S0-S4, plan selection and the paper's S3/S4 under their ids and names)."""
 
 
 def strategy(

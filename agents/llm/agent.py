@@ -109,6 +109,8 @@ class LiteLLMAgent:
     name = "litellm"
     #: Waits on a model for most of its time: ``run.processes=auto`` runs it in one process per core.
     calls_model = True
+    #: Its guided plan step samples ``task.options["plans"]`` (else ``agent.plans``) plans.
+    samples_plans = True
 
     def __init__(
         self, model: ModelConfig, options: AgentOptions = _DEFAULTS, *, budget: Budget | None = None
@@ -140,6 +142,7 @@ class LiteLLMAgent:
         self.vision = resolve_vision(options.vision, model.model, known)
         self.batch_size = options.batch_size
         self.concurrency = options.concurrency
+        self.plans = options.plans
         self.window = ContextWindow(options.keep_results, options.max_images if self.vision else 0)
         self.max_text_replies = options.max_text_replies
         self.max_failed_turns = options.max_failed_turns
@@ -306,6 +309,7 @@ class LiteLLMAgent:
                     self.structured,
                     self.max_tokens_per_call or 1024,
                     self.concurrency,
+                    plans=self.plans,
                 )
                 await guided.work(instruction_text(task.options, "s0"), revision, plan)
                 run.sample_failures.update(guided.sample_failures)

@@ -31,7 +31,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agents.base import FatalAgentError, ManifestEntry, Task
@@ -66,6 +66,7 @@ from agents.tools.tools import ToolBox, ToolResult
 __all__ = [
     "DEFAULT_WINDOW",
     "GUIDED_SYSTEM",
+    "PLANS_FILE",
     "GuidedRun",
     "Structured",
 ]
@@ -81,6 +82,8 @@ _CHARS_PER_TOKEN = 2.5
 _OVERHEAD_TOKENS = 320
 _MAX_SHRINKS = 3
 _TABLES = (".csv", ".tsv", ".xlsx", ".xls", ".parquet")
+PLANS_FILE = "plans.json"
+"""Beside ``plan.json`` when several plans were sampled: each with its seed, score and reasons."""
 
 GUIDED_SYSTEM = (
     "You standardize a raw medical imaging dataset into the MDS-Bench format, one step at a time. Each "
@@ -145,6 +148,8 @@ class GuidedRun:
         structured: How the server is asked (shared by the agent's candidates).
         max_output: The per-call completion cap (reserved in every request's budget).
         concurrency: Samples in flight at once.
+        plans: Plans sampled in the plan step (a task's ``options["plans"]`` takes precedence); the raw data's
+            best-supported one is kept.
         sample_failures: Per sample, why it was left unwritten.
     """
 
@@ -155,6 +160,7 @@ class GuidedRun:
     structured: Structured
     max_output: int
     concurrency: int = 4
+    plans: int = 1
     sample_failures: dict[int, str] = field(default_factory=dict)
     _files: list[str] | None = field(default=None, repr=False)
 
@@ -225,6 +231,9 @@ class GuidedRun:
             *self._evidence(first),  # how a label table names one sample: a label per image, or none
             (f"inspect {first.relpath}", self._tool("inspect", {"path": first.relpath})),
         ]
+        count = int(task.options.get("plans") or self.plans)
+        if count > 1:
+            return await self._best_plan(parts, count)
         answer = await self._ask("plan", "write_plan", PLAN_ASK, PLAN_SCHEMA, parts)
         if answer is None:
             state = self.states["plan"]
@@ -241,6 +250,63 @@ class GuidedRun:
         atomic_write_json(task.out_dir / PLAN_FILE, plan.to_dict(), durable=False)
         self.setup.trace.write("plan", plan=plan.to_dict())
         return plan
+
+    async def _best_plan(self, parts: Sequence[tuple[str, str]], count: int) -> GuidedPlan | None:
+        """``count`` plans, each a request of its own seed (the first is the one-plan request itself); the
+        one the raw data supports best (`validator.plan_support`; ties: the earliest) is kept, every one is
+        kept in ``plans.json`` with its score and reasons."""
+        from agents.llm.phases import PLAN_FILE
+        from core.atomic import atomic_write_json
+        from validator.plan_support import plan_support
+
+        paths = [e.relpath for e in self.task.entries]
+        seed = int(self.setup.params.get("seed") or 0)
+        sampled: list[dict[str, Any]] = []
+        best: tuple[float, int, GuidedPlan] | None = None
+        for j in range(count):
+            label = "plan" if j == 0 else f"plan {j + 1}"
+            run = self
+            if j > 0:
+                # A seed of its own: the request cache keeps each sample, and the server samples anew.
+                params = {**self.setup.params, "seed": (seed * 1000 + j) % 2**31}
+                run = replace(self, setup=replace(self.setup, params=params))
+            answer = await run._ask(label, "write_plan", PLAN_ASK, PLAN_SCHEMA, parts)
+            state = self.states[label]
+            entry: dict[str, Any] = {"seed": run.setup.params.get("seed"), "answer": answer}
+            plan: GuidedPlan | None = None
+            if answer is None:
+                entry["error"] = state.failed or state.stop_reason or "no plan"
+            else:
+                try:
+                    plan = GuidedPlan.of(answer)
+                except ValueError as exc:
+                    entry["error"] = f"the plan is not usable: {exc}"
+            if plan is None:
+                # An unusable plan scores below any checked one and fails nothing while another is usable.
+                entry |= {"score": None, "reasons": [entry["error"]]}
+            else:
+                support = plan_support(self.task.root, paths, plan.to_dict())
+                entry |= {"plan": plan.to_dict(), **support.to_dict()}
+                if best is None or support.score > best[0]:
+                    best = (support.score, j, plan)
+            sampled.append(entry)
+            if state.fatal or (self.setup.budget is not None and self.setup.budget.exhausted):
+                break  # the server is gone or the budget spent: the next requests would fail as well
+            if j > 0:
+                state.failed = state.stop_reason = None
+        kept = None if best is None else best[1]
+        atomic_write_json(self.task.out_dir / PLANS_FILE, {"kept": kept, "plans": sampled}, durable=False)
+        self.setup.trace.write("plans", kept=kept, plans=sampled)
+        first = self.states["plan"]
+        if best is None:
+            first.failed = first.failed or first.stop_reason or sampled[0].get("error") or "no plan"
+            first.stop_reason = None
+            return None
+        if not first.fatal:
+            first.failed = first.stop_reason = None
+        atomic_write_json(self.task.out_dir / PLAN_FILE, best[2].to_dict(), durable=False)
+        self.setup.trace.write("plan", plan=best[2].to_dict())
+        return best[2]
 
     async def _sample(self, plan: GuidedPlan, entry: ManifestEntry) -> None:
         i, source = entry.index, entry.relpath

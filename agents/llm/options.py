@@ -50,6 +50,10 @@ class AgentOptions:
             guided a candidate whose model calls no tool, or whose opening overflows) or ``"guided"``
             (`agents.llm.guided`).
         script: Bounds and feedback of the script mode (or a mapping of its fields).
+        plans: Plans sampled where the guided mode makes its plan (``agent.mode=guided``, and the guided
+            fallback of the tools and script modes); with more than one, the plan the raw data supports best
+            (`validator.plan_support`) is kept. The tools and script modes' own plans are not sampled again.
+            A task's ``options["plans"]`` (``strategy=plans``) takes precedence.
 
     Raises:
         ValueError: An unknown mode, tool set, code limit, script option or vision setting, or a bound
@@ -76,6 +80,7 @@ class AgentOptions:
     script: ScriptOptions = field(
         default=ScriptOptions(), metadata=given_as(Mapping[str, Any] | ScriptOptions | None)
     )
+    plans: int = 1
 
     def __post_init__(self) -> None:
         if self.mode not in modes.MODES:
@@ -90,6 +95,7 @@ class AgentOptions:
             "max_text_replies": self.max_text_replies,
             "max_failed_turns": self.max_failed_turns,
             "max_argument_chars": self.max_argument_chars,
+            "plans": self.plans,
         }
         low = {k: v for k, v in bounds.items() if v < 1}
         if low:

@@ -34,7 +34,8 @@ def test_fast_help_is_hydras_help_and_imports_nothing_heavy() -> None:
     hydra = _run("--help", "run.seed=1")
     assert fast.returncode == 0 and hydra.returncode == 0, fast.stderr + hydra.stderr
     assert fast.stdout == hydra.stdout
-    assert "strategy: s0, s1, s2, s3, s3_paper, s4, s4_paper" in fast.stdout  # the paper's S3/S4 (issue 22)
+    # The paper's S3/S4 (issue 22) and plan selection are configs of their own.
+    assert "strategy: plans, s0, s1, s2, s3, s3_paper, s4, s4_paper" in fast.stdout
     assert "IMPORTED=\n" in fast.stderr  # none of numpy, pandas, pydantic, strategies, litellm ...
 
 
