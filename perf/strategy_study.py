@@ -100,10 +100,17 @@ class Job:
 
 
 def jobs(args: argparse.Namespace) -> list[Job]:
-    """Every run in making order: per (dataset, seed), S3 first (the shared cache gets candidate 0)."""
+    """Every run in making order: seed by seed (a study stopped early has whole seeds), the bundled and the
+    replica datasets taking turns, per (dataset, seed) S3 first (the shared cache gets candidate 0)."""
     order = sorted(args.strategies, key=lambda s: (s != "s3", args.strategies.index(s)))
-    datasets = [("bundled", d) for d in args.bundled] + [("replica", d) for d in args.replica]
-    return [Job(suite, d, seed, s) for suite, d in datasets for seed in args.seeds for s in order]
+    bundled = [("bundled", d) for d in args.bundled]
+    replica = [("replica", d) for d in args.replica]
+    turns = [
+        pair
+        for i in range(max(len(bundled), len(replica)))
+        for pair in (bundled[i : i + 1] + replica[i : i + 1])
+    ]
+    return [Job(suite, d, seed, s) for seed in args.seeds for suite, d in turns for s in order]
 
 
 def command(args: argparse.Namespace, job: Job, *, resume: bool = False) -> list[str]:
