@@ -32,6 +32,8 @@ class DocumentedSuite(RealSuite):
         geometry: One sample's ground truth (default: `testbed.realfiles.suite.geometry_sample`).
     """
 
+    expects_failures = False
+
     def __init__(
         self,
         kind: str,
