@@ -79,15 +79,7 @@ def nifti_bids_seg(ctx: RealContext) -> list[RealSample]:
         rel = ctx.copy(src, f"data/{sub}/{kind}/{sub}_{suffix}{ext}")
         mask_rel = f"data/derivatives/masks/{sub}/{kind}/{sub}_desc-brain_mask.nii.gz"
         write_threshold_mask(src, ctx.path(mask_rel))
-        samples.append(
-            RealSample(
-                rel,
-                sub,
-                mask_path=mask_rel,
-                extra={"label_file": mask_rel, "mask_file": mask_rel},
-                origin=f"nibabel:{name}",
-            )
-        )
+        samples.append(RealSample.with_mask(rel, sub, mask_rel, f"nibabel:{name}"))
     return samples
 
 

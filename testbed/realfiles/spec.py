@@ -54,6 +54,12 @@ class RealSample:
     origin: str = ""
     expected_failure: str | None = None
 
+    @classmethod
+    def with_mask(cls, manifest_path: str, subject_id: str, mask_path: str, origin: str) -> RealSample:
+        """A segmentation sample whose label map ``mask_path`` is its ``label_file`` and ``mask_file``."""
+        extra = {"label_file": mask_path, "mask_file": mask_path}
+        return cls(manifest_path, subject_id, mask_path=mask_path, extra=extra, origin=origin)
+
 
 @dataclass
 class RealContext:
