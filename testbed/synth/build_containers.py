@@ -89,19 +89,8 @@ def spine_npz(ctx: BuildContext) -> list[SynthSample]:
                 "spacing": np.asarray([1.0, 1.0, 3.3]),
             },
         )
-        k = ph.largest_slice(labels)
         samples.append(
-            SynthSample(
-                manifest_path=rel,
-                subject_id=sid,
-                image_size=(w, h),
-                read={"key": "image"},
-                volume_shape=(z, h, w),
-                spacing=(1.0, 1.0, 3.3),
-                slice_index=k,
-                mask=labels[k],
-                extra={"label_file": rel, "mask_file": rel},
-            )
+            SynthSample.volume_segmentation(rel, sid, labels, (1.0, 1.0, 3.3), rel, read={"key": "image"})
         )
     return samples
 

@@ -15,6 +15,8 @@ from typing import Any, Generic, Literal, TypeVar
 
 import numpy as np
 
+from testbed.synth.phantoms import largest_slice
+
 Task = Literal["classification", "segmentation", "detection"]
 Dimension = Literal["2D", "3D", "video"]
 
@@ -96,6 +98,26 @@ class SynthSample:
     mask: np.ndarray | None = None
     boxes: list[list[int]] = field(default_factory=list)
     box_labels: list[int] = field(default_factory=list)
+
+    @classmethod
+    def volume_segmentation(
+        cls, rel: str, sid: str, labels: np.ndarray, spacing: tuple[float, ...], mask_rel: str, **kw: Any
+    ) -> SynthSample:
+        """A 3D segmentation sample whose slice is the largest-foreground slice of ``labels``."""
+        k = largest_slice(labels)
+        z, h, w = labels.shape
+        extra = {"label_file": mask_rel, "mask_file": mask_rel}
+        return cls(
+            rel,
+            sid,
+            (w, h),
+            volume_shape=(z, h, w),
+            spacing=spacing,
+            slice_index=k,
+            mask=labels[k],
+            extra=extra,
+            **kw,
+        )
 
 
 @dataclass
