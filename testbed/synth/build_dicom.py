@@ -69,12 +69,12 @@ def ct_liver_series(ctx: BuildContext) -> list[SynthSample]:
         wf.write_nifti(ctx.path(mask_rel), labels, spacing)
         oracle_extra = {"case_id": pid, "source_sample_dir": target}
         samples.append(
-            SynthSample.volume_segmentation(
+            SynthSample.segmentation(
                 f"{target}/IM0001.dcm",
                 pid,
                 labels,
-                spacing,
                 mask_rel,
+                spacing=spacing,
                 read_path=target,
                 source_stem=pid,
                 oracle_extra=oracle_extra,

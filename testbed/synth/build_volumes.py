@@ -34,7 +34,7 @@ def brain_mr(ctx: BuildContext) -> list[SynthSample]:
         wf.write_nifti(ctx.path(rel), np.asarray(img, dtype=np.float32), (1.0, 1.0, 1.5))
         wf.write_nifti(ctx.path(mask_rel), labels, (1.0, 1.0, 1.5))
         samples.append(
-            SynthSample.volume_segmentation(rel, f"BrTumor_{num:03d}", labels, (1.0, 1.0, 1.5), mask_rel)
+            SynthSample.segmentation(rel, f"BrTumor_{num:03d}", labels, mask_rel, spacing=(1.0, 1.0, 1.5))
         )
     return samples
 
@@ -69,12 +69,12 @@ def kidney_ct(ctx: BuildContext) -> list[SynthSample]:
         )
         wf.write_nifti(ctx.path(f"{folder}/segmentation.nii"), labels, (0.9, 0.9, 3.0))
         rel = f"{folder}/segmentation.nii"
-        s = SynthSample.volume_segmentation(
+        s = SynthSample.segmentation(
             rel,
             case,
             labels,
-            (0.9, 0.9, 3.0),
             rel,
+            spacing=(0.9, 0.9, 3.0),
             read_path=f"{folder}/imaging.nii",
             source_stem=case,
             oracle_extra={"source_sample_dir": folder},
@@ -175,7 +175,7 @@ def prostate_mha(ctx: BuildContext) -> list[SynthSample]:
         mask_rel = f"data/masks/{sid}_gland.mha"
         wf.write_itk(ctx.path(rel), np.asarray(np.clip(img, 0, None), dtype=np.int16), (0.5, 0.5, 3.0))
         wf.write_itk(ctx.path(mask_rel), labels, (0.5, 0.5, 3.0))
-        samples.append(SynthSample.volume_segmentation(rel, sid, labels, (0.5, 0.5, 3.0), mask_rel))
+        samples.append(SynthSample.segmentation(rel, sid, labels, mask_rel, spacing=(0.5, 0.5, 3.0)))
     return samples
 
 
@@ -269,5 +269,5 @@ def abdomen_nrrd(ctx: BuildContext) -> list[SynthSample]:
         mask_rel = f"data/volumes/{sid}_spleen.seg.nrrd"
         wf.write_itk(ctx.path(rel), np.asarray(np.rint(hu), dtype=np.int16), (0.8, 0.8, 4.0))
         wf.write_itk(ctx.path(mask_rel), labels, (0.8, 0.8, 4.0))
-        samples.append(SynthSample.volume_segmentation(rel, sid, labels, (0.8, 0.8, 4.0), mask_rel))
+        samples.append(SynthSample.segmentation(rel, sid, labels, mask_rel, spacing=(0.8, 0.8, 4.0)))
     return samples

@@ -100,24 +100,15 @@ class SynthSample:
     box_labels: list[int] = field(default_factory=list)
 
     @classmethod
-    def volume_segmentation(
-        cls, rel: str, sid: str, labels: np.ndarray, spacing: tuple[float, ...], mask_rel: str, **kw: Any
-    ) -> SynthSample:
-        """A 3D segmentation sample whose slice is the largest-foreground slice of ``labels``."""
-        k = largest_slice(labels)
-        z, h, w = labels.shape
-        extra = {"label_file": mask_rel, "mask_file": mask_rel}
-        return cls(
-            rel,
-            sid,
-            (w, h),
-            volume_shape=(z, h, w),
-            spacing=spacing,
-            slice_index=k,
-            mask=labels[k],
-            extra=extra,
-            **kw,
-        )
+    def segmentation(cls, rel: str, sid: str, labels: np.ndarray, mask_rel: str, **kw: Any) -> SynthSample:
+        """A segmentation sample whose label map (the file ``mask_rel``) is ``labels``: a 2D map as it is, a
+        3D volume by its largest-foreground slice."""
+        if labels.ndim == 3:
+            k = largest_slice(labels)
+            kw.update(volume_shape=labels.shape, slice_index=k)
+            labels = labels[k]
+        h, w = labels.shape
+        return cls(rel, sid, (w, h), mask=labels, extra={"label_file": mask_rel, "mask_file": mask_rel}, **kw)
 
 
 @dataclass
