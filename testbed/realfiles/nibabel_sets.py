@@ -8,7 +8,6 @@ affine), so any reader that orients the image orients the mask the same way.
 from __future__ import annotations
 
 import gzip
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -83,10 +82,6 @@ def nifti_bids_seg(ctx: RealContext) -> list[RealSample]:
     return samples
 
 
-def _tsv(rows: Sequence[Sequence[str]]) -> str:
-    return "".join("\t".join(r) + "\n" for r in rows)
-
-
 @realfiles_dataset(
     DatasetSpec(
         name="rf-minc-volumes",
@@ -128,7 +123,7 @@ def minc_volumes(ctx: RealContext) -> list[RealSample]:
         rel = ctx.copy(nibabel_file(name), f"data/{site}/{sid}/{name}")
         rows.append((sid, classes[label], str(30 + 3 * i)))
         samples.append(RealSample(rel, sid, label=label, origin=f"nibabel:{name}"))
-    ctx.path("data/participants.tsv").write_text(_tsv(rows), encoding="utf-8")
+    ctx.write_table("data/participants.tsv", rows, "\t")
     ctx.path("data/README.txt").write_text(
         "Brain MRI volumes in MINC format (MINC1 and MINC2) from two sites.\n"
         "participants.tsv: group (control or patient) and age of each participant.\n",
