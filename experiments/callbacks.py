@@ -23,12 +23,7 @@ class AblationCallback(Callback):
     """Runs `experiments.analysis.ablation.write_ablation` on the sweep folder once every job has finished."""
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        """Write ``ablation.{md,csv,tex,png}`` into the sweep folder (a failure is logged, never raised).
-
-        Args:
-            config: The sweep's config (``hydra.sweep.dir`` is read).
-            **kwargs: Unused (Hydra's signature).
-        """
+        """Write ``ablation.{md,csv,tex,png}`` into the sweep folder (a failure is logged, never raised)."""
         sweep_dir = Path(str(config.hydra.sweep.dir))
         if config.get("run", {}).get("dry_run"):
             self._forecast(sweep_dir)
@@ -121,12 +116,7 @@ class Preflight(Callback):
     """
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        """Raise `PreflightFailed` when ``hydra.sweep.dir`` holds another sweep (before ``multirun.yaml``).
-
-        Args:
-            config: The sweep's config, ``hydra`` node included.
-            **kwargs: Unused (Hydra's signature).
-        """
+        """Raise `PreflightFailed` when ``hydra.sweep.dir`` holds another sweep (before ``multirun.yaml``)."""
         sweep_dir = Path(str(config.hydra.sweep.dir))
         overrides = [str(o) for o in config.hydra.overrides.task]
         moved = _claim(lambda: claim_sweep_folder(config.get("run", {}), overrides, sweep_dir))
@@ -136,12 +126,7 @@ class Preflight(Callback):
             )
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
-        """Raise `PreflightFailed` when `experiments.run.experiment.preflight` refuses the config.
-
-        Args:
-            config: The composed config, ``hydra`` node included.
-            **kwargs: Unused (Hydra's signature).
-        """
+        """Raise `PreflightFailed` when `experiments.run.experiment.preflight` refuses the config."""
         from experiments.run.lock import abandon_run_folder, hold_run_folder, takeover_note
 
         run_dir = Path(str(config.hydra.run.dir))

@@ -12,7 +12,6 @@ if TYPE_CHECKING:
 # Which pydicom decoder plugin(s) handle each compressed transfer syntax (pydicom 3 "pixel data handlers").
 _JPEG = ("pylibjpeg + pylibjpeg-libjpeg", "gdcm")
 _JPEG_LS = ("pylibjpeg + pylibjpeg-libjpeg", "pyjpegls", "gdcm")
-_J2K = ("pylibjpeg + pylibjpeg-openjpeg", "gdcm")
 _HTJ2K = ("pylibjpeg + pylibjpeg-openjpeg",)
 _MPEG = ("none in pydicom: extract the encapsulated stream and decode it with PyAV",)
 DECODER_PLUGINS: dict[str, tuple[str, ...]] = {

@@ -22,7 +22,6 @@ RTSTRUCT_CLASS = "1.2.840.10008.5.1.4.1.1.481.3"
 # Modality codes of the same objects (PS3.3 C.7.3.1.1.1), used when the SOP Class UID is missing or private.
 _BY_MODALITY = {"SR": "dicom_sr", "KO": "dicom_sr", "SEG": "dicom_seg", "RTSTRUCT": "rtstruct"}
 
-_SOP_CLASS_UID = 0x00080016
 _HEAD_BYTES = 2048
 # (0002,0002) Media Storage SOP Class UID, little endian as group 0002 always is (PS3.10 7.1).
 _MEDIA_CLASS_TAG = b"\x02\x00\x02\x00"

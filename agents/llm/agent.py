@@ -201,9 +201,6 @@ class LiteLLMAgent:
     async def generate(self, task: Task) -> Candidate:
         """Standardize the dataset into ``task.output_dir``.
 
-        Args:
-            task: The dataset and candidate options.
-
         Returns:
             The candidate: ``ok``; ``incomplete`` with the missing indices when a limit or the budget
             stopped it; ``failed`` with a reason when the provider or the model failed.
@@ -218,15 +215,6 @@ class LiteLLMAgent:
         A dataset larger than ``batch_size`` is revised batch by batch: each batch conversation gets the
         general feedback, the items about its own samples and its samples only (with per-sample items, only
         the samples they name are revisited); items about ``data_meta.json`` go to one last conversation.
-
-        Args:
-            task: The dataset; its ``output_dir`` receives the revised candidate.
-            candidate: The candidate to revise.
-            feedback: What to fix.
-            editable_fields: Field paths the revision may change (the strategy enforces the whitelist).
-
-        Returns:
-            The revised candidate.
         """
         source = Path(candidate.output_dir).resolve()
         target = task.output_dir.resolve()

@@ -108,17 +108,7 @@ class ScriptOptions:
 
     @classmethod
     def of(cls, value: ScriptOptions | Mapping[str, Any] | None) -> ScriptOptions:
-        """Build options from a config mapping (unknown keys are an error), or pass options through.
-
-        Args:
-            value: Options, a mapping of some of their fields, or None for the defaults.
-
-        Returns:
-            The options.
-
-        Raises:
-            ValueError: A key is not an option or a bound is not positive.
-        """
+        """The options from a config mapping, or passed through (`core.options.positive_options`)."""
         return positive_options(
             cls, value, unknown="unknown agent.script option(s)", bounds="agent.script bounds"
         )

@@ -58,9 +58,6 @@ class RulesAgent:
     async def generate(self, task: Task) -> Candidate:
         """Standardize every manifest sample of the task's dataset into ``task.output_dir``.
 
-        Args:
-            task: The dataset and run options (seed, candidate index, temperature).
-
         Returns:
             The candidate; ``status="failed"`` only when nothing at all could be written.
         """
@@ -73,16 +70,7 @@ class RulesAgent:
 
         Every other decision is replayed from the candidate's trace, and only the named (and editable) fields
         of the written JSON change; images and masks are rewritten only when a named field concerns them.
-
-        Args:
-            task: The dataset; its ``output_dir`` receives the revised candidate.
-            candidate: The candidate to revise.
-            feedback: What to fix (field paths in ``Feedback.items``; free text re-decides every editable
-            field).
-            editable_fields: Field paths the revision may change.
-
-        Returns:
-            The revised candidate.
+        The feedback names the fields by path (``Feedback.items``); free text re-decides every editable field.
         """
         return await asyncio.to_thread(self._revise, task, candidate, feedback, tuple(editable_fields))
 

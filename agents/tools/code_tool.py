@@ -89,17 +89,7 @@ class CodeLimits:
 
     @classmethod
     def of(cls, value: CodeLimits | Mapping[str, Any] | None) -> CodeLimits:
-        """Build limits from a config mapping (unknown keys are an error), or pass limits through.
-
-        Args:
-            value: Limits, a mapping of some of their fields, or None for the defaults.
-
-        Returns:
-            The limits.
-
-        Raises:
-            ValueError: A key is not a limit or a limit is not positive.
-        """
+        """The limits from a config mapping, or passed through (`core.options.positive_options`)."""
         return positive_options(cls, value, unknown="unknown code limit(s)", bounds="code limits")
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from benchmark.score import table as T
-from benchmark.score.aggregate import avg_11, macro, usable, weighted
+from benchmark.score.aggregate import macro, usable
 
 G_GRID: tuple[float, ...] = (0.70, 0.75, 0.80, 0.85, 0.90, 0.95, 1.00)
 Q_GRID: tuple[float, ...] = (0.3, 0.4, 0.5, 0.6, 0.7)
@@ -211,11 +211,6 @@ def error_attribution(results: Results, threshold: float = 0.5) -> pd.DataFrame:
             row[f"{g} # fail"] = sum(v < threshold for v in vals)
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def scores_of(metrics: Mapping[str, float]) -> dict[str, float]:
-    """Avg and Weighted of one metrics dict."""
-    return {"Avg": avg_11(metrics), "Weighted": weighted(metrics)}
 
 
 # --- rendering: the plain writers of benchmark.score.table, so every table looks the same -------------------

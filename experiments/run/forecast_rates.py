@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import functools
 import json
-import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -459,9 +458,3 @@ def load_prior(
     used = "guided" if mode == "guided" and isinstance(data.get("guided"), dict) else "tools"
     data = data["guided"] if used == "guided" else data
     return profiles_from_json(data["profiles"]), {"mode": used, **dict(data.get("provenance") or {})}
-
-
-def spread(values: Iterable[float]) -> tuple[float, float]:
-    """(min, max) of ``values`` (0, 0 when empty); ``math.inf`` never leaks into a forecast."""
-    found = [v for v in values if math.isfinite(v)]
-    return (min(found), max(found)) if found else (0.0, 0.0)

@@ -161,9 +161,20 @@ def sample_limit(value: Any) -> int | None:
     """
     if value is None:
         return None
+    return whole_number(
+        value, f"benchmark.samples={value!r}: expected a whole number >= 1 (samples per dataset)"
+    )
+
+
+def whole_number(value: Any, error: str) -> int:
+    """``value`` as a whole number >= 1: an int (not a bool) or a string of digits.
+
+    Raises:
+        ValueError: ``error``, for anything else.
+    """
     number = value if isinstance(value, int) and not isinstance(value, bool) else None
     if number is None and isinstance(value, str) and value.strip().isdigit():
         number = int(value)
     if number is None or number < 1:
-        raise ValueError(f"benchmark.samples={value!r}: expected a whole number >= 1 (samples per dataset)")
+        raise ValueError(error)
     return number

@@ -24,7 +24,7 @@ from agents.base import Agent, Limits
 from agents.budget import Budget, Ledger
 from agents.judge import Judge
 from core.registry import OptionError, Registry, call_with_options, load_object, options_signature
-from experiments.run.options import run_budget, sample_limit
+from experiments.run.options import run_budget, sample_limit, whole_number
 from experiments.run.request_cache import resolve_cache
 from experiments.run.roles import build_judge, build_roles, judge_selector
 from strategies.base import Strategy, strategies
@@ -268,14 +268,9 @@ class RunSettings:
             ValueError: Not a whole number >= 1 (``0`` would start nothing and wait forever).
         """
         value = self.run["concurrency"]
-        number = value if isinstance(value, int) and not isinstance(value, bool) else None
-        if number is None and isinstance(value, str) and value.strip().isdigit():
-            number = int(value)
-        if number is None or number < 1:
-            raise ValueError(
-                f"run.concurrency={value!r}: expected a whole number >= 1 (model calls in flight)"
-            )
-        return number
+        return whole_number(
+            value, f"run.concurrency={value!r}: expected a whole number >= 1 (model calls in flight)"
+        )
 
     @property
     def processes(self) -> Any:

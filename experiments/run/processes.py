@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 from agents.base import Agent, Candidate, calls_model
 from agents.budget import Budget
 from experiments.run.loop import TasksJob
-from experiments.run.options import run_budget
+from experiments.run.options import run_budget, whole_number
 
 if TYPE_CHECKING:
     from experiments.run.plan import RunSettings
@@ -103,14 +103,8 @@ def resolve_processes(value: Any, agent: Agent) -> int:
     """
     if value is None or str(value).strip().lower() == "auto":
         return (os.cpu_count() or 1) if calls_model(agent) else 1
-    number = value if isinstance(value, int) and not isinstance(value, bool) else None
-    if number is None and isinstance(value, str) and value.strip().isdigit():
-        number = int(value)
-    if number is None or number < 1:
-        raise ValueError(
-            f"run.processes={value!r}: expected auto or a whole number >= 1 (worker processes for datasets)"
-        )
-    return number
+    what = "expected auto or a whole number >= 1 (worker processes for datasets)"
+    return whole_number(value, f"run.processes={value!r}: {what}")
 
 
 def _weight(job: TasksJob, index: int, candidates: int) -> int:

@@ -12,6 +12,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from benchmark.discover import Dataset, discover
@@ -111,15 +112,9 @@ def ensure_realfiles_suite(cache_dir: str | Path | None = None) -> Path:
     from testbed.realfiles import build_realfiles
     from testbed.realfiles.sources import source_versions
 
-    digest = hashlib.sha256(json.dumps(source_versions(), sort_keys=True).encode())
-    for package in (testbed.realfiles, medio):
-        for path in sorted(Path(str(package.__file__)).parent.glob("*.py")):
-            digest.update(path.name.encode() + path.read_bytes())
+    key = _source_key([json.dumps(source_versions(), sort_keys=True)], testbed.realfiles, medio)
     return _cached_suite(
-        f"realfiles-{digest.hexdigest()[:12]}",
-        lambda out: build_realfiles(out),
-        "the realfiles suite",
-        cache_dir,
+        f"realfiles-{key}", lambda out: build_realfiles(out), "the realfiles suite", cache_dir
     )
 
 
@@ -140,13 +135,8 @@ def ensure_foreign_suite(cache_dir: str | Path | None = None) -> Path:
     from testbed.foreign import build_foreign
     from testbed.foreign.sources import source_versions
 
-    digest = hashlib.sha256(json.dumps(source_versions(), sort_keys=True).encode())
-    for package in (testbed.foreign, medio):
-        for path in sorted(Path(str(package.__file__)).parent.glob("*.py")):
-            digest.update(path.name.encode() + path.read_bytes())
-    return _cached_suite(
-        f"foreign-{digest.hexdigest()[:12]}", lambda out: build_foreign(out), "the foreign suite", cache_dir
-    )
+    key = _source_key([json.dumps(source_versions(), sort_keys=True)], testbed.foreign, medio)
+    return _cached_suite(f"foreign-{key}", lambda out: build_foreign(out), "the foreign suite", cache_dir)
 
 
 def ensure_replica_suite(source: str | Path | None = None, cache_dir: str | Path | None = None) -> Path:
@@ -175,21 +165,27 @@ def ensure_replica_suite(source: str | Path | None = None, cache_dir: str | Path
     from testbed.replica.build import package_versions
 
     material = find_replica_source(source)
-    digest = hashlib.sha256(source_digest(material).encode())
-    digest.update(json.dumps(package_versions(), sort_keys=True).encode())
-    for package in (testbed.replica, testbed.synth):
-        for path in sorted(Path(str(package.__file__)).parent.glob("*.py")):
-            digest.update(path.name.encode() + path.read_bytes())
+    versions = [source_digest(material), json.dumps(package_versions(), sort_keys=True)]
+    key = _source_key(versions, testbed.replica, testbed.synth)
 
     built: list[ReplicaBuild] = []
 
     def build(out: Path) -> None:
         built.append(build_replica(out, material))
 
-    root = _cached_suite(f"replica-{digest.hexdigest()[:12]}", build, "the replica suite", cache_dir)
+    root = _cached_suite(f"replica-{key}", build, "the replica suite", cache_dir)
     if built:  # built now, not found in the cache: name the cached folder, not the temporary one
         print(dataclasses.replace(built[0], root=root).summary(), file=sys.stderr)
     return root
+
+
+def _source_key(texts: Sequence[str], *packages: ModuleType) -> str:
+    """A cache key over ``texts`` and the source files of ``packages`` (12 hex digits)."""
+    digest = hashlib.sha256("".join(texts).encode())
+    for package in packages:
+        for path in sorted(Path(str(package.__file__)).parent.glob("*.py")):
+            digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def _cached_suite(key: str, build: Callable[[Path], Any], what: str, cache_dir: str | Path | None) -> Path:

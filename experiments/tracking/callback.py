@@ -44,12 +44,7 @@ class MlflowCallback(Callback):
         self._pending: tuple[TrackingSettings, Path] | None = None
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        """Open the sweep's parent run.
-
-        Args:
-            config: The sweep's config.
-            **kwargs: Unused (Hydra's signature).
-        """
+        """Open the sweep's parent run."""
         from experiments.tracking.record import record_sweep_start
 
         settings = _settings(config)
@@ -58,12 +53,7 @@ class MlflowCallback(Callback):
             record_sweep_start(settings, Path(str(config.hydra.sweep.dir)), overrides)
 
     def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
-        """Remember a single run's folder, to log it at exit should the run leave Hydra with an exit code.
-
-        Args:
-            config: The job's config.
-            **kwargs: Unused (Hydra's signature).
-        """
+        """Remember a single run's folder, to log it at exit should the run leave Hydra with an exit code."""
         settings = _settings(config)
         if settings is None or _multirun(config):
             return
@@ -71,13 +61,7 @@ class MlflowCallback(Callback):
         atexit.register(self._at_exit)
 
     def on_job_end(self, config: DictConfig, job_return: Any, **kwargs: Any) -> None:
-        """Log the job's run folder (nested under the sweep's run in a sweep).
-
-        Args:
-            config: The job's config.
-            job_return: Hydra's ``JobReturn`` (a failed job is logged as FAILED).
-            **kwargs: Unused (Hydra's signature).
-        """
+        """Log the job's run folder (nested under the sweep's run in a sweep)."""
         from hydra.core.utils import JobStatus
 
         from experiments.tracking.record import record_run
@@ -91,12 +75,7 @@ class MlflowCallback(Callback):
         record_run(settings, Path(str(config.hydra.runtime.output_dir)), sweep_dir=sweep_dir, failed=failed)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        """Attach the sweep's tables, figures and report to the parent run and close it.
-
-        Args:
-            config: The sweep's config.
-            **kwargs: Unused (Hydra's signature).
-        """
+        """Attach the sweep's tables, figures and report to the parent run and close it."""
         from experiments.tracking.record import record_sweep_end
 
         settings = _settings(config)

@@ -105,15 +105,7 @@ def fundus_nnunet(ctx: RealContext) -> list[RealSample]:
         mask_rel = f"{base}/labelsTr/{case}.png"
         write_pillow(ctx.path(rel), img)
         write_pillow(ctx.path(mask_rel), mask)
-        samples.append(
-            RealSample(
-                rel,
-                case,
-                mask_path=mask_rel,
-                extra={"label_file": mask_rel, "mask_file": mask_rel},
-                origin=origin,
-            )
-        )
+        samples.append(RealSample.with_mask(rel, case, mask_rel, origin))
     for i, tile in enumerate([_Tile(3, 2, 192), _Tile(3, 4, 192)]):
         write_pillow(ctx.path(f"{base}/imagesTs/retina_{100 + i:03d}_0000.png"), _crop(green, tile))
     _json(
@@ -165,15 +157,7 @@ def ihc_parallel_masks(ctx: RealContext) -> list[RealSample]:
             mask_rel = f"data/masks/{slide}/{name}.png"
             write_tiff(ctx.path(rel), img)
             write_pillow(ctx.path(mask_rel), mask)
-            samples.append(
-                RealSample(
-                    rel,
-                    slide,
-                    mask_path=mask_rel,
-                    extra={"label_file": mask_rel, "mask_file": mask_rel},
-                    origin=origin,
-                )
-            )
+            samples.append(RealSample.with_mask(rel, slide, mask_rel, origin))
     _text(
         ctx,
         "data/README.md",
@@ -357,15 +341,7 @@ def bids_derivatives_dseg(ctx: RealContext) -> list[RealSample]:
         seg = np.where(vol > hi, 2, np.where(vol > lo, 1, 0)).astype(np.uint8)
         mask_rel = f"data/derivatives/tissue/{sub}/anat/{sub}_dseg.nii.gz"
         write_nifti(ctx.path(mask_rel), seg, (1.0, 1.0, 3.0))
-        samples.append(
-            RealSample(
-                rel,
-                sub,
-                mask_path=mask_rel,
-                extra={"label_file": mask_rel, "mask_file": mask_rel},
-                origin="matplotlib:sample_data/s1045.ima.gz",
-            )
-        )
+        samples.append(RealSample.with_mask(rel, sub, mask_rel, "matplotlib:sample_data/s1045.ima.gz"))
     _text(
         ctx,
         "data/derivatives/tissue/dseg.tsv",

@@ -9,7 +9,6 @@ Decoys (RT structure sets, plans, doses, SEG, SR, waveforms, DICOMDIR files) are
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 
 from testbed.realfiles.sources import pydicom_file, pydicom_tree_file
 from testbed.realfiles.spec import RealContext, RealSample, realfiles_dataset
@@ -20,10 +19,6 @@ _JPEG_LOSSLESS = "JPEG Lossless (process 14) needs a decoder plugin that a plain
 _JPEG_12BIT = "12-bit JPEG Extended needs a decoder plugin that a plain install lacks"
 _TRUNCATED = "the pixel data is truncated"
 _J2K_DELIMITER = "a sequence delimiter inside the JPEG 2000 fragment corrupts the codestream header"
-
-
-def _csv(rows: Sequence[Sequence[str]]) -> str:
-    return "".join(",".join(r) + "\n" for r in rows)
 
 
 @realfiles_dataset(
@@ -64,13 +59,10 @@ def mr_transfer_syntaxes(ctx: RealContext) -> list[RealSample]:
     for i, (name, label, failure) in enumerate(files):
         pid = f"MRP-{101 + i}"
         rel = f"data/patients/{pid}/study_{2019 + i % 3}0{1 + i % 9}/{name}"
-        if failure:
-            ctx.copy(pydicom_file(name), rel)  # verbatim: a damaged file is not rewritten
-        else:
-            ctx.copy_dicom(pydicom_file(name), rel, pid)
+        ctx.copy_dicom_unless(failure, pydicom_file(name), rel, pid)
         rows.append((pid, classes[label], "1.5T" if i % 2 else "3T"))
         samples.append(RealSample(rel, pid, label=label, origin=f"pydicom:{name}", expected_failure=failure))
-    ctx.path("data/labels.csv").write_text(_csv(rows), encoding="utf-8")
+    ctx.write_table("data/labels.csv", rows)
     return samples
 
 
@@ -193,15 +185,12 @@ def sc_colour(ctx: RealContext) -> list[RealSample]:
     for i, (name, label, failure, read) in enumerate(files):
         pid = f"SC-{301 + i}"
         rel = f"data/export/{name}"
-        if failure:
-            ctx.copy(pydicom_file(name), rel)
-        else:
-            ctx.copy_dicom(pydicom_file(name), rel, pid)
+        ctx.copy_dicom_unless(failure, pydicom_file(name), rel, pid)
         rows.append((name, classes[label]))
         samples.append(
             RealSample(rel, pid, label=label, read=read, origin=f"pydicom:{name}", expected_failure=failure)
         )
-    ctx.path("data/labels.csv").write_text(_csv(rows), encoding="utf-8")
+    ctx.write_table("data/labels.csv", rows)
     return samples
 
 
@@ -276,10 +265,7 @@ def nm_jpeg(ctx: RealContext) -> list[RealSample]:
     for i, (name, label, failure) in enumerate(files):
         pid = f"NMP-{501 + i}"
         rel = f"data/scans/{pid}_{classes[label]}.dcm"
-        if failure:
-            ctx.copy(pydicom_file(name), rel)
-        else:
-            ctx.copy_dicom(pydicom_file(name), rel, pid)
+        ctx.copy_dicom_unless(failure, pydicom_file(name), rel, pid)
         samples.append(RealSample(rel, pid, label=label, origin=f"pydicom:{name}", expected_failure=failure))
     return samples
 
@@ -355,7 +341,7 @@ def dicomdir_series(ctx: RealContext) -> list[RealSample]:
                 origin=f"pydicom:{_TREE}/{folder}",
             )
         )
-    ctx.path("data/series_labels.csv").write_text(_csv(labels), encoding="utf-8")
+    ctx.write_table("data/series_labels.csv", labels)
     return samples
 
 
@@ -397,5 +383,5 @@ def cr_monochrome1(ctx: RealContext) -> list[RealSample]:
                 origin=f"pydicom:{_TREE}/{rel}",
             )
         )
-    ctx.path("data/labels.csv").write_text(_csv(rows), encoding="utf-8")
+    ctx.write_table("data/labels.csv", rows)
     return samples

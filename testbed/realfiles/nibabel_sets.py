@@ -8,7 +8,6 @@ affine), so any reader that orients the image orients the mask the same way.
 from __future__ import annotations
 
 import gzip
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -79,20 +78,8 @@ def nifti_bids_seg(ctx: RealContext) -> list[RealSample]:
         rel = ctx.copy(src, f"data/{sub}/{kind}/{sub}_{suffix}{ext}")
         mask_rel = f"data/derivatives/masks/{sub}/{kind}/{sub}_desc-brain_mask.nii.gz"
         write_threshold_mask(src, ctx.path(mask_rel))
-        samples.append(
-            RealSample(
-                rel,
-                sub,
-                mask_path=mask_rel,
-                extra={"label_file": mask_rel, "mask_file": mask_rel},
-                origin=f"nibabel:{name}",
-            )
-        )
+        samples.append(RealSample.with_mask(rel, sub, mask_rel, f"nibabel:{name}"))
     return samples
-
-
-def _tsv(rows: Sequence[Sequence[str]]) -> str:
-    return "".join("\t".join(r) + "\n" for r in rows)
 
 
 @realfiles_dataset(
@@ -136,7 +123,7 @@ def minc_volumes(ctx: RealContext) -> list[RealSample]:
         rel = ctx.copy(nibabel_file(name), f"data/{site}/{sid}/{name}")
         rows.append((sid, classes[label], str(30 + 3 * i)))
         samples.append(RealSample(rel, sid, label=label, origin=f"nibabel:{name}"))
-    ctx.path("data/participants.tsv").write_text(_tsv(rows), encoding="utf-8")
+    ctx.write_table("data/participants.tsv", rows, "\t")
     ctx.path("data/README.txt").write_text(
         "Brain MRI volumes in MINC format (MINC1 and MINC2) from two sites.\n"
         "participants.tsv: group (control or patient) and age of each participant.\n",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,12 @@ class RealSample:
     origin: str = ""
     expected_failure: str | None = None
 
+    @classmethod
+    def with_mask(cls, manifest_path: str, subject_id: str, mask_path: str, origin: str) -> RealSample:
+        """A segmentation sample whose label map ``mask_path`` is its ``label_file`` and ``mask_file``."""
+        extra = {"label_file": mask_path, "mask_file": mask_path}
+        return cls(manifest_path, subject_id, mask_path=mask_path, extra=extra, origin=origin)
+
 
 @dataclass
 class RealContext:
@@ -77,6 +83,14 @@ class RealContext:
         shutil.copyfile(src, self.path(rel))
         self.copied.append((rel, str(src)))
         return rel
+
+    def copy_dicom_unless(self, failure: str | None, src: Path, rel: str, patient_id: str) -> str:
+        """`copy_dicom`, or `copy` for a file expected to fail: a damaged file is not rewritten."""
+        return self.copy(src, rel) if failure else self.copy_dicom(src, rel, patient_id)
+
+    def write_table(self, rel: str, rows: Sequence[Sequence[str]], sep: str = ",") -> None:
+        """Write ``rows`` as a UTF-8 text table, one line per row, cells joined by ``sep``."""
+        self.path(rel).write_text("".join(sep.join(r) + "\n" for r in rows), encoding="utf-8")
 
     def copy_dicom(self, src: Path, rel: str, patient_id: str, **tags: Any) -> str:
         """Copy a DICOM file, setting PatientID/PatientName (and ``tags``) to agree with the layout.

@@ -15,6 +15,7 @@ import json
 import logging
 import shutil
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,13 +28,16 @@ from testbed.realfiles import nibabel_sets  # noqa: F401  # isort: skip
 from testbed.realfiles.sources import source_versions
 from testbed.realfiles.spec import REGISTRY, RealContext, RealSample
 from testbed.synth.groundtruth import ground_truth, sample_truth
+from testbed.synth.phantoms import largest_slice
 from testbed.synth.spec import DatasetSpec, SynthSample, select_names
 from testbed.synth.write_files import write_pillow, write_text
 
 __all__ = [
+    "REALFILES",
     "REALFILES_AUTHORS_ROOT",
     "REALFILES_MARKER",
     "BuiltRealDataset",
+    "RealSuite",
     "build_realfiles",
     "realfiles_catalogue",
     "realfiles_names",
@@ -67,27 +71,6 @@ class BuiltRealDataset:
     truth: dict[int, SynthSample]
     failures: dict[int, str]
     seconds: float
-
-
-def realfiles_names(only: list[str] | None = None) -> list[str]:
-    """Registered realfiles dataset names in catalogue order, optionally restricted to ``only``.
-
-    Raises:
-        KeyError: When ``only`` names an unknown dataset (the message lists the valid names).
-    """
-    return select_names(list(REGISTRY), only, "realfiles dataset")
-
-
-def realfiles_catalogue() -> str:
-    """The realfiles catalogue as the Markdown table docs/benchmark.md embeds (the bundled columns)."""
-    from testbed.synth.catalogue import catalogue_markdown
-
-    return catalogue_markdown([REGISTRY[n].spec for n in realfiles_names()])
-
-
-def _largest_slice(labels: np.ndarray) -> int:
-    counts = (labels.reshape(labels.shape[0], -1) > 0).sum(axis=1)
-    return int(np.argmax(counts))
 
 
 def geometry_sample(root: Path, spec: DatasetSpec, sample: RealSample) -> SynthSample:
@@ -125,7 +108,7 @@ def geometry_sample(root: Path, spec: DatasetSpec, sample: RealSample) -> SynthS
                 f"{image.array.shape}"
             )
         if spec.dimension == "3D":
-            slice_index = _largest_slice(labels.array)
+            slice_index = largest_slice(labels.array)
         mask = medio.render(labels, slice_index=slice_index, label=True).pixels
     elif spec.dimension == "3D":
         slice_index = image.array.shape[0] // 2
@@ -151,126 +134,170 @@ def geometry_sample(root: Path, spec: DatasetSpec, sample: RealSample) -> SynthS
     )
 
 
-def manifest_text(spec: DatasetSpec, samples: list[RealSample]) -> str:
-    """``random.txt``: ``<index> <authors' absolute path>`` per line."""
-    return "".join(
-        f"{i} {REALFILES_AUTHORS_ROOT}/{spec.name}/{s.manifest_path}\n" for i, s in enumerate(samples)
-    )
-
-
 def write_truth(
-    root: Path, spec: DatasetSpec, truth: dict[int, SynthSample], failures: dict[int, str]
-) -> Path:
-    """Write ``VLM/ground_truth_<name>.json`` (decodable samples only) and the GT label maps.
+    root: Path, spec: DatasetSpec, truth: dict[int, SynthSample], failures: dict[int, str] | None = None
+) -> dict[str, Any]:
+    """Write the GT label maps and return the ground-truth document of the decodable samples.
 
     Args:
         root: Dataset folder.
         spec: Catalogue entry.
         truth: Decodable samples by manifest index.
-        failures: Expected failures by manifest index.
-
-    Returns:
-        The ground-truth path.
+        failures: Expected failures by manifest index (``expected_failures``; None leaves the key out).
     """
     order = sorted(truth)
     doc: dict[str, Any] = ground_truth(spec, [truth[i] for i in order])
     doc["samples"] = {str(i): sample_truth(i, spec, truth[i]) for i in order}
-    doc["expected_failures"] = {str(i): reason for i, reason in sorted(failures.items())}
+    if failures is not None:
+        doc["expected_failures"] = {str(i): reason for i, reason in sorted(failures.items())}
     for i in order:
         mask = truth[i].mask
         if mask is not None:
             write_pillow(root / "VLM" / "gt_geometry" / f"{i}.png", np.asarray(mask, dtype=np.uint8))
-    path = root / "VLM" / f"ground_truth_{spec.name}.json"
-    write_text(path, json.dumps(doc, indent=2, ensure_ascii=False))
-    return path
+    return doc
 
 
-def build_dataset(out: Path, name: str) -> BuiltRealDataset:
-    """Write one realfiles dataset under ``out/<name>``.
+class RealSuite:
+    """A suite of real files: what it supplies, and its commands (names, catalogue, build).
 
     Args:
-        out: Benchmark root.
-        name: Registered dataset name.
-
-    Returns:
-        The built dataset.
-
-    Raises:
-        RuntimeError: A sample not marked as possibly undecodable cannot be read by ``medio``.
+        kind: What a dataset of it is called in an error (``"realfiles dataset"``).
+        registry: Dataset name -> entry with ``spec`` and ``build(RealContext) -> samples``.
+        authors_root: The root the manifests pretend the data came from.
+        source_versions: The versions of the packages the pixels come from (for ``provenance.json``).
+        geometry: One sample's ground truth (default: `geometry_sample`).
     """
-    import medio
 
-    entry = REGISTRY[name]
-    root = out / name
-    if root.exists():
-        shutil.rmtree(root)  # stale files would break byte-for-byte reproducibility
-    start = time.perf_counter()
-    ctx = RealContext(root=root)
-    samples = entry.build(ctx)
-    truth: dict[int, SynthSample] = {}
-    failures: dict[int, str] = {}
-    for i, s in enumerate(samples):
-        if not (root / s.manifest_path).is_file():
-            raise RuntimeError(f"{name}: manifest path {s.manifest_path} was not written")
-        try:
-            truth[i] = geometry_sample(root, entry.spec, s)
-        except medio.MedioError as exc:
-            if s.expected_failure is None:
-                raise RuntimeError(
-                    f"{name}: medio cannot read sample {i} ({s.manifest_path}): {exc}"
-                ) from exc
-            failures[i] = f"{s.expected_failure} ({type(exc).__name__})"
-    if not truth:
-        raise RuntimeError(f"{name}: no decodable sample")
-    write_text(root / "VLM" / "random.txt", manifest_text(entry.spec, samples))
-    write_truth(root, entry.spec, truth, failures)
-    write_text(
-        root / "VLM" / "provenance.json",
-        json.dumps(
-            {
-                "packages": source_versions(),
-                "files": {rel: origin for rel, origin in sorted(ctx.copied)},
-            },
-            indent=2,
-            sort_keys=True,
-        ),
-    )
-    return BuiltRealDataset(entry.spec, root, samples, truth, failures, time.perf_counter() - start)
+    #: Whether a sample may be marked as possibly undecodable (the build summary counts such samples).
+    expects_failures = True
 
+    def __init__(
+        self,
+        kind: str,
+        registry: Mapping[str, Any],
+        authors_root: str,
+        source_versions: Callable[[], Mapping[str, str]],
+        geometry: Callable[[Path, DatasetSpec, Any], SynthSample] = geometry_sample,
+    ) -> None:
+        self.kind = kind
+        self.registry = registry
+        self.authors_root = authors_root
+        self.source_versions = source_versions
+        self.geometry = geometry
 
-def build_realfiles(
-    out: str | Path, *, only: list[str] | None = None, oracle: str | None = None
-) -> list[BuiltRealDataset]:
-    """Write the realfiles suite under ``out`` (one folder per dataset).
+    def names(self, only: list[str] | None = None) -> list[str]:
+        """Registered dataset names in catalogue order, optionally restricted to ``only``.
 
-    Args:
-        out: Benchmark root (created if needed).
-        only: Restrict to these dataset names.
-        oracle: When set, also write the perfect prediction as run ``VLM/<oracle>/`` (nothing for the
-            expected failures, and ``data_volume.total`` = the decodable samples).
+        Raises:
+            KeyError: An unknown name (the message lists the valid ones).
+        """
+        return select_names(list(self.registry), only, self.kind)
 
-    Returns:
-        The built datasets in catalogue order.
+    def catalogue(self) -> str:
+        """The catalogue as the Markdown table docs/benchmark.md embeds (the bundled columns)."""
+        from testbed.synth.catalogue import catalogue_markdown
 
-    Raises:
-        KeyError: An unknown dataset name.
-        RuntimeError: A file that should decode does not (a reader bug), or a package lacks a file.
-    """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    built = []
-    for name in realfiles_names(only):
-        ds = build_dataset(out, name)
-        if oracle:
-            from testbed.synth.oracle import write_oracle
+        return catalogue_markdown([self.registry[n].spec for n in self.names()])
 
-            write_oracle(ds.root, ds.spec, ds.truth, oracle)
-        log.info(
-            "wrote %s (%d samples, %d expected failures) in %.2fs",
-            name,
-            len(ds.samples),
-            len(ds.failures),
-            ds.seconds,
+    def truth_document(
+        self, root: Path, spec: DatasetSpec, truth: dict[int, SynthSample], failures: dict[int, str]
+    ) -> dict[str, Any]:
+        """The ground-truth document (after writing the GT label maps)."""
+        return write_truth(root, spec, truth, failures)
+
+    def provenance(self, ctx: RealContext, samples: list[RealSample]) -> dict[str, str]:
+        """``provenance.json``'s ``files``: each copied file and its source."""
+        return dict(sorted(ctx.copied))
+
+    def build_dataset(self, out: Path, name: str) -> BuiltRealDataset:
+        """Write one dataset under ``out/<name>``.
+
+        Raises:
+            RuntimeError: A sample not marked as possibly undecodable cannot be read by ``medio``.
+        """
+        import medio
+
+        entry = self.registry[name]
+        root = out / name
+        if root.exists():
+            shutil.rmtree(root)  # stale files would break byte-for-byte reproducibility
+        start = time.perf_counter()
+        ctx = RealContext(root=root)
+        samples: list[RealSample] = list(entry.build(ctx))
+        truth: dict[int, SynthSample] = {}
+        failures: dict[int, str] = {}
+        for i, s in enumerate(samples):
+            if not (root / s.manifest_path).is_file():
+                raise RuntimeError(f"{name}: manifest path {s.manifest_path} was not written")
+            try:
+                truth[i] = self.geometry(root, entry.spec, s)
+            except medio.MedioError as exc:
+                if s.expected_failure is None:
+                    what = f"{name}: medio cannot read sample {i} ({s.manifest_path})"
+                    raise RuntimeError(f"{what}: {exc}") from exc
+                failures[i] = f"{s.expected_failure} ({type(exc).__name__})"
+        if not truth:
+            raise RuntimeError(f"{name}: no decodable sample")
+        write_text(
+            root / "VLM" / "random.txt",
+            "".join(f"{i} {self.authors_root}/{name}/{s.manifest_path}\n" for i, s in enumerate(samples)),
         )
-        built.append(ds)
-    return built
+        doc = self.truth_document(root, entry.spec, truth, failures)
+        write_text(root / "VLM" / f"ground_truth_{name}.json", json.dumps(doc, indent=2, ensure_ascii=False))
+        write_text(
+            root / "VLM" / "provenance.json",
+            json.dumps(
+                {"packages": self.source_versions(), "files": self.provenance(ctx, samples)},
+                indent=2,
+                sort_keys=True,
+            ),
+        )
+        return BuiltRealDataset(entry.spec, root, samples, truth, failures, time.perf_counter() - start)
+
+    def write_oracle(self, ds: BuiltRealDataset, oracle: str) -> None:
+        """Write the perfect prediction of ``ds`` as run ``VLM/<oracle>/``."""
+        from testbed.synth.oracle import write_oracle
+
+        write_oracle(ds.root, ds.spec, ds.truth, oracle)
+
+    def build(
+        self, out: str | Path, *, only: list[str] | None = None, oracle: str | None = None
+    ) -> list[BuiltRealDataset]:
+        """Write the suite under ``out`` (one folder per dataset).
+
+        Args:
+            out: Benchmark root (created if needed).
+            only: Restrict to these dataset names.
+            oracle: When set, also write the perfect prediction as run ``VLM/<oracle>/`` (nothing for the
+                expected failures, and ``data_volume.total`` = the decodable samples).
+
+        Returns:
+            The built datasets in catalogue order.
+
+        Raises:
+            KeyError: An unknown dataset name.
+            RuntimeError: A file that should decode does not (a reader bug), or a package lacks a file.
+        """
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        built = []
+        for name in self.names(only):
+            ds = self.build_dataset(out, name)
+            if oracle:
+                self.write_oracle(ds, oracle)
+            log.info(
+                "wrote %s (%d samples, %d expected failures) in %.2fs",
+                name,
+                len(ds.samples),
+                len(ds.failures),
+                ds.seconds,
+            )
+            built.append(ds)
+        return built
+
+
+REALFILES = RealSuite("realfiles dataset", REGISTRY, REALFILES_AUTHORS_ROOT, source_versions)
+# The suite's commands by the names the rest of the project calls them.
+realfiles_names = REALFILES.names
+realfiles_catalogue = REALFILES.catalogue
+build_realfiles = REALFILES.build

@@ -42,7 +42,6 @@ CZI_SCALE = 1 / 16
 TIFF_FRAME = (2592, 1890)
 #: Linear scale of the TIFF frames no sample names (the listing gives no size for them).
 UNSAMPLED_TIFF_SCALE = 0.25
-_RGB_TIFF_BYTES = 14_696_796
 _PALETTE_TIFF_BYTES = 4_900_626
 #: Real pixel size of a 20x brightfield slide scan in micrometres.
 _SLIDE_UM = 0.22

@@ -148,16 +148,8 @@ class SimulatedAgent:
 
         A structured feedback (``Feedback.items``) names the mistakes whose fields its items point at, on
         their samples; free text names every mistake (a self-check reviews everything). Only mistakes whose
-        fields are all editable are fixed, so a strategy's whitelist never silently undoes a fix.
-
-        Args:
-            task: The dataset; its ``output_dir`` receives the revised candidate.
-            candidate: The candidate to revise (a folder this agent wrote, with ``mistakes.json``).
-            feedback: What to fix.
-            editable_fields: Field paths the revision may change (empty: any).
-
-        Returns:
-            The revised candidate.
+        fields are all editable are fixed, so a strategy's whitelist never silently undoes a fix. The
+        candidate is a folder this agent wrote (with ``mistakes.json``); empty ``editable_fields``: any field.
         """
         return await asyncio.to_thread(self._revise, task, candidate, feedback, tuple(editable_fields))
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import time
 from collections.abc import Callable
@@ -64,13 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.files is not None:
         return _big_tree(parser, args)
-    suites = {
-        "realfiles": _realfiles_suite,
-        "foreign": _foreign_suite,
-        "independent": _independent_suite,
-        "bundled": _bundled_suite,
-    }
-    suite = suites[args.suite](args)
+    suite = _bundled_suite(args) if args.suite == "bundled" else _real_suite(args)
     if args.list:
         print("\n".join(suite.names()))
         return 0
@@ -175,46 +170,30 @@ def _bundled_suite(args: argparse.Namespace) -> _Suite:
     return _Suite(dataset_names, catalogue_markdown, "catalogue", build)
 
 
-def _realfiles_suite(args: argparse.Namespace) -> _Suite:
-    """``--suite realfiles`` (``--size``/``--seed`` do not apply)."""
-    from testbed.realfiles import REALFILES_MARKER, build_realfiles, realfiles_catalogue, realfiles_names
+# ``--suite`` -> the module of a suite of real files, the suite in it and its catalogue marker.
+_REAL_SUITES = {
+    "realfiles": ("testbed.realfiles.suite", "REALFILES", "REALFILES_MARKER"),
+    "foreign": ("testbed.foreign.suite", "FOREIGN", "FOREIGN_MARKER"),
+    "independent": ("testbed.independent.suite", "INDEPENDENT", "INDEPENDENT_MARKER"),
+}
+
+
+def _real_suite(args: argparse.Namespace) -> _Suite:
+    """``--suite realfiles|foreign|independent`` (``--size``/``--seed`` do not apply)."""
+    module_name, suite_name, marker_name = _REAL_SUITES[args.suite]
+    module = importlib.import_module(module_name)
+    suite = getattr(module, suite_name)
 
     def build() -> list[str]:
-        built = build_realfiles(args.out, only=args.only, oracle=args.oracle)
+        built = suite.build(args.out, only=args.only, oracle=args.oracle)
         return [
-            f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {len(ds.failures):2d} expected failures"
-            f"  {ds.seconds:5.2f}s"
+            f"{ds.spec.name:34s} {len(ds.samples):3d} samples  "
+            + (f"{len(ds.failures):2d} expected failures  " if suite.expects_failures else "")
+            + f"{ds.seconds:5.2f}s"
             for ds in built
         ]
 
-    return _Suite(realfiles_names, realfiles_catalogue, REALFILES_MARKER, build)
-
-
-def _foreign_suite(args: argparse.Namespace) -> _Suite:
-    """``--suite foreign`` (``--size``/``--seed`` do not apply)."""
-    from testbed.foreign import FOREIGN_MARKER, build_foreign, foreign_catalogue, foreign_names
-
-    def build() -> list[str]:
-        built = build_foreign(args.out, only=args.only, oracle=args.oracle)
-        return [f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {ds.seconds:5.2f}s" for ds in built]
-
-    return _Suite(foreign_names, foreign_catalogue, FOREIGN_MARKER, build)
-
-
-def _independent_suite(args: argparse.Namespace) -> _Suite:
-    """``--suite independent`` (``--size``/``--seed`` do not apply)."""
-    from testbed.independent import (
-        INDEPENDENT_MARKER,
-        build_independent,
-        independent_catalogue,
-        independent_names,
-    )
-
-    def build() -> list[str]:
-        built = build_independent(args.out, only=args.only, oracle=args.oracle)
-        return [f"{ds.spec.name:34s} {len(ds.samples):3d} samples  {ds.seconds:5.2f}s" for ds in built]
-
-    return _Suite(independent_names, independent_catalogue, INDEPENDENT_MARKER, build)
+    return _Suite(suite.names, suite.catalogue, getattr(module, marker_name), build)
 
 
 if __name__ == "__main__":

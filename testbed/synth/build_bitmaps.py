@@ -51,14 +51,7 @@ def nuclei_tiff(ctx: BuildContext) -> list[SynthSample]:
         wf.write_tiff(ctx.path(rel), np.asarray(np.clip(img, 0, 65535), dtype=np.uint16))
         wf.write_pillow(ctx.path(mask_rel), labels * 255)
         samples.append(
-            SynthSample(
-                manifest_path=rel,
-                subject_id=f"img_{num:04d}",
-                image_size=(128, 96),
-                spacing=(0.65, 0.65),
-                mask=labels,
-                extra={"label_file": mask_rel, "mask_file": mask_rel},
-            )
+            SynthSample.segmentation(rel, f"img_{num:04d}", labels, mask_rel, spacing=(0.65, 0.65))
         )
     return samples
 

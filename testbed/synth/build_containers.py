@@ -41,15 +41,7 @@ def fundus_npy(ctx: BuildContext) -> list[SynthSample]:
         mask_rel = f"data/masks/{sid}_disc_cup.npy"
         wf.write_npy(ctx.path(rel), ph.to_uint8(img))
         wf.write_npy(ctx.path(mask_rel), labels)
-        samples.append(
-            SynthSample(
-                manifest_path=rel,
-                subject_id=sid,
-                image_size=(w, h),
-                mask=labels,
-                extra={"label_file": mask_rel, "mask_file": mask_rel},
-            )
-        )
+        samples.append(SynthSample.segmentation(rel, sid, labels, mask_rel))
     return samples
 
 
@@ -89,19 +81,8 @@ def spine_npz(ctx: BuildContext) -> list[SynthSample]:
                 "spacing": np.asarray([1.0, 1.0, 3.3]),
             },
         )
-        k = ph.largest_slice(labels)
         samples.append(
-            SynthSample(
-                manifest_path=rel,
-                subject_id=sid,
-                image_size=(w, h),
-                read={"key": "image"},
-                volume_shape=(z, h, w),
-                spacing=(1.0, 1.0, 3.3),
-                slice_index=k,
-                mask=labels[k],
-                extra={"label_file": rel, "mask_file": rel},
-            )
+            SynthSample.segmentation(rel, sid, labels, rel, spacing=(1.0, 1.0, 3.3), read={"key": "image"})
         )
     return samples
 
@@ -195,16 +176,7 @@ def glioma_h5(ctx: BuildContext) -> list[SynthSample]:
             {"image": np.asarray(vol[k], dtype=np.float32), "mask": labels[k]},
             {"patient": sid[:10]},
         )
-        samples.append(
-            SynthSample(
-                manifest_path=rel,
-                subject_id=sid,
-                image_size=(96, 96),
-                read={"key": "image"},
-                mask=labels[k],
-                extra={"label_file": rel, "mask_file": rel},
-            )
-        )
+        samples.append(SynthSample.segmentation(rel, sid, labels[k], rel, read={"key": "image"}))
     return samples
 
 

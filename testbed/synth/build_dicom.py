@@ -67,20 +67,17 @@ def ct_liver_series(ctx: BuildContext) -> list[SynthSample]:
         wf.write_pillow(ctx.path(f"{study}/preview.png"), ph.to_uint8((hu[12] + 160.0) / 400.0 * 255.0))
         mask_rel = f"data/Patients/{pid}/segmentation/{pid}_liver_seg.nii.gz"
         wf.write_nifti(ctx.path(mask_rel), labels, spacing)
-        k = ph.largest_slice(labels)
+        oracle_extra = {"case_id": pid, "source_sample_dir": target}
         samples.append(
-            SynthSample(
-                manifest_path=f"{target}/IM0001.dcm",
-                read_path=target,
-                subject_id=pid,
-                image_size=(64, 64),
-                source_stem=pid,
-                extra={"label_file": mask_rel, "mask_file": mask_rel},
-                oracle_extra={"case_id": pid, "source_sample_dir": target},
-                volume_shape=labels.shape,
+            SynthSample.segmentation(
+                f"{target}/IM0001.dcm",
+                pid,
+                labels,
+                mask_rel,
                 spacing=spacing,
-                slice_index=k,
-                mask=labels[k],
+                read_path=target,
+                source_stem=pid,
+                oracle_extra=oracle_extra,
             )
         )
     return samples

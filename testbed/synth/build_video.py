@@ -110,16 +110,15 @@ def laparoscopy_mp4(ctx: BuildContext) -> list[SynthSample]:
         wf.write_pillow(ctx.path(mask_rel), labels)
         rows.append(f"{vid}.mp4,{target},{vid}/{vid}_f{target:03d}_mask.png")
         samples.append(
-            SynthSample(
-                manifest_path=rel,
-                subject_id=vid,
-                image_size=(w, h),
+            SynthSample.segmentation(
+                rel,
+                vid,
+                labels,
+                mask_rel,
                 read={"frame": target},
                 frame_index=target,
                 n_frames=t,
                 fps=float(fps),
-                mask=labels,
-                extra={"label_file": mask_rel, "mask_file": mask_rel},
             )
         )
     wf.write_text(ctx.path("data/annotations/labelled_frames.csv"), "\n".join(rows) + "\n")

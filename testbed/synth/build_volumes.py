@@ -2,32 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from testbed.synth import phantoms as ph
 from testbed.synth import write_files as wf
 from testbed.synth.spec import BuildContext, DatasetSpec, SynthSample, dataset
-
-
-def _seg_sample(
-    rel: str, sid: str, labels: np.ndarray, spacing: tuple[float, float, float], mask_rel: str, **kw: Any
-) -> SynthSample:
-    """A 3D segmentation sample whose slice is the largest-foreground slice of ``labels``."""
-    k = ph.largest_slice(labels)
-    z, h, w = labels.shape
-    return SynthSample(
-        manifest_path=rel,
-        subject_id=sid,
-        image_size=(w, h),
-        volume_shape=(z, h, w),
-        spacing=spacing,
-        slice_index=k,
-        mask=labels[k],
-        extra={"label_file": mask_rel, "mask_file": mask_rel},
-        **kw,
-    )
 
 
 @dataset(
@@ -54,7 +33,9 @@ def brain_mr(ctx: BuildContext) -> list[SynthSample]:
         mask_rel = f"data/labelsTr/lesion_{num:03d}_annot.nii.gz"
         wf.write_nifti(ctx.path(rel), np.asarray(img, dtype=np.float32), (1.0, 1.0, 1.5))
         wf.write_nifti(ctx.path(mask_rel), labels, (1.0, 1.0, 1.5))
-        samples.append(_seg_sample(rel, f"BrTumor_{num:03d}", labels, (1.0, 1.0, 1.5), mask_rel))
+        samples.append(
+            SynthSample.segmentation(rel, f"BrTumor_{num:03d}", labels, mask_rel, spacing=(1.0, 1.0, 1.5))
+        )
     return samples
 
 
@@ -88,12 +69,12 @@ def kidney_ct(ctx: BuildContext) -> list[SynthSample]:
         )
         wf.write_nifti(ctx.path(f"{folder}/segmentation.nii"), labels, (0.9, 0.9, 3.0))
         rel = f"{folder}/segmentation.nii"
-        s = _seg_sample(
+        s = SynthSample.segmentation(
             rel,
             case,
             labels,
-            (0.9, 0.9, 3.0),
             rel,
+            spacing=(0.9, 0.9, 3.0),
             read_path=f"{folder}/imaging.nii",
             source_stem=case,
             oracle_extra={"source_sample_dir": folder},
@@ -194,7 +175,7 @@ def prostate_mha(ctx: BuildContext) -> list[SynthSample]:
         mask_rel = f"data/masks/{sid}_gland.mha"
         wf.write_itk(ctx.path(rel), np.asarray(np.clip(img, 0, None), dtype=np.int16), (0.5, 0.5, 3.0))
         wf.write_itk(ctx.path(mask_rel), labels, (0.5, 0.5, 3.0))
-        samples.append(_seg_sample(rel, sid, labels, (0.5, 0.5, 3.0), mask_rel))
+        samples.append(SynthSample.segmentation(rel, sid, labels, mask_rel, spacing=(0.5, 0.5, 3.0)))
     return samples
 
 
@@ -288,5 +269,5 @@ def abdomen_nrrd(ctx: BuildContext) -> list[SynthSample]:
         mask_rel = f"data/volumes/{sid}_spleen.seg.nrrd"
         wf.write_itk(ctx.path(rel), np.asarray(np.rint(hu), dtype=np.int16), (0.8, 0.8, 4.0))
         wf.write_itk(ctx.path(mask_rel), labels, (0.8, 0.8, 4.0))
-        samples.append(_seg_sample(rel, sid, labels, (0.8, 0.8, 4.0), mask_rel))
+        samples.append(SynthSample.segmentation(rel, sid, labels, mask_rel, spacing=(0.8, 0.8, 4.0)))
     return samples

@@ -55,10 +55,6 @@ def catalogue_markdown(specs: list[DatasetSpec] | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-CATALOGUE_START = "<!-- catalogue:start -->"
-CATALOGUE_END = "<!-- catalogue:end -->"
-
-
 def _markers(marker: str) -> tuple[str, str]:
     return f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
 

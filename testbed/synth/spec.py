@@ -15,6 +15,8 @@ from typing import Any, Generic, Literal, TypeVar
 
 import numpy as np
 
+from testbed.synth.phantoms import largest_slice
+
 Task = Literal["classification", "segmentation", "detection"]
 Dimension = Literal["2D", "3D", "video"]
 
@@ -96,6 +98,17 @@ class SynthSample:
     mask: np.ndarray | None = None
     boxes: list[list[int]] = field(default_factory=list)
     box_labels: list[int] = field(default_factory=list)
+
+    @classmethod
+    def segmentation(cls, rel: str, sid: str, labels: np.ndarray, mask_rel: str, **kw: Any) -> SynthSample:
+        """A segmentation sample whose label map (the file ``mask_rel``) is ``labels``: a 2D map as it is, a
+        3D volume by its largest-foreground slice."""
+        if labels.ndim == 3:
+            k = largest_slice(labels)
+            kw.update(volume_shape=labels.shape, slice_index=k)
+            labels = labels[k]
+        h, w = labels.shape
+        return cls(rel, sid, (w, h), mask=labels, extra={"label_file": mask_rel, "mask_file": mask_rel}, **kw)
 
 
 @dataclass
