@@ -169,11 +169,12 @@ def main(cfg: DictConfig) -> None:
 def _dry_run(cfg: DictConfig) -> int:
     """``run.dry_run=true``: the forecast only (a sweep's jobs print theirs together at the sweep's end)."""
     from experiments.run.forecast import dry_run, format_forecast
+    from experiments.run.plan import read_settings
 
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     debug = os.environ.get(_DEBUG_ENV) == "1"
     try:
-        doc = dry_run(cfg, run_dir)
+        doc = dry_run(read_settings(cfg), run_dir)
     except _config_errors() as exc:
         return report_error(PROG, CliError(str(exc), EXIT_USAGE), debug=debug)
     except KeyboardInterrupt:

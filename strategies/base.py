@@ -277,7 +277,8 @@ def strategy(
             another selector), ``validator`` (the validator profile its procedure requires), and for the
             forecast (`agent_work`) ``generations`` and ``revisions``: agent calls per dataset, each an
             int, the name of an option holding it (``"n"``, ``"rounds"``), or a ``(low, high)`` pair of
-            those (S2 revises only when the checklist flags something: ``(0, 1)``).
+            those (S2 revises only when the checklist flags something: ``(0, 1)``); ``plans``: plans each
+            candidate's plan step samples (`agent_plans`).
 
     Returns:
         The decorator.
@@ -303,20 +304,38 @@ def agent_work(kind: str, options: Mapping[str, Any]) -> tuple[tuple[int, int], 
     meta = strategies.meta(kind)
     if "generations" not in meta:
         return None
-    defaults = {
-        name: p.default
-        for name, p in inspect.signature(strategies.get(kind)).parameters.items()
-        if p.default is not inspect.Parameter.empty
-    }
-
-    def count(value: Any) -> int:
-        return int(options.get(value, defaults.get(value, 0))) if isinstance(value, str) else int(value)
 
     def span(value: Any) -> tuple[int, int]:
         low, high = value if isinstance(value, tuple | list) else (value, value)
-        return count(low), count(high)
+        return _declared(kind, options, low), _declared(kind, options, high)
 
     return span(meta["generations"]), span(meta.get("revisions", 0))
+
+
+def agent_plans(kind: str, options: Mapping[str, Any]) -> int:
+    """Plans the strategy asks its candidates' plan step to sample (its registry entry's ``plans``; 1 else).
+
+    Args:
+        kind: The strategy's registry name.
+        options: The strategy's configured options.
+
+    Returns:
+        The plans per candidate.
+    """
+    return _declared(kind, options, strategies.meta(kind).get("plans", 1))
+
+
+def _declared(kind: str, options: Mapping[str, Any], value: Any) -> int:
+    """A count the registry entry declares: an int, or the name of an option (its configured value, else the
+    factory's default)."""
+    if not isinstance(value, str):
+        return int(value)
+    if value in options:
+        return int(options[value])
+    default = inspect.signature(strategies.get(kind)).parameters.get(value)
+    if default is None or default.default is inspect.Parameter.empty:
+        return 0
+    return int(default.default)
 
 
 def usage_of(candidates: Sequence[Candidate]) -> Usage:

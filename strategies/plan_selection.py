@@ -22,7 +22,7 @@ from strategies.direct import direct
 log = logging.getLogger(__name__)
 
 
-@strategy("plan_selection", aliases=("plans",), generations=1, revisions=0)
+@strategy("plan_selection", aliases=("plans",), generations=1, revisions=0, plans="n")
 def plan_selection(n: Annotated[int, Field(ge=1)] = 3) -> Strategy:
     """Standardize each dataset with a single candidate whose plan is the best-supported of ``n``.
 

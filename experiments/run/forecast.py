@@ -35,11 +35,9 @@ from experiments.run.forecast_rates import (
     profiles_to_json,
     speed_from_folder,
 )
-from experiments.run.plan import RunSettings, StrategyWork, agents, read_settings, strategy_work
+from experiments.run.plan import RunSettings, StrategyWork, agents, strategy_work
 
 if TYPE_CHECKING:
-    from omegaconf import DictConfig
-
     from benchmark.discover import Dataset
 
 __all__ = [
@@ -156,12 +154,13 @@ class _Shape:
     generations: tuple[int, int]
     revisions: tuple[int, int]
     guided: bool = False
+    plans: int = 1
 
     def cost(self, own: Profile, pooled: Profile, revise: bool, most: bool = False) -> Cost:
         """One candidate's (or revision's) cost under this shape: the guided mode's fresh steps, else the
         tools/script mode's growing conversations."""
         if self.guided:
-            return guided_cost(self.samples, own, [pooled], revise=revise, most=most)
+            return guided_cost(self.samples, own, [pooled], revise=revise, most=most, plans=self.plans)
         return candidate_cost(self.samples, self.batch_size, own, [pooled], revise=revise)
 
 
@@ -298,6 +297,7 @@ def forecast_run(settings: RunSettings, run_dir: Path, datasets: Sequence[Datase
     mode = str(agent.get("mode") or "tools")
     batch = int(agent.get("batch_size") or 8)
     batch = 10**9 if mode == "script" else batch  # script mode is one conversation whatever the size
+    plans = work.plans if work.plans > 1 else int(agent.get("plans") or 1)
     price = price_of(agent.get("model"), agent.get("price")) if calls_model else Price(0, 0, "no model calls")
     reviser = work.reviser or {}
     revise_price = price_of(reviser.get("model"), reviser.get("price")) if reviser.get("model") else price
@@ -306,7 +306,7 @@ def forecast_run(settings: RunSettings, run_dir: Path, datasets: Sequence[Datase
     rows: dict[str, Any] = {}
     for d in datasets:
         samples = len(d.entries())
-        shape = _Shape(samples, batch, generations, revisions, guided=mode == "guided")
+        shape = _Shape(samples, batch, generations, revisions, guided=mode == "guided", plans=plans)
         if calls_model:
             g_lo, g_mid, g_hi, r_lo, r_mid, r_hi = _dataset_costs(shape, stages, d.name, seen)
         else:
@@ -504,11 +504,11 @@ def _row(name: str, r: Mapping[str, Any]) -> str:
     )
 
 
-def dry_run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
+def dry_run(settings: RunSettings, run_dir: Path) -> dict[str, Any]:
     """``run.dry_run=true``: the forecast of this run (or sweep job), with no model call (but a pilot's).
 
     Args:
-        cfg: The composed config (handed to the plan builder's `read_settings` only).
+        settings: The run's settings (`experiments.run.plan.read_settings`, the one reader of the config).
         run_dir: The run folder (``forecast.json`` is written there).
 
     Returns:
@@ -517,7 +517,6 @@ def dry_run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     from experiments.run.options import check_benchmark
     from experiments.run.suite import benchmark_root, select_datasets
 
-    settings = read_settings(cfg)
     check_benchmark(settings.benchmark)
     check_options(settings)  # a bad option is refused before the suite is looked at
     root = benchmark_root(settings.benchmark)

@@ -215,7 +215,13 @@ GUIDED_MOST_STEPS = 3
 
 
 def guided_cost(
-    samples: int, own: Profile, fallback: Sequence[Profile], *, revise: bool = False, most: bool = False
+    samples: int,
+    own: Profile,
+    fallback: Sequence[Profile],
+    *,
+    revise: bool = False,
+    most: bool = False,
+    plans: int = 1,
 ) -> Cost:
     """The predicted cost of one guided candidate (or one revision) of a dataset.
 
@@ -226,6 +232,7 @@ def guided_cost(
         revise: A revision: no plan request (the candidate's plan is reused), one request per sample.
         most: The high bound: every sample takes `GUIDED_MOST_STEPS` requests (a model that plans a volume
             or a segmentation where the measured one did not), each as large as the measured ones.
+        plans: Plans sampled per candidate (``agent.plans``, ``strategy=plans``): each is one plan request.
 
     Returns:
         Calls, tokens and steps (as conversations).
@@ -236,7 +243,7 @@ def guided_cost(
     total = step.times(samples)
     for label in FIXED[1:] if revise else FIXED:
         fixed = next((c for p in (own, *fallback) if (c := p.fixed_cost(label)) is not None), None)
-        total = total + (fixed or Cost())
+        total = total + (fixed or Cost()).times(plans if label == "plan" else 1)
     return total
 
 

@@ -502,6 +502,7 @@ class StrategyWork:
         pooled: A candidate pool (``strategy.pool``) makes the candidates.
         early_stop: ``strategy.early_stop_at`` is set (fewer candidates may be made).
         judged: A judge role is configured or the selector is a judge selector.
+        plans: Plans the strategy asks each candidate's plan step for (1: the agent's ``agent.plans``).
     """
 
     name: str
@@ -513,6 +514,7 @@ class StrategyWork:
     pooled: bool
     early_stop: bool
     judged: bool
+    plans: int = 1
 
 
 def strategy_work(settings: RunSettings) -> StrategyWork:
@@ -527,7 +529,7 @@ def strategy_work(settings: RunSettings) -> StrategyWork:
     Raises:
         UnknownNameError: An unknown strategy.
     """
-    from strategies.base import agent_work
+    from strategies.base import agent_plans, agent_work
 
     config = settings.config
     strategy = dict(config.get("strategy") or {})
@@ -554,6 +556,7 @@ def strategy_work(settings: RunSettings) -> StrategyWork:
         pooled=bool(pool),
         early_stop=strategy.get("early_stop_at") is not None,
         judged=judged,
+        plans=agent_plans(kind, options),
     )
 
 

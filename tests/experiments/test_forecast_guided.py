@@ -95,3 +95,28 @@ def test_the_speed_fit_recovers_a_servers_prompt_and_completion_rates() -> None:
     prompt, completion = speed.rates()
     assert prompt == pytest.approx(400, rel=1e-6) and completion == pytest.approx(20, rel=1e-6)
     assert speed.seconds(Cost(0, 4000, 100)) == pytest.approx(4000 / 400 + 100 / 20)
+
+
+def test_plan_selection_forecasts_one_plan_request_per_plan_sampled(
+    suite: Path, cli_env: dict[str, str], tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    env = {**cli_env, "OPENAI_API_KEY": "sk-fake"}
+    calls = {}
+    with FakeServer(SchemaAnswers("tool_choice")) as server:
+        for label, extra in (
+            ("s0", []),
+            ("plans", ["strategy=plans", "strategy.n=3"]),
+            ("agent", ["agent.plans=3"]),
+        ):
+            dry = run_cli_in_process(
+                [*_local(suite, server.url, tmp_path / label), "run.dry_run=true", *extra],
+                env,
+                tmp_path,
+                capfd,
+            )
+            assert dry.returncode == 0, dry.stderr
+            calls[label] = json.loads((tmp_path / label / "forecast.json").read_text())["total"]["calls"]
+        assert server.chat_requests == []
+    datasets = 2
+    assert calls["plans"]["expected"] == pytest.approx(calls["s0"]["expected"] + 2 * datasets)
+    assert calls["agent"]["expected"] == pytest.approx(calls["plans"]["expected"])
