@@ -30,6 +30,7 @@ def words(text: str) -> str:
     return _NON_WORD.sub(" ", text.lower()).strip()
 
 
+_LETTERS = re.compile(r"[a-z]+")
 _TEXT_SUFFIXES = (".csv", ".tsv", ".txt", ".json", ".md", ".rst", ".xml", ".yaml", ".yml")
 _MAX_TEXT_FILE = 2_000_000
 _MAX_CORPUS = 20_000_000
@@ -76,6 +77,8 @@ class DatasetFacts:
             found: set[str] = set()
             for part in rel.split("/")[1:]:
                 found.update(words(part).split())
+                # A word glued to a number is still the word: a folder ``3LABEL`` holds label maps.
+                found.update(_LETTERS.findall(part.lower()))
             if found & ANNOTATION_WORDS:
                 out.append(rel)
         return tuple(out)

@@ -35,7 +35,7 @@ from validator.checks.evidence_support import _label_supported
 from validator.dataset_facts import DatasetFacts, dataset_facts, words
 from validator.sample import safe_join
 
-__all__ = ["PlanSupport", "plan_support"]
+__all__ = ["PlanSupport", "plan_support", "reads_as"]
 
 # Each contradiction costs its weight from a score of 1.0. The task counts most (it picks the payload every
 # sample writes: a wrong task loses every sample); modality and dimension are one field each but shape every
@@ -104,6 +104,28 @@ def plan_support(root: Path, sample_paths: Sequence[str], plan: Mapping[str, Any
             )
     score = max(0.0, 1.0 - sum(w for w, _ in found))
     return PlanSupport(score, tuple(why for _, why in found))
+
+
+def reads_as(root: Path, rel: str) -> str | None:
+    """How a sample's file reads, in the plan's terms: ``2D``, ``3D``, ``video`` or a choice of them
+    (``2D or 3D or video`` for one frame of a multi-frame file), with its shape; None when it cannot be read.
+
+    The same reading the plan's dimension is checked against: a model shown ``shape [96, 96, 3]`` alone takes
+    an RGB image for a volume.
+
+    Args:
+        root: The dataset root.
+        rel: The sample's path (``data/...``).
+
+    Returns:
+        One line, e.g. ``2D (shape [96, 96, 3], axes YXC)``.
+    """
+    source = _source(root, rel)
+    if source is None or not source.shape:
+        return None
+    dims = " or ".join(d.upper() if d != "video" else d for d in sorted(_source_dims(source)))
+    axes = f", axes {source.axes}" if source.axes else ""
+    return f"{dims} (shape {list(source.shape)}{axes})"
 
 
 def _source(root: Path, rel: str) -> _raw.SourceFacts | None:

@@ -230,6 +230,7 @@ class GuidedRun:
             *self._tables(tree),
             *self._evidence(first),  # how a label table names one sample: a label per image, or none
             (f"inspect {first.relpath}", self._tool("inspect", {"path": first.relpath})),
+            *self._reads_as(first),
         ]
         count = int(task.options.get("plans") or self.plans)
         if count > 1:
@@ -372,7 +373,7 @@ class GuidedRun:
             ("Files", "\n".join(choices)),
         ]
         answer = await self._ask(
-            label, "choose_mask", MASK_ASK, choice_schema("mask_file", [None, *choices]), parts
+            label, "choose_mask", MASK_ASK, choice_schema("mask_file", [*choices, None]), parts
         )
         chosen = answer.get("mask_file") if answer else None
         if chosen not in choices:
@@ -540,6 +541,18 @@ class GuidedRun:
         if rows:
             parts.append((f"Label-table rows naming sample {entry.index}", "\n".join(rows)))
         return parts
+
+    def _reads_as(self, entry: ManifestEntry) -> list[tuple[str, str]]:
+        """How the sample's file reads (2D, 3D, video), as the plan's dimension is checked
+        (`validator.plan_support.reads_as`): its shape alone does not say (an RGB image's 3 is no depth)."""
+        from validator.plan_support import reads_as
+
+        try:
+            line = reads_as(self.task.root, entry.relpath)
+        except (OSError, ValueError) as exc:  # an unreadable file leaves the plan without the line
+            log.warning("guided mode: %s not read: %s", entry.relpath, exc)
+            line = None
+        return [(f"{entry.relpath} reads as", line)] if line else []
 
     def _readme(self) -> list[tuple[str, str]]:
         found = self._tool("find", {"pattern": "readme*", "kind": "file", "limit": 3})

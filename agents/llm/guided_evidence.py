@@ -6,11 +6,13 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agents.base import ManifestEntry
+from validator.dataset_facts import ANNOTATION_WORDS
 
 __all__ = [
     "answer_object",
@@ -133,12 +135,28 @@ def data_files(read_root: Path, images: set[str]) -> list[str]:
 
 
 def mask_choices(files: Sequence[str], entry: ManifestEntry) -> list[str]:
-    """The files (`data_files`) named most like the sample, best first."""
-    target = PurePosixPath(entry.relpath).name.lower()
-    scored = sorted(
-        files, key=lambda rel: -difflib.SequenceMatcher(None, target, PurePosixPath(rel).name.lower()).ratio()
-    )
-    return scored[:_MASK_CHOICES]
+    """The files (`data_files`) most likely the sample's mask, best first.
+
+    A mask shares the sample's numbers (its case or subject id) and carries an annotation word in its path
+    (`validator.dataset_facts.ANNOTATION_WORDS`, read inside words: ``3LABEL``, ``labelsTr``); another image
+    of the sample's own series (same folder, same suffix) shares the most characters of its name and is
+    none. Name likeness only breaks ties: ranked by it alone, a sample's sibling images filled the list and
+    the mask in another folder fell off it.
+    """
+    sample = PurePosixPath(entry.relpath)
+    target = sample.name.lower()
+    numbers = set(re.findall(r"\d+", sample.name))
+
+    def rank(rel: str) -> tuple[int, bool, bool, float]:
+        path = PurePosixPath(rel)
+        shared = len(numbers & set(re.findall(r"\d+", path.name)))
+        words = re.findall(r"[a-z]+", rel.lower().removeprefix("data/"))
+        annotated = any(w in ANNOTATION_WORDS for w in words)
+        sibling = path.parent == sample.parent and path.suffixes == sample.suffixes
+        likeness = difflib.SequenceMatcher(None, target, path.name.lower()).ratio()
+        return -shared, not annotated, sibling, -likeness
+
+    return sorted(files, key=rank)[:_MASK_CHOICES]
 
 
 def read_json(path: Path) -> Any:

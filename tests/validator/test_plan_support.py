@@ -15,6 +15,7 @@ from validator.plan_support import (
     MODALITY_WEIGHT,
     TASK_WEIGHT,
     plan_support,
+    reads_as,
 )
 
 
@@ -130,3 +131,14 @@ def test_a_modality_the_dicom_header_contradicts_lowers_the_score(tmp_path: Path
     assert fundus.score == 1.0, fundus.reasons
     assert ct.score == pytest.approx(1.0 - MODALITY_WEIGHT)
     assert "Modality OP" in ct.reasons[0]
+
+
+def test_an_rgb_image_reads_as_2d_and_a_stack_as_3d_with_its_shape(tmp_path: Path) -> None:
+    rgb = np.zeros((12, 10, 3), dtype=np.uint8)
+    np.save(tmp_path / "rgb.npy", rgb)
+    np.save(tmp_path / "stack.npy", np.zeros((6, 12, 10), dtype=np.uint8))
+
+    assert reads_as(tmp_path, "rgb.npy") == "2D (shape [12, 10, 3], axes YXC)"
+    assert str(reads_as(tmp_path, "stack.npy")).startswith("3D (shape [6, 12, 10]")
+    assert reads_as(tmp_path, "missing.npy") is None
+    assert reads_as(tmp_path, "../outside.npy") is None
