@@ -103,21 +103,16 @@ def test_a_2d_image_planned_as_3d_is_contradicted_but_not_the_reverse(tmp_path: 
 
 
 def test_a_modality_the_dicom_header_contradicts_lowers_the_score(tmp_path: Path) -> None:
-    from pydicom.dataset import Dataset, FileMetaDataset
-    from pydicom.uid import ExplicitVRLittleEndian, SecondaryCaptureImageStorage, generate_uid
+    from testbed.synth.write_dicom import write_image
 
-    meta = FileMetaDataset()
-    meta.MediaStorageSOPClassUID = SecondaryCaptureImageStorage
-    meta.MediaStorageSOPInstanceUID = generate_uid()
-    meta.TransferSyntaxUID = ExplicitVRLittleEndian
-    ds = Dataset()
-    ds.file_meta = meta
-    ds.SOPClassUID = SecondaryCaptureImageStorage
-    ds.SOPInstanceUID = meta.MediaStorageSOPInstanceUID
-    ds.Modality = "OP"
-    ds.set_pixel_data(np.zeros((16, 16), np.uint8), "MONOCHROME2", 8)
     (tmp_path / "data" / "glaucoma").mkdir(parents=True)
-    ds.save_as(tmp_path / "data" / "glaucoma" / "eye0.dcm", enforce_file_format=True)
+    write_image(
+        tmp_path / "data" / "glaucoma" / "eye0.dcm",
+        np.zeros((16, 16), np.uint16),
+        patient_id="P0",
+        modality="OP",
+        series_key="eye0",
+    )
     (tmp_path / "VLM").mkdir()
     (tmp_path / "VLM" / "random.txt").write_text("0 /x/data/glaucoma/eye0.dcm\n", encoding="utf-8")
     dataset_facts.clear()
