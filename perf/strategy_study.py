@@ -331,6 +331,26 @@ def metric_frame(runs: Sequence[RunData]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def dataset_frame(runs: Sequence[RunData], metric: str = "E2E") -> pd.DataFrame:
+    """Per dataset (rows) and strategy (columns): ``metric``, mean over the seeds run, and the seeds."""
+    rows = []
+    for dataset in sorted({_where(r)[0] for r in runs}):
+        row: dict[str, Any] = {"dataset": dataset}
+        seeds: set[int] = set()
+        for strategy in _strategy_order(runs):
+            values = [
+                v
+                for r in runs
+                if r.strategy == strategy and _where(r)[0] == dataset
+                for v in r.per_dataset(metric).values()
+            ]
+            seeds |= {_where(r)[1] for r in runs if r.strategy == strategy and _where(r)[0] == dataset}
+            row[strategy] = _mean(values)
+        row["seeds"] = len(seeds)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def _strategy_order(runs: Sequence[RunData]) -> list[str]:
     names = {r.strategy for r in runs}
     known = ["s0", "s1", "s2", "s3", "s4", "plans"]
@@ -536,6 +556,10 @@ def analyse(out: Path) -> str:
         markdown(e2e),
         "## The eleven metrics\n",
         markdown(metrics[["strategy", *METRIC_NAMES]]),
+        "## Per dataset: E2E, SC and CF of each strategy (mean over seeds)\n",
+        markdown(dataset_frame(runs, "E2E")),
+        markdown(dataset_frame(runs, "SC")),
+        markdown(dataset_frame(runs, "CF")),
         "## Cost per sample\n",
         "Bought: the run's own uncached calls (shared cache: S0 and S1/S2's first generation are S3's "
         "candidate 0). Strategy: what the strategy alone costs (S0/S1/S2 with S3's candidate 0; S4 = S3).\n",
