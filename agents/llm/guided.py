@@ -34,7 +34,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agents.base import FatalAgentError, ManifestEntry, Task
+from agents.base import FatalAgentError, Feedback, ManifestEntry, Task
 from agents.budget import BudgetExceeded
 from agents.llm.conversation import ConversationSetup, ConversationState, record_reply
 from agents.llm.guided_evidence import (
@@ -114,6 +114,37 @@ META_ASK = (
     "Write the dataset's data_meta.json: its anatomical structure, domain and a one-sentence description."
 )
 REVISE_ASK = "Revise your answer for this sample as the feedback asks; keep what is right."
+REPLAN_ASK = (
+    "Revise your plan as the feedback asks, from the evidence above; keep what is right. The plan fixes the "
+    "dataset_name, modality, task_type, dimension and classes of every record."
+)
+# Record fields the plan fixes (`guided_schemas.annotation_record`, `data_meta_record`): feedback naming one
+# of them can only be acted on by a new plan.
+_PLAN_PATHS = (
+    "record.dataset_name",
+    "media_geometry.media",
+    "context.sample.modality_primary",
+    "tasks.classification.class_names",
+    "tasks.segmentation.classes",
+    "tasks.detection.class_names",
+    "data_meta.dataset_name",
+    "data_meta.modality_primary",
+    "data_meta.task_type",
+    "data_meta.num_classes_per_task",
+)
+
+
+def asks_plan(revision: Revision) -> bool:
+    """Whether a revision may change the plan: free-text feedback (S1), or an item naming a field the plan
+    fixes (S2's checklist)."""
+    items = revision.feedback.items if isinstance(revision.feedback, Feedback) else ()
+    if not items:
+        return True
+    # An item may name a field the plan fixes, or a block holding one (``media_geometry``).
+    return any(
+        path.startswith(_PLAN_PATHS) or any(fixed.startswith(path + ".") for fixed in _PLAN_PATHS)
+        for _i, path, _m in items
+    )
 
 
 class Structured:
@@ -196,11 +227,21 @@ class GuidedRun:
             plan = await self._plan(instruction)
             if plan is None:
                 return
-        await self._each(
-            revision.entries(self.task.entries), lambda e: self._revise_sample(plan, e, revision)
-        )
-        if revision.touches_meta:
-            await self._meta(plan, revision)
+        entries = revision.entries(self.task.entries)
+        replanned = False
+        if asks_plan(revision):
+            revised = await self._replan(plan, revision, instruction)
+            if (revised.task_type, revised.dimension) != (plan.task_type, plan.dimension):
+                # The images, masks and payloads follow the task and the dimension: the samples are redone.
+                await self._each(self.task.entries, lambda entry: self._sample(revised, entry))
+                await self._meta(revised, None)
+                return
+            if revised != plan:  # every record carries the plan's name, modality and classes
+                entries, plan, replanned = list(self.task.entries), revised, True
+        current = plan
+        await self._each(entries, lambda e: self._revise_sample(current, e, revision))
+        if revision.touches_meta or replanned:
+            await self._meta(current, revision)
 
     async def _each(
         self, entries: Sequence[ManifestEntry], step: Callable[[ManifestEntry], Awaitable[None]]
@@ -214,14 +255,15 @@ class GuidedRun:
 
         await asyncio.gather(*(one(e) for e in entries))
 
-    async def _plan(self, instruction: str) -> GuidedPlan | None:
-        from agents.llm.phases import PLAN_FILE, manifest_excerpt
+    def _plan_parts(self, instruction: str) -> list[tuple[str, str]]:
+        """The plan's evidence: the instruction, the manifest, the tree, README, tables, the first sample."""
+        from agents.llm.phases import manifest_excerpt
 
         task = self.task
         excerpt, shown = manifest_excerpt(task.entries)
         first = task.entries[0]
         tree = self._tool("tree", {"path": "data", "max_depth": 3})
-        parts = [
+        return [
             ("Instruction", instruction),
             ("Dataset folder", f"{task.name} ({len(task.entries)} samples; {shown} manifest lines shown)"),
             ("Manifest", excerpt),
@@ -232,25 +274,53 @@ class GuidedRun:
             (f"inspect {first.relpath}", self._tool("inspect", {"path": first.relpath})),
             *self._reads_as(first),
         ]
-        count = int(task.options.get("plans") or self.plans)
+
+    async def _plan(self, instruction: str) -> GuidedPlan | None:
+        parts = self._plan_parts(instruction)
+        count = int(self.task.options.get("plans") or self.plans)
         if count > 1:
             return await self._best_plan(parts, count)
-        answer = await self._ask("plan", "write_plan", PLAN_ASK, PLAN_SCHEMA, parts)
+        return await self._plan_answer("plan", PLAN_ASK, parts)
+
+    async def _plan_answer(self, label: str, ask: str, parts: Sequence[tuple[str, str]]) -> GuidedPlan | None:
+        """One plan asked under ``label``, kept as the candidate's ``plan.json``; None with the reason."""
+        from agents.llm.phases import PLAN_FILE
+        from core.atomic import atomic_write_json
+
+        answer = await self._ask(label, "write_plan", ask, PLAN_SCHEMA, parts)
+        state = self.states[label]
         if answer is None:
-            state = self.states["plan"]
             state.failed = state.failed or state.stop_reason or "no plan"
             state.stop_reason = None
             return None
         try:
             plan = GuidedPlan.of(answer)
         except ValueError as exc:
-            self.states["plan"].failed = f"the plan is not usable: {exc}"
+            state.failed = f"the plan is not usable: {exc}"
             return None
-        from core.atomic import atomic_write_json
-
-        atomic_write_json(task.out_dir / PLAN_FILE, plan.to_dict(), durable=False)
+        atomic_write_json(self.task.out_dir / PLAN_FILE, plan.to_dict(), durable=False)
         self.setup.trace.write("plan", plan=plan.to_dict())
         return plan
+
+    async def _replan(self, plan: GuidedPlan, revision: Revision, instruction: str) -> GuidedPlan:
+        """The plan asked again with the feedback (its decisions are fixed in every record, so only a new plan
+        changes them); the old plan when the answer is unusable."""
+        parts = [
+            *self._plan_parts(instruction),
+            ("Your plan", json.dumps({k: v for k, v in plan.to_dict().items() if k != "guided"})),
+            ("Feedback", revision.prompt(None)),
+        ]
+        revised = await self._plan_answer("replan", REPLAN_ASK, parts)
+        if revised is None:
+            state = self.states["replan"]
+            log.warning("guided mode: the plan was not revised (%s); the samples keep it", state.failed)
+            state.failed = None  # an unrevised plan leaves the candidate as it was, not failed
+            from agents.llm.phases import PLAN_FILE
+            from core.atomic import atomic_write_json
+
+            atomic_write_json(self.task.out_dir / PLAN_FILE, plan.to_dict(), durable=False)
+            return plan
+        return revised
 
     async def _best_plan(self, parts: Sequence[tuple[str, str]], count: int) -> GuidedPlan | None:
         """``count`` plans, each a request of its own seed (the first is the one-plan request itself); the

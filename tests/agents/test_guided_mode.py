@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from agent_scripts import make_agent, make_task
 
+from agents.base import Feedback
 from agents.llm.guided_schemas import (
     PLAN_SCHEMA,
     GuidedPlan,
@@ -17,7 +19,7 @@ from agents.llm.guided_schemas import (
     answer_schema,
 )
 from testbed.fakeserver.schema_answers import SchemaAnswers, instance_of
-from testbed.fakeserver.script import Fault
+from testbed.fakeserver.script import Fault, Reply, Step, tool_call
 from validator.schema import Annotation, DataMeta
 
 
@@ -203,3 +205,57 @@ def test_a_plan_outside_its_schema_is_refused_with_the_reason() -> None:
         }
     )
     assert plan.classes == ("a", "b") and plan.class_table() == {"1": "a", "2": "b"}
+
+
+class _ReplanAnswers(SchemaAnswers):
+    """Schema answers, but a plan asked with feedback (``Your plan`` in the request) names a new modality."""
+
+    def __call__(self, request: Mapping[str, Any], serial: int) -> Step:
+        step = super().__call__(request, serial)
+        user = request["messages"][-1]["content"]
+        if request["tool_choice"]["function"]["name"] == "write_plan" and "## Your plan" in user:
+            call = step.tool_calls[0]  # type: ignore[attr-defined]
+            arguments = {**json.loads(call["function"]["arguments"]), "modality": "dermoscopy"}
+            return Reply(tool_calls=(tool_call("write_plan", arguments, call_id=f"call_{serial}"),))
+        return step
+
+
+def test_feedback_on_a_field_the_plan_fixes_asks_the_plan_again_and_rewrites_every_record(
+    seg_dataset: Path, tmp_path: Path, fake_server
+):
+    server = fake_server(_ReplanAnswers("tool_choice"))
+    agent = make_agent(server, mode="guided", vision=False)
+    candidate = asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "c0")))
+    assert candidate.status == "ok", candidate.reason
+    asked = len(server.chat_requests)
+    feedback = Feedback(
+        items=((0, "context.sample.modality_primary", "the modality is not what the data shows"),)
+    )
+
+    revised = asyncio.run(
+        agent.revise(make_task(seg_dataset, tmp_path / "r0"), candidate, feedback, ["context.sample"])
+    )
+
+    names = [r["tool_choice"]["function"]["name"] for r in server.chat_requests[asked:]]
+    assert names[0] == "write_plan" and names.count("annotate") == 2 and names[-1] == "write_data_meta"
+    written = _written(revised)
+    assert {a["context"]["sample"]["modality_primary"] for a in written.values()} == {"dermoscopy"}
+    meta = json.loads((revised.output_dir / "data_meta.json").read_text())
+    assert meta["modality_primary"] == ["dermoscopy"]
+
+
+def test_feedback_on_a_samples_own_field_leaves_the_plan_unasked(
+    seg_dataset: Path, tmp_path: Path, fake_server
+):
+    server = fake_server(_ReplanAnswers("tool_choice"))
+    agent = make_agent(server, mode="guided", vision=False)
+    candidate = asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "c0")))
+    asked = len(server.chat_requests)
+    feedback = Feedback(items=((1, "context.sample.subject_id", "the subject is named in the path"),))
+
+    asyncio.run(
+        agent.revise(make_task(seg_dataset, tmp_path / "r0"), candidate, feedback, ["context.sample"])
+    )
+
+    names = [r["tool_choice"]["function"]["name"] for r in server.chat_requests[asked:]]
+    assert names == ["annotate"]
