@@ -230,7 +230,7 @@ class GuidedRun:
         entries = revision.entries(self.task.entries)
         replanned = False
         if asks_plan(revision):
-            revised = await self._replan(plan, revision, instruction)
+            revised = await self._replan(plan, revision.prompt(None), self._plan_parts(instruction))
             if (revised.task_type, revised.dimension) != (plan.task_type, plan.dimension):
                 # The images, masks and payloads follow the task and the dimension: the samples are redone.
                 await self._each(self.task.entries, lambda entry: self._sample(revised, entry))
@@ -302,17 +302,19 @@ class GuidedRun:
         self.setup.trace.write("plan", plan=plan.to_dict())
         return plan
 
-    async def _replan(self, plan: GuidedPlan, revision: Revision, instruction: str) -> GuidedPlan:
-        """The plan asked again with the feedback (its decisions are fixed in every record, so only a new plan
-        changes them); the old plan when the answer is unusable."""
-        parts = [
-            *self._plan_parts(instruction),
+    async def _replan(
+        self, plan: GuidedPlan, feedback: str, parts: Sequence[tuple[str, str]], label: str = "replan"
+    ) -> GuidedPlan:
+        """The plan asked again with ``feedback`` after its evidence ``parts`` (its decisions are fixed in
+        every record, so only a new plan changes them); the old plan when the answer is unusable."""
+        asked = [
+            *parts,
             ("Your plan", json.dumps({k: v for k, v in plan.to_dict().items() if k != "guided"})),
-            ("Feedback", revision.prompt(None)),
+            ("Feedback", feedback),
         ]
-        revised = await self._plan_answer("replan", REPLAN_ASK, parts)
+        revised = await self._plan_answer(label, REPLAN_ASK, asked)
         if revised is None:
-            state = self.states["replan"]
+            state = self.states[label]
             log.warning("guided mode: the plan was not revised (%s); the samples keep it", state.failed)
             state.failed = None  # an unrevised plan leaves the candidate as it was, not failed
             from agents.llm.phases import PLAN_FILE
@@ -325,7 +327,8 @@ class GuidedRun:
     async def _best_plan(self, parts: Sequence[tuple[str, str]], count: int) -> GuidedPlan | None:
         """``count`` plans, each a request of its own seed (the first is the one-plan request itself); the
         one the raw data supports best (`validator.plan_support`; ties: the earliest) is kept, every one is
-        kept in ``plans.json`` with its score and reasons."""
+        kept in ``plans.json`` with its score and reasons. A kept plan the data contradicts is asked once
+        more with the contradictions as feedback, and the answer is kept if the data supports it better."""
         from agents.llm.phases import PLAN_FILE
         from core.atomic import atomic_write_json
         from validator.plan_support import plan_support
@@ -365,6 +368,17 @@ class GuidedRun:
                 break  # the server is gone or the budget spent: the next requests would fail as well
             if j > 0:
                 state.failed = state.stop_reason = None
+        if best is not None and best[0] < 1.0 and not self.states["plan"].fatal:
+            # The check's reasons are feedback no sampled plan saw: the best is asked once more with them.
+            reasons = next(e["reasons"] for e in sampled if e.get("plan") == best[2].to_dict())
+            feedback = "The dataset's files contradict this plan:\n" + "\n".join(f"- {r}" for r in reasons)
+            revised = await self._replan(best[2], feedback, parts, label="plan checked")
+            self.states["plan checked"].failed = None
+            if revised != best[2]:
+                support = plan_support(self.task.root, paths, revised.to_dict())
+                sampled.append({"revised_from": best[1], "plan": revised.to_dict(), **support.to_dict()})
+                if support.score > best[0]:
+                    best = (support.score, len(sampled) - 1, revised)
         kept = None if best is None else best[1]
         atomic_write_json(self.task.out_dir / PLANS_FILE, {"kept": kept, "plans": sampled}, durable=False)
         self.setup.trace.write("plans", kept=kept, plans=sampled)

@@ -120,3 +120,29 @@ def test_strategy_plans_asks_the_agent_for_n_plans_through_the_task(
     assert len(_plan_requests(server)) == 2
     kept = json.loads((result.candidates[0].output_dir.parent / "plan.json").read_text())
     assert kept["task_type"] == "segmentation"
+
+
+def test_a_kept_plan_the_data_contradicts_is_asked_again_with_the_reasons(
+    seg_dataset: Path, tmp_path: Path, fake_server
+):
+    # Two contradicted plans; asked again with the check's reasons, the model answers the supported one.
+    server = fake_server(PlanAnswers(CONTRADICTED, CONTRADICTED, SUPPORTED))
+    agent = make_agent(server, mode="guided", vision=False, plans=2)
+    candidate = asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "c0")))
+
+    assert candidate.status == "ok", candidate.reason
+    asked = _plan_requests(server)
+    assert len(asked) == 3
+    last = asked[-1]["messages"][-1]["content"]
+    assert "## Your plan" in last and "pneumonia" in last and "contradict" in last
+    sampled = json.loads((tmp_path / "c0" / PLANS_FILE).read_text())
+    assert sampled["kept"] == 2 and sampled["plans"][2]["revised_from"] == 0
+    assert json.loads((tmp_path / "c0" / "plan.json").read_text())["task_type"] == "segmentation"
+
+
+def test_a_supported_plan_is_not_asked_again(seg_dataset: Path, tmp_path: Path, fake_server):
+    server = fake_server(PlanAnswers(SUPPORTED, CONTRADICTED))
+    agent = make_agent(server, mode="guided", vision=False, plans=2)
+    asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "c0")))
+
+    assert len(_plan_requests(server)) == 2
