@@ -366,14 +366,17 @@ def cost_frame(out: Path, runs: Sequence[RunData]) -> pd.DataFrame:
 
     As bought: the run's own uncached calls (S0 and S1/S2's first generation are S3's candidate 0 from the
     shared cache). The strategy's own cost adds, for S0/S1/S2, the bought cost of S3's candidate 0 where the
-    run's candidate 0 was answered by the cache; S4 and the selectors cost what S3 did.
+    run's candidate 0 was answered by the cache; S4 and the selectors cost what S3 did. A resumed run's calls
+    made before it stopped come back from the cache at no cost: such runs are counted in ``resumed runs``.
     """
+    resumed = _resumed(out)
     rows = []
     for strategy in _strategy_order(runs):
-        bought, own, samples = Cost(), Cost(), 0
+        bought, own, samples, again = Cost(), Cost(), 0, 0
         for run in (r for r in runs if r.strategy == strategy):
             dataset, seed = _where(run)
             samples += len(run.samples)
+            again += str(run.run_dir) in resumed
             if strategy == "s4":  # a reselection: its candidates are the S3 run's, bought there
                 own = own + trace_cost(run.run_dir / CANDIDATES)
                 continue
@@ -401,9 +404,19 @@ def cost_frame(out: Path, runs: Sequence[RunData]) -> pd.DataFrame:
                 "bought completion tok/sample": bought.bought_completion / n,
                 "bought s/sample": bought.seconds / n,
                 "strategy s/sample": own.seconds / n,
+                "resumed runs": again,
             }
         )
     return pd.DataFrame(rows)
+
+
+def _resumed(out: Path) -> set[str]:
+    """The run folders the study resumed (``study.jsonl``): their cost misses what was bought before."""
+    path = out / "study.jsonl"
+    if not path.is_file():
+        return set()
+    entries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return {str(e["run_dir"]) for e in entries if e.get("resumed")}
 
 
 def selector_frame(out: Path) -> pd.DataFrame:
