@@ -415,8 +415,12 @@ def _resumed(out: Path) -> set[str]:
     path = out / "study.jsonl"
     if not path.is_file():
         return set()
-    entries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return {str(e["run_dir"]) for e in entries if e.get("resumed")}
+    last = {}  # a run made again from scratch after a resumed attempt counts as its last attempt says
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            entry = json.loads(line)
+            last[str(entry["run_dir"])] = bool(entry.get("resumed"))
+    return {run for run, resumed in last.items() if resumed}
 
 
 def selector_frame(out: Path) -> pd.DataFrame:
