@@ -9,6 +9,7 @@ into the raw data (``mask_3d.mask_path``, ``extra.label_file``/``mask_file``/``s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -195,19 +196,28 @@ def table_boxes(header: list[str], rows: list[list[str]]) -> list[list[float]]:
     Returns:
         The boxes, converted to ``[x, y, w, h]``; rows with a non-numeric coordinate are skipped.
     """
-    names = [h.strip().lower() for h in header]
+    found = box_columns(header)
+    if found is None:
+        return []
+    cols, corners = found
+    out = []
+    for row in rows:
+        try:
+            a, b, c, d = (float(row[k]) for k in cols)
+        except (ValueError, IndexError):
+            continue
+        out.append([a, b, c - a, d - b] if corners else [a, b, c, d])
+    return out
+
+
+def box_columns(header: Sequence[object]) -> tuple[list[int], bool] | None:
+    """Where a table's header names a box: the four column positions and whether they are corners
+    (``x_min, y_min, x_max, y_max``) rather than a corner and a size (``x, y, width, height``); else None."""
+    names = [str(h).strip().lower() for h in header]
     for columns, corners in [(c, True) for c in _CORNER_COLUMNS] + [(c, False) for c in _SIZE_COLUMNS]:
         if all(c in names for c in columns):
-            cols = [names.index(c) for c in columns]
-            out = []
-            for row in rows:
-                try:
-                    a, b, c, d = (float(row[k]) for k in cols)
-                except (ValueError, IndexError):
-                    continue
-                out.append([a, b, c - a, d - b] if corners else [a, b, c, d])
-            return out
-    return []
+            return [names.index(c) for c in columns], corners
+    return None
 
 
 def yolo_boxes(lines: list[str], width: int, height: int) -> list[list[float]]:

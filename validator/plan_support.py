@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from validator import _raw, _tables
+from validator import _payload, _raw, _tables
 from validator.checks.evidence_payload import (
     _DICOM_MODALITY,
     _MODALITY_SYNONYMS,
@@ -142,7 +142,7 @@ def _task_contradiction(
         if not masks and not members:
             return "segmentation, but the data has no mask-like file and no label member in the sources"
     elif task == "detection":
-        if not _BOX_WORDS & set(facts.corpus.split()):
+        if not _BOX_WORDS & set(facts.corpus.split()) and not _box_table(root):
             return "detection, but no file, folder or table column names boxes (bbox, xmin ...)"
     elif task == "classification" and masks and not _has_label_source(root, paths):
         return (
@@ -150,6 +150,12 @@ def _task_contradiction(
             f"(e.g. {masks[0]}) lie beside the images"
         )
     return None
+
+
+def _box_table(root: Path) -> bool:
+    """A table whose header names box columns as the validator reads them (`_payload.box_columns`:
+    ``x_min, y_min, x_max, y_max``, ``x, y, width, height`` ...); the words alone split ``x_min`` in two."""
+    return any(_payload.box_columns(row) is not None for row in _tables.label_tables(root) if len(row) >= 4)
 
 
 def _has_label_source(root: Path, paths: Sequence[str]) -> bool:

@@ -137,3 +137,19 @@ def test_an_rgb_image_reads_as_2d_and_a_stack_as_3d_with_its_shape(tmp_path: Pat
     assert str(reads_as(tmp_path, "stack.npy")).startswith("3D (shape [6, 12, 10]")
     assert reads_as(tmp_path, "missing.npy") is None
     assert reads_as(tmp_path, "../outside.npy") is None
+
+
+def test_a_table_with_box_columns_supports_a_detection_plan(tmp_path: Path) -> None:
+    paths = _dataset(tmp_path, masks=False, table=False)
+    rows = "".join(f"lesion_{i},3,4,9,12\n" for i in range(3))
+
+    before = plan_support(tmp_path, paths, _plan("detection", ["lesion"]))
+    (tmp_path / "data" / "boxes.csv").write_text("image,x_min,y_min,x_max,y_max\n" + rows, encoding="utf-8")
+    dataset_facts.clear()
+    from validator import _tables
+
+    _tables.clear_caches()
+    after = plan_support(tmp_path, paths, _plan("detection", ["lesion"]))
+
+    assert before.score == pytest.approx(1.0 - TASK_WEIGHT)
+    assert after.score == 1.0, after.reasons
