@@ -62,6 +62,7 @@ from agents.llm.outcome import Revision
 from agents.llm.sample_evidence import path_parts, table_rows
 from agents.model.client import is_context_window_error
 from agents.tools.tools import ToolBox, ToolResult
+from benchmark.fields import DIMENSION, MODALITY_PRIMARY, TASK_TYPE
 
 __all__ = [
     "DEFAULT_WINDOW",
@@ -122,8 +123,9 @@ REPLAN_ASK = (
 # of them can only be acted on by a new plan.
 _PLAN_PATHS = (
     "record.dataset_name",
-    "media_geometry.media",
-    "context.sample.modality_primary",
+    TASK_TYPE,
+    DIMENSION,
+    MODALITY_PRIMARY,
     "tasks.classification.class_names",
     "tasks.segmentation.classes",
     "tasks.detection.class_names",
