@@ -28,12 +28,21 @@ def _written(candidate: Any) -> dict[int, dict[str, Any]]:
     return {int(p.stem): json.loads(p.read_text()) for p in folder.glob("*.json")}
 
 
+def _generated(
+    fake_server: Any, answers: Any, dataset: Path, out: Path, **options: Any
+) -> tuple[Any, Any, Any]:
+    """The fake server answering with ``answers``, a guided agent on it and the candidate it generated."""
+    server = fake_server(answers)
+    agent = make_agent(server, mode="guided", vision=False, **options)
+    return server, agent, asyncio.run(agent.generate(make_task(dataset, out)))
+
+
 def test_guided_mode_writes_schema_valid_samples_with_one_forced_call_per_step(
     seg_dataset: Path, tmp_path: Path, fake_server
 ):
-    server = fake_server(SchemaAnswers("tool_choice"))
-    agent = make_agent(server, mode="guided", vision=False)
-    candidate = asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "c0")))
+    server, _agent, candidate = _generated(
+        fake_server, SchemaAnswers("tool_choice"), seg_dataset, tmp_path / "c0"
+    )
 
     assert candidate.status == "ok", candidate.reason
     assert candidate.reason == "guided mode (agent.mode=guided)"
@@ -223,9 +232,9 @@ class _ReplanAnswers(SchemaAnswers):
 def test_feedback_on_a_field_the_plan_fixes_asks_the_plan_again_and_rewrites_every_record(
     seg_dataset: Path, tmp_path: Path, fake_server
 ):
-    server = fake_server(_ReplanAnswers("tool_choice"))
-    agent = make_agent(server, mode="guided", vision=False)
-    candidate = asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "c0")))
+    server, agent, candidate = _generated(
+        fake_server, _ReplanAnswers("tool_choice"), seg_dataset, tmp_path / "c0"
+    )
     assert candidate.status == "ok", candidate.reason
     asked = len(server.chat_requests)
     feedback = Feedback(
@@ -247,9 +256,9 @@ def test_feedback_on_a_field_the_plan_fixes_asks_the_plan_again_and_rewrites_eve
 def test_feedback_on_a_samples_own_field_leaves_the_plan_unasked(
     seg_dataset: Path, tmp_path: Path, fake_server
 ):
-    server = fake_server(_ReplanAnswers("tool_choice"))
-    agent = make_agent(server, mode="guided", vision=False)
-    candidate = asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "c0")))
+    server, agent, candidate = _generated(
+        fake_server, _ReplanAnswers("tool_choice"), seg_dataset, tmp_path / "c0"
+    )
     asked = len(server.chat_requests)
     feedback = Feedback(items=((1, "context.sample.subject_id", "the subject is named in the path"),))
 

@@ -41,6 +41,16 @@ class PlanAnswers:
         return self.answers(request, serial)
 
 
+def _generated(
+    fake_server: Any, plans: int, *answers: dict[str, Any], out: Path, root: Path
+) -> tuple[Any, Any]:
+    """The fake server answering the plan requests with ``answers``, and the candidate a guided agent sampling
+    ``plans`` plans generated on it."""
+    server = fake_server(PlanAnswers(*answers))
+    agent = make_agent(server, mode="guided", vision=False, plans=plans)
+    return server, asyncio.run(agent.generate(make_task(root, out)))
+
+
 def _plan_requests(server: Any) -> list[dict[str, Any]]:
     return [r for r in server.chat_requests if r["tool_choice"]["function"]["name"] == "write_plan"]
 
@@ -48,9 +58,9 @@ def _plan_requests(server: Any) -> list[dict[str, Any]]:
 def test_three_plans_are_three_seeds_and_the_best_supported_is_kept(
     seg_dataset: Path, tmp_path: Path, fake_server
 ):
-    server = fake_server(PlanAnswers(CONTRADICTED, SUPPORTED, UNPARSABLE))
-    agent = make_agent(server, mode="guided", vision=False, plans=3)
-    candidate = asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "c0")))
+    server, candidate = _generated(
+        fake_server, 3, CONTRADICTED, SUPPORTED, UNPARSABLE, out=tmp_path / "c0", root=seg_dataset
+    )
 
     assert candidate.status == "ok", candidate.reason
     seeds = [r["seed"] for r in _plan_requests(server)]
@@ -126,9 +136,9 @@ def test_a_kept_plan_the_data_contradicts_is_asked_again_with_the_reasons(
     seg_dataset: Path, tmp_path: Path, fake_server
 ):
     # Two contradicted plans; asked again with the check's reasons, the model answers the supported one.
-    server = fake_server(PlanAnswers(CONTRADICTED, CONTRADICTED, SUPPORTED))
-    agent = make_agent(server, mode="guided", vision=False, plans=2)
-    candidate = asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "c0")))
+    server, candidate = _generated(
+        fake_server, 2, CONTRADICTED, CONTRADICTED, SUPPORTED, out=tmp_path / "c0", root=seg_dataset
+    )
 
     assert candidate.status == "ok", candidate.reason
     asked = _plan_requests(server)
@@ -141,8 +151,8 @@ def test_a_kept_plan_the_data_contradicts_is_asked_again_with_the_reasons(
 
 
 def test_a_supported_plan_is_not_asked_again(seg_dataset: Path, tmp_path: Path, fake_server):
-    server = fake_server(PlanAnswers(SUPPORTED, CONTRADICTED))
-    agent = make_agent(server, mode="guided", vision=False, plans=2)
-    asyncio.run(agent.generate(make_task(seg_dataset, tmp_path / "c0")))
+    server, _candidate = _generated(
+        fake_server, 2, SUPPORTED, CONTRADICTED, out=tmp_path / "c0", root=seg_dataset
+    )
 
     assert len(_plan_requests(server)) == 2
