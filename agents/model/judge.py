@@ -45,7 +45,9 @@ def choose_tool(choices: int) -> dict[str, Any]:
             "parameters": {
                 "type": "object",
                 "properties": {
-                    "candidate": {"type": "integer", "minimum": 1, "maximum": choices},
+                    # An enum, not minimum/maximum: llama.cpp's grammar converter reads enums and ignores
+                    # integer bounds, and SmolLM2 answered "candidate 5" of 2 under the bounds alone.
+                    "candidate": {"type": "integer", "enum": list(range(1, choices + 1))},
                     # Bounded: a server that turns the schema into a grammar then ends a rambling reason.
                     "reason": {"type": "string", "maxLength": 300, "description": "One sentence."},
                 },

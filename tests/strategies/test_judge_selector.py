@@ -146,3 +146,12 @@ def test_a_role_named_like_the_run_agent_inherits_its_node_and_overrides_its_own
     )
     # Another kind starts from its own conf/agent file.
     assert agent_config("rules", like=run_agent)["name"] == "rules" and "cache" not in agent_config("rules")
+
+
+def test_the_judges_tool_lists_the_choices_a_grammar_can_hold_it_to() -> None:
+    from agents.model.judge import choose_tool
+
+    candidate = choose_tool(3)["function"]["parameters"]["properties"]["candidate"]
+
+    # llama.cpp's converter reads an enum and ignores integer bounds: a tiny model answered 5 of 2.
+    assert candidate["enum"] == [1, 2, 3]
