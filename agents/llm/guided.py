@@ -34,6 +34,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from jsonschema import Draft202012Validator
+
 from agents.base import FatalAgentError, Feedback, ManifestEntry, Task
 from agents.budget import BudgetExceeded
 from agents.llm.conversation import ConversationSetup, ConversationState, record_reply
@@ -59,10 +61,13 @@ from agents.llm.guided_schemas import (
     data_meta_record,
 )
 from agents.llm.outcome import Revision
+from agents.llm.phases import PLAN_FILE, manifest_excerpt
 from agents.llm.sample_evidence import path_parts, table_rows
 from agents.model.client import is_context_window_error
 from agents.tools.tools import ToolBox, ToolResult
 from benchmark.fields import DIMENSION, MODALITY_PRIMARY, TASK_TYPE
+from core.atomic import atomic_write_json
+from validator.plan_support import plan_support, reads_as
 
 __all__ = [
     "DEFAULT_WINDOW",
@@ -259,8 +264,6 @@ class GuidedRun:
 
     def _plan_parts(self, instruction: str) -> list[tuple[str, str]]:
         """The plan's evidence: the instruction, the manifest, the tree, README, tables, the first sample."""
-        from agents.llm.phases import manifest_excerpt
-
         task = self.task
         excerpt, shown = manifest_excerpt(task.entries)
         first = task.entries[0]
@@ -286,9 +289,6 @@ class GuidedRun:
 
     async def _plan_answer(self, label: str, ask: str, parts: Sequence[tuple[str, str]]) -> GuidedPlan | None:
         """One plan asked under ``label``, kept as the candidate's ``plan.json``; None with the reason."""
-        from agents.llm.phases import PLAN_FILE
-        from core.atomic import atomic_write_json
-
         answer = await self._ask(label, "write_plan", ask, PLAN_SCHEMA, parts)
         state = self.states[label]
         if answer is None:
@@ -300,9 +300,15 @@ class GuidedRun:
         except ValueError as exc:
             state.failed = f"the plan is not usable: {exc}"
             return None
-        atomic_write_json(self.task.out_dir / PLAN_FILE, plan.to_dict(), durable=False)
-        self.setup.trace.write("plan", plan=plan.to_dict())
+        self._keep_plan(plan)
         return plan
+
+    def _keep_plan(self, plan: GuidedPlan) -> None:
+        """``plan.json`` holds ``plan`` (written when it does not already), and the trace says so."""
+        path = self.task.out_dir / PLAN_FILE
+        if read_json(path) != plan.to_dict():
+            atomic_write_json(path, plan.to_dict(), durable=False)
+        self.setup.trace.write("plan", plan=plan.to_dict())
 
     async def _replan(
         self, plan: GuidedPlan, feedback: str, parts: Sequence[tuple[str, str]], label: str = "replan"
@@ -319,10 +325,7 @@ class GuidedRun:
             state = self.states[label]
             log.warning("guided mode: the plan was not revised (%s); the samples keep it", state.failed)
             state.failed = None  # an unrevised plan leaves the candidate as it was, not failed
-            from agents.llm.phases import PLAN_FILE
-            from core.atomic import atomic_write_json
-
-            atomic_write_json(self.task.out_dir / PLAN_FILE, plan.to_dict(), durable=False)
+            self._keep_plan(plan)  # a revision's folder may not hold it yet
             return plan
         return revised
 
@@ -331,10 +334,6 @@ class GuidedRun:
         one the raw data supports best (`validator.plan_support`; ties: the earliest) is kept, every one is
         kept in ``plans.json`` with its score and reasons. A kept plan the data contradicts is asked once
         more with the contradictions as feedback, and the answer is kept if the data supports it better."""
-        from agents.llm.phases import PLAN_FILE
-        from core.atomic import atomic_write_json
-        from validator.plan_support import plan_support
-
         paths = [e.relpath for e in self.task.entries]
         seed = int(self.setup.params.get("seed") or 0)
         sampled: list[dict[str, Any]] = []
@@ -391,8 +390,7 @@ class GuidedRun:
             return None
         if not first.fatal:
             first.failed = first.stop_reason = None
-        atomic_write_json(self.task.out_dir / PLAN_FILE, best[2].to_dict(), durable=False)
-        self.setup.trace.write("plan", plan=best[2].to_dict())
+        self._keep_plan(best[2])
         return best[2]
 
     async def _sample(self, plan: GuidedPlan, entry: ManifestEntry) -> None:
@@ -571,6 +569,7 @@ class GuidedRun:
             record_reply(self.setup, state, reply, messages, label)
             answer, problem = answer_object(reply.message, name)
             if answer is not None:
+                self._note_off_schema(label, state, answer, schema)
                 return answer
             if forced and not reply.message.get("tool_calls"):
                 self.structured.give_up_tool_choice(f"the server answered a forced {name} call without it")
@@ -580,6 +579,21 @@ class GuidedRun:
             note = f"\n(Your last answer was not one JSON object: {problem}. Send exactly one.)"
         state.stop_reason = f"{name}: no JSON object in the model's answers"
         return None
+
+    def _note_off_schema(
+        self, label: str, state: ConversationState, answer: Mapping[str, Any], schema: Mapping[str, Any]
+    ) -> None:
+        """Say when an answer left its schema (a server that ignored the grammar): the records take the
+        schema's first value for what is off (`guided_schemas.annotation_record`), which is never silent."""
+        errors = sorted(Draft202012Validator(schema).iter_errors(answer), key=lambda e: list(e.path))
+        if not errors:
+            return
+        where = ".".join(str(p) for p in errors[0].path) or "the answer"
+        why = f"{len(errors)} value(s) outside the schema, the framework's default taken ({where}: "
+        why += f"{errors[0].message[:120]})"
+        log.warning("guided mode: %s: %s", label, why)
+        self.setup.trace.write("off_schema", conversation=label, errors=[e.message[:200] for e in errors])
+        state.note = f"{label}: {why}"
 
     # -- tools ----------------------------------------------------------------------------------------
 
@@ -631,8 +645,6 @@ class GuidedRun:
     def _reads_as(self, entry: ManifestEntry) -> list[tuple[str, str]]:
         """How the sample's file reads (2D, 3D, video), as the plan's dimension is checked
         (`validator.plan_support.reads_as`): its shape alone does not say (an RGB image's 3 is no depth)."""
-        from validator.plan_support import reads_as
-
         try:
             line = reads_as(self.task.root, entry.relpath)
         except (OSError, ValueError) as exc:  # an unreadable file leaves the plan without the line

@@ -147,16 +147,29 @@ def mask_choices(files: Sequence[str], entry: ManifestEntry) -> list[str]:
     target = sample.name.lower()
     numbers = set(re.findall(r"\d+", sample.name))
 
-    def rank(rel: str) -> tuple[int, bool, bool, float]:
-        path = PurePosixPath(rel)
-        shared = len(numbers & set(re.findall(r"\d+", path.name)))
+    folder = str(sample.parent)
+
+    def rank(rel: str) -> tuple[int, bool, bool]:
+        # String work only: a path object per file costs more than the ranking on a tree of thousands.
+        parent, _, name = rel.rpartition("/")
+        shared = len(numbers & set(re.findall(r"\d+", name)))
         words = re.findall(r"[a-z]+", rel.lower().removeprefix("data/"))
         annotated = any(w in ANNOTATION_WORDS for w in words)
-        sibling = path.parent == sample.parent and path.suffixes == sample.suffixes
-        likeness = difflib.SequenceMatcher(None, target, path.name.lower()).ratio()
-        return -shared, not annotated, sibling, -likeness
+        sibling = parent == folder and PurePosixPath(name).suffixes == sample.suffixes
+        return -shared, not annotated, sibling
 
-    return sorted(files, key=rank)[:_MASK_CHOICES]
+    ranked = sorted(((rank(rel), rel) for rel in files), key=lambda pair: pair[0])
+    if len(ranked) > _MASK_CHOICES:
+        # Likeness (difflib, the slow part on a tree of thousands of files) only orders the files that tie
+        # with the last one kept.
+        last = ranked[_MASK_CHOICES - 1][0]
+        ranked = [pair for pair in ranked if pair[0] <= last]
+
+    def likeness(rel: str) -> float:
+        return difflib.SequenceMatcher(None, target, rel.rpartition("/")[2].lower()).ratio()
+
+    ranked.sort(key=lambda pair: (*pair[0], -likeness(pair[1])))
+    return [rel for _key, rel in ranked[:_MASK_CHOICES]]
 
 
 def read_json(path: Path) -> Any:

@@ -232,7 +232,9 @@ def guided_cost(
         revise: A revision: no plan request (the candidate's plan is reused), one request per sample.
         most: The high bound: every sample takes `GUIDED_MOST_STEPS` requests (a model that plans a volume
             or a segmentation where the measured one did not), each as large as the measured ones.
-        plans: Plans sampled per candidate (``agent.plans``, ``strategy=plans``): each is one plan request.
+        plans: Plans sampled per candidate (``agent.plans``, ``strategy=plans``): each is one plan request,
+            and more than one adds the request that asks a plan the data contradicts again (counted always:
+            the forecast errs high, as it comes before paying).
 
     Returns:
         Calls, tokens and steps (as conversations).
@@ -243,7 +245,8 @@ def guided_cost(
     total = step.times(samples)
     for label in FIXED[1:] if revise else FIXED:
         fixed = next((c for p in (own, *fallback) if (c := p.fixed_cost(label)) is not None), None)
-        total = total + (fixed or Cost()).times(plans if label == "plan" else 1)
+        asked = plans + 1 if plans > 1 else 1
+        total = total + (fixed or Cost()).times(asked if label == "plan" else 1)
     return total
 
 

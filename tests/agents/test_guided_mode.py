@@ -268,3 +268,27 @@ def test_feedback_on_a_samples_own_field_leaves_the_plan_unasked(
 
     names = [r["tool_choice"]["function"]["name"] for r in server.chat_requests[asked:]]
     assert names == ["annotate"]
+
+
+class _OffSchemaSex(SchemaAnswers):
+    """Schema answers, but every annotation names a sex its schema does not allow (a grammar ignored)."""
+
+    def __call__(self, request: Mapping[str, Any], serial: int) -> Step:
+        step = super().__call__(request, serial)
+        if request["tool_choice"]["function"]["name"] != "annotate":
+            return step
+        call = step.tool_calls[0]  # type: ignore[attr-defined]
+        arguments = {**json.loads(call["function"]["arguments"]), "sex": "male"}
+        return Reply(tool_calls=(tool_call("annotate", arguments, call_id=f"call_{serial}"),))
+
+
+def test_an_answer_outside_its_schema_takes_the_default_and_says_so_in_the_reason(
+    seg_dataset: Path, tmp_path: Path, fake_server
+):
+    _server, _agent, candidate = _generated(
+        fake_server, _OffSchemaSex("tool_choice"), seg_dataset, tmp_path / "c0"
+    )
+
+    assert candidate.status == "ok"
+    assert "value(s) outside the schema, the framework's default taken (sex:" in candidate.reason
+    assert {a["context"]["sample"]["sex"] for a in _written(candidate).values()} == {"unknown"}

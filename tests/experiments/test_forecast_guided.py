@@ -97,7 +97,7 @@ def test_the_speed_fit_recovers_a_servers_prompt_and_completion_rates() -> None:
     assert speed.seconds(Cost(0, 4000, 100)) == pytest.approx(4000 / 400 + 100 / 20)
 
 
-def test_plan_selection_forecasts_one_plan_request_per_plan_sampled(
+def test_plan_selection_forecasts_a_request_per_plan_sampled_and_the_recheck(
     suite: Path, cli_env: dict[str, str], tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     env = {**cli_env, "OPENAI_API_KEY": "sk-fake"}
@@ -118,5 +118,6 @@ def test_plan_selection_forecasts_one_plan_request_per_plan_sampled(
             calls[label] = json.loads((tmp_path / label / "forecast.json").read_text())["total"]["calls"]
         assert server.chat_requests == []
     datasets = 2
-    assert calls["plans"]["expected"] == pytest.approx(calls["s0"]["expected"] + 2 * datasets)
+    # Two more plans sampled, and the re-ask of a contradicted plan, per dataset.
+    assert calls["plans"]["expected"] == pytest.approx(calls["s0"]["expected"] + 3 * datasets)
     assert calls["agent"]["expected"] == pytest.approx(calls["plans"]["expected"])
