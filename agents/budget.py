@@ -139,11 +139,6 @@ class Budget:
         self.ledger: Ledger = ledger if ledger is not None else LocalLedger()
 
     @property
-    def limited(self) -> bool:
-        """Whether any limit is set (an unlimited budget still counts what was spent)."""
-        return self.max_tokens is not None or self.max_usd is not None
-
-    @property
     def spent(self) -> BudgetState:
         """What was charged so far (by every process sharing the ledger)."""
         tokens, usd = self.ledger.read()

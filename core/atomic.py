@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text"]
+__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "read_json_or_none"]
 
 
 def atomic_write_bytes(path: str | Path, data: bytes, *, durable: bool = True) -> Path:
@@ -102,6 +102,18 @@ def atomic_write_json(path: str | Path, obj: Any, *, indent: int | None = 2, dur
     """
     text = json.dumps(obj, indent=indent, ensure_ascii=False, default=_json_default)
     return atomic_write_text(path, text, durable=durable)
+
+
+def read_json_or_none(path: Path) -> Any:
+    """The JSON document at ``path`` (UTF-8), or None when it is missing, unreadable or not valid JSON.
+
+    For readers that treat a torn, foreign or absent file as "nothing there"; a file holding JSON ``null``
+    also reads as None.
+    """
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def _json_default(value: Any) -> Any:

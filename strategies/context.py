@@ -21,7 +21,7 @@ from typing import Any
 
 from agents.base import OUTPUT_SUBDIR, Candidate, Task, Usage
 from agents.budget import Budget
-from core.atomic import atomic_write_json
+from core.atomic import atomic_write_json, read_json_or_none
 
 __all__ = ["DONE_MARKER", "RunContext", "call_agent", "candidate_from_marker", "current", "use"]
 
@@ -175,10 +175,8 @@ async def _call(
 
 
 def _cut_by_budget(folder: Path) -> bool:
-    try:
-        return bool(json.loads((folder / DONE_MARKER).read_text(encoding="utf-8")).get(BUDGET_CUT))
-    except (OSError, ValueError, AttributeError):
-        return False
+    done = read_json_or_none(folder / DONE_MARKER)
+    return isinstance(done, dict) and bool(done.get(BUDGET_CUT))
 
 
 def _wrote_a_sample(output_dir: Path) -> bool:

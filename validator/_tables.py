@@ -146,11 +146,6 @@ class LabelIndex:
     rows: tuple[frozenset[str], ...]
     by_cell: dict[str, tuple[int, ...]]
 
-    def rows_naming(self, *tokens: str) -> list[frozenset[str]]:
-        """The rows with a cell equal to one of ``tokens`` (empty tokens match nothing)."""
-        hits = sorted({r for t in tokens if t for r in self.by_cell.get(t, ())})
-        return [self.rows[r] for r in hits]
-
 
 _LABEL_INDEX: dict[tuple[str, Any], LabelIndex] = {}
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.discover import Dataset
-from core.atomic import atomic_write_json
+from core.atomic import atomic_write_json, read_json_or_none
 from validator.registry import CheckSpec, Profile
 from validator.report import CheckOutcome, CheckResult, Report, SampleReport, weighted_total
 from validator.validate import validate
@@ -310,10 +310,7 @@ def load_report(
         The report (totals from ``profile``'s weights), or None.
     """
     path = store_path(store, profile)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    doc = read_json_or_none(path)
     if not isinstance(doc, dict) or doc.get("version") != STORE_VERSION:
         return None
     if doc.get("dataset") != _dataset_signature(dataset_root):
@@ -394,10 +391,7 @@ def load_by_content(
     content = content or content_signature(folder)
     if content is None:
         return None
-    try:
-        doc = json.loads((store / f"{check_fingerprint(profile)}-{content}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    doc = read_json_or_none(store / f"{check_fingerprint(profile)}-{content}.json")
     if (
         not isinstance(doc, dict)
         or doc.get("version") != STORE_VERSION

@@ -426,11 +426,6 @@ class MetaView:
         """Manifest indices whose image opens."""
         return sum(1 for s in self.samples.values() if s.image is not None and s.image.valid)
 
-    @cached_property
-    def n_json(self) -> int:
-        """Manifest indices with a JSON-object annotation."""
-        return sum(1 for s in self.samples.values() if s.annotation is not None)
-
 
 def clear_file_caches() -> None:
     """Forget cached image facts, verified contents and resolved paths (cold-start measurements)."""

@@ -52,10 +52,6 @@ def _object(properties: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _const(value: Any) -> dict[str, Any]:
-    return {"const": value}
-
-
 PLAN_SCHEMA: dict[str, Any] = _object(
     {
         "dataset_name": _text(60),

@@ -29,6 +29,7 @@ from agents.tools.folder_tools import FOLDER_TOOLS
 from agents.tools.required_parts import missing_part
 from agents.tools.table_tools import TABLE_TOOLS
 from agents.tools.tools import ToolBox, ToolResult
+from core.atomic import read_json_or_none
 
 __all__ = [
     "PLAN_FILE",
@@ -148,13 +149,6 @@ def split_batches(entries: Sequence[ManifestEntry], size: int) -> list[tuple[Man
     return [tuple(entries[k : k + size]) for k in range(0, len(entries), max(1, size))]
 
 
-def _read(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 def samples_check(output_dir: Path, indices: Sequence[int]) -> Any:
     """The finish check of a batch: its samples' annotations exist and pass the output schema.
 
@@ -179,7 +173,7 @@ def samples_check(output_dir: Path, indices: Sequence[int]) -> Any:
             if gap is not None:  # an annotation without its mask/boxes/image is not a written sample
                 problems.append(f"sample {i}: {gap}")
                 continue
-            document = _read(output_dir / "standardized_annotations" / f"{i}.json")
+            document = read_json_or_none(output_dir / "standardized_annotations" / f"{i}.json")
             try:
                 Annotation.model_validate(document)
             except ValidationError as exc:
@@ -203,7 +197,7 @@ def meta_check(output_dir: Path) -> Any:
     from validator.schema import DataMeta
 
     def check(_toolbox: ToolBox) -> list[str]:
-        document = _read(output_dir / "data_meta.json")
+        document = read_json_or_none(output_dir / "data_meta.json")
         if document is None:
             return ["data_meta.json is not written"]
         try:
@@ -233,7 +227,7 @@ def annotation_summary(output_dir: Path, indices: Sequence[int]) -> str:
         k: Counter() for k in ("task_type", "modality", "dimension", "label_name", "classes")
     }
     for i in indices:
-        doc = _read(output_dir / "standardized_annotations" / f"{i}.json")
+        doc = read_json_or_none(output_dir / "standardized_annotations" / f"{i}.json")
         if not isinstance(doc, dict):
             continue
         media = (doc.get("media_geometry") or {}).get("media") or {}
@@ -267,10 +261,7 @@ def scoped(task: Task, entries: Sequence[ManifestEntry]) -> Task:
 
 def read_plan(path: Path) -> dict[str, Any] | None:
     """A candidate's stored plan (``plan.json``), or None when it has none or it does not parse."""
-    try:
-        plan = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    plan = read_json_or_none(path)
     return plan if isinstance(plan, dict) else None
 
 

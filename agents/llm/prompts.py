@@ -13,9 +13,7 @@ __all__ = [
     "BATCH_PROMPT",
     "CODE_TOOL_GUIDE",
     "EVIDENCE_HEAD",
-    "FINISH_MISSING",
     "FINISH_NOT_YET",
-    "LIMIT_NOTICE",
     "META_PROMPT",
     "NO_CODE_SENTENCE",
     "NO_TOOL_CALL_NUDGE",
@@ -90,8 +88,6 @@ NO_TOOL_CALL_NUDGE = (
     "complete, call finish."
 )
 
-FINISH_MISSING = "Finished with missing outputs for indices {missing}."
-
 FINISH_NOT_YET = """\
 Not finished yet: these outputs of your samples are missing or invalid:
 {problems}
@@ -152,8 +148,6 @@ Write data_meta.json for the whole dataset with write_data_meta (read_output sho
 call finish."""
 
 REVISE_BATCH_NOTE = "Revise only the samples of this batch: {indices}."
-
-LIMIT_NOTICE = "Stopped: {reason}. The outputs written so far are kept."
 
 VIEW_IMAGE_CAPTION = "Image returned by view_image({path}) for tool call {call_id}:"
 

@@ -29,7 +29,7 @@ from agents.rules.writer import SampleResult, build_annotation, build_data_meta
 from benchmark.errors import is_storage_failure
 from benchmark.fields import IMAGE_PATH
 from benchmark.layout import OutputLayout
-from core.atomic import atomic_write_json
+from core.atomic import atomic_write_json, read_json_or_none
 
 log = logging.getLogger(__name__)
 
@@ -319,10 +319,7 @@ class _Trace:
 
 
 def _load(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    data = read_json_or_none(path)
     return data if isinstance(data, dict) else None
 
 

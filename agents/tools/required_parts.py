@@ -10,10 +10,11 @@ counts its samples through `missing_part`, so one rule decides in all of them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+from core.atomic import read_json_or_none
 
 __all__ = ["NO_ANNOTATION", "missing_part"]
 
@@ -76,10 +77,8 @@ def missing_part(output_dir: Path, index: int) -> str | None:
         return NO_ANNOTATION
     if not (output_dir / "images" / f"{index}.png").is_file():
         return f"the image images/{index}.png is not written"
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # unreadable JSON is the schema's finding (the validator scores it), not a missing part
+    # Unreadable JSON is the schema's finding (the validator scores it), not a missing part.
+    document = read_json_or_none(path)
     tasks = document.get("tasks") if isinstance(document, Mapping) else None
     if not isinstance(tasks, Mapping):
         return None

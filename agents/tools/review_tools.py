@@ -26,6 +26,7 @@ from agents.tools.folder_tools import folder_page
 from agents.tools.sandbox import Sandbox, SandboxError
 from agents.tools.tool_args import ToolArgs
 from benchmark.source_stem import add_source_stem_to_annotation
+from validator.values import set_path
 
 __all__ = [
     "EDITABLE_OPTION",
@@ -129,13 +130,7 @@ def _set(doc: dict[str, Any], dotted: str, value: Any) -> None:
     parts = [p for p in dotted.split(".") if p]
     if not parts:
         raise ValueError("an empty field path")
-    node = doc
-    for part in parts[:-1]:
-        child = node.get(part)
-        if not isinstance(child, dict):
-            child = node[part] = {}
-        node = child
-    node[parts[-1]] = value
+    set_path(doc, ".".join(parts), value)
 
 
 def _remove(doc: dict[str, Any], dotted: str) -> bool:

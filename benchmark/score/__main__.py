@@ -9,7 +9,6 @@ medstrat score --root ROOT [--models M ...] [--profile ...] [--metric NAME ...]
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from collections.abc import Sequence
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING
 from benchmark.errors import BenchmarkError
 from benchmark.layout import AGENT_DIR
 from benchmark.score.profiles import PROFILES
+from core.atomic import read_json_or_none
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir, existing_path
 
 if TYPE_CHECKING:
@@ -77,10 +77,7 @@ def _check_output(path: Path) -> None:
     """
     if not path.exists():
         return
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        doc = None
+    doc = read_json_or_none(path)
     if not (isinstance(doc, dict) and isinstance(doc.get("models"), dict) and "dataset" in doc):
         raise CliError(f"--output {path}: exists and is not an eval_results file; name a new file")
 

@@ -6,12 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmark.score.fields import MatchOptions, block_score
-from benchmark.score.normalize import is_placeholder, mean, norm_token, round4
+from benchmark.score.normalize import as_dict, is_placeholder, mean, norm_token, round4
 from benchmark.score.source import get_extra, sample_block
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def content_blocks(
@@ -28,11 +24,11 @@ def content_blocks(
     Returns:
         ``{block name: score in [0, 1]}`` for the blocks that are present.
     """
-    record = _dict(ann.get("record"))
+    record = as_dict(ann.get("record"))
     sample = sample_block(ann)
     extra = get_extra(ann)
-    media = _dict(_dict(ann.get("media_geometry")).get("media"))
-    tasks = _dict(ann.get("tasks"))
+    media = as_dict(as_dict(ann.get("media_geometry")).get("media"))
+    tasks = as_dict(ann.get("tasks"))
     blocks: dict[str, float] = {}
     for name, actual in (
         ("expected_record", record),
@@ -50,7 +46,7 @@ def content_blocks(
     exp_tasks = gt_sample.get("expected_tasks")
     if isinstance(exp_tasks, dict) and exp_tasks:
         blocks["expected_tasks"] = mean(
-            [block_score(tasks.get(t), _dict(s), opts) for t, s in exp_tasks.items()]
+            [block_score(tasks.get(t), as_dict(s), opts) for t, s in exp_tasks.items()]
         )
     if isinstance(global_blocks, dict) and global_blocks:
         parts: list[float] = []
@@ -60,7 +56,7 @@ def content_blocks(
                 parts.append(block_score(actual, exp, opts))
         g_tasks = global_blocks.get("tasks")
         if isinstance(g_tasks, dict) and g_tasks:
-            parts.append(mean([block_score(tasks.get(t), _dict(s), opts) for t, s in g_tasks.items()]))
+            parts.append(mean([block_score(tasks.get(t), as_dict(s), opts) for t, s in g_tasks.items()]))
         if parts:
             blocks["global_expected_blocks"] = mean(parts)
     return blocks

@@ -12,7 +12,7 @@ from benchmark.score.fields import MatchOptions
 from benchmark.score.images import MAX_IMAGE_PIXELS, check_image
 from benchmark.score.metadata import ImageCounts, MetaScores, meta_scores
 from benchmark.score.metrics import MetricInputs, compute, e2e_pass
-from benchmark.score.normalize import mean, round4
+from benchmark.score.normalize import as_dict, mean, round4
 from benchmark.score.profiles import Profile, resolve
 from benchmark.score.sample import DatasetContext, SampleScore, score_sample
 from benchmark.score.semantic import expected_task
@@ -54,10 +54,6 @@ class DatasetScore:
         }
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _name(path: Path) -> str:
     return path.name
 
@@ -71,17 +67,17 @@ def gt_samples(gt: dict[str, Any]) -> dict[str, dict[str, Any]]:
     samples = gt.get("samples")
     if not isinstance(samples, dict):
         samples = gt.get("source_to_truth")
-    return {str(k): _dict(v) for k, v in samples.items()} if isinstance(samples, dict) else {}
+    return {str(k): as_dict(v) for k, v in samples.items()} if isinstance(samples, dict) else {}
 
 
 def make_context(gt: dict[str, Any], profile: Profile, dataset_root: Path) -> DatasetContext:
     """Parse the GT parts per-sample scoring needs."""
     samples = gt_samples(gt)
-    content = _dict(gt.get("content"))
+    content = as_dict(gt.get("content"))
     return DatasetContext(
         gt=gt,
         samples=samples,
-        fmt=_dict(gt.get("format")),
+        fmt=as_dict(gt.get("format")),
         content=content,
         expected=expected_task(gt, samples),
         opts=MatchOptions.from_content(content),

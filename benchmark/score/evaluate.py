@@ -18,7 +18,7 @@ from benchmark.score.dataset import DatasetScore, make_context, score_prediction
 from benchmark.score.forked import map_forked, processes_for
 from benchmark.score.images import needs_pil
 from benchmark.score.profiles import Profile, resolve
-from core.atomic import atomic_write_json, atomic_write_text
+from core.atomic import atomic_write_json, atomic_write_text, read_json_or_none
 from medio.sniff import split_suffix
 
 log = logging.getLogger(__name__)
@@ -81,14 +81,10 @@ def _objects_only(pred_dir: Path, view: Path) -> Path | None:
     dropped = False
     for path in sorted(p for p in pred_dir.rglob("*") if p.is_file()):
         rel = path.relative_to(pred_dir)
-        if rel.parts[0] == "standardized_annotations" and path.suffix == ".json":
-            try:
-                keep = isinstance(json.loads(path.read_text(encoding="utf-8")), dict)
-            except (OSError, ValueError):
-                keep = False
-            if not keep:
-                dropped = True
-                continue
+        json_file = rel.parts[0] == "standardized_annotations" and path.suffix == ".json"
+        if json_file and not isinstance(read_json_or_none(path), dict):
+            dropped = True
+            continue
         (view / rel).parent.mkdir(parents=True, exist_ok=True)
         os.symlink(path.resolve(), view / rel)
     return view if dropped else None

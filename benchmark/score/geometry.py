@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchmark.score.normalize import as_dict
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -32,10 +34,6 @@ class GeometryScores:
         """The applicable scores as content-fidelity blocks."""
         named = {"geometry_dice": self.dice, "geometry_box_f1": self.box_f1, "geometry_slice": self.slice_ok}
         return {k: v for k, v in named.items() if v is not None}
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _load_label_map(path: Path) -> np.ndarray | None:
@@ -118,19 +116,19 @@ def box_f1(pred: list[list[float]], truth: list[list[float]], threshold: float =
 
 
 def _pred_boxes(ann: dict[str, Any]) -> list[list[float]]:
-    boxes = _dict(_dict(ann.get("tasks")).get("detection")).get("boxes2d")
+    boxes = as_dict(as_dict(ann.get("tasks")).get("detection")).get("boxes2d")
     out = []
     for b in boxes if isinstance(boxes, list) else []:
-        bbox = _dict(b).get("bbox")
+        bbox = as_dict(b).get("bbox")
         if isinstance(bbox, list) and len(bbox) == 4 and all(isinstance(v, (int, float)) for v in bbox):
             out.append([float(v) for v in bbox])
     return out
 
 
 def _pred_mask_path(ann: dict[str, Any]) -> str | None:
-    seg = _dict(_dict(ann.get("tasks")).get("segmentation"))
+    seg = as_dict(as_dict(ann.get("tasks")).get("segmentation"))
     for key in _PAYLOAD_KEYS:
-        path = _dict(seg.get(key)).get("mask_path")
+        path = as_dict(seg.get(key)).get("mask_path")
         if isinstance(path, str) and path:
             return path
     return None
@@ -164,12 +162,12 @@ def geometry_scores(
             [float(v) for v in b] for b in geometry["boxes"] if isinstance(b, list) and len(b) == 4
         ]
         box = box_f1(_pred_boxes(ann), truth_boxes)
-    spatial = _dict(_dict(ann.get("media_geometry")).get("spatial"))
+    spatial = as_dict(as_dict(ann.get("media_geometry")).get("spatial"))
     checks = []
     if geometry.get("slice_index") is not None:
-        checks.append(_dict(spatial.get("three_d")).get("slice_index") == geometry["slice_index"])
+        checks.append(as_dict(spatial.get("three_d")).get("slice_index") == geometry["slice_index"])
     if geometry.get("frame_index") is not None:
-        checks.append(_dict(spatial.get("video")).get("frame_index") == geometry["frame_index"])
+        checks.append(as_dict(spatial.get("video")).get("frame_index") == geometry["frame_index"])
     if checks:
         slice_ok = float(all(checks))
     return GeometryScores(dice, box, slice_ok)

@@ -7,6 +7,7 @@ from typing import Any
 
 from benchmark.score import constants as C
 from benchmark.score.normalize import (
+    as_dict,
     is_number,
     is_placeholder,
     mean,
@@ -36,10 +37,6 @@ class ImageCounts:
     n_image_exists: int
     n_image_valid: int
     n_pair_valid: int
-
-
-def _obj(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -73,7 +70,7 @@ def meta_scores(
     """
     if not isinstance(meta, dict):
         return MetaScores(reason=reason or "data_meta.json is not a JSON object")
-    spec: dict[str, Any] = _obj(gt.get("data_meta_expected"))
+    spec: dict[str, Any] = as_dict(gt.get("data_meta_expected"))
     required = spec.get("required_keys") or list(C.META_DEFAULT_REQUIRED_KEYS)
     optional = spec.get("optional_but_recommended") or []
     dv_required = spec.get("data_volume_required_fields") or list(C.META_DEFAULT_DV_REQUIRED)
@@ -87,7 +84,7 @@ def meta_scores(
     msv_parts += [nonmissing(meta.get(k)) for k in optional]
 
     gt_name = norm_text(gt.get("dataset_name"))
-    content = _obj(gt.get("content"))
+    content = as_dict(gt.get("content"))
     name = norm_text(meta.get("dataset_name"))
     modalities = _as_list(meta.get("modality_primary"))
     per_task = meta.get("num_classes_per_task")
@@ -106,7 +103,7 @@ def meta_scores(
     total: Any = volume.get("total") if isinstance(volume, dict) else None
     mcf_parts.append(is_number(total))
     if is_number(total):
-        strict_equals = _obj(spec.get("strict_equals"))
+        strict_equals = as_dict(spec.get("strict_equals"))
         want: Any = strict_equals.get("data_volume.total", gt.get("expected_count"))
         mcf_parts.append(is_number(want) and float(total) == float(want))
     valid_n = meta.get("valid_image_n")

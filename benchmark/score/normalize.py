@@ -7,6 +7,8 @@ under the names the scorer's modules import.
 
 from __future__ import annotations
 
+from typing import Any
+
 from benchmark.normalize import (
     is_number,
     is_placeholder,
@@ -20,6 +22,7 @@ from benchmark.normalize import (
 from benchmark.score import constants as C
 
 __all__ = [
+    "as_dict",
     "is_number",
     "is_placeholder",
     "mean",
@@ -31,6 +34,11 @@ __all__ = [
     "norm_token",
     "round4",
 ]
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (malformed input scores as absent)."""
+    return value if isinstance(value, dict) else {}
 
 
 def round4(x: float) -> float:

@@ -5,12 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from benchmark.score import constants as C
-from benchmark.score.normalize import is_placeholder, nonmissing, norm_dim, norm_full_path, norm_text, round4
+from benchmark.score.normalize import (
+    as_dict,
+    is_placeholder,
+    nonmissing,
+    norm_dim,
+    norm_full_path,
+    norm_text,
+    round4,
+)
 from benchmark.score.source import sample_block
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _fmt_list(fmt: dict[str, Any], key: str) -> list[str]:
@@ -52,20 +56,20 @@ def schema_checks(ann: dict[str, Any], fmt: dict[str, Any]) -> dict[str, bool]:
     Returns:
         ``{check name: passed}`` in the reference order.
     """
-    record = _dict(ann.get("record"))
+    record = as_dict(ann.get("record"))
     sample = sample_block(ann)
     # Checks 7-8 read context.sample.extra as written (no subject_id copy-in, unlike the content scores).
-    extra = _dict(sample.get("extra"))
-    media_geometry = _dict(ann.get("media_geometry"))
-    media = _dict(media_geometry.get("media"))
-    spatial = _dict(media_geometry.get("spatial"))
-    tasks = _dict(ann.get("tasks"))
+    extra = as_dict(sample.get("extra"))
+    media_geometry = as_dict(ann.get("media_geometry"))
+    media = as_dict(media_geometry.get("media"))
+    spatial = as_dict(media_geometry.get("spatial"))
+    tasks = as_dict(ann.get("tasks"))
     image_path = record.get("image_path")
 
     dim = norm_dim(media.get("dimension"))
     branch = C.SPATIAL_BRANCH_BY_DIM.get(dim)
     task = norm_text(media.get("task_type"))
-    required_by_task = _dict(fmt.get("task_required_fields"))
+    required_by_task = as_dict(fmt.get("task_required_fields"))
     task_fields = required_by_task.get(task) or C.SCHEMA_DEFAULTS["task_required_fields_default"]
     task_branch = tasks.get(task)
     extra_any = _fmt_list(fmt, "extra_required_any")

@@ -7,12 +7,16 @@ from typing import Any
 
 from benchmark.score import constants as C
 from benchmark.score.fields import MatchOptions, block_score
-from benchmark.score.normalize import nonmissing, norm_dim, norm_modality, norm_text, norm_token, round4
+from benchmark.score.normalize import (
+    as_dict,
+    nonmissing,
+    norm_dim,
+    norm_modality,
+    norm_text,
+    norm_token,
+    round4,
+)
 from benchmark.score.source import get_extra, sample_block
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 @dataclass(frozen=True)
@@ -35,10 +39,10 @@ def expected_task(gt: dict[str, Any], samples: dict[str, Any]) -> ExpectedTask:
     """
     hint = norm_dim(gt.get("dimension"))
     for key in sorted(samples, key=lambda s: (0, int(s), s) if s.isdigit() else (1, 0, s)):
-        tasks = _dict(_dict(samples[key]).get("expected_tasks"))
+        tasks = as_dict(as_dict(samples[key]).get("expected_tasks"))
         for task, spec in tasks.items():
             if task in C.ALLOWED_TASKS:
-                variant = norm_text(_dict(spec).get("schema_variant"))
+                variant = norm_text(as_dict(spec).get("schema_variant"))
                 if "3d" in variant:
                     return ExpectedTask(task, "3d")
                 if "video" in variant:
@@ -51,7 +55,7 @@ def expected_task(gt: dict[str, Any], samples: dict[str, Any]) -> ExpectedTask:
 def predicted_class(ann: dict[str, Any], task: str) -> str:
     """The class text the annotation states for the expected task (norm_token form)."""
     extra = get_extra(ann)
-    branch = _dict(_dict(ann.get("tasks")).get(task))
+    branch = as_dict(as_dict(ann.get("tasks")).get(task))
     fallback = extra.get("label_text") or extra.get("class_name") or extra.get("label_name")
     if task == "classification":
         return norm_token(branch.get("label_name") or extra.get("label_text") or extra.get("class_name"))
@@ -66,7 +70,7 @@ def predicted_class(ann: dict[str, Any], task: str) -> str:
 def payload_presence(ann: dict[str, Any], task: str) -> float:
     """P: mean presence of the expected task branch's payload items."""
     extra = get_extra(ann)
-    branch = _dict(_dict(ann.get("tasks")).get(task))
+    branch = as_dict(as_dict(ann.get("tasks")).get(task))
     if task == "classification":
         items = [
             "label" in branch,
@@ -118,18 +122,18 @@ def semantic_score(
     Returns:
         sem_i rounded to 4 decimals.
     """
-    record = _dict(ann.get("record"))
-    media = _dict(_dict(ann.get("media_geometry")).get("media"))
+    record = as_dict(ann.get("record"))
+    media = as_dict(as_dict(ann.get("media_geometry")).get("media"))
     extra = get_extra(ann)
     items: dict[str, float] = {
         "task": float(norm_text(media.get("task_type")) == expected.task),
         "dimension": float(norm_dim(media.get("dimension")) == expected.dim),
     }
-    exp_modality = _dict(gt_sample.get("expected_context_sample")).get("modality_primary")
+    exp_modality = as_dict(gt_sample.get("expected_context_sample")).get("modality_primary")
     if nonmissing(exp_modality):
         got = norm_modality(sample_block(ann).get("modality_primary"))
         items["modality"] = float(got == norm_modality(exp_modality))
-    exp_name = _dict(gt_sample.get("expected_record")).get("dataset_name")
+    exp_name = as_dict(gt_sample.get("expected_record")).get("dataset_name")
     if nonmissing(exp_name):
         got_name, want = norm_text(record.get("dataset_name")), norm_text(exp_name)
         if content.get("strict_dataset_name_match"):
@@ -147,10 +151,10 @@ def semantic_score(
     total_w = sum(weights[k] for k in items)
     f_score = sum(weights[k] * v for k, v in items.items()) / total_w if total_w else 0.0
     p_score = payload_presence(ann, expected.task)
-    exp_tasks = _dict(gt_sample.get("expected_tasks"))
-    tasks = _dict(ann.get("tasks"))
+    exp_tasks = as_dict(gt_sample.get("expected_tasks"))
+    tasks = as_dict(ann.get("tasks"))
     if exp_tasks:
-        x_score = sum(block_score(tasks.get(t), _dict(spec), opts) for t, spec in exp_tasks.items()) / len(
+        x_score = sum(block_score(tasks.get(t), as_dict(spec), opts) for t, spec in exp_tasks.items()) / len(
             exp_tasks
         )
     else:

@@ -17,6 +17,7 @@ from typing import Any
 
 from benchmark.normalize import expand_aliases, is_number, nonmissing, normalize_source_stem, scanned_stem
 from benchmark.score import constants as C
+from benchmark.score.normalize import as_dict
 from benchmark.score.profiles import Profile
 
 __all__ = [
@@ -45,13 +46,9 @@ def aliases_of(values: set[str]) -> set[str]:
     return out
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def sample_block(ann: dict[str, Any]) -> dict[str, Any]:
     """``context.sample`` of an annotation ({} when absent or malformed)."""
-    return _dict(_dict(ann.get("context")).get("sample"))
+    return as_dict(as_dict(ann.get("context")).get("sample"))
 
 
 def get_extra(ann: dict[str, Any]) -> dict[str, Any]:
@@ -65,7 +62,7 @@ def get_extra(ann: dict[str, Any]) -> dict[str, Any]:
         A new dict; the annotation is not modified.
     """
     sample = sample_block(ann)
-    extra = dict(_dict(sample.get("extra")))
+    extra = dict(as_dict(sample.get("extra")))
     if "subject_id" in sample and "subject_id" not in extra:
         extra["subject_id"] = sample["subject_id"]
     return extra
@@ -83,7 +80,7 @@ def _dotted_path(dotted: str) -> tuple[bool, tuple[str, ...]]:
 
 def _lookup(ann: dict[str, Any], extra: dict[str, Any], dotted: str) -> Any:
     in_raw, parts = _dotted_path(dotted)
-    node: Any = _dict(ann.get("raw")) if in_raw else extra
+    node: Any = as_dict(ann.get("raw")) if in_raw else extra
     for part in parts:
         if not isinstance(node, dict):
             return None
@@ -93,7 +90,7 @@ def _lookup(ann: dict[str, Any], extra: dict[str, Any], dotted: str) -> Any:
 
 def source_from_notes(ann: dict[str, Any]) -> str | None:
     """A source file named in ``provenance.notes`` ("Converted from: X", "Original file: X, Key: v", ...)."""
-    notes = _dict(ann.get("provenance")).get("notes")
+    notes = as_dict(ann.get("provenance")).get("notes")
     if not isinstance(notes, str) or not notes.strip():
         return None
     text = notes.strip()
@@ -156,7 +153,7 @@ def _microscopy_stem(ann: dict[str, Any], extra: dict[str, Any]) -> str | None:
                 break
     if not (seq and frame):
         return None
-    dataset = str(_dict(ann.get("record")).get("dataset_name") or "").lower()
+    dataset = str(as_dict(ann.get("record")).get("dataset_name") or "").lower()
     if dataset == "microscopy-demo" or any("dynamicnuclearnet" in p.lower() for p in paths):
         return normalize_source_stem(f"dynamicnuclearnet_{seq}_{frame}") or normalize_source_stem(
             f"{seq}_{frame}"
@@ -203,7 +200,7 @@ def derive_source_stem(ann: dict[str, Any]) -> str | None:
     stem = _microscopy_stem(ann, extra)
     if stem:
         return stem
-    if str(_dict(ann.get("record")).get("dataset_name") or "").lower() == "mri-rd":
+    if str(as_dict(ann.get("record")).get("dataset_name") or "").lower() == "mri-rd":
         stem = _mri_rd_stem(ann, extra)
         if stem:
             return stem
@@ -222,7 +219,7 @@ def expected_sources(gt_sample: dict[str, Any]) -> set[str]:
     listed = gt_sample.get("expected_sources")
     raw_values = listed if isinstance(listed, list) and listed else [gt_sample.get("source_stem")]
     out = {s for v in raw_values if (s := normalize_source_stem(v))}
-    subject = _dict(gt_sample.get("expected_extra")).get("subject_id")
+    subject = as_dict(gt_sample.get("expected_extra")).get("subject_id")
     if nonmissing(subject):
         s = normalize_source_stem(subject)
         if s:
@@ -241,8 +238,8 @@ def scanned_stems(ann: dict[str, Any], main_stem: str | None, profile: Profile) 
     out = {main_stem} if main_stem else set()
     for where, block in (
         ("extra", get_extra(ann)),
-        ("raw", _dict(ann.get("raw"))),
-        ("record", _dict(ann.get("record"))),
+        ("raw", as_dict(ann.get("raw"))),
+        ("record", as_dict(ann.get("record"))),
     ):
         for key, value in block.items():
             stem = None if _skip_key(where, key, profile) else scanned_stem(key, value)
@@ -256,10 +253,10 @@ def has_trace_evidence(ann: dict[str, Any], profile: Profile) -> bool:
     extra = get_extra(ann)
     if any(nonmissing(extra.get(k)) for k in C.SOURCE_TRACE_KEYS if not _skip_key("extra", k, profile)):
         return True
-    for where, block in (("raw", _dict(ann.get("raw"))), ("record", _dict(ann.get("record")))):
+    for where, block in (("raw", as_dict(ann.get("raw"))), ("record", as_dict(ann.get("record")))):
         if any(nonmissing(block.get(k)) for k in C.RAW_SOURCE_KEYS if not _skip_key(where, k, profile)):
             return True
-    record = _dict(ann.get("record"))
+    record = as_dict(ann.get("record"))
     if any(nonmissing(record.get(k)) for k in C.RECORD_TRACE_KEYS):
         return True
     if any(nonmissing(_lookup(ann, extra, k)) for k in C.EXTRA_NESTED_TRACE_KEYS):

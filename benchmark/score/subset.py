@@ -9,12 +9,11 @@ SPEC §3.6) become the cut's size, exactly what a ground truth written for a dat
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from core.atomic import atomic_write_json, atomic_write_text
+from core.atomic import atomic_write_json, atomic_write_text, read_json_or_none
 
 __all__ = ["write_subset"]
 
@@ -58,10 +57,7 @@ def write_subset(vlm_dir: Path, out_vlm: Path, indices: Iterable[int]) -> list[s
         atomic_write_text(out_vlm / "random.txt", "".join(f"{line}\n" for line in kept), durable=False)
         written.append("random.txt")
     for path in sorted(vlm_dir.glob("ground_truth*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue  # the scorer reports an unreadable ground truth itself: link it as it is
+        data = read_json_or_none(path)  # an unreadable one the scorer reports itself: link it as it is
         if isinstance(data, dict):
             atomic_write_json(out_vlm / path.name, _ground_truth(data, keep), durable=False)
             written.append(path.name)

@@ -17,7 +17,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -26,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core.atomic import read_json_or_none
 from experiments.run.lock import refuse_if_busy
 from experiments.run.resume import CONFIG_FILE, resume_mode
 
@@ -76,10 +76,7 @@ class HeldRun:
 
 
 def _json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # a torn or unreadable file still means a run was there
-        return {}
+    data = read_json_or_none(path)  # a torn or unreadable file still means a run was there
     return data if isinstance(data, dict) else {}
 
 

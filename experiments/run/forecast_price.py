@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from core.atomic import read_json_or_none
 
 __all__ = ["Price", "price_of"]
 
@@ -49,10 +50,7 @@ def _litellm_map() -> dict[str, Any]:
     spec = importlib.util.find_spec("litellm")
     if spec is None or spec.origin is None:
         return {}
-    try:
-        data = json.loads((Path(spec.origin).parent / MAP_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    data = read_json_or_none(Path(spec.origin).parent / MAP_FILE)
     return data if isinstance(data, dict) else {}
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.score.constants import METRIC_NAMES
-from core.atomic import atomic_write_json, atomic_write_text
+from core.atomic import atomic_write_json, atomic_write_text, read_json_or_none
 from core.cli_errors import OneLineParser, cli_main, existing_dir
 from experiments.run.results import PROFILES, format_table
 
@@ -99,10 +99,8 @@ def _check_out(run_dirs: Sequence[Path], out: Path) -> None:
     """
     from experiments.run.folder import held_run
 
-    try:
-        before = json.loads((out / "usage.json").read_text(encoding="utf-8")).get("runs")
-    except (OSError, ValueError, AttributeError):
-        before = None
+    usage = read_json_or_none(out / "usage.json")
+    before = usage.get("runs") if isinstance(usage, dict) else None
     merge = isinstance(before, list) and not (out / "run.json").exists()  # what this command writes
     if any(out.resolve() == run.resolve() for run in run_dirs) or (held_run(out) is not None and not merge):
         raise ValueError(f"--out {out} is a run folder; merging there would overwrite its metrics.json")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.atomic import atomic_write_json
+from validator.values import get_path
 
 if TYPE_CHECKING:
     from experiments.run.plan import RunSettings
@@ -61,13 +62,6 @@ def resume_mode(run: Mapping[str, Any]) -> tuple[bool, bool]:
     raise ValueError(f"run.resume={value!r}: expected true, false or force")
 
 
-def _select(data: dict[str, Any], dotted: str) -> Any:
-    node: Any = data
-    for part in dotted.split("."):
-        node = node.get(part) if isinstance(node, dict) else None
-    return node
-
-
 def _flatten(value: Any, prefix: str) -> dict[str, Any]:
     if isinstance(value, dict):
         out: dict[str, Any] = {}
@@ -89,7 +83,7 @@ def config_diff(stored: dict[str, Any], current: dict[str, Any]) -> dict[str, tu
     """
     out: dict[str, tuple[Any, Any]] = {}
     for node in COMPARED:
-        old, new = _flatten(_select(stored, node), node), _flatten(_select(current, node), node)
+        old, new = _flatten(get_path(stored, node), node), _flatten(get_path(current, node), node)
         for key in sorted(set(old) | set(new)):
             if old.get(key) != new.get(key):
                 out[key] = (old.get(key), new.get(key))

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import logging
 import os
 import sys
@@ -33,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.atomic import atomic_write_json
+from core.atomic import atomic_write_json, read_json_or_none
 from core.cli_errors import one_line
 
 if TYPE_CHECKING:
@@ -229,10 +228,7 @@ def stored_link(folder: Path) -> dict[str, str] | None:
     path = folder / TRACKING_FILE
     if not path.is_file():
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    data = read_json_or_none(path)
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else None
 
 

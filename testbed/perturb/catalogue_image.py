@@ -14,7 +14,8 @@ import numpy as np
 from PIL import Image
 
 from benchmark.fields import IMAGE_PATH
-from testbed.perturb.mistake import SampleState, get_path, mistake
+from testbed.perturb.mistake import SampleState, mistake
+from validator.values import get_path
 
 log = logging.getLogger(__name__)
 

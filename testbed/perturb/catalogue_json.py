@@ -7,13 +7,15 @@ no occasion for it (no second class to confuse, no boxes to convert). They follo
 
 from __future__ import annotations
 
+import copy
 import json
 import posixpath
 from typing import Any
 
 from benchmark.fields import ANNOTATION_TYPE, MODALITY_PRIMARY, SOURCE_FILE, SUBJECT_ID, TASK_TYPE
 from benchmark.fields import DIMENSION as DIMENSION_PATH
-from testbed.perturb.mistake import SampleState, get_path, mistake, set_path
+from testbed.perturb.mistake import SampleState, mistake
+from validator.values import get_path, set_path
 
 SOURCE = SOURCE_FILE
 ORIGINAL = "context.sample.extra.original_filename"
@@ -383,7 +385,7 @@ def neighbour_subject_id(state: SampleState) -> bool:
     other = state.neighbour(SUBJECT)
     if other is None:
         return False
-    set_path(state.annotation, SUBJECT, other[1])
+    set_path(state.annotation, SUBJECT, copy.deepcopy(other[1]))  # not the neighbour's own object
     if "subject_id" in state.extra():
         state.extra()["subject_id"] = other[1]
     return True

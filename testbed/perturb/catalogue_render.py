@@ -16,7 +16,8 @@ import numpy as np
 
 from testbed.perturb.catalogue_image import IMAGE, _load, _save
 from testbed.perturb.catalogue_json import NOTES, ORIGINAL, SOURCE, _point_source_at
-from testbed.perturb.mistake import SampleState, get_path, mistake
+from testbed.perturb.mistake import SampleState, mistake
+from validator.values import get_path
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,6 @@ about one of them may fix it).
 
 from __future__ import annotations
 
-import copy
 import json
 import random
 from collections.abc import Callable, Mapping
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from benchmark.fields import DIMENSION, TASK_TYPE
+from validator.values import get_path
 
 __all__ = [
     "CATEGORIES",
@@ -25,9 +25,7 @@ __all__ = [
     "Category",
     "Mistake",
     "SampleState",
-    "get_path",
     "mistake",
-    "set_path",
 ]
 
 Category = Literal[
@@ -160,25 +158,3 @@ def mistake(
         return fn
 
     return register
-
-
-def get_path(doc: Any, path: str) -> Any:
-    """The value at a dotted path, or None when any step is missing."""
-    node = doc
-    for part in path.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
-def set_path(doc: dict[str, Any], path: str, value: Any) -> None:
-    """Set a dotted path, creating dicts on the way."""
-    parts = path.split(".")
-    node = doc
-    for part in parts[:-1]:
-        child = node.get(part)
-        if not isinstance(child, dict):
-            child = node[part] = {}
-        node = child
-    node[parts[-1]] = copy.deepcopy(value)
