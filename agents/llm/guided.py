@@ -47,7 +47,6 @@ from agents.llm.guided_evidence import (
     mask_choices,
     mask_of,
     plain,
-    read_json,
     rendered_info,
 )
 from agents.llm.guided_schemas import (
@@ -66,7 +65,7 @@ from agents.llm.sample_evidence import path_parts, table_rows
 from agents.model.client import is_context_window_error
 from agents.tools.tools import ToolBox, ToolResult
 from benchmark.fields import DIMENSION, MODALITY_PRIMARY, TASK_TYPE
-from core.atomic import atomic_write_json
+from core.atomic import atomic_write_json, read_json_or_none
 from validator.plan_support import plan_support, reads_as
 
 __all__ = [
@@ -306,7 +305,7 @@ class GuidedRun:
     def _keep_plan(self, plan: GuidedPlan) -> None:
         """``plan.json`` holds ``plan`` (written when it does not already), and the trace says so."""
         path = self.task.out_dir / PLAN_FILE
-        if read_json(path) != plan.to_dict():
+        if read_json_or_none(path) != plan.to_dict():
             atomic_write_json(path, plan.to_dict(), durable=False)
         self.setup.trace.write("plan", plan=plan.to_dict())
 
@@ -475,7 +474,7 @@ class GuidedRun:
         i, source = entry.index, entry.relpath
         label = f"revise {i}"
         out = self.toolbox.sandbox.output_dir
-        current = read_json(out / "standardized_annotations" / f"{i}.json")
+        current = read_json_or_none(out / "standardized_annotations" / f"{i}.json")
         if not isinstance(current, dict) or not (out / "images" / f"{i}.png").is_file():
             return  # nothing to revise: generating a missing sample is not a revision
         info = rendered_info(current, out / "images" / f"{i}.png")

@@ -22,7 +22,6 @@ __all__ = [
     "mask_choices",
     "mask_of",
     "plain",
-    "read_json",
     "rendered_info",
 ]
 
@@ -170,13 +169,6 @@ def mask_choices(files: Sequence[str], entry: ManifestEntry) -> list[str]:
 
     ranked.sort(key=lambda pair: (*pair[0], -likeness(pair[1])))
     return [rel for _key, rel in ranked[:_MASK_CHOICES]]
-
-
-def read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def rendered_info(annotation: Mapping[str, Any], image: Path) -> dict[str, Any]:
