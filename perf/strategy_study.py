@@ -556,6 +556,15 @@ def figure(metrics: pd.DataFrame, costs: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
+def seconds_by_seed(out: Path, runs: Sequence[RunData]) -> pd.DataFrame:
+    """Per strategy (rows) and seed (columns): `cost_frame`'s strategy seconds per sample."""
+    columns = {}
+    for seed in sorted({_where(r)[1] for r in runs}):
+        frame = cost_frame(out, [r for r in runs if _where(r)[1] == seed])
+        columns[f"seed {seed}"] = frame.set_index("strategy")["strategy s/sample"]
+    return pd.DataFrame(columns).reset_index(names="strategy")
+
+
 def analyse(out: Path) -> str:
     """Write ``OUT/study.md`` and ``OUT/study.png`` from the runs that exist; return the Markdown."""
     runs = load_study(out)
@@ -581,6 +590,8 @@ def analyse(out: Path) -> str:
         "Bought: the run's own uncached calls (shared cache: S0 and S1/S2's first generation are S3's "
         "candidate 0). Strategy: what the strategy alone costs (S0/S1/S2 with S3's candidate 0; S4 = S3).\n",
         markdown(costs),
+        "Strategy seconds per sample by seed (a seed run beside other work on the machine is slower):\n",
+        markdown(seconds_by_seed(out, runs)),
         "## Selectors on the S3 candidates (`medstrat leaderboard`, validator evidence)\n",
         markdown(selector_frame(out)),
     ]
