@@ -388,11 +388,35 @@ class StoredDataset:
     source: str = ""
 
 
-def load_stored(run_dir: Path) -> list[StoredDataset]:
+def run_labels(runs: Sequence[str | Path]) -> list[str]:
+    """A distinct label per run folder: its name, with as many parent folders as it takes to tell runs apart.
+
+    Runs of a study named alike (``<dataset>/seed0/s3``, ``<dataset>/seed1/s3``) are distinct clusters; keyed
+    by the folder name alone, the second run's per-dataset E2E and oracle replaced the first's.
+
+    Args:
+        runs: Run folders (the same folder given twice is one run: it gets one label).
+
+    Returns:
+        The labels, in the order of ``runs``.
+    """
+    paths = [Path(r).resolve() for r in runs]
+    for depth in range(1, max((len(p.parts) for p in paths), default=1) + 1):
+        labels = ["/".join(p.parts[-depth:]) for p in paths]
+        owners: dict[str, set[Path]] = {}
+        for label, path in zip(labels, paths, strict=True):
+            owners.setdefault(label, set()).add(path)
+        if all(len(folders) == 1 for folders in owners.values()):
+            return labels
+    return [str(p) for p in paths]
+
+
+def load_stored(run_dir: Path, label: str | None = None) -> list[StoredDataset]:
     """The datasets and finished candidates of an S3/S4 run folder.
 
     Args:
         run_dir: A finished run folder.
+        label: The run's part of each dataset's cluster key (default the folder's name; `run_labels`).
 
     Returns:
         One entry per dataset with at least one finished candidate.
@@ -420,7 +444,8 @@ def load_stored(run_dir: Path) -> list[StoredDataset]:
         cands = [c for c in (candidate_from_marker(p) for p in keys) if c is not None]
         if cands:
             task = Task.from_dataset(dataset, run_dir / "selected" / dataset.name, **options)
-            out.append(StoredDataset(f"{run_dir.name}/{dataset.name}", task, cands, str(run_dir)))
+            key = f"{label or run_dir.name}/{dataset.name}"
+            out.append(StoredDataset(key, task, cands, str(run_dir)))
     if not out:
         raise ReselectError(f"{run_dir} holds no finished candidates")
     return out
@@ -673,8 +698,11 @@ def leaderboard(
     import os
 
     start, started = time.perf_counter(), time.time()
-    stored = [s for run in runs for s in load_stored(Path(run))]
-    sources = judge_sources(runs)
+    folders = list(dict.fromkeys(Path(r).resolve() for r in runs))  # a run given twice counts once
+    stored = [
+        s for run, label in zip(folders, run_labels(folders), strict=True) for s in load_stored(run, label)
+    ]
+    sources = judge_sources(folders)
     names, skipped = ready_judges(_selector_names(selector_names, judges=True), sources, bool(selector_names))
     for name in names:
         if not is_judge(name):

@@ -198,3 +198,28 @@ def test_an_output_is_assembled_and_scored_once_whatever_profile_chose_it(
     ]
     scores.score_decisions(stored, first, "mdsbench", other_meta)
     assert scores.assembled == 2  # another candidate's meta: another folder
+
+
+def test_runs_named_alike_are_distinct_clusters(rules_s3_run, tmp_path: Path) -> None:
+    # A study's seeds: <dataset>/seed0/s3 and <dataset>/seed1/s3. Keyed by the folder name alone, the second
+    # run's E2E and oracle replaced the first's while the macro counted both.
+    _, src = rules_s3_run
+    runs = [tmp_path / seed / "s3" for seed in ("seed0", "seed1")]
+    for run in runs:
+        shutil.copytree(src, run, symlinks=True)
+    frame, stats = leaderboard([*runs, runs[0]], ["validator_max"], ["evidence"], workers=1)
+
+    row = frame.set_index("selector").loc["validator_max"]
+    clusters = stats["per_dataset_E2E"]["evidence/validator_max"]
+    assert sorted(clusters) == sorted(f"{seed}/s3/{ds}" for seed in ("seed0", "seed1") for ds in DATASETS)
+    assert row["n_datasets"] == 2 * len(DATASETS)
+    assert row["E2E"] == pytest.approx(sum(clusters.values()) / len(clusters))
+    assert row["oracle_E2E"] >= row["E2E"]
+
+
+def test_run_labels_take_parents_only_where_names_clash(tmp_path: Path) -> None:
+    from experiments.selection.leaderboard import run_labels
+
+    runs = [tmp_path / "a" / "s3", tmp_path / "b" / "s3", tmp_path / "x" / "run7"]
+    assert run_labels(runs) == ["a/s3", "b/s3", "x/run7"]
+    assert run_labels([tmp_path / "r", tmp_path / "r"]) == ["r", "r"]
