@@ -434,7 +434,11 @@ def load_stored(run_dir: Path, label: str | None = None) -> list[StoredDataset]:
     names = list(info.get("datasets") or [])
     options = task_options(cfg.agent, int(cfg.run.seed))
     out = []
-    for dataset in discover(root, names=names or None):
+    # The run's sample limit (benchmark.samples): its candidates and scores cover only the first N entries;
+    # scored against the whole manifest, a 3-sample run of a 20-sample dataset had SV 0.15 here, 1.0 there.
+    limit = info.get("samples_per_dataset")
+    for found in discover(root, names=names or None):
+        dataset = found.first(int(limit)) if limit is not None else found
         folder = run_dir / CANDIDATES / dataset.name
         keys = (
             sorted((p for p in folder.iterdir() if p.name.isdigit()), key=lambda p: int(p.name))

@@ -223,3 +223,18 @@ def test_run_labels_take_parents_only_where_names_clash(tmp_path: Path) -> None:
     runs = [tmp_path / "a" / "s3", tmp_path / "b" / "s3", tmp_path / "x" / "run7"]
     assert run_labels(runs) == ["a/s3", "b/s3", "x/run7"]
     assert run_labels([tmp_path / "r", tmp_path / "r"]) == ["r", "r"]
+
+
+def test_a_run_limited_to_n_samples_is_re_scored_on_those_n(rules_s3_run, tmp_path: Path) -> None:
+    from experiments.selection.leaderboard import load_stored
+
+    _, src = rules_s3_run
+    run = tmp_path / "run"
+    shutil.copytree(src, run, symlinks=True)
+    info = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**info, "samples_per_dataset": 1}))
+
+    stored = load_stored(run)
+
+    assert stored and all(len(s.task.entries) == 1 for s in stored)
+    assert all(len(s.task.entries) > 1 for s in load_stored(src))
