@@ -18,6 +18,7 @@ from benchmark.score.dataset import DatasetScore, make_context, score_prediction
 from benchmark.score.forked import map_forked, processes_for
 from benchmark.score.images import needs_pil
 from benchmark.score.profiles import Profile, resolve
+from benchmark.score.subset import cut_ground_truth
 from core.atomic import atomic_write_json, atomic_write_text, read_json_or_none
 from medio.sniff import split_suffix
 
@@ -44,6 +45,7 @@ def score_candidate(
     *,
     profile: str | Profile = "official",
     unreadable_as_missing: bool = False,
+    indices: Iterable[int] | None = None,
 ) -> DatasetScore:
     """Score one output folder against its dataset's own ground truth (found and loaded here).
 
@@ -57,6 +59,8 @@ def score_candidate(
         unreadable_as_missing: When the folder fails as a whole because some per-image JSON is not an object
             (the reference scorer crashes on it, SPEC §6 bug 12), score it again with those samples missing.
             For per-candidate analysis (a best-of-n bound), never for a run's own result.
+        indices: Score only these samples (a run cut to its first samples, ``benchmark.samples``), against
+            the ground truth cut to them as the run's export is (`benchmark.score.subset`).
 
     Returns:
         The score; ``error`` is set when the ground truth is missing or unreadable. Never raises.
@@ -65,6 +69,8 @@ def score_candidate(
         gt = load_ground_truth_dict(ground_truth_path(Path(dataset_root)))
     except BenchmarkError as exc:
         return DatasetScore(error=str(exc))
+    if indices is not None:
+        gt = cut_ground_truth(gt, set(indices))
     scored = score_prediction(pred_dir, gt, profile=profile, dataset_root=dataset_root)
     if scored.error and unreadable_as_missing:
         import tempfile

@@ -15,10 +15,19 @@ from typing import Any
 
 from core.atomic import atomic_write_json, atomic_write_text, read_json_or_none
 
-__all__ = ["write_subset"]
+__all__ = ["cut_ground_truth", "write_subset"]
 
 
-def _ground_truth(data: dict[str, Any], keep: set[int]) -> dict[str, Any]:
+def cut_ground_truth(data: dict[str, Any], keep: set[int]) -> dict[str, Any]:
+    """A ground truth document cut to the samples ``keep``, its counts the cut's size.
+
+    Args:
+        data: A ``ground_truth*.json`` document.
+        keep: The sample indices to keep.
+
+    Returns:
+        A new document (``data`` is unchanged).
+    """
     out = dict(data)
     samples = data.get("samples")
     if isinstance(samples, dict):
@@ -59,7 +68,7 @@ def write_subset(vlm_dir: Path, out_vlm: Path, indices: Iterable[int]) -> list[s
     for path in sorted(vlm_dir.glob("ground_truth*.json")):
         data = read_json_or_none(path)  # an unreadable one the scorer reports itself: link it as it is
         if isinstance(data, dict):
-            atomic_write_json(out_vlm / path.name, _ground_truth(data, keep), durable=False)
+            atomic_write_json(out_vlm / path.name, cut_ground_truth(data, keep), durable=False)
             written.append(path.name)
     return written
 

@@ -380,12 +380,19 @@ class StoredDataset:
         task: The task as the source run built it (``out_dir`` set per evaluation).
         candidates: The finished generations ``0..n-1``, in order.
         source: The run folder it was read from (its judge config re-ranks it with a judge selector).
+        limited: Its run was cut to the first samples (``benchmark.samples``): scored on those only.
     """
 
     key: str
     task: Task
     candidates: list[Candidate]
     source: str = ""
+    limited: bool = False
+
+    @property
+    def scored_indices(self) -> list[int] | None:
+        """The samples its scores cover when its run was cut (`score_candidate`'s ``indices``), else None."""
+        return [e.index for e in self.task.entries] if self.limited else None
 
 
 def run_labels(runs: Sequence[str | Path]) -> list[str]:
@@ -449,7 +456,7 @@ def load_stored(run_dir: Path, label: str | None = None) -> list[StoredDataset]:
         if cands:
             task = Task.from_dataset(dataset, run_dir / "selected" / dataset.name, **options)
             key = f"{label or run_dir.name}/{dataset.name}"
-            out.append(StoredDataset(key, task, cands, str(run_dir)))
+            out.append(StoredDataset(key, task, cands, str(run_dir), limited=limit is not None))
     if not out:
         raise ReselectError(f"{run_dir} holds no finished candidates")
     return out
@@ -523,7 +530,7 @@ class ScoreCache:
             metrics: dict[str, dict[str, float]] = {}
             e2e: dict[int, bool] = {}
             for p in PROFILES:
-                scored = score_candidate(task.output_dir, task.root, profile=p)
+                scored = score_candidate(task.output_dir, task.root, profile=p, indices=stored.scored_indices)
                 metrics[p] = dict(scored.metrics) if not scored.error else {}
                 if p == "official":
                     e2e = {int(s.index): e2e_pass(s.to_dict()) for s in scored.per_sample}
@@ -546,7 +553,11 @@ class ScoreCache:
             best: dict[int, bool] = {}
             for cand in stored.candidates:
                 scored = score_candidate(
-                    cand.output_dir, stored.task.root, profile="official", unreadable_as_missing=True
+                    cand.output_dir,
+                    stored.task.root,
+                    profile="official",
+                    unreadable_as_missing=True,
+                    indices=stored.scored_indices,
                 )
                 for s in scored.per_sample:
                     best[int(s.index)] = best.get(int(s.index), False) or e2e_pass(s.to_dict())

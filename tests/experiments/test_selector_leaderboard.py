@@ -238,3 +238,23 @@ def test_a_run_limited_to_n_samples_is_re_scored_on_those_n(rules_s3_run, tmp_pa
 
     assert stored and all(len(s.task.entries) == 1 for s in stored)
     assert all(len(s.task.entries) > 1 for s in load_stored(src))
+
+
+def test_an_output_of_the_first_samples_scores_whole_on_those_samples(rules_s3_run, tmp_path: Path) -> None:
+    from benchmark.score.evaluate import score_candidate
+    from experiments.selection.leaderboard import load_stored
+
+    _, src = rules_s3_run
+    stored = load_stored(src)[0]
+    out = tmp_path / "out"
+    shutil.copytree(stored.candidates[0].output_dir, out)
+    first = stored.task.entries[0].index
+    for path in (out / "standardized_annotations").glob("*.json"):
+        if int(path.stem) != first:
+            path.unlink()
+
+    whole = score_candidate(out, stored.task.root)
+    cut = score_candidate(out, stored.task.root, indices=[first])
+
+    assert whole.metrics["SV"] < 1.0
+    assert cut.metrics["SV"] == 1.0 and [int(s.index) for s in cut.per_sample] == [first]
