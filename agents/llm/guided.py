@@ -34,8 +34,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from agents.base import FatalAgentError, Feedback, ManifestEntry, Task
 from agents.budget import BudgetExceeded
 from agents.llm.conversation import ConversationSetup, ConversationState, record_reply
@@ -66,7 +64,6 @@ from agents.model.client import is_context_window_error
 from agents.tools.tools import ToolBox, ToolResult
 from benchmark.fields import DIMENSION, MODALITY_PRIMARY, TASK_TYPE
 from core.atomic import atomic_write_json, read_json_or_none
-from validator.plan_support import plan_support, reads_as
 
 __all__ = [
     "DEFAULT_WINDOW",
@@ -333,6 +330,9 @@ class GuidedRun:
         one the raw data supports best (`validator.plan_support`; ties: the earliest) is kept, every one is
         kept in ``plans.json`` with its score and reasons. A kept plan the data contradicts is asked once
         more with the contradictions as feedback, and the answer is kept if the data supports it better."""
+        # Imported on use: ~60 ms kept out of the agent's import, which the tools and script modes pay too.
+        from validator.plan_support import plan_support
+
         paths = [e.relpath for e in self.task.entries]
         seed = int(self.setup.params.get("seed") or 0)
         sampled: list[dict[str, Any]] = []
@@ -568,7 +568,7 @@ class GuidedRun:
             record_reply(self.setup, state, reply, messages, label)
             answer, problem = answer_object(reply.message, name)
             if answer is not None:
-                self._note_off_schema(label, state, answer, schema)
+                self._note_off_schema(label, name, state, answer, schema)
                 return answer
             if forced and not reply.message.get("tool_calls"):
                 self.structured.give_up_tool_choice(f"the server answered a forced {name} call without it")
@@ -580,15 +580,24 @@ class GuidedRun:
         return None
 
     def _note_off_schema(
-        self, label: str, state: ConversationState, answer: Mapping[str, Any], schema: Mapping[str, Any]
+        self,
+        label: str,
+        name: str,
+        state: ConversationState,
+        answer: Mapping[str, Any],
+        schema: Mapping[str, Any],
     ) -> None:
-        """Say when an answer left its schema (a server that ignored the grammar): the records take the
-        schema's first value for what is off (`guided_schemas.annotation_record`), which is never silent."""
+        """Say when an answer left its schema (a server that ignored the grammar): a step's record takes the
+        schema's first value for what is off (`guided_schemas.annotation_record`), a plan keeps what
+        `GuidedPlan.of` can use or is refused; neither is silent."""
+        from jsonschema import Draft202012Validator  # on use: most answers come from a grammar and pass
+
         errors = sorted(Draft202012Validator(schema).iter_errors(answer), key=lambda e: list(e.path))
         if not errors:
             return
         where = ".".join(str(p) for p in errors[0].path) or "the answer"
-        why = f"{len(errors)} value(s) outside the schema, the framework's default taken ({where}: "
+        taken = "the plan keeps what it can use" if name == "write_plan" else "the framework's default taken"
+        why = f"{len(errors)} value(s) outside the schema, {taken} ({where}: "
         why += f"{errors[0].message[:120]})"
         log.warning("guided mode: %s: %s", label, why)
         self.setup.trace.write("off_schema", conversation=label, errors=[e.message[:200] for e in errors])
@@ -644,6 +653,8 @@ class GuidedRun:
     def _reads_as(self, entry: ManifestEntry) -> list[tuple[str, str]]:
         """How the sample's file reads (2D, 3D, video), as the plan's dimension is checked
         (`validator.plan_support.reads_as`): its shape alone does not say (an RGB image's 3 is no depth)."""
+        from validator.plan_support import reads_as  # on use, as in `_best_plan`
+
         try:
             line = reads_as(self.task.root, entry.relpath)
         except (OSError, ValueError) as exc:  # an unreadable file leaves the plan without the line

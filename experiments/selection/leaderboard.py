@@ -795,6 +795,7 @@ def leaderboard(
     stats = {
         "runs": [str(r) for r in runs],
         "datasets": len(stored),
+        "limited": sum(s.limited for s in stored),
         "candidates": sum(len(s.candidates) for s in stored),
         "validations": sum(r.validations for r in results),
         "assembled": sum(r.assembled for r in results),
@@ -909,6 +910,11 @@ def write_leaderboard(frame: pd.DataFrame, stats: Mapping[str, Any], out: Path) 
         f"{stats['datasets']} datasets, {stats['candidates']} stored candidates, "
         f"{stats['validations']} validations, {stats['assembled']} distinct outputs scored, "
         f"{stats['seconds']:.1f} s (no agent: the candidates are read from the run folders)"
+        + (
+            f"; {stats['limited']} of them from runs cut by benchmark.samples, scored on those samples"
+            if stats.get("limited")
+            else ""
+        )
     )
     written = [*write_tables(out / "selectors", frame, parts, frame[head]), out / "selectors_stats.json"]
     atomic_write_text(written[3], json.dumps(dict(stats), indent=2) + "\n")

@@ -258,3 +258,18 @@ def test_an_output_of_the_first_samples_scores_whole_on_those_samples(rules_s3_r
 
     assert whole.metrics["SV"] < 1.0
     assert cut.metrics["SV"] == 1.0 and [int(s.index) for s in cut.per_sample] == [first]
+
+
+def test_the_board_says_how_many_datasets_came_from_cut_runs(rules_s3_run, tmp_path: Path) -> None:
+    _, src = rules_s3_run
+    run = tmp_path / "run"
+    shutil.copytree(src, run, symlinks=True)
+    info = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**info, "samples_per_dataset": 1}))
+
+    frame, stats = leaderboard([run], ["validator_max"], ["evidence"], workers=1)
+    write_leaderboard(frame, stats, tmp_path / "board")
+
+    assert stats["limited"] == len(DATASETS)
+    text = (tmp_path / "board" / "selectors.md").read_text()
+    assert f"{len(DATASETS)} of them from runs cut by benchmark.samples, scored on those samples" in text
