@@ -186,14 +186,21 @@ def render_stats(
     path: Path, options: dict[str, Any], slice_index: int | None, axis: int, size: int
 ) -> PixelStats | None:
     """`PixelStats` of the rendering `source_render` made with the same arguments (None when it failed)."""
+    stats: PixelStats | None = _noted(_STATS, path, options, slice_index, axis, size)
+    return stats
+
+
+def _noted(
+    cache: LRU, path: Path, options: dict[str, Any], slice_index: int | None, axis: int, size: int
+) -> Any:
+    """What `source_render` noted in ``cache`` for these arguments (re-rendered once if evicted)."""
     key = cache_key(path, options, slice_index, axis, size)
     if key is None:
         return None
-    if key not in _STATS:
-        _RENDERS.pop(key, None)  # re-render once to recover the stats (evicted separately)
+    if key not in cache:
+        _RENDERS.pop(key, None)
         source_render(path, options, slice_index, axis, size)
-    stats: PixelStats | None = _STATS.get(key)
-    return stats
+    return cache.get(key)
 
 
 def _beyond_8bit(
@@ -230,13 +237,7 @@ def range_shares(
 ) -> tuple[float, float] | None:
     """For the view `source_render` renders with the same arguments: the shares of its raw values at or above
     255 and at or below 0, when the source's values leave the 8-bit range (None otherwise)."""
-    key = cache_key(path, options, slice_index, axis, size)
-    if key is None:
-        return None
-    if key not in _RANGES:
-        _RENDERS.pop(key, None)  # re-render once to recover them (evicted separately)
-        source_render(path, options, slice_index, axis, size)
-    shares: tuple[float, float] | None = _RANGES.get(key)
+    shares: tuple[float, float] | None = _noted(_RANGES, path, options, slice_index, axis, size)
     return shares
 
 
