@@ -26,7 +26,6 @@ from validator.sample import (
 
 log = logging.getLogger(__name__)
 
-CANDIDATE_DIR_NAME = AGENT_DIR  # kept for callers that import it from here
 _CACHE: dict[tuple[Any, ...], SampleReport] = {}
 _CACHE_LIMIT = 200_000
 _PROFILES: dict[str, Profile] = {}
@@ -35,7 +34,7 @@ _PROFILES: dict[str, Profile] = {}
 def resolve_candidate_dir(path: str | Path) -> Path:
     """The ``agent1_data_organization`` folder given it or its parent (a run or model folder)."""
     p = Path(path)
-    return p / CANDIDATE_DIR_NAME if (p / CANDIDATE_DIR_NAME).is_dir() else p
+    return p / AGENT_DIR if (p / AGENT_DIR).is_dir() else p
 
 
 def get_profile(profile: str | Path | Profile) -> Profile:
