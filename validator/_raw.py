@@ -297,7 +297,9 @@ def label_facts(path: Path) -> LabelFacts:
     return cached
 
 
-def _read_label(path: Path) -> LabelFacts:
+def label_array(path: Path) -> tuple[np.ndarray, str | None, bool] | str:
+    """A raw label map's array: read at the member named like a label when a container has several, and at
+    its first channel. Returns ``(array, member, colour: the channels differ)``, or why it cannot be read."""
     member: str | None = None
     try:
         image = medio.read(path)
@@ -305,16 +307,24 @@ def _read_label(path: Path) -> LabelFacts:
         if len(keys) > 1:
             member = next((k for k in keys if any(w in k.lower() for w in _MASK_WORDS)), None)
             if member is None:
-                return LabelFacts(False, f"{path.name} has no member named like a label map ({keys})")
+                return f"{path.name} has no member named like a label map ({keys})"
             image = medio.read(path, key=member)
     except (MedioError, OSError, ValueError, IndexError, KeyError) as exc:
-        return LabelFacts(False, f"cannot read {path.name}: {exc}")
+        return f"cannot read {path.name}: {exc}"
     arr = np.asarray(image.array)
     colour = False
     if (image.meta.axes or "").endswith("C") and arr.ndim >= 3:
         channels = arr[..., : min(arr.shape[-1], 3)]
         colour = bool(channels.shape[-1] > 1 and (channels != channels[..., :1]).any())
         arr = arr[..., 0]
+    return arr, member, colour
+
+
+def _read_label(path: Path) -> LabelFacts:
+    read = label_array(path)
+    if isinstance(read, str):
+        return LabelFacts(False, read)
+    arr, member, colour = read
     if arr.dtype.kind == "f" and arr.size and np.array_equal(arr, np.round(arr)):
         arr = arr.astype(np.int64)
     if arr.dtype.kind not in "iub" or arr.ndim not in (2, 3):
