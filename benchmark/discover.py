@@ -234,7 +234,7 @@ def discover_with_problems(
         found = {d.name for d in datasets} | {p.name for p in problems}
         missing = sorted(wanted - found)
         if missing:
-            available = sorted(f.name for f in _dataset_folders(base))
+            available = sorted(f.name for f in folders)
             raise BenchmarkError(
                 base, f"no dataset named {', '.join(missing)} (available: {', '.join(available) or 'none'})"
             )
@@ -261,11 +261,6 @@ def discover(root: str | Path, *, names: Iterable[str] | None = None) -> list[Da
         BenchmarkError: ``root`` does not exist, or a requested name matches no dataset.
     """
     return discover_with_problems(root, names=names)[0]
-
-
-def _dataset_folders(base: Path) -> list[Path]:
-    """Every folder under ``base`` (itself included) holding ``VLM/random.txt``; skips data/ and VLM/."""
-    return _walk(base)[0]
 
 
 def _walk(base: Path) -> tuple[list[Path], list[Path]]:

@@ -32,14 +32,6 @@ class BenchmarkError(Exception):
     """
 
     def __init__(self, path: str | Path, reason: str, *, line: int | None = None, column: int | None = None):
-        """Create the error.
-
-        Args:
-            path: The file or folder at fault.
-            reason: What is wrong.
-            line: The 1-based line number, if any.
-            column: The 1-based column number, if any.
-        """
         self.path = Path(path)
         self.line = line
         self.column = column

@@ -120,24 +120,20 @@ PLANE_UNIT: tuple[str, ...] = ("media_geometry.spatial", "tasks.segmentation", "
 """What moves with the plane: the spatial block, the mask payload, boxes drawn on that plane, the image."""
 
 
-def _file(folder: Path, stem: str, kind: str) -> Path | None:
+def _names(stem: str, kind: str) -> list[str]:
+    """A sample's image files (any extension, in the scorer's order) or its mask, relative to the folder."""
     if kind == MASKS_DIR:
-        path = folder / MASKS_DIR / f"{stem}.png"
-        return path if path.is_file() else None
-    for ext in IMAGE_EXTENSIONS:
-        path = folder / IMAGES_DIR / f"{stem}{ext}"
-        if path.is_file():
-            return path
-    return None
+        return [f"{MASKS_DIR}/{stem}.png"]
+    return [f"{IMAGES_DIR}/{stem}{ext}" for ext in IMAGE_EXTENSIONS]
+
+
+def _file(folder: Path, stem: str, kind: str) -> Path | None:
+    return next((folder / n for n in _names(stem, kind) if (folder / n).is_file()), None)
 
 
 def _bytes_of(folder: Path, stem: str, kind: str) -> dict[str, bytes]:
-    """``{relative path: bytes}`` of a sample's image files (any extension) or its mask."""
-    if kind == MASKS_DIR:
-        names = [f"{MASKS_DIR}/{stem}.png"]
-    else:
-        names = [f"{IMAGES_DIR}/{stem}{ext}" for ext in IMAGE_EXTENSIONS]
-    return {n: (folder / n).read_bytes() for n in names if (folder / n).is_file()}
+    """``{relative path: bytes}`` of a sample's image files or its mask."""
+    return {n: (folder / n).read_bytes() for n in _names(stem, kind) if (folder / n).is_file()}
 
 
 def _restore(original: Path, revised: Path, stem: str, kind: str) -> bool:

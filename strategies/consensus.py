@@ -111,15 +111,8 @@ class Consensus:
         agree = self.agreement(candidates, index)
 
         def key(k: int) -> tuple[bool, float, float, int]:
-            sample = reports[k].samples.get(index)
-            total = sample.total if sample is not None else 0.0
-            image = sample.checks.get("image_path") if sample is not None else None
-            return (
-                k in agree,
-                round(total + self.weight * agree.get(k, 0.0), 6),
-                image.score if image is not None else 0.0,
-                -k,
-            )
+            total = reports[k].sample_total(index) + self.weight * agree.get(k, 0.0)
+            return (k in agree, round(total, 6), reports[k].check_score(index, "image_path"), -k)
 
         return max(range(len(candidates)), key=key)
 

@@ -107,11 +107,6 @@ def composite_image(images: Sequence[bytes | None], max_px: int = 1024, tile_px:
     return out.getvalue()
 
 
-def _total(report: Report, index: int) -> float:
-    sample = report.samples.get(index)
-    return sample.total if sample is not None else 0.0
-
-
 def _failed_lines(report: Report, index: int, limit: int = 6) -> list[str]:
     sample = report.samples.get(index)
     if sample is None:
@@ -189,9 +184,8 @@ class JudgeSelector:
         # validator_max's order (total, then the image check, then the lower index): its head is the fallback,
         # and the hybrid keeps the top k.
         def key(k: int) -> tuple[float, float, int]:
-            sample = reports[k].samples.get(index)
-            image = sample.checks.get("image_path") if sample is not None else None
-            return (-round(_total(reports[k], index), 6), -(image.score if image is not None else 0.0), k)
+            report = reports[k]
+            return (-round(report.sample_total(index), 6), -report.check_score(index, "image_path"), k)
 
         held = [k for k, c in enumerate(candidates) if read_annotation(c.output_dir, index) is not None]
         ranked = sorted(held, key=key)
@@ -227,7 +221,7 @@ class JudgeSelector:
         lines.append("")
         lines.append("Validator (ground-truth-free) messages per candidate:")
         for n, k in enumerate(shown):
-            lines.append(f"candidate {n + 1} (validator total {_total(reports[k], index):.3f}):")
+            lines.append(f"candidate {n + 1} (validator total {reports[k].sample_total(index):.3f}):")
             lines += [f"  - {line}" for line in _failed_lines(reports[k], index)]
         text = "\n".join(lines)
         image = composite_image(images, self.max_image_px)

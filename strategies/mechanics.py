@@ -355,13 +355,12 @@ def single_result(
     """
     decisions: dict[int, SampleDecision] = {}
     for index in task.indices:
-        sample = report.samples.get(index) if report is not None else None
         present = chosen is not None and read_annotation(task.output_dir, index) is not None
         decisions[index] = SampleDecision(
             index,
             chosen if present else None,
             reason if present else no_output_reason(candidates, index),
-            sample.total if sample is not None else 0.0,
+            report.sample_total(index) if report is not None else 0.0,
         )
     return StrategyResult(
         name,

@@ -116,17 +116,6 @@ def _has_sample(cand: Candidate, index: int) -> bool:
     return read_annotation(cand.output_dir, index) is not None
 
 
-def _total(report: Report, index: int) -> float:
-    sample = report.samples.get(index)
-    return sample.total if sample is not None else 0.0
-
-
-def _image_score(report: Report, index: int) -> float:
-    sample = report.samples.get(index)
-    outcome = sample.checks.get("image_path") if sample is not None else None
-    return outcome.score if outcome is not None else 0.0
-
-
 @selector("validator_max")
 def validator_max(index: int, candidates: Sequence[Candidate], reports: Sequence[Report], task: Task) -> int:
     """The candidate with the highest validator total; ties go to the better image, then the lower index."""
@@ -134,8 +123,8 @@ def validator_max(index: int, candidates: Sequence[Candidate], reports: Sequence
     def key(k: int) -> tuple[bool, float, float, int]:
         return (
             _has_sample(candidates[k], index),
-            round(_total(reports[k], index), 6),
-            _image_score(reports[k], index),
+            round(reports[k].sample_total(index), 6),
+            reports[k].check_score(index, "image_path"),
             -k,
         )
 
@@ -158,7 +147,7 @@ def majority(index: int, candidates: Sequence[Candidate], reports: Sequence[Repo
         return validator_max(index, candidates, reports, task)
     top = max(counts.values())
     members = [k for k, s in sigs.items() if s is not None and counts[s] == top]
-    return max(members, key=lambda k: (round(_total(reports[k], index), 6), -k))
+    return max(members, key=lambda k: (round(reports[k].sample_total(index), 6), -k))
 
 
 @selector("random")
@@ -303,7 +292,7 @@ def choose(
         except Exception:
             log.warning("selector %s could not ask ahead for %s; asking per sample", name, task.name)
     for index in task.indices:
-        totals = {str(k): round(_total(r, index), 6) for k, r in enumerate(reports)}
+        totals = {str(k): round(r.sample_total(index), 6) for k, r in enumerate(reports)}
         extra: dict[str, Any] = {}
         try:
             answer = sel(index, candidates, reports, task)
@@ -332,7 +321,7 @@ def choose(
             out[index] = SampleDecision(index, None, why, 0.0, fallback, {"totals": totals, **extra})
             continue
         out[index] = SampleDecision(
-            index, k, reason, _total(reports[k], index), fallback, {"totals": totals, **extra}
+            index, k, reason, reports[k].sample_total(index), fallback, {"totals": totals, **extra}
         )
     return out
 

@@ -108,11 +108,8 @@ def rle_counts(counts: Any) -> list[int] | None:
 
 
 def rle_mask(rle: dict[str, Any]) -> np.ndarray | str:
-    """Decode a COCO RLE ``{"size": [h, w], "counts": ...}`` to a boolean ``(h, w)`` mask (column-major runs).
-
-    Returns:
-        The mask, or why it cannot be decoded.
-    """
+    """Decode a COCO RLE ``{"size": [h, w], "counts": ...}`` to a boolean ``(h, w)`` mask (column-major runs),
+    or say why it cannot be decoded."""
     size = rle.get("size")
     if not (isinstance(size, list) and len(size) == 2 and all(isinstance(s, int) and s > 0 for s in size)):
         return f"RLE size {size!r} is not [height, width]"
@@ -132,11 +129,8 @@ def rle_mask(rle: dict[str, Any]) -> np.ndarray | str:
 
 
 def polygon_mask(polygons: list[Any], height: int, width: int) -> np.ndarray | str:
-    """Rasterise COCO polygons ``[[x0, y0, x1, y1, ...], ...]`` into a boolean ``(height, width)`` mask.
-
-    Returns:
-        The mask, or why the polygons are malformed.
-    """
+    """Rasterise COCO polygons ``[[x0, y0, x1, y1, ...], ...]`` into a boolean ``(height, width)`` mask, or
+    say why the polygons are malformed."""
     canvas = Image.new("1", (width, height), 0)
     draw = ImageDraw.Draw(canvas)
     for poly in polygons:

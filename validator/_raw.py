@@ -186,14 +186,21 @@ def render_stats(
     path: Path, options: dict[str, Any], slice_index: int | None, axis: int, size: int
 ) -> PixelStats | None:
     """`PixelStats` of the rendering `source_render` made with the same arguments (None when it failed)."""
+    stats: PixelStats | None = _noted(_STATS, path, options, slice_index, axis, size)
+    return stats
+
+
+def _noted(
+    cache: LRU, path: Path, options: dict[str, Any], slice_index: int | None, axis: int, size: int
+) -> Any:
+    """What `source_render` noted in ``cache`` for these arguments (re-rendered once if evicted)."""
     key = cache_key(path, options, slice_index, axis, size)
     if key is None:
         return None
-    if key not in _STATS:
-        _RENDERS.pop(key, None)  # re-render once to recover the stats (evicted separately)
+    if key not in cache:
+        _RENDERS.pop(key, None)
         source_render(path, options, slice_index, axis, size)
-    stats: PixelStats | None = _STATS.get(key)
-    return stats
+    return cache.get(key)
 
 
 def _beyond_8bit(
@@ -230,13 +237,7 @@ def range_shares(
 ) -> tuple[float, float] | None:
     """For the view `source_render` renders with the same arguments: the shares of its raw values at or above
     255 and at or below 0, when the source's values leave the 8-bit range (None otherwise)."""
-    key = cache_key(path, options, slice_index, axis, size)
-    if key is None:
-        return None
-    if key not in _RANGES:
-        _RENDERS.pop(key, None)  # re-render once to recover them (evicted separately)
-        source_render(path, options, slice_index, axis, size)
-    shares: tuple[float, float] | None = _RANGES.get(key)
+    shares: tuple[float, float] | None = _noted(_RANGES, path, options, slice_index, axis, size)
     return shares
 
 
@@ -296,7 +297,9 @@ def label_facts(path: Path) -> LabelFacts:
     return cached
 
 
-def _read_label(path: Path) -> LabelFacts:
+def label_array(path: Path) -> tuple[np.ndarray, str | None, bool] | str:
+    """A raw label map's array: read at the member named like a label when a container has several, and at
+    its first channel. Returns ``(array, member, colour: the channels differ)``, or why it cannot be read."""
     member: str | None = None
     try:
         image = medio.read(path)
@@ -304,16 +307,24 @@ def _read_label(path: Path) -> LabelFacts:
         if len(keys) > 1:
             member = next((k for k in keys if any(w in k.lower() for w in _MASK_WORDS)), None)
             if member is None:
-                return LabelFacts(False, f"{path.name} has no member named like a label map ({keys})")
+                return f"{path.name} has no member named like a label map ({keys})"
             image = medio.read(path, key=member)
     except (MedioError, OSError, ValueError, IndexError, KeyError) as exc:
-        return LabelFacts(False, f"cannot read {path.name}: {exc}")
+        return f"cannot read {path.name}: {exc}"
     arr = np.asarray(image.array)
     colour = False
     if (image.meta.axes or "").endswith("C") and arr.ndim >= 3:
         channels = arr[..., : min(arr.shape[-1], 3)]
         colour = bool(channels.shape[-1] > 1 and (channels != channels[..., :1]).any())
         arr = arr[..., 0]
+    return arr, member, colour
+
+
+def _read_label(path: Path) -> LabelFacts:
+    read = label_array(path)
+    if isinstance(read, str):
+        return LabelFacts(False, read)
+    arr, member, colour = read
     if arr.dtype.kind == "f" and arr.size and np.array_equal(arr, np.round(arr)):
         arr = arr.astype(np.int64)
     if arr.dtype.kind not in "iub" or arr.ndim not in (2, 3):

@@ -139,6 +139,17 @@ class Report:
     samples: dict[int, SampleReport]
     data_meta: SampleReport
 
+    def sample_total(self, index: int) -> float:
+        """The total of sample ``index`` (0.0 when the report lacks it)."""
+        sample = self.samples.get(index)
+        return sample.total if sample is not None else 0.0
+
+    def check_score(self, index: int, name: str) -> float:
+        """The score of check ``name`` on sample ``index`` (0.0 when the report lacks either)."""
+        sample = self.samples.get(index)
+        outcome = sample.checks.get(name) if sample is not None else None
+        return outcome.score if outcome is not None else 0.0
+
     @property
     def mean_total(self) -> float:
         """Mean of the per-sample totals (0.0 for an empty manifest)."""

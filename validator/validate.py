@@ -26,7 +26,6 @@ from validator.sample import (
 
 log = logging.getLogger(__name__)
 
-CANDIDATE_DIR_NAME = AGENT_DIR  # kept for callers that import it from here
 _CACHE: dict[tuple[Any, ...], SampleReport] = {}
 _CACHE_LIMIT = 200_000
 _PROFILES: dict[str, Profile] = {}
@@ -35,7 +34,7 @@ _PROFILES: dict[str, Profile] = {}
 def resolve_candidate_dir(path: str | Path) -> Path:
     """The ``agent1_data_organization`` folder given it or its parent (a run or model folder)."""
     p = Path(path)
-    return p / CANDIDATE_DIR_NAME if (p / CANDIDATE_DIR_NAME).is_dir() else p
+    return p / AGENT_DIR if (p / AGENT_DIR).is_dir() else p
 
 
 def get_profile(profile: str | Path | Profile) -> Profile:
@@ -63,15 +62,8 @@ def dataset_root_and_entries(
 
 
 def run_checks(view: Any, checks: Iterable[tuple[CheckSpec, float]], index: int) -> SampleReport:
-    """Run weighted checks on one view; a check that raises becomes a failed result, never an exception.
-
-    Args:
-        view: A ``SampleView`` or ``MetaView``.
-        checks: ``(spec, weight)`` pairs.
-        index: The sample index recorded in the report (-1 for data_meta).
-
-    Returns:
-        The sample report with the weighted-mean total.
+    """The report of ``(spec, weight)`` checks on a ``SampleView`` or ``MetaView`` (``index`` -1 for
+    data_meta), with the weighted-mean total; a check that raises becomes a failed result, never an exception.
     """
     outcomes = {spec.name: _run_check(spec, weight, view, index) for spec, weight in checks}
     return SampleReport(index, weighted_total(outcomes), outcomes)
@@ -84,14 +76,8 @@ def run_checks_by_check(
 
     Same results as calling `run_checks` per view (checks are independent and what they memoise is lazy), but
     running one check's code over every sample in a row keeps it warm in the CPU caches, which is measurably
-    faster than cycling through two dozen checks, pydantic, PIL and NumPy for each sample.
-
-    Args:
-        views: The sample views by index.
-        checks: ``(spec, weight)`` pairs.
-
-    Returns:
-        Per index, the sample report (check outcomes in profile order).
+    faster than cycling through two dozen checks, pydantic, PIL and NumPy for each sample. Check outcomes
+    stay in profile order.
     """
     outcomes: dict[int, dict[str, CheckOutcome]] = {i: {} for i in views}
     for spec, weight in checks:

@@ -19,8 +19,6 @@ from typing import Any
 from benchmark.normalize import (
     ALLOWED_DIMS,
     ALLOWED_TASKS,
-    MISSING_TOKENS,
-    NULL_EQ_TOKENS,
     SPATIAL_BRANCH_BY_DIM,
     clear_token_cache,
     expand_aliases,
@@ -36,8 +34,6 @@ from benchmark.normalize import (
 __all__ = [
     "ALLOWED_DIMS",
     "ALLOWED_TASKS",
-    "MISSING_TOKENS",
-    "NULL_EQ_TOKENS",
     "SPATIAL_BRANCH_BY_DIM",
     "clear_token_cache",
     "effectively_empty",

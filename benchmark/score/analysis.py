@@ -35,14 +35,8 @@ Results = Mapping[str, Mapping[str, Any]]
 
 
 def per_sample_frame(results: Results) -> pd.DataFrame:
-    """One row per (dataset, model, GT index) with the E2E inputs; errored models are left out.
-
-    Args:
-        results: Scored datasets.
-
-    Returns:
-        Columns ``dataset, model, index, pair_valid, s, g, q, f``.
-    """
+    """One row per (dataset, model, GT index) with the E2E inputs (columns ``dataset, model, index,
+    pair_valid, s, g, q, f``); errored models are left out."""
     rows = []
     for dataset, res in results.items():
         for model, mres in res.get("models", {}).items():

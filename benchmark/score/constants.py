@@ -16,23 +16,13 @@ from benchmark import normalize as _shared
 
 # The value-normalisation constants live in benchmark.normalize (shared with the validator and the suite
 # generator); bound here too so the scorer's modules keep one ``C.`` namespace.
-ALIAS_BIDS_RE = _shared.ALIAS_BIDS_RE
-ALIAS_SHORT_RE = _shared.ALIAS_SHORT_RE
 ALLOWED_TASKS = _shared.ALLOWED_TASKS
-BRAIN_CHANNEL_RE = _shared.BRAIN_CHANNEL_RE
 DYNAMICNUCLEARNET_RE = _shared.DYNAMICNUCLEARNET_RE
-FRAME_TOKEN_RE = _shared.FRAME_TOKEN_RE
 MISSING_TOKENS = _shared.MISSING_TOKENS
-NEVER_PLACEHOLDER_NUMERIC_KEYS = _shared.NEVER_PLACEHOLDER_NUMERIC_KEYS
 NULL_EQ_TOKENS = _shared.NULL_EQ_TOKENS
-PLACEHOLDER_LIKE_RE = _shared.PLACEHOLDER_LIKE_RE
-RADIAL_PATH_RE = _shared.RADIAL_PATH_RE
-RADIAL_SUBJECT_RE = _shared.RADIAL_SUBJECT_RE
 SPATIAL_BRANCH_BY_DIM = _shared.SPATIAL_BRANCH_BY_DIM
 STEM_EXTENSIONS = _shared.STEM_EXTENSIONS
-STEM_SUFFIXES = _shared.STEM_SUFFIXES
 TEST_ID_RE = _shared.TEST_ID_RE
-ZERO_IS_PLACEHOLDER_KEYS = _shared.ZERO_IS_PLACEHOLDER_KEYS
 
 raw = _shared.load_constants
 """Return the parsed constants file (cached); kept under its old name."""
@@ -59,7 +49,6 @@ SOURCE_TRACE_KEYS: tuple[str, ...] = tuple(_C["SOURCE_TRACE_KEYS"])
 RAW_SOURCE_KEYS: tuple[str, ...] = tuple(_C["RAW_SOURCE_KEYS"])
 RECORD_TRACE_KEYS: tuple[str, ...] = tuple(_C["RECORD_TRACE_KEYS"])
 EXTRA_NESTED_TRACE_KEYS: tuple[str, ...] = tuple(_C["EXTRA_NESTED_TRACE_KEYS"])
-SCAN_VALUE_MAX_LEN = _shared.SCAN_VALUE_MAX_LEN
 ENUM_KEYS = _set("ENUM_KEYS")
 PATH_KEY_CONTAINS: tuple[str, ...] = tuple(_C["PATH_KEY_RULE"]["contains_any"])
 PATH_KEY_ENDSWITH: tuple[str, ...] = tuple(_C["PATH_KEY_RULE"]["endswith_any"])
@@ -71,8 +60,6 @@ MEDICAL7_NAME_KEYS: tuple[str, ...] = tuple(_C["DERIVE_MEDICAL7_NAME_KEYS"])
 MEDICAL7_CFG_KEYS: tuple[str, ...] = tuple(_C["DERIVE_MEDICAL7_CFG_KEYS"])
 MEDICAL7_PARAM_KEYS: tuple[str, ...] = tuple(_C["DERIVE_MEDICAL7_PARAM_KEYS"])
 SOURCE_STEM_PRIORITY: tuple[str, ...] = tuple(_C["DERIVE_SOURCE_STEM_PRIORITY"])
-PATH_HINT_RE = _shared.PATH_HINT_RE
-SCAN_KEY_RE = _shared.SCAN_KEY_RE
 SEMANTIC_ITEM_WEIGHTS: dict[str, float] = _C["SEMANTIC_ITEM_WEIGHTS"]
 SEMANTIC_COMBINATION: dict[str, float] = _C["SEMANTIC_COMBINATION"]
 E2E_THRESHOLDS: dict[str, Any] = _C["E2E_THRESHOLDS"]

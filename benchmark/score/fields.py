@@ -55,17 +55,8 @@ def _is_null_expected(expected: Any) -> bool:
 
 
 def field_score(key: str, actual: Any, expected: Any, opts: MatchOptions | None = None) -> float:
-    """φ: how well ``actual`` reproduces ``expected`` under ``key`` (0..1).
-
-    Args:
-        key: The field name (drives enum / path / text dispatch for strings).
-        actual: The predicted value (None when absent).
-        expected: The GT value.
-        opts: GT content switches.
-
-    Returns:
-        The score in [0, 1].
-    """
+    """φ: how well ``actual`` (None when absent) reproduces the GT value ``expected`` under ``key`` (0..1);
+    ``key`` drives the enum / path / text dispatch for strings, ``opts`` are the GT content switches."""
     opts = opts or _DEFAULT_OPTIONS
     if type(expected) is str:  # most GT values: their normal forms are memoised
         null_like, text, token = _expected_text(expected)

@@ -53,15 +53,8 @@ def _load_label_map(path: Path) -> np.ndarray | None:
 
 
 def label_map_dice(pred: np.ndarray | None, truth: np.ndarray | None) -> float:
-    """Mean Dice over the non-zero class ids present in either label map (1.0 when both are empty).
-
-    Args:
-        pred: Predicted label map (None when missing/unreadable → 0).
-        truth: GT label map.
-
-    Returns:
-        Dice in [0, 1]; 0 when the shapes differ.
-    """
+    """Mean Dice over the non-zero class ids present in either label map (1.0 when both are empty; 0 when
+    ``pred`` is None, missing or unreadable, or the shapes differ)."""
     if pred is None or truth is None or pred.shape != truth.shape:
         return 0.0
     import numpy as np

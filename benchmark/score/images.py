@@ -33,14 +33,7 @@ class ImageCheck:
 
 
 def png_problem(data: bytes) -> str | None:
-    """Why ``data`` is not a well-formed PNG stream, or None when it is.
-
-    Args:
-        data: The whole file.
-
-    Returns:
-        A short reason, or None.
-    """
+    """Why ``data`` (the whole file) is not a well-formed PNG stream, in a few words, or None when it is."""
     if not data.startswith(PNG_SIGNATURE):
         return "not a PNG (bad signature)"
     pos = len(PNG_SIGNATURE)

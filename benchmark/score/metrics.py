@@ -118,46 +118,32 @@ def e2e_pass(sample: SampleScore | Mapping[str, Any]) -> bool:
 _E2E_FIELDS = ("pair_valid", "source_score", "schema_valid_score", "semantic_score", "content_fidelity_score")
 
 
-@metric("SV", official=True)
-def schema_validity(data: MetricInputs) -> float:
-    """SV: mean schema score g_i over the expected N."""
-    return _dim(data, "schema_validity")
+def _dimension_metric(name: str, key: str, doc: str) -> None:
+    """Register the evaluator's dimension ``key`` as the official metric ``name``."""
+
+    def value(data: MetricInputs) -> float:
+        return _dim(data, key)
+
+    value.__name__ = value.__qualname__ = key
+    value.__doc__ = doc
+    metric(name, official=True)(value)
+
+
+for _name, _key, _doc in (
+    ("SV", "schema_validity", "SV: mean schema score g_i over the expected N."),
+    ("SC", "semantic", "SC: the source-gated mean semantic score."),
+    ("IC", "information_completeness", "IC: the source-gated mean completeness c_i."),
+    ("IV", "information_validity", "IV: the source-gated mean validity d_i."),
+    ("INR", "information_non_redundancy", "INR: the source-gated mean non-redundancy r_i."),
+    ("CF", "content_fidelity", "CF: the source-gated mean content fidelity f_i."),
+):
+    _dimension_metric(_name, _key, _doc)
 
 
 @metric("SSC", official=True)
 def schema_semantic(data: MetricInputs) -> float:
     """SSC: mean of g_i · sem_i."""
     return mean([r.schema_valid_score * r.semantic_score for r in data.records])
-
-
-@metric("SC", official=True)
-def semantic(data: MetricInputs) -> float:
-    """SC: the source-gated mean semantic score."""
-    return _dim(data, "semantic")
-
-
-@metric("IC", official=True)
-def information_completeness(data: MetricInputs) -> float:
-    """IC: the source-gated mean completeness c_i."""
-    return _dim(data, "information_completeness")
-
-
-@metric("IV", official=True)
-def information_validity(data: MetricInputs) -> float:
-    """IV: the source-gated mean validity d_i."""
-    return _dim(data, "information_validity")
-
-
-@metric("INR", official=True)
-def information_non_redundancy(data: MetricInputs) -> float:
-    """INR: the source-gated mean non-redundancy r_i."""
-    return _dim(data, "information_non_redundancy")
-
-
-@metric("CF", official=True)
-def content_fidelity(data: MetricInputs) -> float:
-    """CF: the source-gated mean content fidelity f_i."""
-    return _dim(data, "content_fidelity")
 
 
 @metric("MSC", official=True)

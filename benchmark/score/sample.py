@@ -97,18 +97,8 @@ class AnnotationScores:
 def annotation_scores(
     ctx: DatasetContext, index: str, ann: dict[str, Any], expected_stems: set[str], main_stem: str | None
 ) -> AnnotationScores:
-    """Score the parts of one annotation that need nothing but the annotation and the GT.
-
-    Args:
-        ctx: Dataset context.
-        index: The GT index.
-        ann: The parsed annotation object.
-        expected_stems: Accepted source stems of the GT index.
-        main_stem: The annotation's main stem.
-
-    Returns:
-        The scores.
-    """
+    """Score the parts of one annotation that need nothing but the annotation and the GT sample ``index``
+    (whose accepted source stems are ``expected_stems``)."""
     gt_sample = ctx.samples.get(index) or {}
     checks = schema_checks(ann, ctx.fmt)
     info = information_scores(ann, gt_sample, ctx.content)

@@ -67,6 +67,13 @@ def predicted_class(ann: dict[str, Any], task: str) -> str:
     return norm_token(fallback)
 
 
+# Where a detection or segmentation payload may be: keys of the task branch, then keys of extra.
+_PAYLOAD_KEYS = {
+    "detection": (("boxes2d", "boxes3d", "frame_boxes2d"), ("bbox_file",)),
+    "segmentation": (("coco_2d", "mask_3d", "video_coco"), ("label_file", "mask_file", "seg_file")),
+}
+
+
 def payload_presence(ann: dict[str, Any], task: str) -> float:
     """P: mean presence of the expected task branch's payload items."""
     extra = get_extra(ann)
@@ -76,29 +83,13 @@ def payload_presence(ann: dict[str, Any], task: str) -> float:
             "label" in branch,
             nonmissing(branch.get("label_name") or extra.get("label_text") or extra.get("class_name")),
         ]
-    elif task == "detection":
-        items = [
-            nonmissing(branch.get("schema_variant")),
-            nonmissing(branch.get("classes") or branch.get("class_names")),
-            nonmissing(
-                branch.get("boxes2d")
-                or branch.get("boxes3d")
-                or branch.get("frame_boxes2d")
-                or extra.get("bbox_file")
-            ),
-        ]
     else:
+        in_branch, in_extra = _PAYLOAD_KEYS["detection" if task == "detection" else "segmentation"]
+        values = [branch.get(k) for k in in_branch] + [extra.get(k) for k in in_extra]
         items = [
             nonmissing(branch.get("schema_variant")),
             nonmissing(branch.get("classes") or branch.get("class_names")),
-            nonmissing(
-                branch.get("coco_2d")
-                or branch.get("mask_3d")
-                or branch.get("video_coco")
-                or extra.get("label_file")
-                or extra.get("mask_file")
-                or extra.get("seg_file")
-            ),
+            nonmissing(next((v for v in values if v), values[-1])),  # the value ``a or b or ...`` gives
         ]
     return sum(items) / len(items)
 

@@ -56,15 +56,8 @@ def macro_table(results: Mapping[str, Mapping[str, Any]], models: Iterable[str] 
 
 
 def format_cell(value: Any, digits: int) -> str:
-    """One cell as text: floats to ``digits`` decimals, None and NaN empty, everything else ``str``.
-
-    Args:
-        value: The cell (NumPy scalars behave like the Python ones they subclass or print as).
-        digits: Decimals for floats.
-
-    Returns:
-        The text.
-    """
+    """One cell as text: floats to ``digits`` decimals, None and NaN empty, everything else ``str`` (NumPy
+    scalars behave like the Python ones they subclass or print as)."""
     if isinstance(value, bool) or value is None:
         return "" if value is None else str(value)
     if isinstance(value, float):

@@ -47,7 +47,6 @@ TASK = TASK_TYPE
 MODALITY = MODALITY_PRIMARY
 
 _MAX_TABLE_BYTES = 2_000_000
-_MASK_KEY_WORDS = ("label", "mask", "seg", "gt", "annot")
 
 
 def _stem(name: str) -> str:
@@ -187,23 +186,14 @@ def _names_other_sample(sample: SampleView, value: Any) -> int | None:
 
 # ----- slice / frame rule ---------------------------------------------------------------------------------
 @lru_cache(maxsize=512)
-def _largest_foreground(path: str, signature: tuple[int, int] | None, key: str | None) -> int | None:
+def _largest_foreground(path: str, signature: tuple[int, int] | None) -> int | None:
     """The largest-foreground slice (axis 0) of a label volume, or None when it is not a 3D label map."""
     del signature  # part of the cache key only: a rewritten file is read again
-    try:
-        image = medio.read(Path(path), key=key)
-        keys = image.meta.keys or []
-        if key is None and len(keys) > 1:
-            wanted = next((k for k in keys if any(w in k.lower() for w in _MASK_KEY_WORDS)), None)
-            if wanted is None:
-                return None
-            image = medio.read(Path(path), key=wanted)
-    except medio.MedioError as exc:
-        log.debug("cannot read label volume %s: %s", path, exc)
+    read = _raw.label_array(Path(path))
+    if isinstance(read, str):
+        log.debug("cannot read label volume %s: %s", path, read)
         return None
-    arr = np.asarray(image.array)
-    if (image.meta.axes or "").endswith("C") and arr.ndim >= 3:
-        arr = arr[..., 0]
+    arr = read[0]
     if arr.ndim != 3 or arr.dtype.kind not in "iub" or not arr.any():
         return None
     return int(medio.choose_slice(arr.shape, 0, arr))
@@ -217,7 +207,7 @@ def _expected_slice(sample: SampleView) -> tuple[int | None, str]:
         path = sample.dataset_path(label)
         if path is None or not path.is_file():
             return None, "no declared label volume"
-        k = _largest_foreground(str(path), file_signature(path), None)
+        k = _largest_foreground(str(path), file_signature(path))
         return k, f"the largest-foreground slice of {label}"
     if isinstance(shape, list) and shape and isinstance(shape[0], int) and shape[0] > 0:
         return shape[0] // 2, f"the middle slice of a {shape[0]}-slice volume"

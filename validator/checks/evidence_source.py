@@ -343,26 +343,19 @@ def _slice(sample: SampleView) -> tuple[int | None, int]:
     return (index if isinstance(index, int) and not isinstance(index, bool) else None), axis_num
 
 
-@check(
-    "source_renders_like_image",
-    weight=0.10,
-    fields=(
-        SOURCE,
-        "media_geometry.spatial.three_d.slice_index",
-        "media_geometry.spatial.video.frame_index",
-        IMAGE_PATH,
-    ),
-    high_risk=True,
+_RENDER_FIELDS = (
+    SOURCE,
+    "media_geometry.spatial.three_d.slice_index",
+    "media_geometry.spatial.video.frame_index",
+    IMAGE_PATH,
 )
+
+
+@check("source_renders_like_image", weight=0.10, fields=_RENDER_FIELDS, high_risk=True)
 def source_renders_like_image(sample: SampleView) -> CheckResult:
     """The source re-rendered at the declared slice/frame correlates with the written
     image (NCC ≥ threshold)."""
-    fields = (
-        SOURCE,
-        "media_geometry.spatial.three_d.slice_index",
-        "media_geometry.spatial.video.frame_index",
-        IMAGE_PATH,
-    )
+    fields = _RENDER_FIELDS
     if sample.annotation is None:
         return CheckResult.fail(sample.annotation_error, fields)
     image = sample.image

@@ -197,23 +197,13 @@ def _path_stem(value: str) -> str:
     return name.rsplit(".", 1)[0] if "." in name else name
 
 
-@check(
-    "media",
-    weight=0.08,
-    fields=(
-        TASK_TYPE,
-        DIMENSION,
-        "media_geometry.media.confidence_global",
-    ),
-    high_risk=True,
-)
+_MEDIA_FIELDS = (TASK_TYPE, DIMENSION, "media_geometry.media.confidence_global")
+
+
+@check("media", weight=0.08, fields=_MEDIA_FIELDS, high_risk=True)
 def media(sample: SampleView) -> CheckResult:
     """task_type and dimension take allowed values and confidence_global is in [0, 1] (or null)."""
-    fields = (
-        TASK_TYPE,
-        DIMENSION,
-        "media_geometry.media.confidence_global",
-    )
+    fields = _MEDIA_FIELDS
     if sample.annotation is None:
         return _no_json(sample, fields)
     m = sample.block("media_geometry.media")
@@ -308,18 +298,13 @@ def task_payload(sample: SampleView) -> CheckResult:
     return CheckResult(_mean(list(parts.values())), msg, fields, parts)
 
 
-@check(
-    "context_sample",
-    weight=0.06,
-    fields=("context.sample.extra", MODALITY_PRIMARY, "context.sample.anatomical_structure"),
-)
+_CONTEXT_FIELDS = ("context.sample.extra", MODALITY_PRIMARY, "context.sample.anatomical_structure")
+
+
+@check("context_sample", weight=0.06, fields=_CONTEXT_FIELDS)
 def context_sample(sample: SampleView) -> CheckResult:
     """context.sample.extra is an object and modality_primary and anatomical_structure are filled."""
-    fields = (
-        "context.sample.extra",
-        MODALITY_PRIMARY,
-        "context.sample.anatomical_structure",
-    )
+    fields = _CONTEXT_FIELDS
     if sample.annotation is None:
         return _no_json(sample, fields)
     s = sample.block("context.sample")
