@@ -13,12 +13,11 @@ and each image's geometry by file and modification time: many SEG files beside o
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import os
 import struct
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
@@ -69,21 +68,6 @@ class Found:
         return [u for u in uids if u not in self.instances]
 
 
-@contextlib.contextmanager
-def damage_is_corrupt(path: Path) -> Iterator[None]:
-    """Report pydicom's errors from a damaged data set as ``CorruptFile`` naming ``path``.
-
-    pydicom parses sequence items when they are first accessed, so a truncated SEG or RTSTRUCT may open
-    cleanly and fail (``OSError: No tag to read ...``) only when its segments or contours are read.
-    """
-    try:
-        yield
-    except MedioError:
-        raise
-    except (OSError, EOFError, ValueError, KeyError, IndexError, TypeError, struct.error) as exc:
-        raise CorruptFile(path, f"malformed DICOM data set ({type(exc).__name__}: {exc})") from exc
-
-
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
@@ -91,12 +75,22 @@ _T = TypeVar("_T")
 def reports_damage(
     func: Callable[Concatenate[str | Path, _P], _T],
 ) -> Callable[Concatenate[str | Path, _P], _T]:
-    """Wrap a reader of one derived object (first argument: its path) in :func:`damage_is_corrupt`."""
+    """Wrap a reader of one derived object (first argument: its path): pydicom's errors from a damaged data
+    set become ``CorruptFile`` naming the path.
+
+    pydicom parses sequence items when they are first accessed, so a truncated SEG or RTSTRUCT may open
+    cleanly and fail (``OSError: No tag to read ...``) only when its segments or contours are read.
+    """
 
     @functools.wraps(func)
     def wrapper(path: str | Path, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
-        with damage_is_corrupt(Path(path)):
+        try:
             return func(path, *args, **kwargs)
+        except MedioError:
+            raise
+        except (OSError, EOFError, ValueError, KeyError, IndexError, TypeError, struct.error) as exc:
+            reason = f"malformed DICOM data set ({type(exc).__name__}: {exc})"
+            raise CorruptFile(Path(path), reason) from exc
 
     return wrapper
 
@@ -207,14 +201,11 @@ def find_instances(start: Path, uids: Iterable[str], *, series_uids: Iterable[st
                     found.instances[entry.sop_instance_uid] = entry
                 if entry.series_instance_uid in want_series:
                     found.series.setdefault(entry.series_instance_uid, []).append(entry)
-            if _complete(found, wanted, want_series) or found.scanned >= MAX_INDEX_FILES:
+            # Series members cannot be known to be complete, so a series search finishes its level's tree.
+            complete = not want_series and wanted <= found.instances.keys()
+            if complete or found.scanned >= MAX_INDEX_FILES:
                 return found
     return found
-
-
-def _complete(found: Found, wanted: set[str], want_series: set[str]) -> bool:
-    # Series members cannot be known to be complete, so a series search finishes its level's tree.
-    return not want_series and wanted <= found.instances.keys()
 
 
 @dataclass(frozen=True)
@@ -258,6 +249,28 @@ class SliceGeometry:
         col = offset @ np.asarray(self.orientation[:3]) / self.spacing[1]
         row = offset @ np.asarray(self.orientation[3:]) / self.spacing[0]
         return row, col
+
+
+def slice_heights(geometries: list[SliceGeometry]) -> tuple[np.ndarray, float | None]:
+    """Each slice's height along the first slice's normal, and the median gap between neighbouring slices.
+
+    Args:
+        geometries: A series' slices (any order).
+
+    Returns:
+        The heights in mm (in the order given), and the gap (None for a single slice).
+    """
+    along = np.asarray([float(np.dot(g.position, geometries[0].normal)) for g in geometries])
+    gaps = np.abs(np.diff(np.sort(along)))
+    return along, float(np.median(gaps)) if len(gaps) else None
+
+
+def nearest_slice(along: np.ndarray, gap: float | None, height: float) -> int | None:
+    """The slice nearest ``height`` (see `slice_heights`), when within half a slice gap of it (else None): a
+    plane closer to one slice than to its neighbours belongs to it."""
+    distances = np.abs(along - height)
+    k = int(np.argmin(distances))
+    return k if distances[k] <= (gap / 2 if gap is not None else 0.5) else None
 
 
 def slice_geometry(path: Path) -> SliceGeometry:
@@ -344,17 +357,10 @@ def ordered_geometries(geometries: list[SliceGeometry]) -> list[SliceGeometry]:
     Returns:
         Them along the slice normal (else as given).
     """
-    from medio.dicom_series import SeriesGroup, _slice_order
+    from medio.dicom_series import _slice_order
 
-    group = SeriesGroup(
-        key="",
-        description=None,
-        files=[g.path for g in geometries],
-        positions=[g.position for g in geometries],
-        instance_numbers=[None] * len(geometries),
-        orientation=geometries[0].orientation if geometries else None,
-    )
-    order, _ = _slice_order(group)
+    orientation = geometries[0].orientation if geometries else None
+    order, _ = _slice_order([g.position for g in geometries], orientation, [None] * len(geometries))
     return [geometries[i] for i in order]
 
 

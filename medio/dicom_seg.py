@@ -21,7 +21,7 @@ import numpy as np
 from medio import _dicom_tags as tags
 from medio._axes import check_size
 from medio.dicom import _decode, open_dataset
-from medio.dicom_refs import SliceGeometry, referenced_series, reports_damage
+from medio.dicom_refs import SliceGeometry, nearest_slice, referenced_series, reports_damage, slice_heights
 from medio.errors import CorruptFile
 from medio.types import MedImage, Meta
 
@@ -163,14 +163,12 @@ def _layout(
         geometries = []
     if geometries:
         by_uid = {g.sop_instance_uid: z for z, g in enumerate(geometries)}
-        normal = geometries[0].normal
-        heights = [float(np.dot(g.position, normal)) for g in geometries]
+        along, gap = slice_heights(geometries)
         where = []
         for k, frame in enumerate(frames):
             z = by_uid.get(frame.source_uid or "")
             if z is None and frame.position is not None:
-                distances = np.abs(np.asarray(heights) - float(np.dot(frame.position, normal)))
-                z = int(np.argmin(distances)) if distances.min() <= _tolerance(heights) else None
+                z = nearest_slice(along, gap, float(np.dot(frame.position, geometries[0].normal)))
             if z is None:
                 folder = geometries[0].path.parent
                 raise CorruptFile(
@@ -203,12 +201,6 @@ def _layout(
     if found.missing(uid for *_, uid in keys.values() if uid):
         log.debug("%s: referenced images not found under %s", path, found.root)
     return [index[key] for key in frame_keys], slices, []
-
-
-def _tolerance(along: list[float]) -> float:
-    # Half the slice gap: a plane closer to one slice than to its neighbours belongs to it.
-    gaps = np.abs(np.diff(sorted(along)))
-    return float(np.median(gaps)) / 2 if len(gaps) else 0.5
 
 
 def _foreground(path: Path, ds: Dataset, pixels: np.ndarray) -> np.ndarray:
@@ -320,8 +312,7 @@ def _runs(values: list[int]) -> list[list[int]]:
 
 def _gap(geometries: list[SliceGeometry], ds: Dataset) -> float:
     if len(geometries) > 1:
-        along = [float(np.dot(g.position, geometries[0].normal)) for g in geometries]
-        return float(np.median(np.abs(np.diff(along))))
+        return slice_heights(geometries)[1] or 0.0
     return tags.slice_thickness(ds) or 1.0
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from medio import _dicom_tags as tags
 from medio.dicom import open_dataset, read_dicom
 from medio.dicom_kind import dicom_kind
-from medio.dicom_refs import find_instances, geometries_of, reports_damage
+from medio.dicom_refs import find_instances, geometries_of, nearest_slice, reports_damage, slice_heights
 from medio.dicom_seg import read_seg
 from medio.errors import CorruptFile, MedioError, MissingReference
 from medio.render import choose_slice
@@ -296,16 +296,12 @@ def _project(report: Report) -> None:
     planes = geometries_of(files[:MAX_PROJECTION_IMAGES])
     if not planes:
         return
-    normal = planes[0].normal
-    heights = np.asarray([float(np.dot(g.position, normal)) for g in planes])
-    gaps = np.abs(np.diff(np.sort(heights)))
-    tolerance = float(np.median(gaps)) / 2 if len(gaps) else 0.5
+    heights, gap = slice_heights(planes)
     for k, points in report.points_mm.items():
         if points.size == 0:
             continue
-        distances = np.abs(heights - float(np.mean(points @ normal)))
-        nearest = int(np.argmin(distances))
-        if distances[nearest] > tolerance:
+        nearest = nearest_slice(heights, gap, float(np.mean(points @ planes[0].normal)))
+        if nearest is None:
             continue
         plane = planes[nearest]
         rows, cols = plane.to_pixels(points)

@@ -24,51 +24,33 @@ from medio.types import MedImage
 
 log = logging.getLogger(__name__)
 
-# Format family → "module:function" of its reader, imported on first use so `import medio` stays light.
-READERS: dict[str, str] = {
-    "dicom": "medio.dicom:read_dicom",
-    "dicom_series": "medio.dicom_series:read_series",
+# Format family → (module, reader, summary for `inspect`), imported on first use: `import medio` stays light.
+_FORMATS: dict[str, tuple[str, str, str]] = {
+    "dicom": ("medio.dicom", "read_dicom", "summarize_dicom"),
+    "dicom_series": ("medio.dicom_series", "read_series", "summarize_series"),
     # Derived DICOM objects, told from images by their SOP class (medio.dicom_kind).
-    "dicom_sr": "medio.dicom_sr:read_sr",
-    "dicom_seg": "medio.dicom_seg:read_seg",
-    "rtstruct": "medio.rtstruct:read_rtstruct",
-    "nifti": "medio.nifti:read_nifti",
-    "nibabel": "medio.nifti:read_nibabel",
-    "itk": "medio.itk:read_itk",
-    "tiff": "medio.tiff:read_tiff",
-    "bitmap": "medio.bitmap:read_bitmap",
-    "npy": "medio.arrays:read_npy",
-    "npz": "medio.arrays:read_npz",
-    "hdf5": "medio.hdf5:read_hdf5",
-    "matlab": "medio.matlab:read_matlab",
-    "table": "medio.table:read_table_image",
-    "video": "medio.video:read_video",
-    "czi": "medio.czi:read_czi",
-    "envi": "medio.envi:read_envi",
-    "appledouble": "medio.appledouble:read_appledouble",
+    "dicom_sr": ("medio.dicom_sr", "read_sr", "summarize_sr"),
+    "dicom_seg": ("medio.dicom_seg", "read_seg", "summarize_seg"),
+    "rtstruct": ("medio.rtstruct", "read_rtstruct", "summarize_rtstruct"),
+    "nifti": ("medio.nifti", "read_nifti", "summarize_nifti"),
+    "nibabel": ("medio.nifti", "read_nibabel", "summarize_nibabel"),
+    "itk": ("medio.itk", "read_itk", "summarize_itk"),
+    "tiff": ("medio.tiff", "read_tiff", "summarize_tiff"),
+    "bitmap": ("medio.bitmap", "read_bitmap", "summarize_bitmap"),
+    "npy": ("medio.arrays", "read_npy", "summarize_npy"),
+    "npz": ("medio.arrays", "read_npz", "summarize_npz"),
+    "hdf5": ("medio.hdf5", "read_hdf5", "summarize_hdf5"),
+    "matlab": ("medio.matlab", "read_matlab", "summarize_matlab"),
+    "table": ("medio.table", "read_table_image", "summarize_table"),
+    "video": ("medio.video", "read_video", "summarize_video"),
+    "czi": ("medio.czi", "read_czi", "summarize_czi"),
+    "envi": ("medio.envi", "read_envi", "summarize_envi"),
+    "appledouble": ("medio.appledouble", "read_appledouble", "summarize_appledouble"),
 }
-
-# Summaries for `inspect`, same lazy scheme.
+# Family → "module:function" of its reader, and of its summary for `inspect`.
+READERS: dict[str, str] = {family: f"{module}:{reader}" for family, (module, reader, _) in _FORMATS.items()}
 SUMMARIZERS: dict[str, str] = {
-    "dicom": "medio.dicom:summarize_dicom",
-    "dicom_series": "medio.dicom_series:summarize_series",
-    "dicom_sr": "medio.dicom_sr:summarize_sr",
-    "dicom_seg": "medio.dicom_seg:summarize_seg",
-    "rtstruct": "medio.rtstruct:summarize_rtstruct",
-    "nifti": "medio.nifti:summarize_nifti",
-    "nibabel": "medio.nifti:summarize_nibabel",
-    "itk": "medio.itk:summarize_itk",
-    "tiff": "medio.tiff:summarize_tiff",
-    "bitmap": "medio.bitmap:summarize_bitmap",
-    "npy": "medio.arrays:summarize_npy",
-    "npz": "medio.arrays:summarize_npz",
-    "hdf5": "medio.hdf5:summarize_hdf5",
-    "matlab": "medio.matlab:summarize_matlab",
-    "table": "medio.table:summarize_table",
-    "video": "medio.video:summarize_video",
-    "czi": "medio.czi:summarize_czi",
-    "envi": "medio.envi:summarize_envi",
-    "appledouble": "medio.appledouble:summarize_appledouble",
+    family: f"{module}:{summary}" for family, (module, _, summary) in _FORMATS.items()
 }
 
 # Top-level packages whose own exceptions on a file are damage to report, not bugs of medio.
