@@ -99,12 +99,7 @@ class Report:
         }
 
 
-def _concept(item: Any) -> str | None:
-    codes = item.get("ConceptNameCodeSequence")
-    return tags.text(codes[0], "CodeMeaning") or tags.text(codes[0], "CodeValue") if codes else None
-
-
-def _code_meaning(item: Any, keyword: str) -> str | None:
+def _code_meaning(item: Any, keyword: str = "ConceptNameCodeSequence") -> str | None:
     codes = item.get(keyword)
     return tags.text(codes[0], "CodeMeaning") or tags.text(codes[0], "CodeValue") if codes else None
 
@@ -132,7 +127,7 @@ def _image_ref(item: Any) -> tuple[str | None, int | None]:
 def _group_label(children: Any, container: str | None) -> str | None:
     names = []
     for child in children:
-        if _concept(child) in _GROUP_NAMES:
+        if _code_meaning(child) in _GROUP_NAMES:
             value = tags.text(child, "TextValue") or _code_meaning(child, "ConceptCodeSequence")
             value = value or tags.text(child, "UID")
             if value:
@@ -155,7 +150,7 @@ class _Walker:
 
     def item(self, item: Any, depth: int, group: str | None) -> None:
         value_type = (tags.text(item, "ValueType") or "").upper()
-        concept = _concept(item)
+        concept = _code_meaning(item)
         children = item.get("ContentSequence") or []
         if value_type == "NUM":
             measured = item.get("MeasuredValueSequence") or []
@@ -260,14 +255,14 @@ def read_report(path: str | Path) -> Report:
     sop_class = tags.text(ds, "SOPClassUID")
     report = Report(
         path,
-        _concept(ds),
+        _code_meaning(ds),
         UID(sop_class).name if sop_class else None,
         tags.text(ds, "CompletionFlag"),
         tags.text(ds, "VerificationFlag"),
     )
     report.modality, report.header = tags.text(ds, "Modality"), tags.header_subset(ds)
     walker = _Walker(report)
-    walker.walk(content, 0, _concept(ds))
+    walker.walk(content, 0, _code_meaning(ds))
     walker.image_list(_evidence(ds))
     found = find_instances(path, [i["uid"] for i in report.images])
     report.searched = str(found.root) if found.root else None

@@ -157,14 +157,11 @@ def choose_bands(img: Any) -> tuple[list[int], str]:
     if n == 1:
         return [0], "only band"
     step = max(1, int(np.sqrt(img.nrows * img.ncols / _VARIANCE_SAMPLE)))
-    sample = _subsample(img, step)
+    sample = np.asarray(
+        img.open_memmap()[::step, ::step, :]
+    )  # (lines, samples, bands) whatever the interleave
     variances = sample.reshape(-1, n).astype(np.float64).var(axis=0)
     return [int(np.nanargmax(variances))], "largest variance"
-
-
-def _subsample(img: Any, step: int) -> np.ndarray:
-    cube = img.open_memmap()  # (lines, samples, bands) view whatever the interleave
-    return np.asarray(cube[::step, ::step, :])
 
 
 def _facts(img: Any, header: Path, data: Path) -> dict[str, Any]:

@@ -156,8 +156,6 @@ def _load(path: Path) -> Any:
 
 def _load_by_content(path: Path) -> Any:
     """Load a NIfTI whose name lacks the extension nibabel needs (found by magic bytes): parse in memory."""
-    import gzip
-
     import nibabel as nib
 
     with path.open("rb") as fh:
@@ -203,11 +201,8 @@ def read_nifti(path: str | Path, *, volume: int | None = None) -> MedImage:
         raise CorruptFile(path, f"cannot read NIfTI data ({type(exc).__name__}: {exc})") from exc
     arr = np.transpose(data) if data.ndim >= 2 else data
     zooms = [float(z) for z in img.header.get_zooms()[: min(3, data.ndim)]]
-    header = _header_facts(img)
-
-    affine = img.affine
-    header = {**header, "orientation": _orientation(affine), "source_shape": list(shape)}
-    return MedImage(arr, _volume_meta("nifti", path, arr, zooms, affine, n_volumes, chosen, header))
+    header = {**_header_facts(img), "orientation": _orientation(img.affine), "source_shape": list(shape)}
+    return MedImage(arr, _volume_meta("nifti", path, arr, zooms, img.affine, n_volumes, chosen, header))
 
 
 def _volume_meta(
@@ -287,7 +282,6 @@ def summarize_nifti(path: str | Path) -> dict[str, Any]:
         UnsupportedFormat: Not NIfTI.
         CorruptFile: Malformed header.
     """
-
     img = _load(Path(path))
     on_disk = [int(s) for s in img.shape]
     spatial = on_disk[:3] if len(on_disk) >= 2 else on_disk

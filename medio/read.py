@@ -36,7 +36,7 @@ _FORMATS: dict[str, tuple[str, str, str]] = {
     "nibabel": ("medio.nifti", "read_nibabel", "summarize_nibabel"),
     "itk": ("medio.itk", "read_itk", "summarize_itk"),
     "tiff": ("medio.tiff", "read_tiff", "summarize_tiff"),
-    "bitmap": ("medio.bitmap", "read_bitmap", "summarize_bitmap"),
+    "bitmap": ("medio.bitmap", "decode_bitmap", "summarize_bitmap"),
     "npy": ("medio.arrays", "read_npy", "summarize_npy"),
     "npz": ("medio.arrays", "read_npz", "summarize_npz"),
     "hdf5": ("medio.hdf5", "read_hdf5", "summarize_hdf5"),

@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from medio._axes import guess_axes
 from medio.errors import CorruptFile, KeyNotFound, MedioError, UnsupportedFormat
-from medio.types import MedImage, jsonable
+from medio.types import MedImage, Meta, jsonable
 
 log = logging.getLogger(__name__)
 
@@ -383,12 +384,7 @@ def read_table_image(path: str | Path, *, key: str | None = None, index: int | N
     if payload is None:
         raise UnsupportedFormat(path, f"cell (row {row}, column {key!r}) holds no encoded image")
     if payload.startswith(b"\x93NUMPY"):
-        import io
-
         arr = np.load(io.BytesIO(payload), allow_pickle=False)
-        from medio._axes import guess_axes
-        from medio.types import Meta
-
         image = MedImage(arr, Meta(format="table", path=str(path), axes=guess_axes(arr.shape, arr.dtype)))
     else:
         image = decode_bitmap(path, buffer=payload)
@@ -417,9 +413,7 @@ def summarize_table(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     head = read_rows(path, start=0, count=N_PREVIEW_ROWS)
     n_rows = _parquet(path).metadata.num_rows if _is_parquet(path) else None
-    rows = []
-    for record in head.to_dict(orient="records"):
-        rows.append({str(k): _preview(v) for k, v in record.items()})
+    rows = [{str(k): _preview(v) for k, v in record.items()} for record in head.to_dict(orient="records")]
     return {
         "columns": [str(c) for c in head.columns],
         "dtypes": {str(c): str(t) for c, t in head.dtypes.items()},
