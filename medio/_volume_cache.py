@@ -53,14 +53,8 @@ def _copy(image: MedImage) -> MedImage:
 
 
 def cached_volume(key: Hashable, decode: Callable[[], MedImage]) -> MedImage:
-    """The volume of ``key``: a copy of the kept one, else ``decode()`` (kept when it fits).
-
-    Args:
-        key: What identifies the volume and the file versions it is decoded from.
-        decode: Reads the volume (its errors reach the caller; nothing is kept then).
-
-    Returns:
-        A volume the caller owns.
+    """The volume of ``key`` (the volume and the file versions it is decoded from), as a copy the caller owns:
+    of the kept one, else ``decode()``'s (kept when it fits; its errors reach the caller, nothing is kept).
     """
     global _held
     limit = limit_bytes()

@@ -23,14 +23,8 @@ MACOSX = "__MACOSX"
 
 
 def sibling_candidates(path: Path) -> list[Path]:
-    """Where the real file of a stub may be: beside it, and outside a ``__MACOSX`` folder.
-
-    Args:
-        path: The stub.
-
-    Returns:
-        Candidate paths, most likely first.
-    """
+    """Where the real file of a stub may be, most likely first: beside it, and outside a ``__MACOSX``
+    folder."""
     name = path.name[len(PREFIX) :] if path.name.startswith(PREFIX) else path.name
     out = [path.with_name(name)]
     parts = path.parent.parts
@@ -41,16 +35,8 @@ def sibling_candidates(path: Path) -> list[Path]:
 
 
 def resolve_stub(path: Path) -> Path:
-    """The real file a stub stands for.
-
-    Args:
-        path: The stub.
-
-    Returns:
-        The existing sibling.
-
-    Raises:
-        UnsupportedFormat: No sibling exists (the stub itself holds no image).
+    """The existing real file a stub stands for; ``UnsupportedFormat`` when there is none (the stub itself
+    holds no image).
     """
     for candidate in sibling_candidates(path):
         if candidate.is_file():

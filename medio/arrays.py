@@ -20,19 +20,8 @@ _NPY_MAGIC = b"\x93NUMPY"
 
 
 def select(path: Path, arr: Any, key: str | None, index: int | None) -> np.ndarray:
-    """Pick a record field (``key`` on a structured array) and/or an item along axis 0 (``index``).
-
-    Args:
-        path: The file (for messages).
-        arr: The array (possibly memory-mapped or an h5py dataset).
-        key: Field name of a structured/record array, or ``None``.
-        index: Position along axis 0, or ``None``.
-
-    Returns:
-        The selected array.
-
-    Raises:
-        KeyNotFound: Unknown field or index out of range.
+    """Pick a record field (``key`` on a structured array) and/or an item along axis 0 (``index``) of an
+    array, memory-mapped or an h5py dataset; ``KeyNotFound`` for an unknown field or an index out of range.
     """
     if index is not None:
         if not arr.shape or not -arr.shape[0] <= index < arr.shape[0]:

@@ -66,14 +66,8 @@ _TIME_KEYWORDS = ("FrameTime", "FrameTimeVector", "CineRate", "RecommendedDispla
 
 
 def open_dataset(path: str | Path, *, stop_before_pixels: bool = False) -> tuple[Dataset, bool]:
-    """Read a DICOM dataset, retrying with ``force=True`` when the 128-byte preamble is missing.
-
-    Args:
-        path: The file.
-        stop_before_pixels: Skip the pixel data (headers only).
-
-    Returns:
-        The dataset and whether the preamble was missing.
+    """Read a DICOM dataset (headers only with ``stop_before_pixels``), retrying with ``force=True`` when the
+    128-byte preamble is missing; returns it and whether the preamble was missing.
 
     Raises:
         UnsupportedFormat: The file is not DICOM even when forced.
@@ -178,16 +172,7 @@ def read_dicom(path: str | Path, *, frame: int | None = None) -> MedImage:
 def read_slice(path: str | Path) -> MedImage:
     """`read_dicom` for the 2nd and later slices of a series: the same pixels and geometry, without the
     header subset (a series keeps its first slice's header; on a 50-slice series the subsets cost a quarter
-    of the read).
-
-    Args:
-        path: The file.
-
-    Returns:
-        The image; ``meta.header`` holds only the transfer-syntax facts.
-
-    Raises:
-        MedioError: As `read_dicom`.
+    of the read). ``meta.header`` holds only the transfer-syntax facts.
     """
     return _read(Path(path), None, header=False)
 
@@ -330,14 +315,7 @@ def summarize_dicom(path: str | Path) -> dict[str, Any]:
 
 
 def is_dicom_file(path: Path) -> bool:
-    """Return True when ``path`` starts like a DICOM file (with or without preamble).
-
-    Args:
-        path: A file.
-
-    Returns:
-        Whether its magic bytes look like DICOM.
-    """
+    """Whether ``path`` starts like a DICOM file (with or without preamble)."""
     from medio.sniff import sniff_bytes
 
     try:

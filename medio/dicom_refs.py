@@ -166,17 +166,10 @@ def _index(folder: Path, deep: bool = False) -> tuple[Instance, ...]:
 
 
 def find_instances(start: Path, uids: Iterable[str], *, series_uids: Iterable[str] = ()) -> Found:
-    """Find the files holding the given SOP Instance UIDs in the folder tree around ``start``.
+    """Find the files holding the SOP Instance UIDs ``uids`` in the folder tree around ``start``, and every
+    indexed file of the series ``series_uids`` (``Found.series``: an RTSTRUCT whose contours name no image).
 
-    Args:
-        start: The derived object's file.
-        uids: SOP Instance UIDs to find.
-        series_uids: Series whose every indexed file should be collected too (``Found.series``), e.g. the
-            series an RTSTRUCT refers to when its contours name no image.
-
-    Returns:
-        What was found; UIDs not found are simply absent (see ``Found.missing``). The object itself is never
-        returned as a reference.
+    UIDs not found are absent from the result (``Found.missing``); the object itself is never a reference.
     """
     wanted = {u for u in uids if u}
     want_series = {s for s in series_uids if s}
@@ -252,13 +245,8 @@ class SliceGeometry:
 
 
 def slice_heights(geometries: list[SliceGeometry]) -> tuple[np.ndarray, float | None]:
-    """Each slice's height along the first slice's normal, and the median gap between neighbouring slices.
-
-    Args:
-        geometries: A series' slices (any order).
-
-    Returns:
-        The heights in mm (in the order given), and the gap (None for a single slice).
+    """Each slice's height along the first slice's normal (in the order given), and the median gap between
+    neighbouring slices (None for a single slice).
     """
     along = np.asarray([float(np.dot(g.position, geometries[0].normal)) for g in geometries])
     gaps = np.abs(np.diff(np.sort(along)))
@@ -274,17 +262,8 @@ def nearest_slice(along: np.ndarray, gap: float | None, height: float) -> int | 
 
 
 def slice_geometry(path: Path) -> SliceGeometry:
-    """Read an image's geometry from its header.
-
-    Args:
-        path: A DICOM image file.
-
-    Returns:
-        Its geometry.
-
-    Raises:
-        CorruptFile: The header lacks ImagePositionPatient, ImageOrientationPatient, PixelSpacing or the size.
-        MedioError: The file cannot be parsed.
+    """An image's geometry from its header; ``CorruptFile`` when it lacks ImagePositionPatient,
+    ImageOrientationPatient, PixelSpacing or the size, ``MedioError`` when it cannot be parsed.
     """
     from medio.dicom import open_dataset
 
@@ -328,13 +307,8 @@ def _cached_geometry(path: str, mtime_ns: int, size: int) -> SliceGeometry | Non
 
 
 def geometries_of(files: Iterable[Path]) -> list[SliceGeometry]:
-    """The geometries of the files that have one, in name order (the others with a debug log).
-
-    Args:
-        files: DICOM image files.
-
-    Returns:
-        Their geometries (cached per file version).
+    """The geometries (cached per file version) of the files that have one, in name order (the others with a
+    debug log).
     """
     out = []
     for file in sorted(set(files)):
@@ -349,13 +323,8 @@ def geometries_of(files: Iterable[Path]) -> list[SliceGeometry]:
 
 
 def ordered_geometries(geometries: list[SliceGeometry]) -> list[SliceGeometry]:
-    """A series' slices ordered like :func:`medio.dicom_series.read_series` stacks them.
-
-    Args:
-        geometries: The series' slices, in file name order.
-
-    Returns:
-        Them along the slice normal (else as given).
+    """A series' slices (in file name order) along the slice normal, as `medio.dicom_series.read_series`
+    stacks them.
     """
     from medio.dicom_series import _slice_order
 
@@ -367,19 +336,11 @@ def ordered_geometries(geometries: list[SliceGeometry]) -> list[SliceGeometry]:
 def referenced_series(
     obj: Path, uids: Iterable[str], series_uids: Iterable[str] = ()
 ) -> tuple[list[SliceGeometry], Found]:
-    """The ordered slices of the series an object references, found in its folder tree.
+    """The ordered slices of the series an object references, found in its folder tree, and the search result.
 
-    The series is the one holding most of the referenced instances (else the first named series found);
-    its every file in the folders searched makes the volume, so a label map built on it lines up slice by
-    slice with the series as :func:`medio.dicom_series.read_series` reads it.
-
-    Args:
-        obj: The derived object's file.
-        uids: Referenced SOP Instance UIDs.
-        series_uids: Referenced Series Instance UIDs.
-
-    Returns:
-        The series' slice geometries (empty when nothing was found) and the search result.
+    The series is the one holding most of the referenced instances ``uids`` (else the first of ``series_uids``
+    found); its every file in the folders searched makes the volume, so a label map built on it lines up slice
+    by slice with the series as :func:`medio.dicom_series.read_series` reads it. Empty when nothing was found.
     """
     uids = [u for u in dict.fromkeys(uids) if u]
     found = find_instances(obj, uids, series_uids=series_uids)

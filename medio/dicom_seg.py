@@ -60,17 +60,8 @@ def _meaning(item: Any, sequence: str) -> str | None:
 
 
 def segments_of(path: Path, ds: Dataset) -> list[Segment]:
-    """The segment table, or ``CorruptFile`` when the SEG has none (PS3.3 C.8.20.2: it is mandatory).
-
-    Args:
-        path: The file (for the error).
-        ds: Its data set.
-
-    Returns:
-        The segments in file order.
-
-    Raises:
-        CorruptFile: No Segment Sequence, or a segment without a number.
+    """The segment table in file order; ``CorruptFile`` when the SEG has none (PS3.3 C.8.20.2: it is
+    mandatory) or a segment has no number.
     """
     items = ds.get("SegmentSequence")
     if not items:
@@ -103,18 +94,8 @@ def _first(item: Any, *path: str) -> Any:
 
 
 def frames_of(path: Path, ds: Dataset, segments: list[Segment]) -> list[Frame]:
-    """Each frame's segment, source image and position (per-frame groups, then shared ones).
-
-    Args:
-        path: The file (for the error).
-        ds: Its data set.
-        segments: Its segment table (a one-segment SEG may omit the per-frame segment number).
-
-    Returns:
-        One entry per frame.
-
-    Raises:
-        CorruptFile: A frame names no segment while the SEG has several.
+    """Each frame's segment, source image and position (per-frame groups, then shared ones); ``CorruptFile``
+    when a frame names no segment while the SEG has several (a one-segment SEG may omit it).
     """
     n_frames = int(tags.first_float(ds.get("NumberOfFrames")) or 1)
     per_frame = ds.get("PerFrameFunctionalGroupsSequence") or []
@@ -143,10 +124,8 @@ def frames_of(path: Path, ds: Dataset, segments: list[Segment]) -> list[Frame]:
 def _layout(
     path: Path, ds: Dataset, frames: list[Frame]
 ) -> tuple[list[int], list[dict[str, Any]], list[SliceGeometry]]:
-    """Map every frame to a slice index of the output volume; describe the slices.
-
-    Returns:
-        ``(slice index per frame, slice descriptions, the referenced series' geometries or [])``.
+    """Map every frame to a slice index of the output volume: ``(slice index per frame, slice descriptions,
+    the referenced series' geometries or [])``.
     """
     # The Referenced Series Sequence lists the source instances too (PS3.3 C.7.6.1.1.5 / C.8.20.1): frames
     # without a Derivation Image reference still find their series, then their slice by position.

@@ -86,21 +86,13 @@ def _stat(path: Path) -> os.stat_result | None:
 
 
 def scan_series(folder: str | Path) -> list[SeriesGroup]:
-    """Group the DICOM image files under ``folder`` into series, largest first.
+    """Group the DICOM image files under ``folder`` (recursively) into series, largest first (ties by key);
+    ``UnsupportedFormat`` when there is none.
 
     Files are grouped by SeriesInstanceUID; a series whose files disagree on image size or orientation
     (a localizer stored with the axial stack, say) is split further and the parts get keys ``<uid>#2``....
     Each file's header is parsed once per version of the file in a process (cached by path, modification
     time and size), so a folder scanned again costs its listing and one ``stat`` per file.
-
-    Args:
-        folder: The folder (searched recursively).
-
-    Returns:
-        The groups, largest first (ties by key).
-
-    Raises:
-        UnsupportedFormat: No DICOM image file in the folder.
     """
     folder = Path(folder)
     listed = [(p, _stat(p)) for p in sorted(folder.rglob("*")) if not p.name.startswith(".")]

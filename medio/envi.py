@@ -39,13 +39,8 @@ def _is_envi_header(path: Path) -> bool:
 
 
 def header_of(path: Path) -> Path | None:
-    """The ENVI header of a data file (``name.hdr`` or ``stem.hdr``, any case), or the header itself.
-
-    Args:
-        path: A header or data file.
-
-    Returns:
-        The header path, or ``None`` when ``path`` is not part of an ENVI pair.
+    """The ENVI header of a data file (``name.hdr`` or ``stem.hdr``, any case), the header itself, or ``None``
+    when ``path`` is not part of an ENVI pair.
     """
     if path.suffix.lower() == ".hdr":
         return path if _is_envi_header(path) else None
@@ -60,13 +55,8 @@ def header_of(path: Path) -> Path | None:
 
 
 def data_of(header: Path) -> Path | None:
-    """The data file an ENVI header describes (same stem, one of :data:`DATA_SUFFIXES`, lower or upper case).
-
-    Args:
-        header: The ``.hdr`` file.
-
-    Returns:
-        The data file, or ``None`` when none exists.
+    """The data file an ENVI header describes (same stem, one of :data:`DATA_SUFFIXES`, lower or upper case),
+    or ``None``.
     """
     stem = header.name[: -len(".hdr")]
     for ext in DATA_SUFFIXES:

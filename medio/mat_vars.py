@@ -65,16 +65,8 @@ class MatVar:
 
 
 def tokens(path: str) -> list[str | int]:
-    """Split a MATLAB path into names and 0-based element indices (``"s.c{2}"`` → ``["s", "c", 1]``).
-
-    Args:
-        path: A path as :class:`MatVar` spells it (``/`` is accepted for ``.``).
-
-    Returns:
-        Names and indices.
-
-    Raises:
-        ValueError: The path is not of that form.
+    """Split a MATLAB path (``/`` accepted for ``.``) into names and 0-based element indices: ``"s.c{2}"`` is
+    ``["s", "c", 1]``; ``ValueError`` when the path is not of that form.
     """
     text = path.replace("/", ".")
     out: list[str | int] = []
@@ -98,12 +90,8 @@ def _v5_class(value: np.ndarray) -> str:
 
 
 def walk_v5_value(path: str, value: Any, out: list[MatVar]) -> None:
-    """Append ``value`` and its parts (as ``loadmat(struct_as_record=False, squeeze_me=False)`` gives it).
-
-    Args:
-        path: Its MATLAB path.
-        value: A NumPy array (numeric, char, cell = object array, struct array of ``mat_struct``).
-        out: The list to extend (stops at :data:`MAX_VARIABLES`).
+    """Append ``value`` (as ``loadmat(struct_as_record=False, squeeze_me=False)`` gives it) and its parts to
+    ``out`` (up to :data:`MAX_VARIABLES`).
     """
     from scipy.io.matlab import mat_struct
 
@@ -128,19 +116,8 @@ def walk_v5_value(path: str, value: Any, out: list[MatVar]) -> None:
 
 
 def get_v5_value(file: Path, top: Any, parts: list[str | int], key: str) -> Any:
-    """Follow ``parts`` (after the variable name) into a loaded v5 value.
-
-    Args:
-        file: The file (for messages).
-        top: The loaded top-level variable.
-        parts: Remaining names and 0-based indices.
-        key: The full path (for messages).
-
-    Returns:
-        The value at the path.
-
-    Raises:
-        KeyNotFound: A field or element that does not exist.
+    """Follow ``parts`` (after the variable name) into a loaded v5 value; ``KeyNotFound`` for a field or
+    element that does not exist (``key``, the full path, names it).
     """
     from scipy.io.matlab import mat_struct
 
@@ -167,13 +144,8 @@ def matlab_class(obj: Any) -> str:
 
 
 def walk_v73(h5: Any, out: list[MatVar], group: Any = None, prefix: str = "") -> None:
-    """Append every variable of a v7.3 file (or of one struct group), following cell references.
-
-    Args:
-        h5: The open ``h5py.File``.
-        out: The list to extend (stops at :data:`MAX_VARIABLES`).
-        group: The group to list (default the file's root).
-        prefix: The MATLAB path of ``group``.
+    """Append every variable of a v7.3 file (or of the struct ``group`` at ``prefix``) to ``out``, following
+    cell references (up to :data:`MAX_VARIABLES`).
     """
     import h5py
 
@@ -216,18 +188,8 @@ def _walk_v73_dataset(h5: Any, path: str, dset: Any, out: list[MatVar]) -> None:
 
 
 def get_v73(file: Path, h5: Any, key: str) -> Any:
-    """The h5py dataset at a MATLAB path, following groups and cell references.
-
-    Args:
-        file: The file (for messages).
-        h5: The open ``h5py.File``.
-        key: The path.
-
-    Returns:
-        The ``h5py.Dataset``.
-
-    Raises:
-        KeyNotFound: A name or element that does not exist.
+    """The h5py dataset at a MATLAB path, following groups and cell references; ``KeyNotFound`` for a name or
+    element that does not exist, or a struct.
     """
     import h5py
 
@@ -251,14 +213,7 @@ def get_v73(file: Path, h5: Any, key: str) -> Any:
 
 
 def is_image_like(var: MatVar) -> bool:
-    """Numeric/logical, with its two largest dimensions both at least :data:`MIN_SIDE`.
-
-    Args:
-        var: A variable.
-
-    Returns:
-        Whether it may be the image.
-    """
+    """Numeric/logical, with its two largest dimensions both at least :data:`MIN_SIDE`."""
     sides = sorted(var.shape, reverse=True)
     return var.cls in _NUMERIC and len(sides) >= 2 and sides[1] >= MIN_SIDE
 

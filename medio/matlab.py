@@ -34,27 +34,15 @@ log = logging.getLogger(__name__)
 
 
 def is_v73(path: Path) -> bool:
-    """Return True for a MATLAB v7.3 (HDF5-based) file.
-
-    Args:
-        path: The ``.mat`` file.
-
-    Returns:
-        Whether the HDF5 signature follows the 512-byte userblock (or starts the file).
-    """
+    """Whether a ``.mat`` file is v7.3 (HDF5): the HDF5 signature after the 512-byte userblock, or first."""
     with path.open("rb") as fh:
         head = fh.read(520)
     return head[512:520] == HDF5_SIGNATURE or head.startswith(HDF5_SIGNATURE)
 
 
 def to_canonical(arr: np.ndarray) -> tuple[np.ndarray, str]:
-    """Move a MATLAB ``rows × cols × slices`` array to ``(Z, H, W)``; keep 2D and colour arrays.
-
-    Args:
-        arr: An array in MATLAB axis order.
-
-    Returns:
-        The array in canonical order and its axes.
+    """Move a MATLAB ``rows × cols × slices`` array to ``(Z, H, W)``, keeping 2D and colour arrays; returns
+    the array and its axes.
     """
     # MATLAB stores RGB as rows × cols × 3; any other depth is a stack of slices.
     if arr.ndim == 3 and arr.shape[-1] != 3:

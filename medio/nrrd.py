@@ -42,13 +42,8 @@ def _header_fields(path: Path) -> dict[str, str]:
 
 
 def needs_pynrrd(path: str | Path) -> bool:
-    """True when ``path`` is a NRRD file whose encoding SimpleITK cannot decode (bzip2).
-
-    Args:
-        path: Any file; only ``.nrrd``/``.nhdr`` files starting with the ``NRRD`` magic can qualify.
-
-    Returns:
-        Whether to read it with pynrrd.
+    """True when ``path`` is a ``.nrrd``/``.nhdr`` file (``NRRD`` magic) whose encoding SimpleITK cannot
+    decode (bzip2): pynrrd reads it.
     """
     p = Path(path)
     if p.suffix.lower() not in NRRD_SUFFIXES:

@@ -88,14 +88,7 @@ _DAMAGE = (
 
 
 def resolve(entry: str) -> Callable[..., Any]:
-    """Import ``"module:function"`` and return the function.
-
-    Args:
-        entry: The registry entry.
-
-    Returns:
-        The callable.
-    """
+    """Import ``"module:function"`` (a registry entry) and return the function."""
     module, _, name = entry.partition(":")
     return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 
@@ -203,14 +196,8 @@ def _file_version(path: str | PathLike[str], family: str) -> tuple[object, ...] 
 
 
 def refine_dicom(path: Path, family: str) -> str:
-    """A DICOM file's family by its header: SR, SEG and RTSTRUCT objects have readers of their own.
-
-    Args:
-        path: The file.
-        family: What :func:`medio.sniff.sniff` said.
-
-    Returns:
-        ``family``, or ``"dicom_sr"`` / ``"dicom_seg"`` / ``"rtstruct"`` for a DICOM file holding one.
+    """A DICOM file's family by its header (``family``: what `medio.sniff.sniff` said): ``"dicom_sr"``,
+    ``"dicom_seg"`` or ``"rtstruct"`` for those objects, which have readers of their own; else ``family``.
     """
     if family != "dicom":
         return family
@@ -227,14 +214,6 @@ def library_failure(path: str | PathLike[str], family: str, exc: Exception) -> E
     the usual damage exceptions, or anything raised inside a format library's own code, become
     ``CorruptFile``. An exception raised by medio's own code that is not about the input is returned
     unchanged, so a bug still shows its traceback.
-
-    Args:
-        path: The file being read.
-        family: Its format family.
-        exc: What the reader raised.
-
-    Returns:
-        The exception to raise.
     """
     if type(exc).__name__ in ("DecompressionBombError", "DecompressionBombWarning"):
         return ImageTooLarge(path, f"image exceeds Pillow's decompression-bomb limit ({exc})")

@@ -150,16 +150,11 @@ def _linear(arr: np.ndarray, lo: float, hi: float) -> np.ndarray:
 
 
 def stretch_uint8(arr: np.ndarray) -> np.ndarray:
-    """Stretch one band to 0..255 between its 0.5 and 99.5 percentiles (min/max when those are equal).
+    """Stretch one 2-D band to ``uint8`` 0..255 between its 0.5 and 99.5 percentiles (min/max when those are
+    equal; all zeros for a constant or non-finite band).
 
     Used where several bands become the channels of one RGB view (CZI fluorescence, ENVI cubes), so each
     band gets its own range.
-
-    Args:
-        arr: A 2-D band of any numeric dtype.
-
-    Returns:
-        ``uint8`` array of the same shape (all zeros for a constant or non-finite band).
     """
     values = np.nan_to_num(arr.astype(np.float64), nan=0.0, posinf=0.0, neginf=0.0)
     if values.size == 0:

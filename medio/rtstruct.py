@@ -41,17 +41,8 @@ class Roi:
 
 
 def rois_of(path: Path, ds: Dataset) -> list[Roi]:
-    """The ROIs with their contours (contour data parsed, nothing rasterised).
-
-    Args:
-        path: The file (for the error).
-        ds: Its data set.
-
-    Returns:
-        ROIs in Structure Set order.
-
-    Raises:
-        CorruptFile: No StructureSetROISequence, or contour data that are not x, y, z triplets.
+    """The ROIs in Structure Set order with their contours (parsed, nothing rasterised); ``CorruptFile`` when
+    there is no StructureSetROISequence or contour data are not x, y, z triplets.
     """
     items = ds.get("StructureSetROISequence")
     if not items:

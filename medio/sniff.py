@@ -259,18 +259,24 @@ def _looks_like_pnm(head: bytes) -> bool:
     return len(fields) >= 2 and fields[0].isdigit() and fields[1].isdigit()
 
 
+def analyze_header(path: Path) -> Path:
+    """The ``.hdr`` beside an Analyze-style ``.img``/``.img.gz`` (any case), else ``path`` itself."""
+    if path.name.lower().endswith((".img", ".img.gz")):
+        base = path.name[: -len(".img.gz")] if path.name.lower().endswith(".gz") else path.stem
+        for ext in (".hdr", ".HDR"):
+            if path.with_name(base + ext).is_file():
+                return path.with_name(base + ext)
+    return path
+
+
 def _analyze_pair(path: Path, head: bytes) -> str | None:
     """``nifti`` or ``nibabel`` (Analyze 7.5) for a ``.hdr``/``.img`` pair, judged by the header size."""
-    hdr = path
-    if not path.name.lower().endswith(".hdr"):
-        base = path.name[: -len(".img.gz")] if path.name.lower().endswith(".img.gz") else path.stem
-        hdr = next(
-            (c for c in (path.with_name(base + ".hdr"), path.with_name(base + ".HDR")) if c.is_file()), path
-        )
-        if hdr == path:
-            return None
+    hdr = analyze_header(path)
+    if hdr != path:
         with hdr.open("rb") as fh:
             head = fh.read(_HEAD_BYTES)
+    elif not path.name.lower().endswith(".hdr"):
+        return None
     size = head[:4]
     if size in (b"\x1c\x02\x00\x00", b"\x00\x00\x02\x1c"):  # 540: NIfTI-2
         return "nifti"

@@ -331,13 +331,8 @@ def read_rows(
 
 
 def cell_bytes(value: Any) -> bytes | None:
-    """Return encoded image bytes held by a cell (raw bytes, ``{"bytes": ...}`` struct, base64 text).
-
-    Args:
-        value: The cell value.
-
-    Returns:
-        The bytes, or ``None`` when the cell does not hold an encoded image.
+    """The encoded image bytes a cell holds (raw bytes, ``{"bytes": ...}`` struct, base64 text), else
+    ``None``.
     """
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value)
