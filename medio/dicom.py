@@ -21,22 +21,20 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class _PluginFailuresToDebug(logging.Filter):
+def _plugin_failures_to_debug(record: logging.LogRecord) -> bool:
     """pydicom logs every failed decoder plugin with its traceback (``LOGGER.exception``) before raising.
 
     medio reports that failure itself, in one line naming the file (``UnsupportedTransferSyntax``,
     ``CorruptFile``), so the plugin's traceback is demoted to a debug line of medio's logger instead of
     reaching the run's log as an ERROR (e.g. Pillow's decompression-bomb error on a 12-bit JPEG frame).
     """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info is None:
-            return True
-        log.debug("pydicom decoder plugin failed: %s", record.getMessage())
-        return False
+    if record.exc_info is None:
+        return True
+    log.debug("pydicom decoder plugin failed: %s", record.getMessage())
+    return False
 
 
-logging.getLogger("pydicom.pixels.decoders.base").addFilter(_PluginFailuresToDebug())
+logging.getLogger("pydicom.pixels.decoders.base").addFilter(_plugin_failures_to_debug)
 
 
 # Pixel data with trailing padding is decoded correctly by pydicom (it drops the padding) yet reported both
@@ -47,17 +45,15 @@ _BENIGN_PYDICOM = re.compile(
 )
 
 
-class _BenignNotesToDebug(logging.Filter):
+def _benign_notes_to_debug(record: logging.LogRecord) -> bool:
     """Demote pydicom's notes about data it handled correctly (excess pixel padding) to medio debug lines."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno > logging.WARNING or not _BENIGN_PYDICOM.match(record.getMessage()):
-            return True
-        log.debug("pydicom: %s", record.getMessage())
-        return False
+    if record.levelno > logging.WARNING or not _BENIGN_PYDICOM.match(record.getMessage()):
+        return True
+    log.debug("pydicom: %s", record.getMessage())
+    return False
 
 
-logging.getLogger("pydicom").addFilter(_BenignNotesToDebug())
+logging.getLogger("pydicom").addFilter(_benign_notes_to_debug)
 warnings.filterwarnings("ignore", message=_BENIGN_PYDICOM.pattern, category=UserWarning)
 
 _PIXEL_KEYWORDS = ("PixelData", "FloatPixelData", "DoubleFloatPixelData")

@@ -147,44 +147,35 @@ def walk_v73(h5: Any, out: list[MatVar], group: Any = None, prefix: str = "") ->
     """Append every variable of a v7.3 file (or of the struct ``group`` at ``prefix``) to ``out``, following
     cell references (up to :data:`MAX_VARIABLES`).
     """
-    import h5py
-
     for name, obj in (group if group is not None else h5).items():
         if len(out) >= MAX_VARIABLES:
             return
-        if name.startswith("#"):  # "#refs#" holds cell contents, "#subsystem#" MATLAB objects' internals
-            continue
-        path = f"{prefix}.{name}" if prefix else name
-        if isinstance(obj, h5py.Group):
-            out.append(MatVar(path, (1, 1), matlab_class(obj) or "struct"))
-            walk_v73(h5, out, obj, path)
-        else:
-            _walk_v73_dataset(h5, path, obj, out)
+        if not name.startswith("#"):  # "#refs#" holds cell contents, "#subsystem#" MATLAB objects' internals
+            _walk_v73_object(h5, f"{prefix}.{name}" if prefix else name, obj, out)
 
 
-def _walk_v73_dataset(h5: Any, path: str, dset: Any, out: list[MatVar]) -> None:
+def _walk_v73_object(h5: Any, path: str, obj: Any, out: list[MatVar]) -> None:
+    """Append a struct group and its fields, or a dataset and the cells it references."""
     import h5py
 
-    cls = matlab_class(dset)
-    shape = tuple(int(s) for s in dset.shape[::-1])
-    if dset.attrs.get("MATLAB_empty", 0):
+    if isinstance(obj, h5py.Group):
+        out.append(MatVar(path, (1, 1), matlab_class(obj) or "struct"))
+        walk_v73(h5, out, obj, path)
+        return
+    cls = matlab_class(obj)
+    shape = tuple(int(s) for s in obj.shape[::-1])
+    if obj.attrs.get("MATLAB_empty", 0):
         out.append(MatVar(path, tuple(0 for _ in shape), cls))
         return
-    if dset.dtype != h5py.ref_dtype:
-        out.append(MatVar(path, shape, cls or str(dset.dtype)))
+    if obj.dtype != h5py.ref_dtype:
+        out.append(MatVar(path, shape, cls or str(obj.dtype)))
         return
     out.append(MatVar(path, shape, cls or "cell"))
-    refs = np.asarray(dset[()]).ravel()  # C order of the reversed shape = MATLAB's column-major order
+    refs = np.asarray(obj[()]).ravel()  # C order of the reversed shape = MATLAB's column-major order
     for k, ref in enumerate(refs[:MAX_CELL_ITEMS]):
         if len(out) >= MAX_VARIABLES or not ref:
             break
-        target = h5[ref]
-        item = f"{path}{{{k + 1}}}"
-        if isinstance(target, h5py.Group):
-            out.append(MatVar(item, (1, 1), matlab_class(target) or "struct"))
-            walk_v73(h5, out, target, item)
-        else:
-            _walk_v73_dataset(h5, item, target, out)
+        _walk_v73_object(h5, f"{path}{{{k + 1}}}", h5[ref], out)
 
 
 def get_v73(file: Path, h5: Any, key: str) -> Any:

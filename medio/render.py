@@ -26,24 +26,18 @@ import numpy as np
 from medio.errors import InvalidLabelMap, NotAnImage
 from medio.types import MedImage, Meta, Rendered
 
-# CT window presets (center, width) in HU by BodyPartExamined keyword; the usual radiology defaults.
+# CT window presets (name, center, width) in HU and the BodyPartExamined keywords they serve; the usual
+# radiology defaults.
+_CT_WINDOWS: dict[tuple[str, float, float], tuple[str, ...]] = {
+    ("brain", 40.0, 80.0): ("HEAD", "BRAIN", "SKULL"),
+    ("soft_tissue_neck", 40.0, 350.0): ("NECK",),
+    ("lung", -600.0, 1500.0): ("CHEST", "LUNG", "THORAX"),
+    ("abdomen", 40.0, 400.0): ("ABDOMEN", "PELVIS", "KIDNEY"),
+    ("liver", 60.0, 160.0): ("LIVER",),
+    ("bone", 400.0, 1800.0): ("SPINE", "BONE", "EXTREMITY", "KNEE", "HIP"),
+}
 CT_PRESETS: dict[str, tuple[str, float, float]] = {
-    "HEAD": ("brain", 40.0, 80.0),
-    "BRAIN": ("brain", 40.0, 80.0),
-    "SKULL": ("brain", 40.0, 80.0),
-    "NECK": ("soft_tissue_neck", 40.0, 350.0),
-    "CHEST": ("lung", -600.0, 1500.0),
-    "LUNG": ("lung", -600.0, 1500.0),
-    "THORAX": ("lung", -600.0, 1500.0),
-    "ABDOMEN": ("abdomen", 40.0, 400.0),
-    "PELVIS": ("abdomen", 40.0, 400.0),
-    "LIVER": ("liver", 60.0, 160.0),
-    "KIDNEY": ("abdomen", 40.0, 400.0),
-    "SPINE": ("bone", 400.0, 1800.0),
-    "BONE": ("bone", 400.0, 1800.0),
-    "EXTREMITY": ("bone", 400.0, 1800.0),
-    "KNEE": ("bone", 400.0, 1800.0),
-    "HIP": ("bone", 400.0, 1800.0),
+    part: w for w, parts in _CT_WINDOWS.items() for part in parts
 }
 CT_DEFAULT_PRESET: tuple[str, float, float] = ("soft_tissue", 40.0, 400.0)
 PERCENTILES = (0.5, 99.5)

@@ -9,55 +9,25 @@ from pathlib import Path
 
 from medio.errors import EmptyFile, MedioError, UnsupportedFormat
 
-# Longest suffixes first so ".nii.gz" wins over ".gz".
-EXTENSIONS: dict[str, str] = {
-    ".nii.gz": "nifti",
-    ".nii": "nifti",
+# Format family → its suffixes; longest first where one ends another's (".nii.gz" is tried before ".gz").
+_SUFFIXES: dict[str, tuple[str, ...]] = {
+    "nifti": (".nii.gz", ".nii"),
     # Other volume formats nibabel reads (medio.nifti.NIBABEL_SUFFIXES); .hdr/.img/.v are checked by content.
-    ".brik.gz": "nibabel",
-    ".brik": "nibabel",
-    ".head": "nibabel",
-    ".mnc": "nibabel",
-    ".mgz": "nibabel",
-    ".mgh": "nibabel",
-    ".par": "nibabel",
-    ".rec": "nibabel",
-    ".dcm": "dicom",
-    ".dicom": "dicom",
-    ".ima": "dicom",
-    ".mha": "itk",
-    ".mhd": "itk",
-    ".nrrd": "itk",
-    ".nhdr": "itk",
-    ".tif": "tiff",
-    ".tiff": "tiff",
-    ".png": "bitmap",
-    ".jpg": "bitmap",
-    ".jpeg": "bitmap",
-    ".bmp": "bitmap",
-    ".pgm": "bitmap",
-    ".ppm": "bitmap",
-    ".pbm": "bitmap",
-    ".pnm": "bitmap",
-    ".gif": "bitmap",
-    ".npy": "npy",
-    ".npz": "npz",
-    ".h5": "hdf5",
-    ".hdf5": "hdf5",
-    ".hdf": "hdf5",
-    ".mat": "matlab",
-    ".czi": "czi",
-    ".parquet": "table",
-    ".pq": "table",
-    ".csv": "table",
-    ".tsv": "table",
-    ".avi": "video",
-    ".mp4": "video",
-    ".mov": "video",
-    ".m4v": "video",
-    ".mkv": "video",
-    ".webm": "video",
+    "nibabel": (".brik.gz", ".brik", ".head", ".mnc", ".mgz", ".mgh", ".par", ".rec"),
+    "dicom": (".dcm", ".dicom", ".ima"),
+    "itk": (".mha", ".mhd", ".nrrd", ".nhdr"),
+    "tiff": (".tif", ".tiff"),
+    "bitmap": (".png", ".jpg", ".jpeg", ".bmp", ".pgm", ".ppm", ".pbm", ".pnm", ".gif"),
+    "npy": (".npy",),
+    "npz": (".npz",),
+    "hdf5": (".h5", ".hdf5", ".hdf"),
+    "matlab": (".mat",),
+    "czi": (".czi",),
+    "table": (".parquet", ".pq", ".csv", ".tsv"),
+    "video": (".avi", ".mp4", ".mov", ".m4v", ".mkv", ".webm"),
 }
+# Suffix → family, tried in this order.
+EXTENSIONS: dict[str, str] = {suffix: family for family, suffixes in _SUFFIXES.items() for suffix in suffixes}
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 APPLEDOUBLE_MAGIC = b"\x00\x05\x16\x07"  # RFC 1740
