@@ -40,16 +40,11 @@ DECODER_PLUGINS: dict[str, tuple[str, ...]] = {
 
 
 def first_float(value: Any) -> float | None:
-    """Return the first number of a possibly multi-valued DICOM element.
+    """The first number of a possibly multi-valued element (number, DS string, MultiValue, list) as a float,
+    or ``None`` when absent or unparsable.
 
-    WindowCenter/Width may be multi-valued (``"40\\\\400"``) or decimal strings with stray spaces;
-    DICOM viewers use the first value (PS3.3 C.11.2.1.2).
-
-    Args:
-        value: An element value (number, DS string, MultiValue, list) or ``None``.
-
-    Returns:
-        The first value as float, or ``None`` when absent or unparsable.
+    WindowCenter/Width may be multi-valued (``"40\\\\400"``) or decimal strings with stray spaces; DICOM
+    viewers use the first value (PS3.3 C.11.2.1.2).
     """
     if value is None:
         return None

@@ -92,16 +92,8 @@ def read_appledouble(
 
 
 def summarize_appledouble(path: str | Path) -> dict[str, Any]:
-    """Say that the file is a stub and summarise its real file.
-
-    Args:
-        path: The stub.
-
-    Returns:
-        ``appledouble`` (stub, resolved_to, note) and ``resolved`` (the real file's ``inspect`` summary).
-
-    Raises:
-        UnsupportedFormat: The sibling is missing.
+    """For `medio.inspect`: ``appledouble`` (stub, resolved_to, note) and ``resolved`` (the real file's
+    summary); ``UnsupportedFormat`` when the real file is missing.
     """
     from medio.inspect import inspect
 

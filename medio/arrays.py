@@ -134,16 +134,8 @@ def _default_member(path: Path, npz: Any, keys: list[str], key: str | None) -> s
 
 
 def summarize_npy(path: str | Path) -> dict[str, Any]:
-    """Summarise a ``.npy`` from its header (memory-mapped; no data read).
-
-    Args:
-        path: The file.
-
-    Returns:
-        Shape, dtype and record fields.
-
-    Raises:
-        MedioError: See :func:`read_npy`.
+    """For `medio.inspect`: shape, dtype and record fields of a ``.npy``, from its header (memory-mapped; no
+    data read); ``CorruptFile`` when it cannot be parsed.
     """
     path = Path(path)
     try:
@@ -154,16 +146,8 @@ def summarize_npy(path: str | Path) -> dict[str, Any]:
 
 
 def summarize_npz(path: str | Path) -> dict[str, Any]:
-    """Summarise an ``.npz``: each member's shape and dtype, read from the member headers only.
-
-    Args:
-        path: The file.
-
-    Returns:
-        ``keys`` and ``members`` (name → shape/dtype).
-
-    Raises:
-        CorruptFile: Malformed archive.
+    """For `medio.inspect`: ``keys`` and ``members`` (name → shape/dtype) of an ``.npz``, from the member
+    headers only; ``CorruptFile`` for a malformed archive.
     """
     from numpy.lib import format as npformat
 

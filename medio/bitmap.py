@@ -124,16 +124,8 @@ def decode_bitmap(path: str | Path, *, frame: int | None = None, buffer: bytes |
 
 
 def summarize_bitmap(path: str | Path) -> dict[str, Any]:
-    """Summarise an image from its header (Pillow opens lazily; no pixel decoding).
-
-    Args:
-        path: The file.
-
-    Returns:
-        Pillow format, mode, size ``[w, h]`` and frame count.
-
-    Raises:
-        MedioError: See :func:`decode_bitmap`.
+    """For `medio.inspect`: Pillow format, mode, size ``[w, h]`` and frame count, from the header (Pillow
+    opens lazily; no pixel decoding); errors as :func:`decode_bitmap`.
     """
     path = Path(path)
     with _open(path) as img:

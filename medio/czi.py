@@ -98,18 +98,11 @@ def _scene_box(path: Path, czi: Any, scene: int | None) -> tuple[int, int, int, 
 
 
 def summarize_czi(path: str | Path) -> dict[str, Any]:
-    """Describe a CZI from its directory and metadata, reading no pixels.
+    """For `medio.inspect`: ``pixel_type``, ``dims`` (size of S/C/Z/T/M), ``scenes`` (boxes ``[x, y, w, h]``,
+    at most 16), ``channels`` (names), ``scaling_um``, ``mosaic``, from the directory and metadata (no pixels
+    read).
 
-    Args:
-        path: The ``.czi`` file.
-
-    Returns:
-        ``pixel_type``, ``dims`` (size of S/C/Z/T/M), ``scenes`` (boxes ``[x, y, w, h]``, at most 16),
-        ``channels`` (names), ``scaling_um``, ``mosaic``.
-
-    Raises:
-        UnsupportedFormat: Not a CZI.
-        CorruptFile: libCZI cannot read its directory.
+    ``UnsupportedFormat`` when it is not a CZI, ``CorruptFile`` when libCZI cannot read its directory.
     """
     path = Path(path)
     czi = _open(path)

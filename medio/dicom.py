@@ -266,16 +266,8 @@ def _read(path: Path, frame: int | None, *, header: bool) -> MedImage:
 
 
 def summarize_dicom(path: str | Path) -> dict[str, Any]:
-    """Summarise a DICOM file from its header only (``stop_before_pixels``).
-
-    Args:
-        path: The file.
-
-    Returns:
-        Shape, dtype, modality, window, rescale, transfer syntax and a subset of identifying tags.
-
-    Raises:
-        MedioError: The file cannot be parsed.
+    """For `medio.inspect`: shape, dtype, modality, window, rescale, transfer syntax and a subset of
+    identifying tags, from the header only (``stop_before_pixels``); ``MedioError`` when it cannot be parsed.
     """
     path = Path(path)
     ds, forced = open_dataset(path, stop_before_pixels=True)

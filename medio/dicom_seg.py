@@ -309,17 +309,9 @@ def _segment_facts(segment: Segment, frames: list[Frame]) -> dict[str, Any]:
 
 @reports_damage
 def summarize_seg(path: str | Path) -> dict[str, Any]:
-    """Summarise a SEG from its headers: segments, frames per segment, referenced slices (bounded).
-
-    Args:
-        path: The SEG file.
-
-    Returns:
-        ``segments`` (number, label, category, type, frames), ``referenced_images`` (the first
-        :data:`MAX_LISTED`, with the ``file`` found for each), counts, and the usual DICOM ``header``.
-
-    Raises:
-        CorruptFile: No SegmentSequence or frames naming no segment.
+    """For `medio.inspect`: ``segments`` (number, label, category, type, frames), ``referenced_images`` (the
+    first :data:`MAX_LISTED`, with the ``file`` found for each), counts, and the usual DICOM ``header``, from
+    the headers; ``CorruptFile`` for no SegmentSequence or frames naming no segment.
     """
     from medio.dicom_refs import find_instances
 

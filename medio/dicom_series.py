@@ -226,16 +226,8 @@ def read_series(folder: str | Path, *, series: str | int | None = None) -> MedIm
 
 
 def summarize_series(folder: str | Path) -> dict[str, Any]:
-    """Summarise a DICOM folder from headers only: the series, their sizes and the default choice.
-
-    Args:
-        folder: The folder.
-
-    Returns:
-        A dict with ``series`` (key, description, n_files) and ``default_series``.
-
-    Raises:
-        UnsupportedFormat: No DICOM image in the folder.
+    """For `medio.inspect`: the ``series`` of a DICOM folder (key, description, n_files), ``default_series``,
+    its shape and modality, from headers only; ``UnsupportedFormat`` when it holds no DICOM image.
     """
     groups = scan_series(folder)
     first, _ = open_dataset(groups[0].files[0], stop_before_pixels=True)

@@ -393,16 +393,8 @@ def _target(report: Report, drawn: list[dict[str, Any]]) -> dict[str, Any] | Non
 
 @reports_damage
 def summarize_sr(path: str | Path) -> dict[str, Any]:
-    """Summarise an SR for ``inspect``: its content, bounded, and the files its images resolve to.
-
-    Args:
-        path: The SR file.
-
-    Returns:
-        The report summary (:meth:`Report.summary`), ``kind``, ``modality`` and the usual DICOM ``header``.
-
-    Raises:
-        CorruptFile: The report has no content tree.
+    """For `medio.inspect`: the report summary (:meth:`Report.summary`, bounded), ``kind``, ``modality``, the
+    image to render and the usual DICOM ``header``; ``CorruptFile`` when the report has no content tree.
     """
     report = read_report(path)
     first = next((i["file"] for i in report.images if i["file"]), None)

@@ -180,17 +180,10 @@ def _facts(img: Any, header: Path, data: Path) -> dict[str, Any]:
 
 
 def summarize_envi(path: str | Path) -> dict[str, Any]:
-    """Describe an ENVI pair from its header (no pixels read).
-
-    Args:
-        path: The header or the data file.
-
-    Returns:
-        ``samples``, ``lines``, ``bands``, ``data_type``, ``interleave``, ``byte_order``, ``header_offset``,
-        ``default_bands``, ``wavelength_nm`` (count, first, last, first eight), the files of the pair.
-
-    Raises:
-        CorruptFile: Missing partner, header fields or data.
+    """For `medio.inspect`: the header facts of an ENVI pair (``samples``, ``lines``, ``bands``,
+    ``data_type``, ``interleave``, ``byte_order``, ``header_offset``, ``default_bands``, ``wavelength_nm``:
+    count, first, last, first eight) and its files, no pixels read; ``CorruptFile`` for a missing partner,
+    header field or data.
     """
     img, header, data = _open(Path(path))
     return {

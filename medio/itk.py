@@ -98,16 +98,8 @@ def read_itk(path: str | Path) -> MedImage:
 
 
 def summarize_itk(path: str | Path) -> dict[str, Any]:
-    """Summarise a MetaImage/NRRD header without reading the pixels.
-
-    Args:
-        path: The file.
-
-    Returns:
-        Size (array order Z Y X), spacing, origin, pixel type and header keys.
-
-    Raises:
-        CorruptFile: Header unreadable.
+    """For `medio.inspect`: size (array order Z Y X), spacing, origin, pixel type and header keys of a
+    MetaImage/NRRD, without reading the pixels; ``CorruptFile`` when the header is unreadable.
     """
     import SimpleITK as sitk
 

@@ -192,17 +192,9 @@ def read_matlab(path: str | Path, *, key: str | None = None, index: int | None =
 
 
 def summarize_matlab(path: str | Path) -> dict[str, Any]:
-    """List every variable of a MATLAB file, structs and cells walked, and the one ``read`` would take.
-
-    Args:
-        path: The file.
-
-    Returns:
-        ``mat_version``, ``keys`` (top-level names), ``variables`` (MATLAB path → MATLAB shape and class, at
-        most 500), ``image_variable`` (path and the evidence, or ``None`` and why not).
-
-    Raises:
-        CorruptFile: Malformed file.
+    """For `medio.inspect`: ``mat_version``, ``keys`` (top-level names), ``variables`` (every MATLAB path,
+    structs and cells walked → MATLAB shape and class, at most 500), ``image_variable`` (the one ``read``
+    would take and the evidence, or ``None`` and why not); ``CorruptFile`` for a malformed file.
     """
     path = Path(path)
     if is_v73(path):

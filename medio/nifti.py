@@ -247,19 +247,12 @@ def _header_facts(img: Any) -> dict[str, Any]:
 
 
 def summarize_nifti(path: str | Path) -> dict[str, Any]:
-    """Summarise a NIfTI header without loading the voxels.
+    """For `medio.inspect`: a NIfTI header, no voxels loaded.
 
-    Args:
-        path: The file.
-
-    Returns:
-        ``shape``/``axes`` in medio's canonical order (``ZYX`` of one volume, the order `read` returns and
-        ``render --axis`` counts in), ``shape_on_disk``/``axes_on_disk`` as stored (``XYZT``), dtype, voxel
-        sizes (``zooms``, on-disk order), orientation code and a few header fields.
-
-    Raises:
-        UnsupportedFormat: Not NIfTI.
-        CorruptFile: Malformed header.
+    ``shape``/``axes`` in medio's canonical order (``ZYX`` of one volume, the order `read` returns and
+    ``render --axis`` counts in), ``shape_on_disk``/``axes_on_disk`` as stored (``XYZT``), dtype, voxel sizes
+    (``zooms``, on-disk order), orientation code and a few header fields. ``UnsupportedFormat`` when it is not
+    NIfTI, ``CorruptFile`` for a malformed header.
     """
     img = _load(Path(path))
     on_disk = [int(s) for s in img.shape]
@@ -429,19 +422,12 @@ def read_nibabel(path: str | Path, *, volume: int | None = None) -> MedImage:
 
 
 def summarize_nibabel(path: str | Path) -> dict[str, Any]:
-    """Summarise a MINC/MGH/PAR-REC/AFNI/ECAT/Analyze header without reading voxels.
+    """For `medio.inspect`: a MINC/MGH/PAR-REC/AFNI/ECAT/Analyze header, no voxels read.
 
-    Args:
-        path: The file.
-
-    Returns:
-        ``shape``/``axes`` in medio's canonical order (RAS ``ZYX`` of one volume: what `read` returns and
-        ``render --axis`` counts in), ``shape_on_disk`` as nibabel reports it, kind, dtype, voxel sizes,
-        on-disk orientation and number of volumes.
-
-    Raises:
-        UnsupportedFormat: Not an image nibabel reads.
-        CorruptFile: Malformed header or missing companion file.
+    ``shape``/``axes`` in medio's canonical order (RAS ``ZYX`` of one volume: what `read` returns and
+    ``render --axis`` counts in), ``shape_on_disk`` as nibabel reports it, kind, dtype, voxel sizes,
+    on-disk orientation and number of volumes. ``UnsupportedFormat`` when nibabel does not read it,
+    ``CorruptFile`` for a malformed header or a missing companion file.
     """
     from nibabel.orientations import io_orientation
 

@@ -120,16 +120,8 @@ def read_nrrd(path: str | Path) -> MedImage:
 
 
 def summarize_nrrd(path: str | Path) -> dict[str, Any]:
-    """Summarise a NRRD header with pynrrd, without decoding the payload.
-
-    Args:
-        path: The file.
-
-    Returns:
-        Shape (array order), dtype, spacing and the header's scalar fields.
-
-    Raises:
-        CorruptFile: The header cannot be parsed.
+    """`summarize_itk` by pynrrd: shape (array order), dtype, spacing and the header's scalar fields, without
+    decoding the payload; ``CorruptFile`` when the header cannot be parsed.
     """
     import nrrd
 

@@ -227,17 +227,9 @@ def _roi_facts(roi: Roi, label_id: int | None, planes: dict[int, np.ndarray] | N
 
 @reports_damage
 def summarize_rtstruct(path: str | Path) -> dict[str, Any]:
-    """Summarise an RTSTRUCT from its header: ROIs, contour counts, the referenced series (bounded).
-
-    Args:
-        path: The RTSTRUCT file.
-
-    Returns:
-        ``rois`` (number, name, type, contours), ``referenced_series``, how many contour images were found
-        in the folder tree (and one of their files), and the usual DICOM ``header``.
-
-    Raises:
-        CorruptFile: No StructureSetROISequence or malformed contour data.
+    """For `medio.inspect`: ``rois`` (number, name, type, contours), ``referenced_series``, how many contour
+    images were found in the folder tree (and one of their files), and the usual DICOM ``header``, from the
+    header; ``CorruptFile`` for no StructureSetROISequence or malformed contour data.
     """
     from medio.dicom_refs import find_instances
 

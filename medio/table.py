@@ -393,17 +393,8 @@ def read_table_image(path: str | Path, *, key: str | None = None, index: int | N
 
 
 def summarize_table(path: str | Path) -> dict[str, Any]:
-    """Summarise a table: columns, dtypes, row count (parquet metadata) and the first rows.
-
-    Args:
-        path: The file.
-
-    Returns:
-        ``columns``, ``dtypes``, ``n_rows`` (``None`` for text tables, not counted), ``head`` (5 rows, long
-        values and bytes abbreviated).
-
-    Raises:
-        CorruptFile: Malformed table.
+    """For `medio.inspect`: ``columns``, ``dtypes``, ``n_rows`` (parquet metadata; ``None`` for text tables,
+    not counted), ``head`` (5 rows, long values and bytes abbreviated); ``CorruptFile`` for a malformed table.
     """
     path = Path(path)
     head = read_rows(path, start=0, count=N_PREVIEW_ROWS)
