@@ -12,7 +12,7 @@ slice ``k``; otherwise it spans the SEG's own planes, ordered along the slice no
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -296,15 +296,7 @@ def _gap(geometries: list[SliceGeometry], ds: Dataset) -> float:
 
 
 def _segment_facts(segment: Segment, frames: list[Frame]) -> dict[str, Any]:
-    mine = [f for f in frames if f.segment == segment.number]
-    return {
-        "number": segment.number,
-        "label": segment.label,
-        "category": segment.category,
-        "type": segment.type,
-        "algorithm": segment.algorithm,
-        "frames": len(mine),
-    }
+    return {**asdict(segment), "frames": sum(f.segment == segment.number for f in frames)}
 
 
 @reports_damage

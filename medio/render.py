@@ -153,11 +153,14 @@ def stretch_uint8(arr: np.ndarray) -> np.ndarray:
     values = np.nan_to_num(arr.astype(np.float64), nan=0.0, posinf=0.0, neginf=0.0)
     if values.size == 0:
         return np.zeros(arr.shape, np.uint8)
-    lo, hi = (float(v) for v in np.percentile(values, PERCENTILES))
-    if not hi > lo:
-        lo, hi = float(values.min()), float(values.max())
-    out: np.ndarray = np.rint(_linear(values, lo, hi)).astype(np.uint8)
+    out: np.ndarray = np.rint(_linear(values, *_percentile_range(values))).astype(np.uint8)
     return out
+
+
+def _percentile_range(values: np.ndarray) -> tuple[float, float]:
+    """The 0.5 and 99.5 percentiles of finite values, or their min and max when those are equal."""
+    lo, hi = (float(v) for v in np.percentile(values, PERCENTILES))
+    return (lo, hi) if hi > lo else (float(values.min()), float(values.max()))
 
 
 def _grey(
@@ -185,9 +188,7 @@ def _grey(
     elif arr.dtype == np.uint8:
         out, info = values, {"method": "passthrough_uint8"}
     elif modality in PERCENTILE_MODALITIES or arr.dtype.kind == "f":
-        lo, hi = (float(v) for v in np.percentile(valid, PERCENTILES))
-        if not hi > lo:
-            lo, hi = float(valid.min()), float(valid.max())
+        lo, hi = _percentile_range(valid)
         out, info = _linear(values, lo, hi), {"method": "percentile_0.5_99.5", "range": [lo, hi]}
     else:
         lo, hi = float(valid.min()), float(valid.max())
