@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -341,31 +341,33 @@ def read_sr(path: str | Path) -> MedImage:
             f"DICOM SR (no pixels: {counts}) references {what} under {report.searched}; "
             "inspect it for its content",
         )
-    frame = target.get("frame")
-    image = read_dicom(Path(target["file"]), frame=frame - 1 if frame else None)
+    image = read_dicom(Path(target.file), frame=target.frame - 1 if target.frame else None)
     summary = report.summary()
-    summary["regions"] = sorted(summary["regions"], key=lambda r: r.get("image") != target["uid"])
+    summary["regions"] = sorted(summary["regions"], key=lambda r: r.get("image") != target.uid)
     image.meta.header["structured_report"] = summary
     image.meta.header["read_from"] = str(report.path)
-    boxes = [r["box"] for r in drawn if r["file"] == target["file"]][:4]
+    boxes = [r["box"] for r in drawn if r["file"] == target.file][:4]
     image.meta.header["read_note"] = (
-        f"{report.path.name} is a DICOM SR (no pixels): these are the pixels of {target['why']}, "
-        f"{Path(target['file']).name}" + (f"; its boxes [x, y, w, h] on that image: {boxes}" if boxes else "")
+        f"{report.path.name} is a DICOM SR (no pixels): these are the pixels of {target.why}, "
+        f"{Path(target.file).name}" + (f"; its boxes [x, y, w, h] on that image: {boxes}" if boxes else "")
     )
     return image
 
 
-def _target(report: Report, drawn: list[dict[str, Any]]) -> dict[str, Any] | None:
+class _Target(NamedTuple):
+    """The image `read_sr` shows for a report, and why."""
+
+    file: str
+    frame: int | None
+    uid: str | None
+    why: str
+
+
+def _target(report: Report, drawn: list[dict[str, Any]]) -> _Target | None:
     """The image to show for a report: one a region is drawn on, else the slice under the largest part of
     a SEG it references, else the first referenced image."""
     if drawn:
-        first = drawn[0]
-        return {
-            "file": first["file"],
-            "frame": first.get("frame"),
-            "uid": first["image"],
-            "why": "the image it marks",
-        }
+        return _Target(drawn[0]["file"], drawn[0].get("frame"), drawn[0]["image"], "the image it marks")
     for image in report.images:
         if image.get("kind") == "dicom_seg":
             try:
@@ -379,16 +381,11 @@ def _target(report: Report, drawn: list[dict[str, Any]]) -> dict[str, Any] | Non
                 why = (
                     f"the slice under the largest part of the SEG it references ({Path(image['file']).name})"
                 )
-                return {"file": behind, "frame": None, "uid": labels.meta.header["slice_uids"][k], "why": why}
+                return _Target(behind, None, labels.meta.header["slice_uids"][k], why)
     plain = next((i for i in report.images if i.get("kind") == "dicom"), None)
     if plain is None:
         return None
-    return {
-        "file": plain["file"],
-        "frame": plain["frame"],
-        "uid": plain["uid"],
-        "why": "the image it references",
-    }
+    return _Target(plain["file"], plain["frame"], plain["uid"], "the image it references")
 
 
 @reports_damage
