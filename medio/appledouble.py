@@ -17,7 +17,6 @@ from medio.types import MedImage
 
 log = logging.getLogger(__name__)
 
-MAGIC = b"\x00\x05\x16\x07"
 PREFIX = "._"
 MACOSX = "__MACOSX"
 

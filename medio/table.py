@@ -11,7 +11,6 @@ import base64
 import binascii
 import io
 import json
-import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,8 +20,6 @@ import numpy as np
 from medio._axes import guess_axes
 from medio.errors import CorruptFile, KeyNotFound, MedioError, UnsupportedFormat
 from medio.types import MedImage, Meta, jsonable
-
-log = logging.getLogger(__name__)
 
 N_PREVIEW_ROWS = 5
 #: The largest table file `read_table` reads whole (a label table is small; larger files are data).
