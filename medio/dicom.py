@@ -205,20 +205,15 @@ def _read(path: Path, frame: int | None, *, header: bool) -> MedImage:
         if arr.dtype == np.uint16:
             # 16-bit palette entries (PS3.3 C.7.6.3.1.5) → 8-bit display values; 65535 / 257 = 255 exactly.
             arr = (arr // 257).astype(np.uint8)
-        facts["photometric_original"] = photometric
-        photometric = "RGB"
-    elif photometric.startswith("YBR"):
-        facts["photometric_original"] = photometric
-        photometric = "RGB"
+    if photometric == "PALETTE COLOR" or photometric.startswith("YBR"):
+        facts["photometric_original"], photometric = photometric, "RGB"
     all_frames = n_frames > 1 and frame is None
     enhanced = "PerFrameFunctionalGroupsSequence" in ds or "SharedFunctionalGroupsSequence" in ds
     rescale_slope = rescale_intercept = None
     applied = False
     if samples == 1:
-        if all_frames:
-            pairs = [tags.rescale_for_frame(ds, i if enhanced else None) for i in range(n_frames)]
-        else:
-            pairs = [tags.rescale_for_frame(ds, (frame or 0) if enhanced else None)]
+        frames = range(n_frames) if all_frames else [frame or 0]
+        pairs = [tags.rescale_for_frame(ds, i if enhanced else None) for i in frames]
         first = next((p for p in pairs if p is not None), None)
         if first is not None:
             rescale_slope, rescale_intercept = first
