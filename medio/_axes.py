@@ -36,15 +36,8 @@ def guess_axes(shape: tuple[int, ...], dtype: np.dtype[Any] | str | None = None)
 
 
 def axis_letters(spatial: int, color: bool) -> str:
-    """Spell the canonical axes of an array with ``spatial`` non-colour axes, plus a trailing colour axis.
-
-    Args:
-        spatial: Number of non-colour axes (2 for an image, 3 for a volume, 4 for a time series of volumes).
-        color: Whether a trailing colour axis follows.
-
-    Returns:
-        ``"YX"``, ``"ZYX"``, ``"TZYX"`` (``"?"`` for each leading axis beyond four), with ``"C"`` appended for
-        colour.
+    """Spell the canonical axes of an array with ``spatial`` non-colour axes, plus a trailing colour axis:
+    ``"YX"``, ``"ZYX"``, ``"TZYX"`` (``"?"`` for each leading axis beyond four), ``"C"`` appended for colour.
     """
     lead = {2: "", 3: "Z", 4: "TZ"}.get(spatial, "?" * max(spatial - 2, 0))
     return lead + "YX" + ("C" if color else "")

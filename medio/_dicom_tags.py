@@ -40,16 +40,11 @@ DECODER_PLUGINS: dict[str, tuple[str, ...]] = {
 
 
 def first_float(value: Any) -> float | None:
-    """Return the first number of a possibly multi-valued DICOM element.
+    """The first number of a possibly multi-valued element (number, DS string, MultiValue, list) as a float,
+    or ``None`` when absent or unparsable.
 
-    WindowCenter/Width may be multi-valued (``"40\\\\400"``) or decimal strings with stray spaces;
-    DICOM viewers use the first value (PS3.3 C.11.2.1.2).
-
-    Args:
-        value: An element value (number, DS string, MultiValue, list) or ``None``.
-
-    Returns:
-        The first value as float, or ``None`` when absent or unparsable.
+    WindowCenter/Width may be multi-valued (``"40\\\\400"``) or decimal strings with stray spaces; DICOM
+    viewers use the first value (PS3.3 C.11.2.1.2).
     """
     if value is None:
         return None
@@ -67,15 +62,7 @@ def first_float(value: Any) -> float | None:
 
 
 def text(ds: Dataset, keyword: str) -> str | None:
-    """Return a string element stripped, or ``None`` when absent or empty.
-
-    Args:
-        ds: The dataset.
-        keyword: The element keyword.
-
-    Returns:
-        The value as a stripped string, or ``None``.
-    """
+    """A string element stripped, or ``None`` when absent or empty."""
     value = ds.get(keyword)
     if value is None:
         return None
@@ -110,17 +97,10 @@ def _groups_item(ds: Dataset, sequence: str, frame: int | None) -> Any:
 
 
 def rescale_for_frame(ds: Dataset, frame: int | None) -> tuple[float, float] | None:
-    """Return ``(slope, intercept)`` of the modality LUT for a frame, or ``None`` when there is none.
+    """``(slope, intercept)`` of the modality LUT for ``frame``, or ``None`` when there is none.
 
     Enhanced multi-frame objects keep the rescale in the Pixel Value Transformation functional group, possibly
-    different per frame (PS3.3 C.7.6.16.2.9); classic objects keep it at the top level.
-
-    Args:
-        ds: The dataset.
-        frame: The frame index (enhanced multi-frame), or ``None``.
-
-    Returns:
-        The slope and intercept, or ``None``.
+    different per frame (PS3.3 C.7.6.16.2.9); classic objects keep it at the top level (``frame`` None).
     """
     item = _groups_item(ds, "PixelValueTransformationSequence", frame)
     source = item if item is not None and "RescaleSlope" in item else ds

@@ -20,26 +20,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
-from core.environment import READ_CACHE_ENV, read_cache_bytes
+from core.environment import read_cache_bytes
 from medio.types import MedImage
 
 #: The most bytes of pixel data the cache holds in one process; least recently used volumes go first.
 MAX_BYTES = 256 * 2**20
 #: A volume larger than this is never kept (one huge series must not evict every other one).
 MAX_ENTRY_BYTES = 128 * 2**20
-#: Environment variable: the bound in MiB instead of `MAX_BYTES` (each process of a run has its own cache:
-#: worker processes, tool processes, validation processes); 0 keeps nothing.
-LIMIT_ENV = READ_CACHE_ENV
-
-
-def limit_bytes() -> int:
-    """The cache's bound in bytes: ``MEDSTRAT_READ_CACHE_MB`` MiB when set, else `MAX_BYTES`.
-
-    Raises:
-        InputError: The variable is not a whole number >= 0 (commands refuse it when they start:
-            `core.environment.check_environment`).
-    """
-    return read_cache_bytes(MAX_BYTES)
 
 
 _lock = threading.Lock()
@@ -53,17 +40,14 @@ def _copy(image: MedImage) -> MedImage:
 
 
 def cached_volume(key: Hashable, decode: Callable[[], MedImage]) -> MedImage:
-    """The volume of ``key``: a copy of the kept one, else ``decode()`` (kept when it fits).
-
-    Args:
-        key: What identifies the volume and the file versions it is decoded from.
-        decode: Reads the volume (its errors reach the caller; nothing is kept then).
-
-    Returns:
-        A volume the caller owns.
+    """The volume of ``key`` (the volume and the file versions it is decoded from), as a copy the caller owns:
+    of the kept one, else ``decode()``'s (kept when it fits; its errors reach the caller, nothing is kept).
     """
     global _held
-    limit = limit_bytes()
+    # MEDSTRAT_READ_CACHE_MB (`core.environment.READ_CACHE_ENV`) bounds it in MiB instead of `MAX_BYTES`, 0
+    # keeps nothing; each process of a run has its own cache (workers, tool and validation processes). A
+    # malformed value is an InputError (commands refuse it at start: `core.environment.check_environment`).
+    limit = read_cache_bytes(MAX_BYTES)
     if limit == 0:
         return decode()
     with _lock:

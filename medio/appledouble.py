@@ -17,20 +17,13 @@ from medio.types import MedImage
 
 log = logging.getLogger(__name__)
 
-MAGIC = b"\x00\x05\x16\x07"
 PREFIX = "._"
 MACOSX = "__MACOSX"
 
 
 def sibling_candidates(path: Path) -> list[Path]:
-    """Where the real file of a stub may be: beside it, and outside a ``__MACOSX`` folder.
-
-    Args:
-        path: The stub.
-
-    Returns:
-        Candidate paths, most likely first.
-    """
+    """Where the real file of a stub may be, most likely first: beside it, and outside a ``__MACOSX``
+    folder."""
     name = path.name[len(PREFIX) :] if path.name.startswith(PREFIX) else path.name
     out = [path.with_name(name)]
     parts = path.parent.parts
@@ -41,16 +34,8 @@ def sibling_candidates(path: Path) -> list[Path]:
 
 
 def resolve_stub(path: Path) -> Path:
-    """The real file a stub stands for.
-
-    Args:
-        path: The stub.
-
-    Returns:
-        The existing sibling.
-
-    Raises:
-        UnsupportedFormat: No sibling exists (the stub itself holds no image).
+    """The existing real file a stub stands for; ``UnsupportedFormat`` when there is none (the stub itself
+    holds no image).
     """
     for candidate in sibling_candidates(path):
         if candidate.is_file():
@@ -106,16 +91,8 @@ def read_appledouble(
 
 
 def summarize_appledouble(path: str | Path) -> dict[str, Any]:
-    """Say that the file is a stub and summarise its real file.
-
-    Args:
-        path: The stub.
-
-    Returns:
-        ``appledouble`` (stub, resolved_to, note) and ``resolved`` (the real file's ``inspect`` summary).
-
-    Raises:
-        UnsupportedFormat: The sibling is missing.
+    """For `medio.inspect`: ``appledouble`` (stub, resolved_to, note) and ``resolved`` (the real file's
+    summary); ``UnsupportedFormat`` when the real file is missing.
     """
     from medio.inspect import inspect
 

@@ -20,19 +20,8 @@ _NPY_MAGIC = b"\x93NUMPY"
 
 
 def select(path: Path, arr: Any, key: str | None, index: int | None) -> np.ndarray:
-    """Pick a record field (``key`` on a structured array) and/or an item along axis 0 (``index``).
-
-    Args:
-        path: The file (for messages).
-        arr: The array (possibly memory-mapped or an h5py dataset).
-        key: Field name of a structured/record array, or ``None``.
-        index: Position along axis 0, or ``None``.
-
-    Returns:
-        The selected array.
-
-    Raises:
-        KeyNotFound: Unknown field or index out of range.
+    """Pick a record field (``key`` on a structured array) and/or an item along axis 0 (``index``) of an
+    array, memory-mapped or an h5py dataset; ``KeyNotFound`` for an unknown field or an index out of range.
     """
     if index is not None:
         if not arr.shape or not -arr.shape[0] <= index < arr.shape[0]:
@@ -145,16 +134,8 @@ def _default_member(path: Path, npz: Any, keys: list[str], key: str | None) -> s
 
 
 def summarize_npy(path: str | Path) -> dict[str, Any]:
-    """Summarise a ``.npy`` from its header (memory-mapped; no data read).
-
-    Args:
-        path: The file.
-
-    Returns:
-        Shape, dtype and record fields.
-
-    Raises:
-        MedioError: See :func:`read_npy`.
+    """For `medio.inspect`: shape, dtype and record fields of a ``.npy``, from its header (memory-mapped; no
+    data read); ``CorruptFile`` when it cannot be parsed.
     """
     path = Path(path)
     try:
@@ -165,16 +146,8 @@ def summarize_npy(path: str | Path) -> dict[str, Any]:
 
 
 def summarize_npz(path: str | Path) -> dict[str, Any]:
-    """Summarise an ``.npz``: each member's shape and dtype, read from the member headers only.
-
-    Args:
-        path: The file.
-
-    Returns:
-        ``keys`` and ``members`` (name → shape/dtype).
-
-    Raises:
-        CorruptFile: Malformed archive.
+    """For `medio.inspect`: ``keys`` and ``members`` (name → shape/dtype) of an ``.npz``, from the member
+    headers only; ``CorruptFile`` for a malformed archive.
     """
     from numpy.lib import format as npformat
 

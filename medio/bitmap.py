@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,19 +27,26 @@ _KEEP = {
 }
 
 
-def _open(path: Path, buffer: bytes | None = None) -> Any:
-    """Open with Pillow; the decompression-bomb warning is promoted to an error (Pillow's limit stays on)."""
-    import io
+@contextlib.contextmanager
+def _bomb_is_too_large(path: Path) -> Iterator[None]:
+    """Pillow's decompression-bomb warning made an error (its limit stays on), raised as ImageTooLarge."""
+    from PIL import Image
 
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            yield
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise ImageTooLarge(path, f"image exceeds Pillow's decompression-bomb limit ({exc})") from exc
+
+
+def _open(path: Path, buffer: bytes | None = None) -> Any:
     from PIL import Image, UnidentifiedImageError
 
     source: Any = io.BytesIO(buffer) if buffer is not None else str(path)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
+        with _bomb_is_too_large(path):
             return Image.open(source)
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-        raise ImageTooLarge(path, f"image exceeds Pillow's decompression-bomb limit ({exc})") from exc
     except UnidentifiedImageError as exc:
         raise UnsupportedFormat(path, "Pillow cannot identify the image") from exc
     except (OSError, SyntaxError, ValueError) as exc:
@@ -64,7 +74,7 @@ def _to_array(path: Path, img: Any) -> tuple[np.ndarray, str]:
 
 
 def decode_bitmap(path: str | Path, *, frame: int | None = None, buffer: bytes | None = None) -> MedImage:
-    """Decode a Pillow-readable image from a file or an in-memory buffer.
+    """Decode a Pillow-readable image (PNG, JPEG, BMP, PGM/PPM, GIF) from a file or an in-memory buffer.
 
     Args:
         path: The file (also used in messages when ``buffer`` is given).
@@ -80,8 +90,6 @@ def decode_bitmap(path: str | Path, *, frame: int | None = None, buffer: bytes |
         CorruptFile: Truncated or malformed data.
         KeyNotFound: ``frame`` out of range.
     """
-    from PIL import Image
-
     path = Path(path)
     with _open(path, buffer) as img:
         n_frames = int(getattr(img, "n_frames", 1))
@@ -92,12 +100,9 @@ def decode_bitmap(path: str | Path, *, frame: int | None = None, buffer: bytes |
         fmt = img.format
         mode = img.mode
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with _bomb_is_too_large(path):
                 img.load()
-            arr, axes = _to_array(path, img)
-        except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-            raise ImageTooLarge(path, f"image exceeds Pillow's decompression-bomb limit ({exc})") from exc
+                arr, axes = _to_array(path, img)
         except (OSError, SyntaxError, ValueError, EOFError) as exc:
             raise CorruptFile(path, f"cannot decode image data ({exc})") from exc
         dpi = img.info.get("dpi")
@@ -118,33 +123,9 @@ def decode_bitmap(path: str | Path, *, frame: int | None = None, buffer: bytes |
     return MedImage(arr, meta)
 
 
-def read_bitmap(path: str | Path, *, frame: int | None = None) -> MedImage:
-    """Read a PNG/JPEG/BMP/PGM/GIF file (see :func:`decode_bitmap`).
-
-    Args:
-        path: The file.
-        frame: Frame of an animated image.
-
-    Returns:
-        The image.
-
-    Raises:
-        MedioError: See :func:`decode_bitmap`.
-    """
-    return decode_bitmap(path, frame=frame)
-
-
 def summarize_bitmap(path: str | Path) -> dict[str, Any]:
-    """Summarise an image from its header (Pillow opens lazily; no pixel decoding).
-
-    Args:
-        path: The file.
-
-    Returns:
-        Pillow format, mode, size ``[w, h]`` and frame count.
-
-    Raises:
-        MedioError: See :func:`decode_bitmap`.
+    """For `medio.inspect`: Pillow format, mode, size ``[w, h]`` and frame count, from the header (Pillow
+    opens lazily; no pixel decoding); errors as :func:`decode_bitmap`.
     """
     path = Path(path)
     with _open(path) as img:

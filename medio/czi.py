@@ -86,36 +86,23 @@ def _metadata(czi: Any) -> dict[str, Any]:
 
 def _scene_box(path: Path, czi: Any, scene: int | None) -> tuple[int, int, int, int]:
     try:
-        if czi.is_mosaic():
-            box = (
-                czi.get_mosaic_scene_bounding_box(index=scene or 0)
-                if scene is not None
-                else (czi.get_mosaic_bounding_box())
-            )
+        if scene is None:
+            box = czi.get_mosaic_bounding_box() if czi.is_mosaic() else czi.get_scene_bounding_box()
+        elif czi.is_mosaic():
+            box = czi.get_mosaic_scene_bounding_box(index=scene)
         else:
-            box = (
-                czi.get_scene_bounding_box(index=scene or 0)
-                if scene is not None
-                else czi.get_scene_bounding_box()
-            )
+            box = czi.get_scene_bounding_box(index=scene)
     except Exception as exc:
         raise CorruptFile(path, f"libCZI cannot locate scene {scene} ({type(exc).__name__}: {exc})") from exc
     return int(box.x), int(box.y), int(box.w), int(box.h)
 
 
 def summarize_czi(path: str | Path) -> dict[str, Any]:
-    """Describe a CZI from its directory and metadata, reading no pixels.
+    """For `medio.inspect`: ``pixel_type``, ``dims`` (size of S/C/Z/T/M), ``scenes`` (boxes ``[x, y, w, h]``,
+    at most 16), ``channels`` (names), ``scaling_um``, ``mosaic``, from the directory and metadata (no pixels
+    read).
 
-    Args:
-        path: The ``.czi`` file.
-
-    Returns:
-        ``pixel_type``, ``dims`` (size of S/C/Z/T/M), ``scenes`` (boxes ``[x, y, w, h]``, at most 16),
-        ``channels`` (names), ``scaling_um``, ``mosaic``.
-
-    Raises:
-        UnsupportedFormat: Not a CZI.
-        CorruptFile: libCZI cannot read its directory.
+    ``UnsupportedFormat`` when it is not a CZI, ``CorruptFile`` when libCZI cannot read its directory.
     """
     path = Path(path)
     czi = _open(path)

@@ -21,22 +21,20 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class _PluginFailuresToDebug(logging.Filter):
+def _plugin_failures_to_debug(record: logging.LogRecord) -> bool:
     """pydicom logs every failed decoder plugin with its traceback (``LOGGER.exception``) before raising.
 
     medio reports that failure itself, in one line naming the file (``UnsupportedTransferSyntax``,
     ``CorruptFile``), so the plugin's traceback is demoted to a debug line of medio's logger instead of
     reaching the run's log as an ERROR (e.g. Pillow's decompression-bomb error on a 12-bit JPEG frame).
     """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info is None:
-            return True
-        log.debug("pydicom decoder plugin failed: %s", record.getMessage())
-        return False
+    if record.exc_info is None:
+        return True
+    log.debug("pydicom decoder plugin failed: %s", record.getMessage())
+    return False
 
 
-logging.getLogger("pydicom.pixels.decoders.base").addFilter(_PluginFailuresToDebug())
+logging.getLogger("pydicom.pixels.decoders.base").addFilter(_plugin_failures_to_debug)
 
 
 # Pixel data with trailing padding is decoded correctly by pydicom (it drops the padding) yet reported both
@@ -47,17 +45,15 @@ _BENIGN_PYDICOM = re.compile(
 )
 
 
-class _BenignNotesToDebug(logging.Filter):
+def _benign_notes_to_debug(record: logging.LogRecord) -> bool:
     """Demote pydicom's notes about data it handled correctly (excess pixel padding) to medio debug lines."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno > logging.WARNING or not _BENIGN_PYDICOM.match(record.getMessage()):
-            return True
-        log.debug("pydicom: %s", record.getMessage())
-        return False
+    if record.levelno > logging.WARNING or not _BENIGN_PYDICOM.match(record.getMessage()):
+        return True
+    log.debug("pydicom: %s", record.getMessage())
+    return False
 
 
-logging.getLogger("pydicom").addFilter(_BenignNotesToDebug())
+logging.getLogger("pydicom").addFilter(_benign_notes_to_debug)
 warnings.filterwarnings("ignore", message=_BENIGN_PYDICOM.pattern, category=UserWarning)
 
 _PIXEL_KEYWORDS = ("PixelData", "FloatPixelData", "DoubleFloatPixelData")
@@ -66,14 +62,8 @@ _TIME_KEYWORDS = ("FrameTime", "FrameTimeVector", "CineRate", "RecommendedDispla
 
 
 def open_dataset(path: str | Path, *, stop_before_pixels: bool = False) -> tuple[Dataset, bool]:
-    """Read a DICOM dataset, retrying with ``force=True`` when the 128-byte preamble is missing.
-
-    Args:
-        path: The file.
-        stop_before_pixels: Skip the pixel data (headers only).
-
-    Returns:
-        The dataset and whether the preamble was missing.
+    """Read a DICOM dataset (headers only with ``stop_before_pixels``), retrying with ``force=True`` when the
+    128-byte preamble is missing; returns it and whether the preamble was missing.
 
     Raises:
         UnsupportedFormat: The file is not DICOM even when forced.
@@ -178,16 +168,7 @@ def read_dicom(path: str | Path, *, frame: int | None = None) -> MedImage:
 def read_slice(path: str | Path) -> MedImage:
     """`read_dicom` for the 2nd and later slices of a series: the same pixels and geometry, without the
     header subset (a series keeps its first slice's header; on a 50-slice series the subsets cost a quarter
-    of the read).
-
-    Args:
-        path: The file.
-
-    Returns:
-        The image; ``meta.header`` holds only the transfer-syntax facts.
-
-    Raises:
-        MedioError: As `read_dicom`.
+    of the read). ``meta.header`` holds only the transfer-syntax facts.
     """
     return _read(Path(path), None, header=False)
 
@@ -224,20 +205,15 @@ def _read(path: Path, frame: int | None, *, header: bool) -> MedImage:
         if arr.dtype == np.uint16:
             # 16-bit palette entries (PS3.3 C.7.6.3.1.5) → 8-bit display values; 65535 / 257 = 255 exactly.
             arr = (arr // 257).astype(np.uint8)
-        facts["photometric_original"] = photometric
-        photometric = "RGB"
-    elif photometric.startswith("YBR"):
-        facts["photometric_original"] = photometric
-        photometric = "RGB"
+    if photometric == "PALETTE COLOR" or photometric.startswith("YBR"):
+        facts["photometric_original"], photometric = photometric, "RGB"
     all_frames = n_frames > 1 and frame is None
     enhanced = "PerFrameFunctionalGroupsSequence" in ds or "SharedFunctionalGroupsSequence" in ds
     rescale_slope = rescale_intercept = None
     applied = False
     if samples == 1:
-        if all_frames:
-            pairs = [tags.rescale_for_frame(ds, i if enhanced else None) for i in range(n_frames)]
-        else:
-            pairs = [tags.rescale_for_frame(ds, (frame or 0) if enhanced else None)]
+        frames = range(n_frames) if all_frames else [frame or 0]
+        pairs = [tags.rescale_for_frame(ds, i if enhanced else None) for i in frames]
         first = next((p for p in pairs if p is not None), None)
         if first is not None:
             rescale_slope, rescale_intercept = first
@@ -285,16 +261,8 @@ def _read(path: Path, frame: int | None, *, header: bool) -> MedImage:
 
 
 def summarize_dicom(path: str | Path) -> dict[str, Any]:
-    """Summarise a DICOM file from its header only (``stop_before_pixels``).
-
-    Args:
-        path: The file.
-
-    Returns:
-        Shape, dtype, modality, window, rescale, transfer syntax and a subset of identifying tags.
-
-    Raises:
-        MedioError: The file cannot be parsed.
+    """For `medio.inspect`: shape, dtype, modality, window, rescale, transfer syntax and a subset of
+    identifying tags, from the header only (``stop_before_pixels``); ``MedioError`` when it cannot be parsed.
     """
     path = Path(path)
     ds, forced = open_dataset(path, stop_before_pixels=True)
@@ -330,14 +298,7 @@ def summarize_dicom(path: str | Path) -> dict[str, Any]:
 
 
 def is_dicom_file(path: Path) -> bool:
-    """Return True when ``path`` starts like a DICOM file (with or without preamble).
-
-    Args:
-        path: A file.
-
-    Returns:
-        Whether its magic bytes look like DICOM.
-    """
+    """Whether ``path`` starts like a DICOM file (with or without preamble)."""
     from medio.sniff import sniff_bytes
 
     try:

@@ -30,14 +30,8 @@ _MODALITY = 0x00080060
 
 
 def kind_of(sop_class_uid: str | None, modality: str | None) -> str:
-    """Map a SOP Class UID (else a Modality) to medio's family name.
-
-    Args:
-        sop_class_uid: The SOP Class UID, if any.
-        modality: The Modality code, if any.
-
-    Returns:
-        ``"dicom_sr"``, ``"dicom_seg"``, ``"rtstruct"``, or ``"dicom"`` for anything else (images).
+    """Map a SOP Class UID (else a Modality) to ``"dicom_sr"``, ``"dicom_seg"``, ``"rtstruct"``, or
+    ``"dicom"`` for anything else (images).
     """
     uid = (sop_class_uid or "").strip()
     if uid.startswith(SR_CLASS_ROOT):
@@ -50,16 +44,10 @@ def kind_of(sop_class_uid: str | None, modality: str | None) -> str:
 
 
 def dicom_kind(path: Path) -> str:
-    """The family of a file already sniffed as ``"dicom"``, from its first header elements.
+    """The family (as `kind_of`) of a file already sniffed as ``"dicom"``, from its first header elements.
 
     A file whose header cannot be parsed stays ``"dicom"``: the image reader then reports the damage itself,
     with the usual one-line error.
-
-    Args:
-        path: A DICOM file.
-
-    Returns:
-        ``"dicom_sr"``, ``"dicom_seg"``, ``"rtstruct"`` or ``"dicom"``.
     """
     from pydicom.filereader import read_partial
 

@@ -13,12 +13,11 @@ and each image's geometry by file and modification time: many SEG files beside o
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import os
 import struct
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
@@ -69,21 +68,6 @@ class Found:
         return [u for u in uids if u not in self.instances]
 
 
-@contextlib.contextmanager
-def damage_is_corrupt(path: Path) -> Iterator[None]:
-    """Report pydicom's errors from a damaged data set as ``CorruptFile`` naming ``path``.
-
-    pydicom parses sequence items when they are first accessed, so a truncated SEG or RTSTRUCT may open
-    cleanly and fail (``OSError: No tag to read ...``) only when its segments or contours are read.
-    """
-    try:
-        yield
-    except MedioError:
-        raise
-    except (OSError, EOFError, ValueError, KeyError, IndexError, TypeError, struct.error) as exc:
-        raise CorruptFile(path, f"malformed DICOM data set ({type(exc).__name__}: {exc})") from exc
-
-
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
@@ -91,12 +75,22 @@ _T = TypeVar("_T")
 def reports_damage(
     func: Callable[Concatenate[str | Path, _P], _T],
 ) -> Callable[Concatenate[str | Path, _P], _T]:
-    """Wrap a reader of one derived object (first argument: its path) in :func:`damage_is_corrupt`."""
+    """Wrap a reader of one derived object (first argument: its path): pydicom's errors from a damaged data
+    set become ``CorruptFile`` naming the path.
+
+    pydicom parses sequence items when they are first accessed, so a truncated SEG or RTSTRUCT may open
+    cleanly and fail (``OSError: No tag to read ...``) only when its segments or contours are read.
+    """
 
     @functools.wraps(func)
     def wrapper(path: str | Path, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
-        with damage_is_corrupt(Path(path)):
+        try:
             return func(path, *args, **kwargs)
+        except MedioError:
+            raise
+        except (OSError, EOFError, ValueError, KeyError, IndexError, TypeError, struct.error) as exc:
+            reason = f"malformed DICOM data set ({type(exc).__name__}: {exc})"
+            raise CorruptFile(Path(path), reason) from exc
 
     return wrapper
 
@@ -172,17 +166,10 @@ def _index(folder: Path, deep: bool = False) -> tuple[Instance, ...]:
 
 
 def find_instances(start: Path, uids: Iterable[str], *, series_uids: Iterable[str] = ()) -> Found:
-    """Find the files holding the given SOP Instance UIDs in the folder tree around ``start``.
+    """Find the files holding the SOP Instance UIDs ``uids`` in the folder tree around ``start``, and every
+    indexed file of the series ``series_uids`` (``Found.series``: an RTSTRUCT whose contours name no image).
 
-    Args:
-        start: The derived object's file.
-        uids: SOP Instance UIDs to find.
-        series_uids: Series whose every indexed file should be collected too (``Found.series``), e.g. the
-            series an RTSTRUCT refers to when its contours name no image.
-
-    Returns:
-        What was found; UIDs not found are simply absent (see ``Found.missing``). The object itself is never
-        returned as a reference.
+    UIDs not found are absent from the result (``Found.missing``); the object itself is never a reference.
     """
     wanted = {u for u in uids if u}
     want_series = {s for s in series_uids if s}
@@ -207,14 +194,11 @@ def find_instances(start: Path, uids: Iterable[str], *, series_uids: Iterable[st
                     found.instances[entry.sop_instance_uid] = entry
                 if entry.series_instance_uid in want_series:
                     found.series.setdefault(entry.series_instance_uid, []).append(entry)
-            if _complete(found, wanted, want_series) or found.scanned >= MAX_INDEX_FILES:
+            # Series members cannot be known to be complete, so a series search finishes its level's tree.
+            complete = not want_series and wanted <= found.instances.keys()
+            if complete or found.scanned >= MAX_INDEX_FILES:
                 return found
     return found
-
-
-def _complete(found: Found, wanted: set[str], want_series: set[str]) -> bool:
-    # Series members cannot be known to be complete, so a series search finishes its level's tree.
-    return not want_series and wanted <= found.instances.keys()
 
 
 @dataclass(frozen=True)
@@ -260,18 +244,26 @@ class SliceGeometry:
         return row, col
 
 
+def slice_heights(geometries: list[SliceGeometry]) -> tuple[np.ndarray, float | None]:
+    """Each slice's height along the first slice's normal (in the order given), and the median gap between
+    neighbouring slices (None for a single slice).
+    """
+    along = np.asarray([float(np.dot(g.position, geometries[0].normal)) for g in geometries])
+    gaps = np.abs(np.diff(np.sort(along)))
+    return along, float(np.median(gaps)) if len(gaps) else None
+
+
+def nearest_slice(along: np.ndarray, gap: float | None, height: float) -> int | None:
+    """The slice nearest ``height`` (see `slice_heights`), when within half a slice gap of it (else None): a
+    plane closer to one slice than to its neighbours belongs to it."""
+    distances = np.abs(along - height)
+    k = int(np.argmin(distances))
+    return k if distances[k] <= (gap / 2 if gap is not None else 0.5) else None
+
+
 def slice_geometry(path: Path) -> SliceGeometry:
-    """Read an image's geometry from its header.
-
-    Args:
-        path: A DICOM image file.
-
-    Returns:
-        Its geometry.
-
-    Raises:
-        CorruptFile: The header lacks ImagePositionPatient, ImageOrientationPatient, PixelSpacing or the size.
-        MedioError: The file cannot be parsed.
+    """An image's geometry from its header; ``CorruptFile`` when it lacks ImagePositionPatient,
+    ImageOrientationPatient, PixelSpacing or the size, ``MedioError`` when it cannot be parsed.
     """
     from medio.dicom import open_dataset
 
@@ -315,13 +307,8 @@ def _cached_geometry(path: str, mtime_ns: int, size: int) -> SliceGeometry | Non
 
 
 def geometries_of(files: Iterable[Path]) -> list[SliceGeometry]:
-    """The geometries of the files that have one, in name order (the others with a debug log).
-
-    Args:
-        files: DICOM image files.
-
-    Returns:
-        Their geometries (cached per file version).
+    """The geometries (cached per file version) of the files that have one, in name order (the others with a
+    debug log).
     """
     out = []
     for file in sorted(set(files)):
@@ -336,44 +323,24 @@ def geometries_of(files: Iterable[Path]) -> list[SliceGeometry]:
 
 
 def ordered_geometries(geometries: list[SliceGeometry]) -> list[SliceGeometry]:
-    """A series' slices ordered like :func:`medio.dicom_series.read_series` stacks them.
-
-    Args:
-        geometries: The series' slices, in file name order.
-
-    Returns:
-        Them along the slice normal (else as given).
+    """A series' slices (in file name order) along the slice normal, as `medio.dicom_series.read_series`
+    stacks them.
     """
-    from medio.dicom_series import SeriesGroup, _slice_order
+    from medio.dicom_series import _slice_order
 
-    group = SeriesGroup(
-        key="",
-        description=None,
-        files=[g.path for g in geometries],
-        positions=[g.position for g in geometries],
-        instance_numbers=[None] * len(geometries),
-        orientation=geometries[0].orientation if geometries else None,
-    )
-    order, _ = _slice_order(group)
+    orientation = geometries[0].orientation if geometries else None
+    order, _ = _slice_order([g.position for g in geometries], orientation, [None] * len(geometries))
     return [geometries[i] for i in order]
 
 
 def referenced_series(
     obj: Path, uids: Iterable[str], series_uids: Iterable[str] = ()
 ) -> tuple[list[SliceGeometry], Found]:
-    """The ordered slices of the series an object references, found in its folder tree.
+    """The ordered slices of the series an object references, found in its folder tree, and the search result.
 
-    The series is the one holding most of the referenced instances (else the first named series found);
-    its every file in the folders searched makes the volume, so a label map built on it lines up slice by
-    slice with the series as :func:`medio.dicom_series.read_series` reads it.
-
-    Args:
-        obj: The derived object's file.
-        uids: Referenced SOP Instance UIDs.
-        series_uids: Referenced Series Instance UIDs.
-
-    Returns:
-        The series' slice geometries (empty when nothing was found) and the search result.
+    The series is the one holding most of the referenced instances ``uids`` (else the first of ``series_uids``
+    found); its every file in the folders searched makes the volume, so a label map built on it lines up slice
+    by slice with the series as :func:`medio.dicom_series.read_series` reads it. Empty when nothing was found.
     """
     uids = [u for u in dict.fromkeys(uids) if u]
     found = find_instances(obj, uids, series_uids=series_uids)

@@ -12,7 +12,7 @@ slice ``k``; otherwise it spans the SEG's own planes, ordered along the slice no
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,7 @@ import numpy as np
 from medio import _dicom_tags as tags
 from medio._axes import check_size
 from medio.dicom import _decode, open_dataset
-from medio.dicom_refs import SliceGeometry, referenced_series, reports_damage
+from medio.dicom_refs import SliceGeometry, nearest_slice, referenced_series, reports_damage, slice_heights
 from medio.errors import CorruptFile
 from medio.types import MedImage, Meta
 
@@ -60,17 +60,8 @@ def _meaning(item: Any, sequence: str) -> str | None:
 
 
 def segments_of(path: Path, ds: Dataset) -> list[Segment]:
-    """The segment table, or ``CorruptFile`` when the SEG has none (PS3.3 C.8.20.2: it is mandatory).
-
-    Args:
-        path: The file (for the error).
-        ds: Its data set.
-
-    Returns:
-        The segments in file order.
-
-    Raises:
-        CorruptFile: No Segment Sequence, or a segment without a number.
+    """The segment table in file order; ``CorruptFile`` when the SEG has none (PS3.3 C.8.20.2: it is
+    mandatory) or a segment has no number.
     """
     items = ds.get("SegmentSequence")
     if not items:
@@ -103,18 +94,8 @@ def _first(item: Any, *path: str) -> Any:
 
 
 def frames_of(path: Path, ds: Dataset, segments: list[Segment]) -> list[Frame]:
-    """Each frame's segment, source image and position (per-frame groups, then shared ones).
-
-    Args:
-        path: The file (for the error).
-        ds: Its data set.
-        segments: Its segment table (a one-segment SEG may omit the per-frame segment number).
-
-    Returns:
-        One entry per frame.
-
-    Raises:
-        CorruptFile: A frame names no segment while the SEG has several.
+    """Each frame's segment, source image and position (per-frame groups, then shared ones); ``CorruptFile``
+    when a frame names no segment while the SEG has several (a one-segment SEG may omit it).
     """
     n_frames = int(tags.first_float(ds.get("NumberOfFrames")) or 1)
     per_frame = ds.get("PerFrameFunctionalGroupsSequence") or []
@@ -143,10 +124,8 @@ def frames_of(path: Path, ds: Dataset, segments: list[Segment]) -> list[Frame]:
 def _layout(
     path: Path, ds: Dataset, frames: list[Frame]
 ) -> tuple[list[int], list[dict[str, Any]], list[SliceGeometry]]:
-    """Map every frame to a slice index of the output volume; describe the slices.
-
-    Returns:
-        ``(slice index per frame, slice descriptions, the referenced series' geometries or [])``.
+    """Map every frame to a slice index of the output volume: ``(slice index per frame, slice descriptions,
+    the referenced series' geometries or [])``.
     """
     # The Referenced Series Sequence lists the source instances too (PS3.3 C.7.6.1.1.5 / C.8.20.1): frames
     # without a Derivation Image reference still find their series, then their slice by position.
@@ -163,14 +142,12 @@ def _layout(
         geometries = []
     if geometries:
         by_uid = {g.sop_instance_uid: z for z, g in enumerate(geometries)}
-        normal = geometries[0].normal
-        heights = [float(np.dot(g.position, normal)) for g in geometries]
+        along, gap = slice_heights(geometries)
         where = []
         for k, frame in enumerate(frames):
             z = by_uid.get(frame.source_uid or "")
             if z is None and frame.position is not None:
-                distances = np.abs(np.asarray(heights) - float(np.dot(frame.position, normal)))
-                z = int(np.argmin(distances)) if distances.min() <= _tolerance(heights) else None
+                z = nearest_slice(along, gap, float(np.dot(frame.position, geometries[0].normal)))
             if z is None:
                 folder = geometries[0].path.parent
                 raise CorruptFile(
@@ -203,12 +180,6 @@ def _layout(
     if found.missing(uid for *_, uid in keys.values() if uid):
         log.debug("%s: referenced images not found under %s", path, found.root)
     return [index[key] for key in frame_keys], slices, []
-
-
-def _tolerance(along: list[float]) -> float:
-    # Half the slice gap: a plane closer to one slice than to its neighbours belongs to it.
-    gaps = np.abs(np.diff(sorted(along)))
-    return float(np.median(gaps)) / 2 if len(gaps) else 0.5
 
 
 def _foreground(path: Path, ds: Dataset, pixels: np.ndarray) -> np.ndarray:
@@ -320,36 +291,19 @@ def _runs(values: list[int]) -> list[list[int]]:
 
 def _gap(geometries: list[SliceGeometry], ds: Dataset) -> float:
     if len(geometries) > 1:
-        along = [float(np.dot(g.position, geometries[0].normal)) for g in geometries]
-        return float(np.median(np.abs(np.diff(along))))
+        return slice_heights(geometries)[1] or 0.0
     return tags.slice_thickness(ds) or 1.0
 
 
 def _segment_facts(segment: Segment, frames: list[Frame]) -> dict[str, Any]:
-    mine = [f for f in frames if f.segment == segment.number]
-    return {
-        "number": segment.number,
-        "label": segment.label,
-        "category": segment.category,
-        "type": segment.type,
-        "algorithm": segment.algorithm,
-        "frames": len(mine),
-    }
+    return {**asdict(segment), "frames": sum(f.segment == segment.number for f in frames)}
 
 
 @reports_damage
 def summarize_seg(path: str | Path) -> dict[str, Any]:
-    """Summarise a SEG from its headers: segments, frames per segment, referenced slices (bounded).
-
-    Args:
-        path: The SEG file.
-
-    Returns:
-        ``segments`` (number, label, category, type, frames), ``referenced_images`` (the first
-        :data:`MAX_LISTED`, with the ``file`` found for each), counts, and the usual DICOM ``header``.
-
-    Raises:
-        CorruptFile: No SegmentSequence or frames naming no segment.
+    """For `medio.inspect`: ``segments`` (number, label, category, type, frames), ``referenced_images`` (the
+    first :data:`MAX_LISTED`, with the ``file`` found for each), counts, and the usual DICOM ``header``, from
+    the headers; ``CorruptFile`` for no SegmentSequence or frames naming no segment.
     """
     from medio.dicom_refs import find_instances
 

@@ -86,21 +86,13 @@ def _stat(path: Path) -> os.stat_result | None:
 
 
 def scan_series(folder: str | Path) -> list[SeriesGroup]:
-    """Group the DICOM image files under ``folder`` into series, largest first.
+    """Group the DICOM image files under ``folder`` (recursively) into series, largest first (ties by key);
+    ``UnsupportedFormat`` when there is none.
 
     Files are grouped by SeriesInstanceUID; a series whose files disagree on image size or orientation
     (a localizer stored with the axial stack, say) is split further and the parts get keys ``<uid>#2``....
     Each file's header is parsed once per version of the file in a process (cached by path, modification
     time and size), so a folder scanned again costs its listing and one ``stat`` per file.
-
-    Args:
-        folder: The folder (searched recursively).
-
-    Returns:
-        The groups, largest first (ties by key).
-
-    Raises:
-        UnsupportedFormat: No DICOM image file in the folder.
     """
     folder = Path(folder)
     listed = [(p, _stat(p)) for p in sorted(folder.rglob("*")) if not p.name.startswith(".")]
@@ -130,20 +122,22 @@ def scan_series(folder: str | Path) -> list[SeriesGroup]:
     return sorted(buckets.values(), key=lambda g: (-len(g.files), g.key))
 
 
-def _slice_order(group: SeriesGroup) -> tuple[list[int], float | None]:
+def _slice_order(
+    positions: list[tuple[float, ...] | None],
+    orientation: tuple[float, ...] | None,
+    instance_numbers: list[float | None],
+) -> tuple[list[int], float | None]:
     """Order slices along the slice normal (ImagePositionPatient · normal), else InstanceNumber, else name."""
-    n = len(group.files)
-    normal = None
-    if group.orientation is not None:
-        normal = np.cross(np.asarray(group.orientation[:3]), np.asarray(group.orientation[3:]))
-    if normal is not None and all(p is not None for p in group.positions):
-        along = [float(np.dot(np.asarray(p), normal)) for p in group.positions]
+    n = len(positions)
+    if orientation is not None and all(p is not None for p in positions):
+        normal = np.cross(np.asarray(orientation[:3]), np.asarray(orientation[3:]))
+        along = [float(np.dot(np.asarray(p), normal)) for p in positions]
         order = sorted(range(n), key=lambda i: along[i])
         diffs = np.diff([along[i] for i in order])
         spacing = float(np.median(np.abs(diffs))) if len(diffs) else None
         return order, spacing or None
-    if all(v is not None for v in group.instance_numbers):
-        return sorted(range(n), key=lambda i: group.instance_numbers[i] or 0.0), None
+    if all(v is not None for v in instance_numbers):
+        return sorted(range(n), key=lambda i: instance_numbers[i] or 0.0), None
     return list(range(n)), None
 
 
@@ -179,7 +173,9 @@ def _stack(folder: Path, group: SeriesGroup, order: list[int], slice_spacing: fl
     meta.axes = "Z" + images[0].meta.axes.lstrip("ZT")
     if meta.spacing is not None:
         in_plane = meta.spacing[-3:] if "C" in meta.axes else meta.spacing[-2:]
-        meta.spacing = (slice_spacing or tags_first_thickness(images), *in_plane)
+        # Without positions: the first slice's thickness, else 1 mm.
+        thickness = tags.first_float(images[0].meta.header.get("SliceThickness"))
+        meta.spacing = (slice_spacing or thickness or 1.0, *in_plane)
     meta.origin = group.positions[order[0]]
     meta.rescale_applied = any(im.meta.rescale_applied for im in images)
     meta.n_frames = None
@@ -208,7 +204,7 @@ def read_series(folder: str | Path, *, series: str | int | None = None) -> MedIm
     folder = Path(folder)
     groups = scan_series(folder)
     group = _select(folder, groups, series)
-    order, slice_spacing = _slice_order(group)
+    order, slice_spacing = _slice_order(group.positions, group.orientation, group.instance_numbers)
     # Absolute, so that one key never names two folders (a relative path read again from another cwd).
     versions = tuple(
         (str(f.relative_to(folder)), v) for f, v in zip(group.files, group.versions, strict=True)
@@ -229,24 +225,9 @@ def read_series(folder: str | Path, *, series: str | int | None = None) -> MedIm
     return MedImage(image.array, meta)
 
 
-def tags_first_thickness(images: list[MedImage]) -> float:
-    """Fallback slice spacing: the first image's spacing header, else 1 mm."""
-    thickness = images[0].meta.header.get("SliceThickness")
-    value = tags.first_float(thickness)
-    return value or 1.0
-
-
 def summarize_series(folder: str | Path) -> dict[str, Any]:
-    """Summarise a DICOM folder from headers only: the series, their sizes and the default choice.
-
-    Args:
-        folder: The folder.
-
-    Returns:
-        A dict with ``series`` (key, description, n_files) and ``default_series``.
-
-    Raises:
-        UnsupportedFormat: No DICOM image in the folder.
+    """For `medio.inspect`: the ``series`` of a DICOM folder (key, description, n_files), ``default_series``,
+    its shape and modality, from headers only; ``UnsupportedFormat`` when it holds no DICOM image.
     """
     groups = scan_series(folder)
     first, _ = open_dataset(groups[0].files[0], stop_before_pixels=True)

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from medio import _dicom_tags as tags
 from medio.dicom import open_dataset, read_dicom
 from medio.dicom_kind import dicom_kind
-from medio.dicom_refs import find_instances, geometries_of, reports_damage
+from medio.dicom_refs import find_instances, geometries_of, nearest_slice, reports_damage, slice_heights
 from medio.dicom_seg import read_seg
 from medio.errors import CorruptFile, MedioError, MissingReference
 from medio.render import choose_slice
@@ -99,12 +99,7 @@ class Report:
         }
 
 
-def _concept(item: Any) -> str | None:
-    codes = item.get("ConceptNameCodeSequence")
-    return tags.text(codes[0], "CodeMeaning") or tags.text(codes[0], "CodeValue") if codes else None
-
-
-def _code_meaning(item: Any, keyword: str) -> str | None:
+def _code_meaning(item: Any, keyword: str = "ConceptNameCodeSequence") -> str | None:
     codes = item.get(keyword)
     return tags.text(codes[0], "CodeMeaning") or tags.text(codes[0], "CodeValue") if codes else None
 
@@ -132,7 +127,7 @@ def _image_ref(item: Any) -> tuple[str | None, int | None]:
 def _group_label(children: Any, container: str | None) -> str | None:
     names = []
     for child in children:
-        if _concept(child) in _GROUP_NAMES:
+        if _code_meaning(child) in _GROUP_NAMES:
             value = tags.text(child, "TextValue") or _code_meaning(child, "ConceptCodeSequence")
             value = value or tags.text(child, "UID")
             if value:
@@ -155,7 +150,7 @@ class _Walker:
 
     def item(self, item: Any, depth: int, group: str | None) -> None:
         value_type = (tags.text(item, "ValueType") or "").upper()
-        concept = _concept(item)
+        concept = _code_meaning(item)
         children = item.get("ContentSequence") or []
         if value_type == "NUM":
             measured = item.get("MeasuredValueSequence") or []
@@ -260,14 +255,14 @@ def read_report(path: str | Path) -> Report:
     sop_class = tags.text(ds, "SOPClassUID")
     report = Report(
         path,
-        _concept(ds),
+        _code_meaning(ds),
         UID(sop_class).name if sop_class else None,
         tags.text(ds, "CompletionFlag"),
         tags.text(ds, "VerificationFlag"),
     )
     report.modality, report.header = tags.text(ds, "Modality"), tags.header_subset(ds)
     walker = _Walker(report)
-    walker.walk(content, 0, _concept(ds))
+    walker.walk(content, 0, _code_meaning(ds))
     walker.image_list(_evidence(ds))
     found = find_instances(path, [i["uid"] for i in report.images])
     report.searched = str(found.root) if found.root else None
@@ -296,16 +291,12 @@ def _project(report: Report) -> None:
     planes = geometries_of(files[:MAX_PROJECTION_IMAGES])
     if not planes:
         return
-    normal = planes[0].normal
-    heights = np.asarray([float(np.dot(g.position, normal)) for g in planes])
-    gaps = np.abs(np.diff(np.sort(heights)))
-    tolerance = float(np.median(gaps)) / 2 if len(gaps) else 0.5
+    heights, gap = slice_heights(planes)
     for k, points in report.points_mm.items():
         if points.size == 0:
             continue
-        distances = np.abs(heights - float(np.mean(points @ normal)))
-        nearest = int(np.argmin(distances))
-        if distances[nearest] > tolerance:
+        nearest = nearest_slice(heights, gap, float(np.mean(points @ planes[0].normal)))
+        if nearest is None:
             continue
         plane = planes[nearest]
         rows, cols = plane.to_pixels(points)
@@ -350,31 +341,33 @@ def read_sr(path: str | Path) -> MedImage:
             f"DICOM SR (no pixels: {counts}) references {what} under {report.searched}; "
             "inspect it for its content",
         )
-    frame = target.get("frame")
-    image = read_dicom(Path(target["file"]), frame=frame - 1 if frame else None)
+    image = read_dicom(Path(target.file), frame=target.frame - 1 if target.frame else None)
     summary = report.summary()
-    summary["regions"] = sorted(summary["regions"], key=lambda r: r.get("image") != target["uid"])
+    summary["regions"] = sorted(summary["regions"], key=lambda r: r.get("image") != target.uid)
     image.meta.header["structured_report"] = summary
     image.meta.header["read_from"] = str(report.path)
-    boxes = [r["box"] for r in drawn if r["file"] == target["file"]][:4]
+    boxes = [r["box"] for r in drawn if r["file"] == target.file][:4]
     image.meta.header["read_note"] = (
-        f"{report.path.name} is a DICOM SR (no pixels): these are the pixels of {target['why']}, "
-        f"{Path(target['file']).name}" + (f"; its boxes [x, y, w, h] on that image: {boxes}" if boxes else "")
+        f"{report.path.name} is a DICOM SR (no pixels): these are the pixels of {target.why}, "
+        f"{Path(target.file).name}" + (f"; its boxes [x, y, w, h] on that image: {boxes}" if boxes else "")
     )
     return image
 
 
-def _target(report: Report, drawn: list[dict[str, Any]]) -> dict[str, Any] | None:
+class _Target(NamedTuple):
+    """The image `read_sr` shows for a report, and why."""
+
+    file: str
+    frame: int | None
+    uid: str | None
+    why: str
+
+
+def _target(report: Report, drawn: list[dict[str, Any]]) -> _Target | None:
     """The image to show for a report: one a region is drawn on, else the slice under the largest part of
     a SEG it references, else the first referenced image."""
     if drawn:
-        first = drawn[0]
-        return {
-            "file": first["file"],
-            "frame": first.get("frame"),
-            "uid": first["image"],
-            "why": "the image it marks",
-        }
+        return _Target(drawn[0]["file"], drawn[0].get("frame"), drawn[0]["image"], "the image it marks")
     for image in report.images:
         if image.get("kind") == "dicom_seg":
             try:
@@ -388,30 +381,17 @@ def _target(report: Report, drawn: list[dict[str, Any]]) -> dict[str, Any] | Non
                 why = (
                     f"the slice under the largest part of the SEG it references ({Path(image['file']).name})"
                 )
-                return {"file": behind, "frame": None, "uid": labels.meta.header["slice_uids"][k], "why": why}
+                return _Target(behind, None, labels.meta.header["slice_uids"][k], why)
     plain = next((i for i in report.images if i.get("kind") == "dicom"), None)
     if plain is None:
         return None
-    return {
-        "file": plain["file"],
-        "frame": plain["frame"],
-        "uid": plain["uid"],
-        "why": "the image it references",
-    }
+    return _Target(plain["file"], plain["frame"], plain["uid"], "the image it references")
 
 
 @reports_damage
 def summarize_sr(path: str | Path) -> dict[str, Any]:
-    """Summarise an SR for ``inspect``: its content, bounded, and the files its images resolve to.
-
-    Args:
-        path: The SR file.
-
-    Returns:
-        The report summary (:meth:`Report.summary`), ``kind``, ``modality`` and the usual DICOM ``header``.
-
-    Raises:
-        CorruptFile: The report has no content tree.
+    """For `medio.inspect`: the report summary (:meth:`Report.summary`, bounded), ``kind``, ``modality``, the
+    image to render and the usual DICOM ``header``; ``CorruptFile`` when the report has no content tree.
     """
     report = read_report(path)
     first = next((i["file"] for i in report.images if i["file"]), None)

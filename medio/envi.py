@@ -39,13 +39,8 @@ def _is_envi_header(path: Path) -> bool:
 
 
 def header_of(path: Path) -> Path | None:
-    """The ENVI header of a data file (``name.hdr`` or ``stem.hdr``, any case), or the header itself.
-
-    Args:
-        path: A header or data file.
-
-    Returns:
-        The header path, or ``None`` when ``path`` is not part of an ENVI pair.
+    """The ENVI header of a data file (``name.hdr`` or ``stem.hdr``, any case), the header itself, or ``None``
+    when ``path`` is not part of an ENVI pair.
     """
     if path.suffix.lower() == ".hdr":
         return path if _is_envi_header(path) else None
@@ -60,13 +55,8 @@ def header_of(path: Path) -> Path | None:
 
 
 def data_of(header: Path) -> Path | None:
-    """The data file an ENVI header describes (same stem, one of :data:`DATA_SUFFIXES`, lower or upper case).
-
-    Args:
-        header: The ``.hdr`` file.
-
-    Returns:
-        The data file, or ``None`` when none exists.
+    """The data file an ENVI header describes (same stem, one of :data:`DATA_SUFFIXES`, lower or upper case),
+    or ``None``.
     """
     stem = header.name[: -len(".hdr")]
     for ext in DATA_SUFFIXES:
@@ -157,14 +147,11 @@ def choose_bands(img: Any) -> tuple[list[int], str]:
     if n == 1:
         return [0], "only band"
     step = max(1, int(np.sqrt(img.nrows * img.ncols / _VARIANCE_SAMPLE)))
-    sample = _subsample(img, step)
+    sample = np.asarray(
+        img.open_memmap()[::step, ::step, :]
+    )  # (lines, samples, bands) whatever the interleave
     variances = sample.reshape(-1, n).astype(np.float64).var(axis=0)
     return [int(np.nanargmax(variances))], "largest variance"
-
-
-def _subsample(img: Any, step: int) -> np.ndarray:
-    cube = img.open_memmap()  # (lines, samples, bands) view whatever the interleave
-    return np.asarray(cube[::step, ::step, :])
 
 
 def _facts(img: Any, header: Path, data: Path) -> dict[str, Any]:
@@ -193,17 +180,10 @@ def _facts(img: Any, header: Path, data: Path) -> dict[str, Any]:
 
 
 def summarize_envi(path: str | Path) -> dict[str, Any]:
-    """Describe an ENVI pair from its header (no pixels read).
-
-    Args:
-        path: The header or the data file.
-
-    Returns:
-        ``samples``, ``lines``, ``bands``, ``data_type``, ``interleave``, ``byte_order``, ``header_offset``,
-        ``default_bands``, ``wavelength_nm`` (count, first, last, first eight), the files of the pair.
-
-    Raises:
-        CorruptFile: Missing partner, header fields or data.
+    """For `medio.inspect`: the header facts of an ENVI pair (``samples``, ``lines``, ``bands``,
+    ``data_type``, ``interleave``, ``byte_order``, ``header_offset``, ``default_bands``, ``wavelength_nm``:
+    count, first, last, first eight) and its files, no pixels read; ``CorruptFile`` for a missing partner,
+    header field or data.
     """
     img, header, data = _open(Path(path))
     return {

@@ -26,14 +26,8 @@ def _open(path: Path) -> Any:
 
 
 def dataset_tree(h5: Any, limit: int = MAX_LISTED) -> dict[str, dict[str, Any]]:
-    """List datasets (path → shape/dtype) in visit order, up to ``limit`` entries.
-
-    Args:
-        h5: An open ``h5py.File`` or group.
-        limit: Maximum number of datasets listed.
-
-    Returns:
-        Dataset path → ``{"shape": [...], "dtype": "..."}``.
+    """Dataset path → ``{"shape": [...], "dtype": "..."}`` of an open file or group, in visit order, up to
+    ``limit`` entries.
     """
     import h5py
 

@@ -67,7 +67,7 @@ LIBRARIES: dict[str, tuple[str, ...]] = {
         "nibabel.spatialimages",
         "medio.nifti",
     ),
-    "itk": ("SimpleITK", "nrrd", "medio.nrrd", "medio.itk"),
+    "itk": ("SimpleITK", "nrrd", "medio.itk"),
     "tiff": ("tifffile", "medio.tiff"),
     "bitmap": ("PIL.Image", "medio.bitmap"),
     "npy": ("medio.arrays",),

@@ -22,6 +22,7 @@ import numpy as np
 
 from medio._axes import check_size
 from medio.errors import CorruptFile, KeyNotFound, UnsupportedFormat
+from medio.sniff import analyze_header
 from medio.types import MedImage, Meta
 
 DT_BINARY = 1
@@ -41,26 +42,11 @@ def _head(path: Path, n: int) -> bytes:
     return head
 
 
-def _header_path(path: Path) -> Path:
-    """The ``.hdr`` of an Analyze-style pair (the file itself for ``.nii``/``.nii.gz``/``.hdr``)."""
-    if path.name.lower().endswith((".img", ".img.gz")):
-        base = path.name[: -len(".img.gz")] if path.name.lower().endswith(".gz") else path.stem
-        for ext in (".hdr", ".HDR"):
-            if path.with_name(base + ext).is_file():
-                return path.with_name(base + ext)
-    return path
-
-
 def is_binary_nifti(path: Path) -> bool:
-    """Whether a NIfTI-1 header says ``datatype`` 1 (either byte order).
-
-    Args:
-        path: A ``.nii``, ``.nii.gz``, ``.hdr`` or ``.img``.
-
-    Returns:
-        True for a 1-bit NIfTI-1 image.
+    """Whether the NIfTI-1 header of a ``.nii``, ``.nii.gz``, ``.hdr`` or ``.img`` says ``datatype`` 1 (either
+    byte order): a 1-bit image.
     """
-    head = _head(_header_path(path), _HEADER_BYTES)
+    head = _head(analyze_header(path), _HEADER_BYTES)
     if len(head) < _HEADER_BYTES:
         return False
     for order in ("<", ">"):
@@ -91,20 +77,13 @@ def _payload(path: Path, header_path: Path, offset: int, n_bytes: int) -> bytes:
 
 
 def load_binary_nifti(path: Path) -> Any:
-    """Unpack a 1-bit NIfTI-1 into an in-memory ``nibabel.Nifti1Image`` of ``uint8`` 0/1.
-
-    Args:
-        path: The file (``.nii``, ``.nii.gz``, or either file of a ``.hdr``/``.img`` pair).
-
-    Returns:
-        The image; ``img.extra["packed_bits"]`` is True.
-
-    Raises:
-        CorruptFile: Malformed header, or fewer packed bytes than the dimensions need.
+    """Unpack a 1-bit NIfTI-1 (``.nii``, ``.nii.gz``, or either file of a pair) into an in-memory
+    ``nibabel.Nifti1Image`` of ``uint8`` 0/1 with ``img.extra["packed_bits"]`` True; ``CorruptFile`` for a
+    malformed header or fewer packed bytes than the dimensions need.
     """
     import nibabel as nib
 
-    header_path = _header_path(path)
+    header_path = analyze_header(path)
     raw = _head(header_path, _HEADER_BYTES)
     try:
         header: Any = nib.Nifti1Header(raw, check=False)  # type: ignore[no-untyped-call]
@@ -156,8 +135,6 @@ def _load(path: Path) -> Any:
 
 def _load_by_content(path: Path) -> Any:
     """Load a NIfTI whose name lacks the extension nibabel needs (found by magic bytes): parse in memory."""
-    import gzip
-
     import nibabel as nib
 
     with path.open("rb") as fh:
@@ -203,11 +180,8 @@ def read_nifti(path: str | Path, *, volume: int | None = None) -> MedImage:
         raise CorruptFile(path, f"cannot read NIfTI data ({type(exc).__name__}: {exc})") from exc
     arr = np.transpose(data) if data.ndim >= 2 else data
     zooms = [float(z) for z in img.header.get_zooms()[: min(3, data.ndim)]]
-    header = _header_facts(img)
-
-    affine = img.affine
-    header = {**header, "orientation": _orientation(affine), "source_shape": list(shape)}
-    return MedImage(arr, _volume_meta("nifti", path, arr, zooms, affine, n_volumes, chosen, header))
+    header = {**_header_facts(img), "orientation": _orientation(img.affine), "source_shape": list(shape)}
+    return MedImage(arr, _volume_meta("nifti", path, arr, zooms, img.affine, n_volumes, chosen, header))
 
 
 def _volume_meta(
@@ -273,21 +247,13 @@ def _header_facts(img: Any) -> dict[str, Any]:
 
 
 def summarize_nifti(path: str | Path) -> dict[str, Any]:
-    """Summarise a NIfTI header without loading the voxels.
+    """For `medio.inspect`: a NIfTI header, no voxels loaded.
 
-    Args:
-        path: The file.
-
-    Returns:
-        ``shape``/``axes`` in medio's canonical order (``ZYX`` of one volume, the order `read` returns and
-        ``render --axis`` counts in), ``shape_on_disk``/``axes_on_disk`` as stored (``XYZT``), dtype, voxel
-        sizes (``zooms``, on-disk order), orientation code and a few header fields.
-
-    Raises:
-        UnsupportedFormat: Not NIfTI.
-        CorruptFile: Malformed header.
+    ``shape``/``axes`` in medio's canonical order (``ZYX`` of one volume, the order `read` returns and
+    ``render --axis`` counts in), ``shape_on_disk``/``axes_on_disk`` as stored (``XYZT``), dtype, voxel sizes
+    (``zooms``, on-disk order), orientation code and a few header fields. ``UnsupportedFormat`` when it is not
+    NIfTI, ``CorruptFile`` for a malformed header.
     """
-
     img = _load(Path(path))
     on_disk = [int(s) for s in img.shape]
     spatial = on_disk[:3] if len(on_disk) >= 2 else on_disk
@@ -323,13 +289,8 @@ NIBABEL_SUFFIXES: dict[str, str] = {
 
 
 def nibabel_kind(path: Path) -> str:
-    """The ``meta.format`` of a non-NIfTI volume nibabel reads (``"minc"``, ``"mgh"``, ``"parrec"`` ...).
-
-    Args:
-        path: The file.
-
-    Returns:
-        The kind, from the suffix, else from the magic bytes (``"analyze"`` when nothing else matches).
+    """The ``meta.format`` of a non-NIfTI volume nibabel reads (``"minc"``, ``"mgh"``, ``"parrec"`` ...), from
+    the suffix, else from the magic bytes (``"analyze"`` when nothing else matches).
     """
     name = path.name.lower()
     found = next((kind for suffix, kind in NIBABEL_SUFFIXES.items() if name.endswith(suffix)), None)
@@ -461,19 +422,12 @@ def read_nibabel(path: str | Path, *, volume: int | None = None) -> MedImage:
 
 
 def summarize_nibabel(path: str | Path) -> dict[str, Any]:
-    """Summarise a MINC/MGH/PAR-REC/AFNI/ECAT/Analyze header without reading voxels.
+    """For `medio.inspect`: a MINC/MGH/PAR-REC/AFNI/ECAT/Analyze header, no voxels read.
 
-    Args:
-        path: The file.
-
-    Returns:
-        ``shape``/``axes`` in medio's canonical order (RAS ``ZYX`` of one volume: what `read` returns and
-        ``render --axis`` counts in), ``shape_on_disk`` as nibabel reports it, kind, dtype, voxel sizes,
-        on-disk orientation and number of volumes.
-
-    Raises:
-        UnsupportedFormat: Not an image nibabel reads.
-        CorruptFile: Malformed header or missing companion file.
+    ``shape``/``axes`` in medio's canonical order (RAS ``ZYX`` of one volume: what `read` returns and
+    ``render --axis`` counts in), ``shape_on_disk`` as nibabel reports it, kind, dtype, voxel sizes,
+    on-disk orientation and number of volumes. ``UnsupportedFormat`` when nibabel does not read it,
+    ``CorruptFile`` for a malformed header or a missing companion file.
     """
     from nibabel.orientations import io_orientation
 

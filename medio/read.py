@@ -24,51 +24,33 @@ from medio.types import MedImage
 
 log = logging.getLogger(__name__)
 
-# Format family → "module:function" of its reader, imported on first use so `import medio` stays light.
-READERS: dict[str, str] = {
-    "dicom": "medio.dicom:read_dicom",
-    "dicom_series": "medio.dicom_series:read_series",
+# Format family → (module, reader, summary for `inspect`), imported on first use: `import medio` stays light.
+_FORMATS: dict[str, tuple[str, str, str]] = {
+    "dicom": ("medio.dicom", "read_dicom", "summarize_dicom"),
+    "dicom_series": ("medio.dicom_series", "read_series", "summarize_series"),
     # Derived DICOM objects, told from images by their SOP class (medio.dicom_kind).
-    "dicom_sr": "medio.dicom_sr:read_sr",
-    "dicom_seg": "medio.dicom_seg:read_seg",
-    "rtstruct": "medio.rtstruct:read_rtstruct",
-    "nifti": "medio.nifti:read_nifti",
-    "nibabel": "medio.nifti:read_nibabel",
-    "itk": "medio.itk:read_itk",
-    "tiff": "medio.tiff:read_tiff",
-    "bitmap": "medio.bitmap:read_bitmap",
-    "npy": "medio.arrays:read_npy",
-    "npz": "medio.arrays:read_npz",
-    "hdf5": "medio.hdf5:read_hdf5",
-    "matlab": "medio.matlab:read_matlab",
-    "table": "medio.table:read_table_image",
-    "video": "medio.video:read_video",
-    "czi": "medio.czi:read_czi",
-    "envi": "medio.envi:read_envi",
-    "appledouble": "medio.appledouble:read_appledouble",
+    "dicom_sr": ("medio.dicom_sr", "read_sr", "summarize_sr"),
+    "dicom_seg": ("medio.dicom_seg", "read_seg", "summarize_seg"),
+    "rtstruct": ("medio.rtstruct", "read_rtstruct", "summarize_rtstruct"),
+    "nifti": ("medio.nifti", "read_nifti", "summarize_nifti"),
+    "nibabel": ("medio.nifti", "read_nibabel", "summarize_nibabel"),
+    "itk": ("medio.itk", "read_itk", "summarize_itk"),
+    "tiff": ("medio.tiff", "read_tiff", "summarize_tiff"),
+    "bitmap": ("medio.bitmap", "decode_bitmap", "summarize_bitmap"),
+    "npy": ("medio.arrays", "read_npy", "summarize_npy"),
+    "npz": ("medio.arrays", "read_npz", "summarize_npz"),
+    "hdf5": ("medio.hdf5", "read_hdf5", "summarize_hdf5"),
+    "matlab": ("medio.matlab", "read_matlab", "summarize_matlab"),
+    "table": ("medio.table", "read_table_image", "summarize_table"),
+    "video": ("medio.video", "read_video", "summarize_video"),
+    "czi": ("medio.czi", "read_czi", "summarize_czi"),
+    "envi": ("medio.envi", "read_envi", "summarize_envi"),
+    "appledouble": ("medio.appledouble", "read_appledouble", "summarize_appledouble"),
 }
-
-# Summaries for `inspect`, same lazy scheme.
+# Family → "module:function" of its reader, and of its summary for `inspect`.
+READERS: dict[str, str] = {family: f"{module}:{reader}" for family, (module, reader, _) in _FORMATS.items()}
 SUMMARIZERS: dict[str, str] = {
-    "dicom": "medio.dicom:summarize_dicom",
-    "dicom_series": "medio.dicom_series:summarize_series",
-    "dicom_sr": "medio.dicom_sr:summarize_sr",
-    "dicom_seg": "medio.dicom_seg:summarize_seg",
-    "rtstruct": "medio.rtstruct:summarize_rtstruct",
-    "nifti": "medio.nifti:summarize_nifti",
-    "nibabel": "medio.nifti:summarize_nibabel",
-    "itk": "medio.itk:summarize_itk",
-    "tiff": "medio.tiff:summarize_tiff",
-    "bitmap": "medio.bitmap:summarize_bitmap",
-    "npy": "medio.arrays:summarize_npy",
-    "npz": "medio.arrays:summarize_npz",
-    "hdf5": "medio.hdf5:summarize_hdf5",
-    "matlab": "medio.matlab:summarize_matlab",
-    "table": "medio.table:summarize_table",
-    "video": "medio.video:summarize_video",
-    "czi": "medio.czi:summarize_czi",
-    "envi": "medio.envi:summarize_envi",
-    "appledouble": "medio.appledouble:summarize_appledouble",
+    family: f"{module}:{summary}" for family, (module, _, summary) in _FORMATS.items()
 }
 
 # Top-level packages whose own exceptions on a file are damage to report, not bugs of medio.
@@ -106,14 +88,7 @@ _DAMAGE = (
 
 
 def resolve(entry: str) -> Callable[..., Any]:
-    """Import ``"module:function"`` and return the function.
-
-    Args:
-        entry: The registry entry.
-
-    Returns:
-        The callable.
-    """
+    """Import ``"module:function"`` (a registry entry) and return the function."""
     module, _, name = entry.partition(":")
     return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 
@@ -221,14 +196,8 @@ def _file_version(path: str | PathLike[str], family: str) -> tuple[object, ...] 
 
 
 def refine_dicom(path: Path, family: str) -> str:
-    """A DICOM file's family by its header: SR, SEG and RTSTRUCT objects have readers of their own.
-
-    Args:
-        path: The file.
-        family: What :func:`medio.sniff.sniff` said.
-
-    Returns:
-        ``family``, or ``"dicom_sr"`` / ``"dicom_seg"`` / ``"rtstruct"`` for a DICOM file holding one.
+    """A DICOM file's family by its header (``family``: what `medio.sniff.sniff` said): ``"dicom_sr"``,
+    ``"dicom_seg"`` or ``"rtstruct"`` for those objects, which have readers of their own; else ``family``.
     """
     if family != "dicom":
         return family
@@ -245,14 +214,6 @@ def library_failure(path: str | PathLike[str], family: str, exc: Exception) -> E
     the usual damage exceptions, or anything raised inside a format library's own code, become
     ``CorruptFile``. An exception raised by medio's own code that is not about the input is returned
     unchanged, so a bug still shows its traceback.
-
-    Args:
-        path: The file being read.
-        family: Its format family.
-        exc: What the reader raised.
-
-    Returns:
-        The exception to raise.
     """
     if type(exc).__name__ in ("DecompressionBombError", "DecompressionBombWarning"):
         return ImageTooLarge(path, f"image exceeds Pillow's decompression-bomb limit ({exc})")

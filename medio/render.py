@@ -26,24 +26,18 @@ import numpy as np
 from medio.errors import InvalidLabelMap, NotAnImage
 from medio.types import MedImage, Meta, Rendered
 
-# CT window presets (center, width) in HU by BodyPartExamined keyword; the usual radiology defaults.
+# CT window presets (name, center, width) in HU and the BodyPartExamined keywords they serve; the usual
+# radiology defaults.
+_CT_WINDOWS: dict[tuple[str, float, float], tuple[str, ...]] = {
+    ("brain", 40.0, 80.0): ("HEAD", "BRAIN", "SKULL"),
+    ("soft_tissue_neck", 40.0, 350.0): ("NECK",),
+    ("lung", -600.0, 1500.0): ("CHEST", "LUNG", "THORAX"),
+    ("abdomen", 40.0, 400.0): ("ABDOMEN", "PELVIS", "KIDNEY"),
+    ("liver", 60.0, 160.0): ("LIVER",),
+    ("bone", 400.0, 1800.0): ("SPINE", "BONE", "EXTREMITY", "KNEE", "HIP"),
+}
 CT_PRESETS: dict[str, tuple[str, float, float]] = {
-    "HEAD": ("brain", 40.0, 80.0),
-    "BRAIN": ("brain", 40.0, 80.0),
-    "SKULL": ("brain", 40.0, 80.0),
-    "NECK": ("soft_tissue_neck", 40.0, 350.0),
-    "CHEST": ("lung", -600.0, 1500.0),
-    "LUNG": ("lung", -600.0, 1500.0),
-    "THORAX": ("lung", -600.0, 1500.0),
-    "ABDOMEN": ("abdomen", 40.0, 400.0),
-    "PELVIS": ("abdomen", 40.0, 400.0),
-    "LIVER": ("liver", 60.0, 160.0),
-    "KIDNEY": ("abdomen", 40.0, 400.0),
-    "SPINE": ("bone", 400.0, 1800.0),
-    "BONE": ("bone", 400.0, 1800.0),
-    "EXTREMITY": ("bone", 400.0, 1800.0),
-    "KNEE": ("bone", 400.0, 1800.0),
-    "HIP": ("bone", 400.0, 1800.0),
+    part: w for w, parts in _CT_WINDOWS.items() for part in parts
 }
 CT_DEFAULT_PRESET: tuple[str, float, float] = ("soft_tissue", 40.0, 400.0)
 PERCENTILES = (0.5, 99.5)
@@ -150,25 +144,23 @@ def _linear(arr: np.ndarray, lo: float, hi: float) -> np.ndarray:
 
 
 def stretch_uint8(arr: np.ndarray) -> np.ndarray:
-    """Stretch one band to 0..255 between its 0.5 and 99.5 percentiles (min/max when those are equal).
+    """Stretch one 2-D band to ``uint8`` 0..255 between its 0.5 and 99.5 percentiles (min/max when those are
+    equal; all zeros for a constant or non-finite band).
 
     Used where several bands become the channels of one RGB view (CZI fluorescence, ENVI cubes), so each
     band gets its own range.
-
-    Args:
-        arr: A 2-D band of any numeric dtype.
-
-    Returns:
-        ``uint8`` array of the same shape (all zeros for a constant or non-finite band).
     """
     values = np.nan_to_num(arr.astype(np.float64), nan=0.0, posinf=0.0, neginf=0.0)
     if values.size == 0:
         return np.zeros(arr.shape, np.uint8)
-    lo, hi = (float(v) for v in np.percentile(values, PERCENTILES))
-    if not hi > lo:
-        lo, hi = float(values.min()), float(values.max())
-    out: np.ndarray = np.rint(_linear(values, lo, hi)).astype(np.uint8)
+    out: np.ndarray = np.rint(_linear(values, *_percentile_range(values))).astype(np.uint8)
     return out
+
+
+def _percentile_range(values: np.ndarray) -> tuple[float, float]:
+    """The 0.5 and 99.5 percentiles of finite values, or their min and max when those are equal."""
+    lo, hi = (float(v) for v in np.percentile(values, PERCENTILES))
+    return (lo, hi) if hi > lo else (float(values.min()), float(values.max()))
 
 
 def _grey(
@@ -196,9 +188,7 @@ def _grey(
     elif arr.dtype == np.uint8:
         out, info = values, {"method": "passthrough_uint8"}
     elif modality in PERCENTILE_MODALITIES or arr.dtype.kind == "f":
-        lo, hi = (float(v) for v in np.percentile(valid, PERCENTILES))
-        if not hi > lo:
-            lo, hi = float(valid.min()), float(valid.max())
+        lo, hi = _percentile_range(valid)
         out, info = _linear(values, lo, hi), {"method": "percentile_0.5_99.5", "range": [lo, hi]}
     else:
         lo, hi = float(valid.min()), float(valid.max())

@@ -19,7 +19,7 @@ import numpy as np
 
 from medio import _dicom_tags as tags
 from medio.dicom import open_dataset
-from medio.dicom_refs import SliceGeometry, referenced_series, reports_damage
+from medio.dicom_refs import SliceGeometry, nearest_slice, referenced_series, reports_damage, slice_heights
 from medio.errors import CorruptFile, MissingReference, UnsupportedFormat
 from medio.types import MedImage, Meta
 
@@ -41,17 +41,8 @@ class Roi:
 
 
 def rois_of(path: Path, ds: Dataset) -> list[Roi]:
-    """The ROIs with their contours (contour data parsed, nothing rasterised).
-
-    Args:
-        path: The file (for the error).
-        ds: Its data set.
-
-    Returns:
-        ROIs in Structure Set order.
-
-    Raises:
-        CorruptFile: No StructureSetROISequence, or contour data that are not x, y, z triplets.
+    """The ROIs in Structure Set order with their contours (parsed, nothing rasterised); ``CorruptFile`` when
+    there is no StructureSetROISequence or contour data are not x, y, z triplets.
     """
     items = ds.get("StructureSetROISequence")
     if not items:
@@ -103,13 +94,6 @@ def _referenced(ds: Dataset) -> tuple[list[str], list[str]]:
                     if uid := tags.text(image, "ReferencedSOPInstanceUID"):
                         images.append(uid)
     return images, series
-
-
-def _slice_of(points: np.ndarray, along: np.ndarray, normal: np.ndarray, tolerance: float) -> int | None:
-    # A contour without an image reference lies on the slice at its height (PS3.3 C.8.8.6.2: planar).
-    distances = np.abs(along - float(np.mean(points @ normal)))
-    k = int(np.argmin(distances))
-    return k if distances[k] <= tolerance else None
 
 
 def _fill(geometry: SliceGeometry, points: np.ndarray) -> np.ndarray:
@@ -175,10 +159,7 @@ def read_rtstruct(path: str | Path) -> MedImage:
     if any((g.rows, g.columns) != (first.rows, first.columns) for g in geometries):
         raise CorruptFile(path, f"the referenced series {first.path.parent} mixes image sizes")
     by_uid = {g.sop_instance_uid: z for z, g in enumerate(geometries)}
-    normal = first.normal
-    along = np.asarray([float(np.dot(g.position, normal)) for g in geometries])
-    gaps = np.abs(np.diff(np.sort(along)))
-    tolerance = float(np.median(gaps)) / 2 if len(gaps) else 0.5
+    along, gap = slice_heights(geometries)
     if len(rois) > 255:
         raise CorruptFile(path, f"RTSTRUCT has {len(rois)} ROIs; an 8-bit label map holds 255")
     ids = label_ids(rois)
@@ -190,7 +171,8 @@ def read_rtstruct(path: str | Path) -> MedImage:
             if kind != "CLOSED_PLANAR" or len(points) < 3:
                 skipped += 1
                 continue
-            z = by_uid.get(uid) if uid else _slice_of(points, along, normal, tolerance)
+            # A contour without an image reference lies on the slice at its height (PS3.3 C.8.8.6.2: planar).
+            z = by_uid.get(uid) if uid else nearest_slice(along, gap, float(np.mean(points @ first.normal)))
             if z is None:
                 skipped += 1
                 continue
@@ -212,7 +194,7 @@ def read_rtstruct(path: str | Path) -> MedImage:
             "slice_files": [str(g.path) for g in geometries][:2000],
         }
     )
-    spacing = (float(np.median(gaps)) if len(gaps) else 1.0, *first.spacing)
+    spacing = (gap if gap is not None else 1.0, *first.spacing)
     meta = Meta(
         format="rtstruct",
         path=str(path),
@@ -245,17 +227,9 @@ def _roi_facts(roi: Roi, label_id: int | None, planes: dict[int, np.ndarray] | N
 
 @reports_damage
 def summarize_rtstruct(path: str | Path) -> dict[str, Any]:
-    """Summarise an RTSTRUCT from its header: ROIs, contour counts, the referenced series (bounded).
-
-    Args:
-        path: The RTSTRUCT file.
-
-    Returns:
-        ``rois`` (number, name, type, contours), ``referenced_series``, how many contour images were found
-        in the folder tree (and one of their files), and the usual DICOM ``header``.
-
-    Raises:
-        CorruptFile: No StructureSetROISequence or malformed contour data.
+    """For `medio.inspect`: ``rois`` (number, name, type, contours), ``referenced_series``, how many contour
+    images were found in the folder tree (and one of their files), and the usual DICOM ``header``, from the
+    header; ``CorruptFile`` for no StructureSetROISequence or malformed contour data.
     """
     from medio.dicom_refs import find_instances
 

@@ -9,55 +9,25 @@ from pathlib import Path
 
 from medio.errors import EmptyFile, MedioError, UnsupportedFormat
 
-# Longest suffixes first so ".nii.gz" wins over ".gz".
-EXTENSIONS: dict[str, str] = {
-    ".nii.gz": "nifti",
-    ".nii": "nifti",
+# Format family → its suffixes; longest first where one ends another's (".nii.gz" is tried before ".gz").
+_SUFFIXES: dict[str, tuple[str, ...]] = {
+    "nifti": (".nii.gz", ".nii"),
     # Other volume formats nibabel reads (medio.nifti.NIBABEL_SUFFIXES); .hdr/.img/.v are checked by content.
-    ".brik.gz": "nibabel",
-    ".brik": "nibabel",
-    ".head": "nibabel",
-    ".mnc": "nibabel",
-    ".mgz": "nibabel",
-    ".mgh": "nibabel",
-    ".par": "nibabel",
-    ".rec": "nibabel",
-    ".dcm": "dicom",
-    ".dicom": "dicom",
-    ".ima": "dicom",
-    ".mha": "itk",
-    ".mhd": "itk",
-    ".nrrd": "itk",
-    ".nhdr": "itk",
-    ".tif": "tiff",
-    ".tiff": "tiff",
-    ".png": "bitmap",
-    ".jpg": "bitmap",
-    ".jpeg": "bitmap",
-    ".bmp": "bitmap",
-    ".pgm": "bitmap",
-    ".ppm": "bitmap",
-    ".pbm": "bitmap",
-    ".pnm": "bitmap",
-    ".gif": "bitmap",
-    ".npy": "npy",
-    ".npz": "npz",
-    ".h5": "hdf5",
-    ".hdf5": "hdf5",
-    ".hdf": "hdf5",
-    ".mat": "matlab",
-    ".czi": "czi",
-    ".parquet": "table",
-    ".pq": "table",
-    ".csv": "table",
-    ".tsv": "table",
-    ".avi": "video",
-    ".mp4": "video",
-    ".mov": "video",
-    ".m4v": "video",
-    ".mkv": "video",
-    ".webm": "video",
+    "nibabel": (".brik.gz", ".brik", ".head", ".mnc", ".mgz", ".mgh", ".par", ".rec"),
+    "dicom": (".dcm", ".dicom", ".ima"),
+    "itk": (".mha", ".mhd", ".nrrd", ".nhdr"),
+    "tiff": (".tif", ".tiff"),
+    "bitmap": (".png", ".jpg", ".jpeg", ".bmp", ".pgm", ".ppm", ".pbm", ".pnm", ".gif"),
+    "npy": (".npy",),
+    "npz": (".npz",),
+    "hdf5": (".h5", ".hdf5", ".hdf"),
+    "matlab": (".mat",),
+    "czi": (".czi",),
+    "table": (".parquet", ".pq", ".csv", ".tsv"),
+    "video": (".avi", ".mp4", ".mov", ".m4v", ".mkv", ".webm"),
 }
+# Suffix → family, tried in this order.
+EXTENSIONS: dict[str, str] = {suffix: family for family, suffixes in _SUFFIXES.items() for suffix in suffixes}
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 APPLEDOUBLE_MAGIC = b"\x00\x05\x16\x07"  # RFC 1740
@@ -259,18 +229,24 @@ def _looks_like_pnm(head: bytes) -> bool:
     return len(fields) >= 2 and fields[0].isdigit() and fields[1].isdigit()
 
 
+def analyze_header(path: Path) -> Path:
+    """The ``.hdr`` beside an Analyze-style ``.img``/``.img.gz`` (any case), else ``path`` itself."""
+    if path.name.lower().endswith((".img", ".img.gz")):
+        base = path.name[: -len(".img.gz")] if path.name.lower().endswith(".gz") else path.stem
+        for ext in (".hdr", ".HDR"):
+            if path.with_name(base + ext).is_file():
+                return path.with_name(base + ext)
+    return path
+
+
 def _analyze_pair(path: Path, head: bytes) -> str | None:
     """``nifti`` or ``nibabel`` (Analyze 7.5) for a ``.hdr``/``.img`` pair, judged by the header size."""
-    hdr = path
-    if not path.name.lower().endswith(".hdr"):
-        base = path.name[: -len(".img.gz")] if path.name.lower().endswith(".img.gz") else path.stem
-        hdr = next(
-            (c for c in (path.with_name(base + ".hdr"), path.with_name(base + ".HDR")) if c.is_file()), path
-        )
-        if hdr == path:
-            return None
+    hdr = analyze_header(path)
+    if hdr != path:
         with hdr.open("rb") as fh:
             head = fh.read(_HEAD_BYTES)
+    elif not path.name.lower().endswith(".hdr"):
+        return None
     size = head[:4]
     if size in (b"\x1c\x02\x00\x00", b"\x00\x00\x02\x1c"):  # 540: NIfTI-2
         return "nifti"

@@ -11,17 +11,15 @@ import base64
 import binascii
 import io
 import json
-import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from medio._axes import guess_axes
 from medio.errors import CorruptFile, KeyNotFound, MedioError, UnsupportedFormat
-from medio.types import MedImage, jsonable
-
-log = logging.getLogger(__name__)
+from medio.types import MedImage, Meta, jsonable
 
 N_PREVIEW_ROWS = 5
 #: The largest table file `read_table` reads whole (a label table is small; larger files are data).
@@ -330,13 +328,8 @@ def read_rows(
 
 
 def cell_bytes(value: Any) -> bytes | None:
-    """Return encoded image bytes held by a cell (raw bytes, ``{"bytes": ...}`` struct, base64 text).
-
-    Args:
-        value: The cell value.
-
-    Returns:
-        The bytes, or ``None`` when the cell does not hold an encoded image.
+    """The encoded image bytes a cell holds (raw bytes, ``{"bytes": ...}`` struct, base64 text), else
+    ``None``.
     """
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value)
@@ -383,12 +376,7 @@ def read_table_image(path: str | Path, *, key: str | None = None, index: int | N
     if payload is None:
         raise UnsupportedFormat(path, f"cell (row {row}, column {key!r}) holds no encoded image")
     if payload.startswith(b"\x93NUMPY"):
-        import io
-
         arr = np.load(io.BytesIO(payload), allow_pickle=False)
-        from medio._axes import guess_axes
-        from medio.types import Meta
-
         image = MedImage(arr, Meta(format="table", path=str(path), axes=guess_axes(arr.shape, arr.dtype)))
     else:
         image = decode_bitmap(path, buffer=payload)
@@ -402,24 +390,13 @@ def read_table_image(path: str | Path, *, key: str | None = None, index: int | N
 
 
 def summarize_table(path: str | Path) -> dict[str, Any]:
-    """Summarise a table: columns, dtypes, row count (parquet metadata) and the first rows.
-
-    Args:
-        path: The file.
-
-    Returns:
-        ``columns``, ``dtypes``, ``n_rows`` (``None`` for text tables, not counted), ``head`` (5 rows, long
-        values and bytes abbreviated).
-
-    Raises:
-        CorruptFile: Malformed table.
+    """For `medio.inspect`: ``columns``, ``dtypes``, ``n_rows`` (parquet metadata; ``None`` for text tables,
+    not counted), ``head`` (5 rows, long values and bytes abbreviated); ``CorruptFile`` for a malformed table.
     """
     path = Path(path)
     head = read_rows(path, start=0, count=N_PREVIEW_ROWS)
     n_rows = _parquet(path).metadata.num_rows if _is_parquet(path) else None
-    rows = []
-    for record in head.to_dict(orient="records"):
-        rows.append({str(k): _preview(v) for k, v in record.items()})
+    rows = [{str(k): _preview(v) for k, v in record.items()} for record in head.to_dict(orient="records")]
     return {
         "columns": [str(c) for c in head.columns],
         "dtypes": {str(c): str(t) for c, t in head.dtypes.items()},

@@ -84,16 +84,8 @@ def read_tiff(path: str | Path, *, index: int | None = None) -> MedImage:
 
 
 def summarize_tiff(path: str | Path) -> dict[str, Any]:
-    """Summarise a TIFF without decoding pixels.
-
-    Args:
-        path: The file.
-
-    Returns:
-        Shape/dtype of the first series, page count, photometric and compression.
-
-    Raises:
-        CorruptFile: Malformed TIFF.
+    """For `medio.inspect`: shape/dtype of the first series, page count, photometric and compression, without
+    decoding pixels; ``CorruptFile`` for a malformed TIFF.
     """
     with _open(Path(path)) as tif:
         page = tif.pages[0]

@@ -10,13 +10,8 @@ import numpy as np
 
 
 def jsonable(value: Any) -> Any:
-    """Convert NumPy scalars/arrays, tuples, bytes and nested containers to plain JSON types.
-
-    Args:
-        value: Any value found in a header.
-
-    Returns:
-        A value ``json.dumps`` accepts (non-finite floats become ``None``; long bytes are summarised).
+    """Convert a header value (NumPy scalars/arrays, tuples, bytes, nested containers) to what ``json.dumps``
+    accepts: non-finite floats become ``None``, large arrays and long bytes are summarised.
     """
     if value is None or isinstance(value, bool | str | int):
         return value

@@ -133,16 +133,9 @@ def _duration(container: Any, stream: Any) -> float | None:
 
 
 def summarize_video(path: str | Path) -> dict[str, Any]:
-    """Summarise a video from its container header (frames counted by demuxing when the header lacks them).
-
-    Args:
-        path: The file.
-
-    Returns:
-        ``n_frames``, ``fps``, ``size`` ``[w, h]``, ``codec``, ``duration_s``.
-
-    Raises:
-        CorruptFile: Unreadable container.
+    """For `medio.inspect`: ``n_frames`` (counted by demuxing when the header lacks them), ``fps``, ``size``
+    ``[w, h]``, ``shape``, ``codec``, ``duration_s``, from the container header; ``CorruptFile`` when
+    unreadable.
     """
     import av
 

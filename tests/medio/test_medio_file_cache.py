@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import medio
+from core.environment import READ_CACHE_ENV
 from core.errors import InputError
 from medio import _volume_cache, arrays, nifti
 
@@ -131,12 +132,12 @@ def test_the_bound_is_set_by_the_environment_and_zero_keeps_nothing(
     np.save(small, np.zeros((100, 100), dtype=np.uint8))  # 10 kB
     np.save(large, np.zeros((1100, 1000), dtype=np.uint8))  # 1.1 MB: over a 1 MiB bound
     decoded = _counted(monkeypatch, arrays, "read_npy")
-    monkeypatch.setenv(_volume_cache.LIMIT_ENV, "1")
+    monkeypatch.setenv(READ_CACHE_ENV, "1")
     for path in (small, small, large, large):
         medio.read(path)
     assert decoded == [str(small), str(large), str(large)]
     assert _volume_cache.held_bytes() == 100 * 100
-    monkeypatch.setenv(_volume_cache.LIMIT_ENV, "0")
+    monkeypatch.setenv(READ_CACHE_ENV, "0")
     _volume_cache.clear()
     medio.read(small)
     medio.read(small)
@@ -149,7 +150,7 @@ def test_a_bound_that_is_not_a_whole_number_fails_every_read_naming_it(
 ) -> None:
     path = tmp_path / "a.npy"
     np.save(path, np.zeros((4, 4), dtype=np.uint8))
-    monkeypatch.setenv(_volume_cache.LIMIT_ENV, raw)
+    monkeypatch.setenv(READ_CACHE_ENV, raw)
     message = rf"MEDSTRAT_READ_CACHE_MB must be a whole number of MiB >= 0 \(0 keeps nothing\), got '{raw}'"
     with pytest.raises(InputError, match=message):
         medio.read(path)

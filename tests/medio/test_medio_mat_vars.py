@@ -11,7 +11,7 @@ import pytest
 import scipy.io
 
 import medio
-from medio.mat_vars import MatVar, choose_image
+from medio.matlab import MatVar, choose_image
 
 
 def _v73(path: Path) -> h5py.File:

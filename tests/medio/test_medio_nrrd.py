@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import medio
-from medio.nrrd import needs_pynrrd
+from medio.itk import needs_pynrrd
 
 nrrd = pytest.importorskip("nrrd")
 
