@@ -296,13 +296,5 @@ def pneumonia_parquet(ctx: BuildContext) -> list[SynthSample]:
             },
         )
         wf.write_mat5(ctx.path(f"data/records/{sid}.mat"), {"preview": pixels[::3, ::3]})
-        samples.append(
-            SynthSample(
-                rel,
-                sid,
-                (96, 96),
-                label=label,
-                read={"key": "image", "index": 0},
-            )
-        )
+        samples.append(SynthSample(rel, sid, (96, 96), label=label, read={"key": "image", "index": 0}))
     return samples
