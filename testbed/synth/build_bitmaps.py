@@ -269,17 +269,7 @@ def polyp_coco(ctx: BuildContext) -> list[SynthSample]:
             boxes.append(ph.bbox(obj))
         image_id = 5000 + 13 * (ctx.n - i)
         images.append({"id": image_id, "file_name": name, "width": w, "height": h})
-        for b in boxes:
-            annotations.append(
-                {
-                    "id": len(annotations) + 1,
-                    "image_id": image_id,
-                    "category_id": 1,
-                    "bbox": b,
-                    "area": b[2] * b[3],
-                    "iscrowd": 0,
-                }
-            )
+        wf.add_coco_boxes(annotations, image_id, boxes, [1] * len(boxes))
         rel = f"data/frames/{name}"
         wf.write_pillow(ctx.path(rel), ph.to_uint8(img))
         samples.append(
