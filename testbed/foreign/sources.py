@@ -13,11 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
+from testbed.realfiles.sources import MissingSource, module_versions
+
 __all__ = ["MissingSource", "matplotlib_mri_slice", "skimage_image", "source_versions"]
-
-
-class MissingSource(FileNotFoundError):
-    """A file the foreign suite needs is not shipped by the installed package."""
 
 
 def _skimage_path(name: str) -> Path:
@@ -64,16 +62,12 @@ def matplotlib_mri_slice() -> tuple[np.ndarray, str]:
 
 def source_versions() -> dict[str, str]:
     """Versions of the packages whose data and writers make up the suite (same versions => same bytes)."""
-    import matplotlib
-    import nrrd
-    import pydicom
-    import skimage
-    import tifffile
-
-    return {
-        "scikit-image": str(getattr(skimage, "__version__", "?")),
-        "matplotlib": str(matplotlib.__version__),
-        "pynrrd (writer)": str(nrrd.__version__),
-        "tifffile (writer)": str(tifffile.__version__),
-        "pydicom (writer)": str(pydicom.__version__),
-    }
+    return module_versions(
+        {
+            "scikit-image": "skimage",
+            "matplotlib": "matplotlib",
+            "pynrrd (writer)": "nrrd",
+            "tifffile (writer)": "tifffile",
+            "pydicom (writer)": "pydicom",
+        }
+    )

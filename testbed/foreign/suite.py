@@ -20,7 +20,7 @@ FOREIGN_MARKER = "foreign-catalogue"
 FOREIGN_AUTHORS_ROOT = "/mnt/store/collab/foreign-sets"
 
 FOREIGN = DocumentedSuite(
-    "foreign dataset", FOREIGN_REGISTRY, FOREIGN_TITLES, FOREIGN_AUTHORS_ROOT, source_versions
+    "foreign dataset", FOREIGN_REGISTRY, FOREIGN_AUTHORS_ROOT, source_versions, titles=FOREIGN_TITLES
 )
 # The suite's commands by the names the rest of the project calls them.
 foreign_names = FOREIGN.names

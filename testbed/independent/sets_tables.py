@@ -46,11 +46,7 @@ def digit_scans(ctx: RealContext) -> list[IndependentSample]:
             rel = f"data/train_images/{image_id}.png"
             write_pillow(ctx.path(rel), pixels)
             rows.append(f"{image_id},{int(labels[i])}")
-            samples.append(
-                IndependentSample(
-                    manifest_path=rel, subject_id=image_id, label=int(labels[i]), origin=f"{origin} row {i}"
-                )
-            )
+            samples.append(IndependentSample(rel, image_id, label=int(labels[i]), origin=f"{origin} row {i}"))
         else:
             write_pillow(ctx.path(f"data/test_images/{image_id}.png"), pixels)
     write_text(ctx.path("data/train.csv"), "\n".join(rows) + "\n")
@@ -107,11 +103,7 @@ def cohort_sessions(ctx: RealContext) -> list[IndependentSample]:
             series_description="MPRAGE",
         )
         rows.append(f"{subject}_MR1,{sex},R,{age},{cdr[label]}")
-        samples.append(
-            IndependentSample(
-                manifest_path=rel, subject_id=subject, label=label, origin=f"nilearn: MNI T1 slice {z}"
-            )
-        )
+        samples.append(IndependentSample(rel, subject, label=label, origin=f"nilearn: MNI T1 slice {z}"))
     write_text(ctx.path("data/cross-sectional.csv"), "\n".join(rows) + "\n")
     write_text(
         ctx.path("data/README.md"),
@@ -158,11 +150,7 @@ def accession_studies(ctx: RealContext) -> list[IndependentSample]:
         coronal = np.ascontiguousarray(np.flipud(t1[:, y, :]))
         write_h5(ctx.path(rel), {"image": coronal}, attrs={"PatientID": patient, "Modality": "MR"})
         rows.append(f"{accession},202601{10 + n:02d},{classes[label]}")
-        samples.append(
-            IndependentSample(
-                manifest_path=rel, subject_id=patient, label=label, origin=f"nilearn: MNI T1 coronal {y}"
-            )
-        )
+        samples.append(IndependentSample(rel, patient, label=label, origin=f"nilearn: MNI T1 coronal {y}"))
     write_text(ctx.path("data/findings.csv"), "\n".join(rows) + "\n")
     write_text(
         ctx.path("data/README.md"),

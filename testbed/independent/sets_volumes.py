@@ -15,7 +15,14 @@ from testbed.independent.sources import mni_volume
 from testbed.independent.spec import IndependentSample, independent_dataset
 from testbed.realfiles.spec import RealContext
 from testbed.synth.spec import DatasetSpec
-from testbed.synth.write_files import write_nifti, write_npz, write_pillow, write_text, write_tiff
+from testbed.synth.write_files import (
+    add_coco_boxes,
+    write_nifti,
+    write_npz,
+    write_pillow,
+    write_text,
+    write_tiff,
+)
 
 _TISSUE = ("background", "grey matter", "white matter")
 _MIDLINE_X = 98  # voxel column of x = 0 mm in the template's affine (x increases to the subject's right)
@@ -136,17 +143,7 @@ def coco_hemispheres(ctx: RealContext) -> list[IndependentSample]:
             {"id": image_id, "file_name": name, "width": pixels.shape[1], "height": pixels.shape[0]}
         )
         boxes, labels = _boxes(mask)
-        for box, label in zip(boxes, labels, strict=True):
-            annotations.append(
-                {
-                    "id": len(annotations) + 1,
-                    "image_id": image_id,
-                    "category_id": label + 1,
-                    "bbox": box,
-                    "area": box[2] * box[3],
-                    "iscrowd": 0,
-                }
-            )
+        add_coco_boxes(annotations, image_id, boxes, [label + 1 for label in labels])
         samples.append(
             IndependentSample(
                 manifest_path=f"data/train2017/{name}",

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from testbed.realfiles.sources import MissingSource, module_versions
+
 __all__ = ["MissingSource", "digits", "mni_volume", "source_versions"]
 
 _MNI_FILES = {
@@ -24,10 +26,6 @@ _MNI_FILES = {
     "gm": "mni_icbm152_gm_tal_nlin_sym_09a_converted.nii.gz",
     "wm": "mni_icbm152_wm_tal_nlin_sym_09a_converted.nii.gz",
 }
-
-
-class MissingSource(FileNotFoundError):
-    """A file the independent suite needs is not shipped by the installed package."""
 
 
 def _package_file(package: str, rel: str) -> Path:
@@ -77,16 +75,12 @@ def digits() -> tuple[np.ndarray, np.ndarray, str]:
 
 def source_versions() -> dict[str, str]:
     """Versions of the packages whose data and writers make up the suite (same versions => same bytes)."""
-    import h5py
-    import nilearn
-    import pydicom
-    import sklearn
-    import tifffile
-
-    return {
-        "nilearn": str(nilearn.__version__),
-        "scikit-learn": str(sklearn.__version__),
-        "h5py (writer)": str(h5py.__version__),
-        "pydicom (writer)": str(pydicom.__version__),
-        "tifffile (writer)": str(tifffile.__version__),
-    }
+    return module_versions(
+        {
+            "nilearn": "nilearn",
+            "scikit-learn": "sklearn",
+            "h5py (writer)": "h5py",
+            "pydicom (writer)": "pydicom",
+            "tifffile (writer)": "tifffile",
+        }
+    )

@@ -53,10 +53,10 @@ def _geometry(root: Path, spec: DatasetSpec, sample: IndependentSample) -> Synth
 INDEPENDENT = DocumentedSuite(
     "independent dataset",
     INDEPENDENT_REGISTRY,
-    INDEPENDENT_TITLES,
     INDEPENDENT_AUTHORS_ROOT,
     source_versions,
     geometry=_geometry,
+    titles=INDEPENDENT_TITLES,
 )
 # The suite's commands by the names the rest of the project calls them (a sample missing from nilearn or
 # scikit-learn raises `testbed.independent.sources.MissingSource`).

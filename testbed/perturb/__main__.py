@@ -14,10 +14,6 @@ from testbed.perturb.apply import AGENT_DIR, MixConfig, perturb_folder
 from testbed.perturb.mistake import MISTAKES
 
 
-def _correct_dir(path: Path) -> Path:
-    return path / AGENT_DIR if (path / AGENT_DIR).is_dir() else path
-
-
 def _dataset_dir(correct: Path) -> Path:
     # <dataset>/VLM/<run>/agent1_data_organization: the raw data sits three levels up.
     parents = correct.resolve().parents
@@ -57,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.correct is None or args.out is None:
         parser.error("CORRECT and OUT are required")
-    correct = _correct_dir(args.correct)
+    correct = args.correct / AGENT_DIR if (args.correct / AGENT_DIR).is_dir() else args.correct
     if not (correct / "standardized_annotations").is_dir():
         raise CliError(f"CORRECT {correct}: holds no standardized_annotations/")
     bad = [item for item in args.mix if "=" not in item]

@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from benchmark.fields import DIMENSION, TASK_TYPE
 from validator.values import get_path
@@ -32,14 +32,7 @@ Category = Literal[
     "source_grounding", "semantic_confusion", "content_omission", "unsupported_filling", "image", "format"
 ]
 #: The paper's four error categories (MDS-Bench §4.3), then the image and format mistakes of issue 12.
-CATEGORIES: tuple[Category, ...] = (
-    "source_grounding",
-    "semantic_confusion",
-    "content_omission",
-    "unsupported_filling",
-    "image",
-    "format",
-)
+CATEGORIES: tuple[Category, ...] = get_args(Category)
 
 
 @dataclass

@@ -87,32 +87,12 @@ def mr_transfer_syntaxes(ctx: RealContext) -> list[RealSample]:
 )
 def ct_rt_decoys(ctx: RealContext) -> list[RealSample]:
     """CT slices in patient folders beside RT/SEG/SR/waveform decoys; the class is the top folder."""
-    cases = [
-        ("normal", pydicom_file("CT_small.dcm"), "pydicom:CT_small.dcm", ["rtstruct.dcm", "rtdose.dcm"]),
-        (
-            "abnormal",
-            pydicom_file("693_J2KI.dcm"),
-            "pydicom:693_J2KI.dcm",
-            ["rtplan.dcm", "liver_1frame.dcm"],
-        ),
-        (
-            "abnormal",
-            pydicom_file("J2K_pixelrep_mismatch.dcm"),
-            "pydicom:J2K_pixelrep_mismatch.dcm",
-            ["rtdose_rle.dcm", "test-SR.dcm"],
-        ),
-        (
-            "normal",
-            pydicom_tree_file("dicomdirtests/77654033/CT2/17106"),
-            "pydicom:dicomdirtests/77654033/CT2/17106",
-            ["liver_expb_1frame.dcm", "waveform_ecg.dcm"],
-        ),
-        (
-            "normal",
-            pydicom_tree_file("dicomdirtests/98892001/CT5N/2062"),
-            "pydicom:dicomdirtests/98892001/CT5N/2062",
-            ["rtdose_expb_1frame.dcm", "reportsi.dcm"],
-        ),
+    cases = [  # (class, pydicom file, decoys beside it)
+        ("normal", "CT_small.dcm", ["rtstruct.dcm", "rtdose.dcm"]),
+        ("abnormal", "693_J2KI.dcm", ["rtplan.dcm", "liver_1frame.dcm"]),
+        ("abnormal", "J2K_pixelrep_mismatch.dcm", ["rtdose_rle.dcm", "test-SR.dcm"]),
+        ("normal", "dicomdirtests/77654033/CT2/17106", ["liver_expb_1frame.dcm", "waveform_ecg.dcm"]),
+        ("normal", "dicomdirtests/98892001/CT5N/2062", ["rtdose_expb_1frame.dcm", "reportsi.dcm"]),
     ]
     prefix = {
         "rtstruct": "RS",
@@ -125,9 +105,10 @@ def ct_rt_decoys(ctx: RealContext) -> list[RealSample]:
     }
     classes = ("normal", "abnormal")
     samples = []
-    for i, (cls, src, origin, decoys) in enumerate(cases):
+    for i, (cls, name, decoys) in enumerate(cases):
         pid = f"CTP-{201 + i}"
         folder = f"data/{cls}/{pid}"
+        src = pydicom_tree_file(name) if "/" in name else pydicom_file(name)
         rel = ctx.copy_dicom(src, f"{folder}/CT.{pid}.dcm", pid)
         for decoy in decoys:
             tag = next(v for k, v in prefix.items() if decoy.startswith(k))
@@ -138,7 +119,7 @@ def ct_rt_decoys(ctx: RealContext) -> list[RealSample]:
                 pid,
                 label=classes.index(cls),
                 oracle_extra={"source_sample_dir": folder},
-                origin=origin,
+                origin=f"pydicom:{name}",
             )
         )
     return samples

@@ -9,42 +9,28 @@ records which package file each sample's pixels came from, and no sample is mean
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from testbed.realfiles.spec import RealContext, RealSample
-from testbed.realfiles.suite import BuiltRealDataset, RealSuite, geometry_sample, write_truth
+from testbed.realfiles.suite import BuiltRealDataset, RealSuite, write_truth
 from testbed.synth.spec import DatasetSpec, SynthSample
 
 __all__ = ["DocumentedSuite", "rename_oracle", "rename_truth"]
 
 
+@dataclass(eq=False)
 class DocumentedSuite(RealSuite):
     """A `RealSuite` whose datasets go by their documented titles.
 
     Args:
-        kind: What a dataset of it is called in an error (``"foreign dataset"``).
-        registry: Dataset name -> entry with ``spec`` and ``build(RealContext) -> samples``.
-        titles: Dataset name -> the title its documentation gives.
-        authors_root: The root the manifests pretend the data came from.
-        source_versions: The versions of the packages the pixels come from (for ``provenance.json``).
-        geometry: One sample's ground truth (default: `testbed.realfiles.suite.geometry_sample`).
+        titles: Dataset name -> the title its documentation gives (the other arguments are `RealSuite`'s).
     """
 
-    expects_failures = False
-
-    def __init__(
-        self,
-        kind: str,
-        registry: Mapping[str, Any],
-        titles: Mapping[str, str],
-        authors_root: str,
-        source_versions: Callable[[], Mapping[str, str]],
-        geometry: Callable[[Path, DatasetSpec, Any], SynthSample] = geometry_sample,
-    ) -> None:
-        super().__init__(kind, registry, authors_root, source_versions, geometry)
-        self.titles = titles
+    titles: Mapping[str, str] = field(default_factory=dict)
+    expects_failures: ClassVar[bool] = False
 
     def truth_document(
         self, root: Path, spec: DatasetSpec, truth: dict[int, SynthSample], failures: dict[int, str]

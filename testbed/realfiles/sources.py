@@ -7,14 +7,24 @@ not ship raises :class:`MissingSource`, naming it, instead of silently shrinking
 
 from __future__ import annotations
 
-import hashlib
+import importlib
+from collections.abc import Mapping
 from pathlib import Path
 
 __all__ = ["MissingSource", "nibabel_file", "pydicom_file", "pydicom_tree_file", "source_versions"]
 
 
 class MissingSource(FileNotFoundError):
-    """A file the realfiles suite needs is not shipped by the installed package version."""
+    """A file a suite of real files (realfiles, foreign, independent) needs is not shipped by the installed
+    package version."""
+
+
+def module_versions(modules: Mapping[str, str]) -> dict[str, str]:
+    """``label -> version`` of each module named in ``modules`` (``label -> module``); same versions => same
+    bytes, so a suite's ``provenance.json`` and cache key record them."""
+    return {
+        label: str(getattr(importlib.import_module(m), "__version__", "?")) for label, m in modules.items()
+    }
 
 
 def pydicom_file(name: str) -> Path:
@@ -79,12 +89,4 @@ def nibabel_file(name: str) -> Path:
 
 def source_versions() -> dict[str, str]:
     """The versions of the packages whose files make up the suite (same versions => byte-identical suite)."""
-    import nibabel
-    import pydicom
-
-    return {"pydicom": str(pydicom.__version__), "nibabel": str(nibabel.__version__)}
-
-
-def sha256(path: Path) -> str:
-    """Hex SHA-256 of a file (the provenance table records which bytes each dataset file came from)."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return module_versions({"pydicom": "pydicom", "nibabel": "nibabel"})

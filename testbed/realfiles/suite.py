@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -157,6 +157,7 @@ def write_truth(
     return doc
 
 
+@dataclass(eq=False)
 class RealSuite:
     """A suite of real files: what it supplies, and its commands (names, catalogue, build).
 
@@ -168,22 +169,13 @@ class RealSuite:
         geometry: One sample's ground truth (default: `geometry_sample`).
     """
 
+    kind: str
+    registry: Mapping[str, Any]
+    authors_root: str
+    source_versions: Callable[[], Mapping[str, str]]
+    geometry: Callable[[Path, DatasetSpec, Any], SynthSample] = geometry_sample
     #: Whether a sample may be marked as possibly undecodable (the build summary counts such samples).
-    expects_failures = True
-
-    def __init__(
-        self,
-        kind: str,
-        registry: Mapping[str, Any],
-        authors_root: str,
-        source_versions: Callable[[], Mapping[str, str]],
-        geometry: Callable[[Path, DatasetSpec, Any], SynthSample] = geometry_sample,
-    ) -> None:
-        self.kind = kind
-        self.registry = registry
-        self.authors_root = authors_root
-        self.source_versions = source_versions
-        self.geometry = geometry
+    expects_failures: ClassVar[bool] = True
 
     def names(self, only: list[str] | None = None) -> list[str]:
         """Registered dataset names in catalogue order, optionally restricted to ``only``.

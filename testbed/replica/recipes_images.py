@@ -98,26 +98,18 @@ def write_czi_slide(ctx: RecipeContext, file: ReplicaFile) -> str:
     tile = max(16, scaled(4096, factor, 16))
     scaling = (_SLIDE_UM / factor, _SLIDE_UM / factor)
     if fluorescence:
-        section = microscopy_section(rng, (height, width), "HE")[..., 1]
-        signal = (255 - section).astype(np.uint16) * 40
-        write_czi(
-            ctx.target(file),
-            signal,
-            axes="YX",
-            pixel_type="Gray16",
-            channel_names=["ICG"],
-            scaling_um=scaling,
-            tile=tile,
-        )
-        return f"CZI Gray16 fluorescence {width}x{height} (scale {factor:g})"
-    rgb = microscopy_section(rng, (height, width), "HE" if stain == "HE" else "CD31")
+        data = (255 - microscopy_section(rng, (height, width), "HE")[..., 1]).astype(np.uint16) * 40
+    else:
+        data = microscopy_section(rng, (height, width), "HE" if stain == "HE" else "CD31")
     write_czi(
         ctx.target(file),
-        rgb,
+        data,
         axes="YX",
-        pixel_type="Bgr24",
+        pixel_type="Gray16" if fluorescence else "Bgr24",
         channel_names=[stain],
         scaling_um=scaling,
         tile=tile,
     )
+    if fluorescence:
+        return f"CZI Gray16 fluorescence {width}x{height} (scale {factor:g})"
     return f"CZI Bgr24 brightfield {width}x{height} (scale {factor:g}, {stain})"

@@ -152,10 +152,8 @@ def load_replica_dataset(source: Path, name: str) -> ReplicaDataset:
     with listing.open(encoding="utf-8", newline="") as handle:
         for line_no, row in enumerate(csv.DictReader(handle, delimiter="\t"), start=2):
             relpath, kind = row.get("path") or "", row.get("kind") or ""
-            stored = folder / ("VLM" if relpath.startswith(f"{VLM_DIR}/") else "files")
-            stored = stored / (
-                relpath.removeprefix(f"{VLM_DIR}/") if relpath.startswith(f"{VLM_DIR}/") else relpath
-            )
+            in_vlm = relpath.startswith(f"{VLM_DIR}/")
+            stored = folder / ("VLM" if in_vlm else "files") / relpath.removeprefix(f"{VLM_DIR}/")
             if kind in TEXT_KINDS:
                 if not stored.is_file():
                     raise ReplicaSourceError(

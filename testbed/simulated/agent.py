@@ -215,7 +215,7 @@ class SimulatedAgent:
             keep = []
             for applied in labels[index]:
                 kind = MISTAKES[applied.name]
-                named = not structured or _named_any(kind.fields, items[index])
+                named = not structured or any(_named(f, items[index]) for f in kind.fields)
                 fixable = not editable or all(_covered(f, editable) for f in kind.fields)
                 if named and fixable and rng.random() < self.p_fix:
                     continue
@@ -247,7 +247,3 @@ class SimulatedAgent:
             candidate_index=task.candidate_index,
             agent=self.name,
         )
-
-
-def _named_any(fields: Sequence[str], paths: Sequence[str]) -> bool:
-    return any(_named(f, paths) for f in fields)

@@ -134,16 +134,14 @@ def _write_tree(ctx: BuildContext, files: int, patients: int) -> list[SynthSampl
                     # matching in index order still pairs each sample with its own annotation.
                     series_rel = folder.parent.relative_to(ctx.root).as_posix()
                     samples.append(
-                        SynthSample(
-                            manifest_path=f"{series_rel}/1-{count // 2 + 1:03d}.dcm",
+                        SynthSample.stack(
+                            f"{series_rel}/1-{count // 2 + 1:03d}.dcm",
+                            pid,
+                            (count, _SIZE, _SIZE),
                             read_path=series_rel,
-                            subject_id=pid,
-                            image_size=(_SIZE, _SIZE),
                             label=int(labels[p]),
                             oracle_extra={"case_id": pid, "source_sample_dir": series_rel},
-                            volume_shape=(count, _SIZE, _SIZE),
                             spacing=(7.5, 7.5, thickness),
-                            slice_index=count // 2,
                         )
                     )
     (ctx.data / "BrainMR" / "clinical.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")

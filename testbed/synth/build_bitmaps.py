@@ -83,15 +83,7 @@ def confocal_stack(ctx: BuildContext) -> list[SynthSample]:
         rel = f"data/stacks/cell_{40 + 3 * i:03d}_{names[label]}.tif"
         wf.write_tiff(ctx.path(rel), np.asarray(np.clip(vol, 0, 65535), dtype=np.uint16), pages=True)
         samples.append(
-            SynthSample(
-                manifest_path=rel,
-                subject_id=f"cell_{40 + 3 * i:03d}",
-                image_size=(w, h),
-                label=label,
-                volume_shape=(z, h, w),
-                spacing=(0.1, 0.1, 0.3),
-                slice_index=z // 2,
-            )
+            SynthSample.stack(rel, f"cell_{40 + 3 * i:03d}", (z, h, w), label=label, spacing=(0.1, 0.1, 0.3))
         )
     return samples
 
@@ -139,7 +131,7 @@ def dermoscopy(ctx: BuildContext) -> list[SynthSample]:
             f"{img_id},IP_{7000 + i},{codes[label]},histo,{names[label]},"
             f"{'malignant' if label == 1 else 'benign'},trunk"
         )
-        samples.append(SynthSample(manifest_path=rel, subject_id=img_id, image_size=(128, 96), label=label))
+        samples.append(SynthSample(rel, img_id, (128, 96), label=label))
     wf.write_text(ctx.path("data/metadata.csv"), "\n".join(rows) + "\n")
     return samples
 
@@ -173,11 +165,7 @@ def histology(ctx: BuildContext) -> list[SynthSample]:
         img += ph.texture(ctx.rng, (64, 64, 3), 1.0, 6.0)
         rel = f"data/Kather Tiles/TRAIN/{names[label]}/{codes[label]}-TCGA {1000 + 17 * i}.png"
         wf.write_pillow(ctx.path(rel), ph.to_uint8(img))
-        samples.append(
-            SynthSample(
-                manifest_path=rel, subject_id=f"TCGA {1000 + 17 * i}", image_size=(64, 64), label=label
-            )
-        )
+        samples.append(SynthSample(rel, f"TCGA {1000 + 17 * i}", (64, 64), label=label))
     return samples
 
 
@@ -212,16 +200,7 @@ def thyroid_bmp(ctx: BuildContext) -> list[SynthSample]:
         rel = f"data/images/{sid}.bmp"
         wf.write_pillow(ctx.path(rel), ph.to_uint8(img))
         wf.write_text(ctx.path(f"data/labels/{sid}.txt"), "\n".join(lines) + "\n")
-        samples.append(
-            SynthSample(
-                manifest_path=rel,
-                subject_id=sid,
-                image_size=(w, h),
-                boxes=boxes,
-                box_labels=[0] * len(boxes),
-                extra={"label_text": "nodule", "class_name": "nodule", "bbox_file": f"data/labels/{sid}.txt"},
-            )
-        )
+        samples.append(SynthSample.detection(rel, sid, (w, h), boxes, "nodule", f"data/labels/{sid}.txt"))
     wf.write_text(ctx.path("data/classes.txt"), "nodule\n")
     return samples
 
@@ -256,7 +235,7 @@ def hand_pgm(ctx: BuildContext) -> list[SynthSample]:
         rel = f"data/pgm/{pid}/{pid}_left.pgm"
         wf.write_pillow(ctx.path(rel), np.asarray(np.clip(img, 0, 65535), dtype=np.uint16))
         rows.append(f"{pid}\tleft\t{100 + 5 * i}\t{['normal', 'fracture'][label]}")
-        samples.append(SynthSample(manifest_path=rel, subject_id=pid, image_size=(96, 112), label=label))
+        samples.append(SynthSample(rel, pid, (96, 112), label=label))
     wf.write_text(ctx.path("data/labels.tsv"), "\n".join(rows) + "\n")
     return samples
 
@@ -290,32 +269,11 @@ def polyp_coco(ctx: BuildContext) -> list[SynthSample]:
             boxes.append(ph.bbox(obj))
         image_id = 5000 + 13 * (ctx.n - i)
         images.append({"id": image_id, "file_name": name, "width": w, "height": h})
-        for b in boxes:
-            annotations.append(
-                {
-                    "id": len(annotations) + 1,
-                    "image_id": image_id,
-                    "category_id": 1,
-                    "bbox": b,
-                    "area": b[2] * b[3],
-                    "iscrowd": 0,
-                }
-            )
+        wf.add_coco_boxes(annotations, image_id, boxes, [1] * len(boxes))
         rel = f"data/frames/{name}"
         wf.write_pillow(ctx.path(rel), ph.to_uint8(img))
         samples.append(
-            SynthSample(
-                manifest_path=rel,
-                subject_id=name[:-4],
-                image_size=(w, h),
-                boxes=boxes,
-                box_labels=[0] * len(boxes),
-                extra={
-                    "label_text": "polyp",
-                    "class_name": "polyp",
-                    "bbox_file": "data/annotations/instances.json",
-                },
-            )
+            SynthSample.detection(rel, name[:-4], (w, h), boxes, "polyp", "data/annotations/instances.json")
         )
     wf.write_json(
         ctx.path("data/annotations/instances.json"),

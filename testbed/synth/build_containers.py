@@ -127,9 +127,9 @@ def organ_shards(ctx: BuildContext) -> list[SynthSample]:
             if i < ctx.n:
                 samples.append(
                     SynthSample(
-                        manifest_path=f"data/organ_shards/shard_{s:02d}.npz",
-                        subject_id=ids[-1],
-                        image_size=(64, 64),
+                        f"data/organ_shards/shard_{s:02d}.npz",
+                        ids[-1],
+                        (64, 64),
                         label=label,
                         read={"key": "images", "index": k},
                         source_stem=ids[-1],
@@ -214,11 +214,7 @@ def elastography_mat(ctx: BuildContext) -> list[SynthSample]:
             {"Bmode": ph.to_uint8(bmode), "displacement": stiff * 0.01, "velocity": stiff * 0.2},
         )
         rows.append(f"{pid},{['benign', 'malignant'][label]},{40 + i}")
-        samples.append(
-            SynthSample(
-                manifest_path=rel, subject_id=pid, image_size=(96, 80), label=label, read={"key": "Bmode"}
-            )
-        )
+        samples.append(SynthSample(rel, pid, (96, 80), label=label, read={"key": "Bmode"}))
     wf.write_text(ctx.path("data/diagnosis.csv"), "\n".join(rows) + "\n")
     return samples
 
@@ -254,11 +250,7 @@ def knee_mat73(ctx: BuildContext) -> list[SynthSample]:
         rel = f"data/recon/{sid}.mat"
         wf.write_mat73(ctx.path(rel), {"recon": np.asarray(img, dtype=np.float64)})
         table[f"{sid}.mat"] = {"label": label, "label_name": ["intact meniscus", "meniscal tear"][label]}
-        samples.append(
-            SynthSample(
-                manifest_path=rel, subject_id=sid, image_size=(80, 80), label=label, read={"key": "recon"}
-            )
-        )
+        samples.append(SynthSample(rel, sid, (80, 80), label=label, read={"key": "recon"}))
     wf.write_json(ctx.path("data/labels.json"), table)
     return samples
 
@@ -304,13 +296,5 @@ def pneumonia_parquet(ctx: BuildContext) -> list[SynthSample]:
             },
         )
         wf.write_mat5(ctx.path(f"data/records/{sid}.mat"), {"preview": pixels[::3, ::3]})
-        samples.append(
-            SynthSample(
-                manifest_path=rel,
-                subject_id=sid,
-                image_size=(96, 96),
-                label=label,
-                read={"key": "image", "index": 0},
-            )
-        )
+        samples.append(SynthSample(rel, sid, (96, 96), label=label, read={"key": "image", "index": 0}))
     return samples

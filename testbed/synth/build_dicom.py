@@ -138,18 +138,8 @@ def chest_xray_dicom(ctx: BuildContext) -> list[SynthSample]:
             body_part="CHEST",
         )
         samples.append(
-            SynthSample(
-                manifest_path=rel,
-                subject_id=pid,
-                image_size=(w, h),
-                spacing=(0.14, 0.14),
-                extra={
-                    "label_text": "Lung Opacity",
-                    "class_name": "Lung Opacity",
-                    "bbox_file": "data/stage_2_train_labels.csv",
-                },
-                boxes=boxes,
-                box_labels=[0] * len(boxes),
+            SynthSample.detection(
+                rel, pid, (w, h), boxes, "Lung Opacity", "data/stage_2_train_labels.csv", spacing=(0.14, 0.14)
             )
         )
     wf.write_text(ctx.path("data/stage_2_train_labels.csv"), "\n".join(rows) + "\n")
@@ -213,16 +203,6 @@ def breast_tomo(ctx: BuildContext) -> list[SynthSample]:
                 }
             )
         rel = f"data/DBT/{pid}/{pid}_{'LCC' if i % 2 == 0 else 'LMLO'}.dcm"
-        samples.append(
-            SynthSample(
-                manifest_path=rel,
-                subject_id=pid,
-                image_size=(64, 80),
-                label=label,
-                volume_shape=(12, 80, 64),
-                spacing=(0.1, 0.1, 1.0),
-                slice_index=6,
-            )
-        )
+        samples.append(SynthSample.stack(rel, pid, (12, 80, 64), label=label, spacing=(0.1, 0.1, 1.0)))
     wf.write_json(ctx.path("data/labels.json"), table)
     return samples

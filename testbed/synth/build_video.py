@@ -50,9 +50,9 @@ def echo_avi(ctx: BuildContext) -> list[SynthSample]:
         frames_rows.append(f"{name}.avi,{ed},ED")
         samples.append(
             SynthSample(
-                manifest_path=rel,
-                subject_id=name,
-                image_size=(w, h),
+                rel,
+                name,
+                (w, h),
                 label=label,
                 read={"frame": ed},
                 frame_index=ed,

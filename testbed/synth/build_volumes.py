@@ -125,16 +125,7 @@ def cardiac_4d(ctx: BuildContext) -> list[SynthSample]:
         )
         rows.append(f"{pid},{160 + i},{60 + 2 * i},{label}")
         samples.append(
-            SynthSample(
-                manifest_path=rel,
-                subject_id=pid,
-                image_size=(w, h),
-                label=label,
-                read={"volume": 0},
-                volume_shape=(z, h, w),
-                spacing=(1.4, 1.4, 8.0),
-                slice_index=z // 2,
-            )
+            SynthSample.stack(rel, pid, (z, h, w), label=label, read={"volume": 0}, spacing=(1.4, 1.4, 8.0))
         )
     wf.write_text(ctx.path("data/training/Info.csv"), "\n".join(rows) + "\n")
     wf.write_text(
@@ -226,16 +217,16 @@ def lung_nodule_mhd(ctx: BuildContext) -> list[SynthSample]:
         rows.append(f"{uid},{world[0]:.4f},{world[1]:.4f},{world[2]:.4f},{2 * radius_px * spacing[0]:.4f}")
         box = ph.bbox(nodule[z // 2])
         samples.append(
-            SynthSample(
-                manifest_path=rel,
-                subject_id=uid,
-                image_size=(w, h),
+            SynthSample.detection(
+                rel,
+                uid,
+                (w, h),
+                [box],
+                "nodule",
+                "data/annotations.csv",
                 volume_shape=(z, h, w),
                 spacing=spacing,
                 slice_index=z // 2,
-                boxes=[box],
-                box_labels=[0],
-                extra={"label_text": "nodule", "class_name": "nodule", "bbox_file": "data/annotations.csv"},
             )
         )
     wf.write_text(ctx.path("data/annotations.csv"), "\n".join(rows) + "\n")

@@ -21,20 +21,13 @@ class CatalogueRow:
     traps: tuple[str, ...]
 
 
+def _row(s: DatasetSpec) -> CatalogueRow:
+    return CatalogueRow(s.name, s.fmt, s.task, s.dimension, s.modality, s.layout, s.traps)
+
+
 def catalogue() -> list[CatalogueRow]:
     """Every registered dataset, in generation order."""
-    return [
-        CatalogueRow(
-            n,
-            REGISTRY[n].spec.fmt,
-            REGISTRY[n].spec.task,
-            REGISTRY[n].spec.dimension,
-            REGISTRY[n].spec.modality,
-            REGISTRY[n].spec.layout,
-            REGISTRY[n].spec.traps,
-        )
-        for n in suite.dataset_names()
-    ]
+    return [_row(REGISTRY[n].spec) for n in suite.dataset_names()]
 
 
 def catalogue_markdown(specs: list[DatasetSpec] | None = None) -> str:
@@ -43,11 +36,7 @@ def catalogue_markdown(specs: list[DatasetSpec] | None = None) -> str:
     Args:
         specs: The datasets to list (default: the bundled suite's; the realfiles suite passes its own).
     """
-    rows = (
-        catalogue()
-        if specs is None
-        else [CatalogueRow(s.name, s.fmt, s.task, s.dimension, s.modality, s.layout, s.traps) for s in specs]
-    )
+    rows = catalogue() if specs is None else [_row(s) for s in specs]
     lines = ["| dataset | format | task | dim | modality | layout | traps |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         cells = [f"`{r.name}`", r.format, r.task, r.dimension, r.modality, r.layout, "; ".join(r.traps)]
@@ -55,8 +44,14 @@ def catalogue_markdown(specs: list[DatasetSpec] | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _markers(marker: str) -> tuple[str, str]:
-    return f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
+def _span(doc_text: str, marker: str) -> tuple[int, int]:
+    """Where the text between ``<!-- <marker>:start -->`` and ``<!-- <marker>:end -->`` starts and ends."""
+    open_mark, close_mark = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
+    try:
+        start = doc_text.index(open_mark) + len(open_mark)
+        return start, doc_text.index(close_mark, start)
+    except ValueError as exc:
+        raise ValueError(f"{marker} markers not found in the document") from exc
 
 
 def embedded_catalogue(doc_text: str, marker: str = "catalogue") -> str:
@@ -73,18 +68,11 @@ def embedded_catalogue(doc_text: str, marker: str = "catalogue") -> str:
     Raises:
         ValueError: When the markers are missing.
     """
-    open_mark, close_mark = _markers(marker)
-    try:
-        start = doc_text.index(open_mark) + len(open_mark)
-        end = doc_text.index(close_mark, start)
-    except ValueError as exc:
-        raise ValueError(f"{marker} markers not found in the document") from exc
+    start, end = _span(doc_text, marker)
     return doc_text[start:end].lstrip("\n")
 
 
 def replace_catalogue(doc_text: str, table: str | None = None, marker: str = "catalogue") -> str:
     """``doc_text`` with the table between ``marker``'s markers replaced (default: the bundled one)."""
-    open_mark, close_mark = _markers(marker)
-    start = doc_text.index(open_mark) + len(open_mark)
-    end = doc_text.index(close_mark, start)
+    start, end = _span(doc_text, marker)
     return doc_text[:start] + "\n" + (catalogue_markdown() if table is None else table) + doc_text[end:]

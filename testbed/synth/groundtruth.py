@@ -16,7 +16,7 @@ import numpy as np
 from testbed.synth.spec import DatasetSpec, SynthSample
 from testbed.synth.stems import check_generic
 
-_MAP_TYPE = {"classification": "image_level_label", "segmentation": "pixel_mask", "detection": "bbox"}
+MAP_TYPE = {"classification": "image_level_label", "segmentation": "pixel_mask", "detection": "bbox"}
 _ID_GROUP = {
     "classification": ["subject_id", "label_text", "class_name"],
     "segmentation": ["subject_id", "label_file", "mask_file", "seg_file"],
@@ -38,6 +38,17 @@ def class_table(spec: DatasetSpec) -> dict[str, str]:
     """The id -> name table of a correct answer: ids index ``classes``; detection ids start at 1 (COCO)."""
     offset = 1 if spec.task == "detection" else 0
     return {str(i + offset): name for i, name in enumerate(spec.classes)}
+
+
+def classification_block(spec: DatasetSpec, sample: SynthSample) -> dict[str, Any]:
+    """The classification task branch of a correct answer for one sample."""
+    assert sample.label is not None
+    return {
+        "schema_variant": schema_variant(spec),
+        "class_names": class_table(spec),
+        "label": sample.label,
+        "label_name": spec.classes[sample.label],
+    }
 
 
 def sample_class(spec: DatasetSpec, sample: SynthSample) -> str:
@@ -87,21 +98,13 @@ def geometry(index: int, spec: DatasetSpec, sample: SynthSample) -> dict[str, An
 
 def sample_truth(index: int, spec: DatasetSpec, sample: SynthSample) -> dict[str, Any]:
     """One entry of ``samples``."""
-    tasks: dict[str, Any] = {"schema_variant": schema_variant(spec)}
-    if spec.task == "classification":
-        assert sample.label is not None
-        tasks.update(
-            {
-                "class_names": class_table(spec),
-                "label": sample.label,
-                "label_name": spec.classes[sample.label],
-            }
-        )
+    classification = spec.task == "classification"
+    tasks = classification_block(spec, sample) if classification else {"schema_variant": schema_variant(spec)}
     extra = expected_extra(spec, sample)
     return {
         "source_stem": source_stem(sample),
         "class": sample_class(spec, sample),
-        "map_type": _MAP_TYPE[spec.task],
+        "map_type": MAP_TYPE[spec.task],
         "expected_record": {"dataset_name": spec.name},
         "expected_context_sample": {"modality_primary": sample.modality or spec.modality},
         "expected_extra": extra,

@@ -16,7 +16,13 @@ from typing import Any
 import numpy as np
 
 from benchmark.answer_shape import dataset_meta, sample_annotation
-from testbed.synth.groundtruth import class_table, expected_extra, schema_variant
+from testbed.synth.groundtruth import (
+    MAP_TYPE,
+    class_table,
+    classification_block,
+    expected_extra,
+    schema_variant,
+)
 from testbed.synth.spec import DatasetSpec, SynthSample
 
 
@@ -85,13 +91,7 @@ def task_block(spec: DatasetSpec, sample: SynthSample, index: int) -> dict[str, 
     variant = schema_variant(spec)
     table = class_table(spec)
     if spec.task == "classification":
-        assert sample.label is not None
-        tasks["classification"] = {
-            "schema_variant": variant,
-            "class_names": table,
-            "label": sample.label,
-            "label_name": spec.classes[sample.label],
-        }
+        tasks["classification"] = classification_block(spec, sample)
     elif spec.task == "segmentation":
         assert sample.mask is not None
         payload = {"2d_coco": "coco_2d", "3d_mask": "mask_3d", "video_coco": "video_coco"}[variant]
@@ -118,10 +118,7 @@ def task_block(spec: DatasetSpec, sample: SynthSample, index: int) -> dict[str, 
 
 def annotation(spec: DatasetSpec, sample: SynthSample, index: int) -> dict[str, Any]:
     """The per-image JSON of a perfect answer for one sample."""
-    map_type = {"classification": "image_level_label", "segmentation": "pixel_mask", "detection": "bbox"}[
-        spec.task
-    ]
-    extra = {**expected_extra(spec, sample), "map_type": map_type, **sample.oracle_extra}
+    extra = {**expected_extra(spec, sample), "map_type": MAP_TYPE[spec.task], **sample.oracle_extra}
     return sample_annotation(
         dataset_name=spec.name,
         index=index,

@@ -110,6 +110,27 @@ class SynthSample:
         h, w = labels.shape
         return cls(rel, sid, (w, h), mask=labels, extra={"label_file": mask_rel, "mask_file": mask_rel}, **kw)
 
+    @classmethod
+    def detection(
+        cls,
+        rel: str,
+        sid: str,
+        size: tuple[int, int],
+        boxes: list[list[int]],
+        name: str,
+        bbox_file: str,
+        **kw: Any,
+    ) -> SynthSample:
+        """A detection sample whose boxes, all of the one class ``name``, are listed in ``bbox_file``."""
+        extra = {"label_text": name, "class_name": name, "bbox_file": bbox_file}
+        return cls(rel, sid, size, boxes=boxes, box_labels=[0] * len(boxes), extra=extra, **kw)
+
+    @classmethod
+    def stack(cls, rel: str, sid: str, shape: tuple[int, int, int], **kw: Any) -> SynthSample:
+        """A sample of a ``(z, h, w)`` volume, shown at its middle slice."""
+        z, h, w = shape
+        return cls(rel, sid, (w, h), volume_shape=shape, slice_index=z // 2, **kw)
+
 
 @dataclass
 class BuildContext:

@@ -65,22 +65,6 @@ def dataset_names(only: list[str] | None = None) -> list[str]:
     return select_names(list(REGISTRY), only, "synthetic dataset")
 
 
-def build_dataset(out: Path, name: str, n: int, seed: int) -> BuiltDataset:
-    """Write one registered dataset's raw data, manifest, ground truth and geometry under ``out/<name>``.
-
-    Args:
-        out: Benchmark root.
-        name: Registered dataset name.
-        n: Manifest samples.
-        seed: Suite seed.
-
-    Returns:
-        The built dataset.
-    """
-    entry = REGISTRY[name]
-    return write_dataset(out, entry.spec, entry.build, n, seed)
-
-
 def write_dataset(out: Path, spec: DatasetSpec, build: Builder, n: int, seed: int) -> BuiltDataset:
     """Run ``build`` into a fresh ``out/<spec.name>``, then write its manifest and ground truth.
 
@@ -148,7 +132,8 @@ def generate_suite(
     out.mkdir(parents=True, exist_ok=True)
     built = []
     for name in dataset_names(only):
-        ds = build_dataset(out, name, n, seed)
+        entry = REGISTRY[name]
+        ds = write_dataset(out, entry.spec, entry.build, n, seed)
         if oracle:
             from testbed.synth.oracle import write_oracle
 

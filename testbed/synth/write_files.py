@@ -132,6 +132,15 @@ def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
             zf.writestr(info, buf.getvalue(), compresslevel=6)
 
 
+def add_coco_boxes(
+    annotations: list[dict[str, Any]], image_id: int, boxes: list[list[int]], category_ids: list[int]
+) -> None:
+    """Append one COCO ``annotations`` entry per box (ids continue the list; ``area`` = w * h, no crowd)."""
+    for box, category in zip(boxes, category_ids, strict=True):
+        entry = {"id": len(annotations) + 1, "image_id": image_id, "category_id": category, "bbox": box}
+        annotations.append({**entry, "area": box[2] * box[3], "iscrowd": 0})
+
+
 def write_h5(path: Path, arrays: dict[str, np.ndarray], attrs: dict[str, Any] | None = None) -> None:
     """Write datasets (gzip level 4) and root attributes to an HDF5 file without object timestamps."""
     import h5py
