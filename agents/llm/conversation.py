@@ -42,6 +42,7 @@ __all__ = [
     "ConversationState",
     "FinishCheck",
     "converse",
+    "opening_messages",
     "record_reply",
 ]
 
@@ -253,6 +254,11 @@ async def converse(
             trace.write("stop", conversation=label, reason=state.stop_reason)
             return state
     return state
+
+
+def opening_messages(system: str, texts: Sequence[str]) -> list[dict[str, Any]]:
+    """A conversation's first messages: the system prompt, then one user message per text."""
+    return [{"role": "system", "content": system}, *({"role": "user", "content": t} for t in texts)]
 
 
 def record_reply(

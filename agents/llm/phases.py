@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ __all__ = [
     "PLAN_TOOL",
     "WritePlanArgs",
     "annotation_summary",
+    "dataset_check",
     "manifest_excerpt",
     "meta_check",
     "plan_handler",
@@ -210,6 +211,12 @@ def meta_check(output_dir: Path) -> Any:
     return check
 
 
+def dataset_check(output_dir: Path, indices: Sequence[int]) -> Any:
+    """The finish check of a whole-dataset conversation: `samples_check` and `meta_check` together."""
+    samples, meta = samples_check(output_dir, indices), meta_check(output_dir)
+    return lambda box: samples(box) + meta(box)
+
+
 def annotation_summary(output_dir: Path, indices: Sequence[int]) -> str:
     """What the written annotations say, counted: task types, modalities, dimensions, labels and classes.
 
@@ -265,9 +272,8 @@ def read_plan(path: Path) -> dict[str, Any] | None:
     return plan if isinstance(plan, dict) else None
 
 
-def written_and_missing(output_dir: Path, indices: Sequence[int]) -> tuple[list[int], list[int]]:
-    """The indices written in ``output_dir`` and those not, in manifest order (`unfinished` decides)."""
-    gaps = unfinished(output_dir, indices)
+def written_and_missing(indices: Sequence[int], gaps: Mapping[int, str]) -> tuple[list[int], list[int]]:
+    """The indices written and those not (the ``gaps`` of `unfinished`), in manifest order."""
     return [i for i in indices if i not in gaps], [i for i in indices if i in gaps]
 
 
@@ -290,7 +296,7 @@ def unfinished(output_dir: Path, indices: Sequence[int]) -> dict[int, str]:
 
 def meta_prompt(task: Task, plan: dict[str, Any] | None) -> str:
     """The task prompt of the ``meta`` phase: the plan and a summary counted from the written annotations."""
-    written, missing = written_and_missing(task.output_dir, task.indices)
+    written, missing = written_and_missing(task.indices, unfinished(task.output_dir, task.indices))
     return prompts.META_PROMPT.format(
         name=task.name,
         candidate_index=task.candidate_index,

@@ -29,7 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Task
-from agents.llm.conversation import ConversationLimits, ConversationSetup, ConversationState, converse
+from agents.llm.conversation import (
+    ConversationLimits,
+    ConversationSetup,
+    ConversationState,
+    converse,
+    opening_messages,
+)
 from agents.tools.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
 from agents.tools.sandbox import Sandbox
 from agents.tools.tools import ToolBox, ToolResult, tool_definitions
@@ -315,17 +321,11 @@ async def run_script(
     Returns:
         How the conversation ended.
     """
-    from agents.llm.phases import meta_check, samples_check
+    from agents.llm.phases import dataset_check
 
-    out, indices = toolbox.sandbox.output_dir, toolbox.task.indices
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": SCRIPT_SYSTEM_PROMPT},
-        *({"role": "user", "content": text} for text in opening),
-    ]
-    samples, meta = samples_check(out, indices), meta_check(out)
+    messages = opening_messages(SCRIPT_SYSTEM_PROMPT, opening)
+    check = dataset_check(toolbox.sandbox.output_dir, toolbox.task.indices)
     prose = ProseCalls()
-    state = await converse(
-        setup, messages, toolbox, limits, "script", lambda box: samples(box) + meta(box), prose
-    )
+    state = await converse(setup, messages, toolbox, limits, "script", check, prose)
     state.note = prose.note
     return state

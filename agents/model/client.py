@@ -206,13 +206,6 @@ class ModelClient:
         value = info.get("supports_vision")
         return None if value is None else bool(value)
 
-    def supports_vision(self) -> bool:
-        """Ask LiteLLM whether the model takes images (False when it does not know the model)."""
-        try:
-            return bool(self._litellm.supports_vision(model=self.model))
-        except Exception:  # unknown models make LiteLLM raise; treat them as text-only
-            return False
-
     async def complete(
         self,
         messages: Sequence[Mapping[str, Any]],
