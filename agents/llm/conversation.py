@@ -268,15 +268,7 @@ def record_reply(
     view: Sequence[Mapping[str, Any]],
     label: str,
 ) -> None:
-    """Account one answered call: the state's turns and usage, the run budget, the trace's ``model_call``.
-
-    Args:
-        setup: The candidate's client, budget and trace.
-        state: The conversation (or guided step) the call belongs to.
-        reply: The answer.
-        view: The messages sent.
-        label: The conversation's name in the trace.
-    """
+    """Account one answered call: the state's turns and usage, the run budget, the trace's ``model_call``."""
     state.turns += 1
     state.largest_request_images = max(state.largest_request_images, count_images(view))
     state.usage = state.usage + reply.usage()

@@ -287,13 +287,8 @@ def annotation_record(
 
 
 def answer_of(annotation: Mapping[str, Any]) -> dict[str, Any]:
-    """The model's answer inside a record `annotation_record` wrote (what a revision shows the model).
-
-    Args:
-        annotation: A per-image annotation.
-
-    Returns:
-        Its values under `answer_schema` (the keys the record has).
+    """The model's answer inside a record `annotation_record` wrote (what a revision shows the model): its
+    values under `answer_schema`, the keys the record has.
     """
     sample = (
         ((annotation.get("context") or {}).get("sample") or {}) if isinstance(annotation, Mapping) else {}

@@ -80,15 +80,8 @@ def cannot_call_tools(states: Mapping[str, ConversationState], mode: str = "tool
 
 
 def opening_overflow(texts: Sequence[str], reply_tokens: int, window: int) -> str | None:
-    """Why a tools-mode opening request (its texts and tool definitions) cannot fit a known window, or None.
-
-    Args:
-        texts: The opening's system prompt, instruction, task prompt and tool definitions (JSON).
-        reply_tokens: The per-call completion cap.
-        window: The server's window in tokens.
-
-    Returns:
-        One line, or None when it fits.
+    """Why a tools-mode opening request (its texts and tool definitions) with its reply cannot fit a known
+    window; None when it fits.
     """
     # Characters per token of our prompts (JSON and English) run at 3-4: 3.5 keeps a near miss sent.
     tokens = int(sum(len(text) for text in texts) / 3.5) + reply_tokens

@@ -90,14 +90,8 @@ class WritePlanArgs(BaseModel):
 
 
 def plan_handler(out_dir: Path, kept: dict[str, Any]) -> Any:
-    """The ``write_plan`` tool: store the plan in ``kept`` and in ``out_dir/plan.json``.
-
-    Args:
-        out_dir: The candidate's folder.
-        kept: Receives the plan's fields (the agent reads it for the later phases).
-
-    Returns:
-        A handler taking `WritePlanArgs` and returning a finishing `ToolResult`.
+    """The ``write_plan`` tool: a handler of `WritePlanArgs` that keeps the plan in ``kept`` (the agent reads
+    it for the later phases) and in ``out_dir/plan.json``, and finishes the conversation.
     """
 
     def handle(args: WritePlanArgs) -> ToolResult:
@@ -119,13 +113,8 @@ def plan_text(plan: dict[str, Any] | None) -> str:
 
 
 def manifest_excerpt(entries: Sequence[ManifestEntry]) -> tuple[str, int]:
-    """A bounded excerpt of the manifest: the first lines, then an even spread, then the last line.
-
-    Args:
-        entries: The manifest.
-
-    Returns:
-        The lines (``index<TAB>path``) and how many are shown.
+    """A bounded excerpt of the manifest (the first lines, then an even spread, then the last line): its
+    ``index<TAB>path`` lines and how many are shown.
     """
     if len(entries) <= _MANIFEST_EXCERPT:
         chosen = list(entries)
@@ -138,28 +127,12 @@ def manifest_excerpt(entries: Sequence[ManifestEntry]) -> tuple[str, int]:
 
 
 def split_batches(entries: Sequence[ManifestEntry], size: int) -> list[tuple[ManifestEntry, ...]]:
-    """Consecutive batches of ``size`` samples (the last may be smaller), in manifest order.
-
-    Args:
-        entries: The samples.
-        size: Samples per batch (at least 1).
-
-    Returns:
-        The batches.
-    """
+    """Consecutive batches of ``size`` samples (the last may be smaller), in manifest order."""
     return [tuple(entries[k : k + size]) for k in range(0, len(entries), max(1, size))]
 
 
 def samples_check(output_dir: Path, indices: Sequence[int]) -> Any:
-    """The finish check of a batch: its samples' annotations exist and pass the output schema.
-
-    Args:
-        output_dir: The candidate's ``agent1_data_organization``.
-        indices: The batch's samples.
-
-    Returns:
-        A `FinishCheck`.
-    """
+    """The `FinishCheck` of a batch: its samples' annotations exist and pass the output schema."""
     from validator.schema import Annotation
 
     def check(_toolbox: ToolBox) -> list[str]:
@@ -187,14 +160,7 @@ def samples_check(output_dir: Path, indices: Sequence[int]) -> Any:
 
 
 def meta_check(output_dir: Path) -> Any:
-    """The finish check of the meta phase: ``data_meta.json`` exists and passes the schema.
-
-    Args:
-        output_dir: The candidate's ``agent1_data_organization``.
-
-    Returns:
-        A `FinishCheck`.
-    """
+    """The `FinishCheck` of the meta phase: ``data_meta.json`` exists and passes the schema."""
     from validator.schema import DataMeta
 
     def check(_toolbox: ToolBox) -> list[str]:
@@ -218,17 +184,11 @@ def dataset_check(output_dir: Path, indices: Sequence[int]) -> Any:
 
 
 def annotation_summary(output_dir: Path, indices: Sequence[int]) -> str:
-    """What the written annotations say, counted: task types, modalities, dimensions, labels and classes.
+    """What the written annotations say, counted, one line per field: task types, modalities, dimensions,
+    labels and classes.
 
     Bounded whatever the sample count (the most frequent values only), so the meta phase's prompt does not
     grow with the dataset.
-
-    Args:
-        output_dir: The candidate's ``agent1_data_organization``.
-        indices: The manifest indices.
-
-    Returns:
-        One line per counted field.
     """
     counts: dict[str, Counter[str]] = {
         k: Counter() for k in ("task_type", "modality", "dimension", "label_name", "classes")

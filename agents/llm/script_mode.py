@@ -236,28 +236,16 @@ class ScriptTool:
 
 
 def script_tool_definitions() -> list[dict[str, Any]]:
-    """The tool definitions sent in script mode: `SCRIPT_MODE_TOOLS` and ``run_python``.
-
-    Returns:
-        OpenAI-style tool definitions.
-    """
+    """The tool definitions sent in script mode: `SCRIPT_MODE_TOOLS` and ``run_python``."""
     return tool_definitions({CODE_TOOL: RunPythonArgs}, only=SCRIPT_MODE_TOOLS)
 
 
 def script_toolbox(
     task: Task, sandbox: Sandbox, vision: bool, code_limits: CodeLimits, options: ScriptOptions
 ) -> ToolBox:
-    """The toolbox of one script-mode candidate: the exploring and review tools, ``run_python``, ``finish``.
-
-    Args:
-        task: The dataset and candidate.
-        sandbox: Where the tools may read and write.
-        vision: Whether ``view_image`` returns the image itself.
-        code_limits: Bounds of each script.
-        options: Script-mode bounds and feedback.
-
-    Returns:
-        The toolbox; any tool outside the mode (``render``, ``write_annotation`` ...) is an unknown tool.
+    """The toolbox of one script-mode candidate: the exploring and review tools, ``run_python`` (bounded by
+    ``code_limits`` and ``options``), ``finish``; any other tool (``render``, ``write_annotation`` ...) is
+    unknown.
     """
     runner = CodeRunner(task.root, sandbox.output_dir, task.out_dir / "workspace", code_limits)
     tool = ScriptTool(runner, task, sandbox.output_dir, options)
@@ -310,16 +298,8 @@ async def run_script(
     setup: ConversationSetup, toolbox: ToolBox, opening: Sequence[str], limits: ConversationLimits
 ) -> ConversationState:
     """One script-mode candidate: the model explores, writes one conversion script, runs it over every sample
-    with ``run_python``, reads the validator's messages and fixes, in one conversation.
-
-    Args:
-        setup: The candidate's client, tools and trace.
-        toolbox: `script_toolbox`.
-        opening: The instruction, the task prompt (and a revision's prompt).
-        limits: The conversation's bounds.
-
-    Returns:
-        How the conversation ended.
+    with ``run_python``, reads the validator's messages and fixes, in one conversation (opened by the
+    instruction, the task prompt and a revision's prompt).
     """
     from agents.llm.phases import dataset_check
 

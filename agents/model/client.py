@@ -322,10 +322,8 @@ class ModelClient:
         )
 
     async def served_identity(self) -> str | None:
-        """What the server at ``api_base`` serves (`served_model`, asked before this client's first call).
-
-        Returns:
-            The identity, or None for a hosted API or a server that does not say.
+        """What the server at ``api_base`` serves (`served_model`, asked before this client's first call);
+        None for a hosted API or a server that does not say.
         """
         if not self._served_asked:
             self.served = await asyncio.to_thread(served_model, str(self.api_base))

@@ -27,15 +27,9 @@ def vision_setting(setting: bool | str | None) -> bool | None:
 
 
 def resolve_vision(setting: bool | str | None, model: str, known: bool | None) -> bool:
-    """Decide whether images are sent, from ``agent.vision`` and what LiteLLM knows of the model.
-
-    Args:
-        setting: ``True``/``"true"``, ``False``/``"false"``, or ``"auto"``/None (ask LiteLLM).
-        model: The model string (named in the warning).
-        known: LiteLLM's answer for the model: True/False, None when it does not know the model.
-
-    Returns:
-        Whether the agent sends images.
+    """Whether images are sent: ``agent.vision`` (`vision_setting`) when it says true or false, else what
+    LiteLLM knows of the model (``known``: None when it does not know it; the model then runs text-only, after
+    one warning naming it).
 
     Raises:
         ValueError: An unknown setting.

@@ -85,15 +85,9 @@ def _filename_word(ctx: DatasetContext, rel: str) -> tuple[int, str] | None:
 
 
 def plan_labels(ctx: DatasetContext, decider: Decider) -> LabelPlan:
-    """Decide the label source of a classification dataset and build its class table.
-
-    Args:
-        ctx: The dataset context.
-        decider: The candidate's decider (decision points ``label_source``, ``label_column``,
-        ``class_order``).
-
-    Returns:
-        The plan (``kind="none"`` when nothing on disk looks like a label).
+    """Decide the label source of a classification dataset (decision points ``label_source``,
+    ``label_column``, ``class_order``) and build its class table; ``kind="none"`` when nothing on disk looks
+    like a label.
     """
     first = ctx.sources[0]
     hyps: list[Hypothesis[LabelPlan]] = []

@@ -265,15 +265,9 @@ class DatasetContext:
     def modality_hypotheses(
         self, dicom_modality: str | None, hu_like: bool, file_format: str | None = None
     ) -> list[Hypothesis[str]]:
-        """Rank modalities from a DICOM tag, HU-like intensities, the documentation and the words on disk.
-
-        Args:
-            dicom_modality: The mapped DICOM Modality, if any.
-            hu_like: True when the intensities look like Hounsfield units (air near -1000).
-            file_format: medio's format family of the source (a weak prior: TIFF suggests microscopy).
-
-        Returns:
-            Hypotheses over modality names.
+        """Rank modalities from a DICOM tag (the mapped Modality), HU-like intensities (air near -1000), the
+        documentation and the words on disk; ``file_format`` (medio's format family of the source) is a weak
+        prior: TIFF suggests microscopy.
         """
         scores = modality_scores(tokens(self.name), 1.0)
         if self.docs.title:

@@ -229,13 +229,8 @@ def _same_study(root: Path, source: str, hyps: list[Hypothesis[str]]) -> list[Hy
 
 
 def container_shapes(path: Path) -> dict[str, tuple[int, ...]]:
-    """Shapes of a container's members (npz, HDF5, MATLAB) from `medio.inspect`, without loading payloads.
-
-    Args:
-        path: The container file.
-
-    Returns:
-        ``{key: shape}`` (empty when the file is not a container or cannot be inspected).
+    """``{key: shape}`` of a container's members (npz, HDF5, MATLAB) from `medio.inspect`, without loading
+    payloads; empty when the file is not a container or cannot be inspected.
     """
     import medio
 
@@ -254,14 +249,8 @@ def _series_uid(path: Path) -> str | None:
 
 
 def read_target_hypotheses(files: DatasetFiles, source: str) -> list[Hypothesis[str]]:
-    """Should the reader open the listed file or its folder (a DICOM series sliced into files)?
-
-    Args:
-        files: The dataset listing.
-        source: The manifest path.
-
-    Returns:
-        Hypotheses over dataset-relative paths (the file itself, or its folder).
+    """Should the reader open the listed file or its folder (a DICOM series sliced into files)? Hypotheses
+    over both dataset-relative paths.
     """
     if not source.lower().endswith((".dcm", ".dicom", ".ima")) and "." in source.rsplit("/", 1)[-1]:
         return [Hypothesis(source, 3.0, "a self-contained file")]
@@ -293,14 +282,8 @@ def read_target_hypotheses(files: DatasetFiles, source: str) -> list[Hypothesis[
 def image_key_hypotheses(
     keys: list[str], shapes: dict[str, tuple[int, ...]] | None = None
 ) -> list[Hypothesis[str]]:
-    """Rank container keys (npz members, HDF5 datasets, MATLAB variables) as the image.
-
-    Args:
-        keys: The container's keys.
-        shapes: Known shapes per key (a vector, fewer than 2 dimensions longer than 1, is skipped).
-
-    Returns:
-        Hypotheses over keys, best first.
+    """Rank container keys (npz members, HDF5 datasets, MATLAB variables) as the image, best first; a key
+    whose known shape is a vector (fewer than 2 dimensions longer than 1) is skipped.
     """
     out: list[Hypothesis[str]] = []
     for position, key in enumerate(keys):
@@ -320,14 +303,7 @@ def mask_key_hypotheses(
     keys: list[str], shapes: dict[str, tuple[int, ...]] | None = None
 ) -> list[Hypothesis[str]]:
     """Rank container keys as the label map (``label``, ``mask``, ``seg`` ...); empty when none looks like
-    one.
-
-    Args:
-        keys: The container's keys.
-        shapes: Known shapes per key; a key with fewer than 2 dimensions (a label vector) is not a map.
-
-    Returns:
-        Hypotheses over keys.
+    one. A key whose known shape has fewer than 2 dimensions (a label vector) is not a map.
     """
     out = [
         Hypothesis(k, 3.0 - 0.1 * i, "mask-like key", k)

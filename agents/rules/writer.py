@@ -179,14 +179,8 @@ def _task_branch(result: SampleResult) -> dict[str, Any]:
 
 
 def build_annotation(result: SampleResult, *, leaf_task: str | None = None) -> dict[str, Any]:
-    """Build the per-image annotation JSON of one sample.
-
-    Args:
-        result: What was decided about the sample.
-        leaf_task: ``media.leaf_task``; defaults to ``<task>`` prefixed by the first anatomy word.
-
-    Returns:
-        The annotation as a JSON-able dict (SPEC §2.2 key order).
+    """The per-image annotation JSON of one sample, in SPEC §2.2 key order; ``leaf_task``
+    (``media.leaf_task``) defaults to ``<task>`` prefixed by the first anatomy word.
     """
     tasks: dict[str, Any] = {"classification": {}, "segmentation": {}, "detection": {}}
     tasks[result.task] = _task_branch(result)

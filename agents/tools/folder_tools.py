@@ -84,14 +84,8 @@ def extension(name: str) -> str:
 
 
 def is_text_name(name: str, ext: str | None = None) -> bool:
-    """Whether a file name looks like a text or table file (README*, or an extension in `TEXT_EXTENSIONS`).
-
-    Args:
-        name: A file name.
-        ext: Its `extension`, when the caller has it already (a listing computes it once per entry).
-
-    Returns:
-        True for a text or table file.
+    """Whether a file name looks like a text or table file (README*, or an extension in `TEXT_EXTENSIONS`);
+    ``ext`` is its `extension` when the caller has it already (a listing computes it once per entry).
     """
     return (ext if ext is not None else extension(name)) in TEXT_EXTENSIONS or name[:6].lower() == "readme"
 

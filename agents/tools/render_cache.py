@@ -26,13 +26,8 @@ __all__ = ["RENDERS", "InspectedFile", "RenderCache", "RenderedFile", "ViewedIma
 
 
 def file_identity(path: Path) -> tuple[str, int, int, int, int] | None:
-    """The identity of a regular file for a cache key, or None for a folder or an unreadable path.
-
-    Args:
-        path: A resolved path.
-
-    Returns:
-        ``(path, device, inode, size, mtime_ns)``, or None when the path is not a regular file.
+    """The identity of a regular file for a cache key, ``(path, device, inode, size, mtime_ns)``; None for a
+    folder or an unreadable path.
     """
     try:
         st = os.stat(path)

@@ -243,10 +243,8 @@ class ToolPool:
                 self._warming = False
 
     def _acquire(self) -> _Worker | None:
-        """An idle worker, else a new one while fewer than ``processes`` exist, else the next one released.
-
-        Returns:
-            The worker, or None once the pool is closed.
+        """An idle worker, else a new one while fewer than ``processes`` exist, else the next one released;
+        None once the pool is closed.
         """
         with self._cond:
             while True:

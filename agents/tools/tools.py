@@ -136,14 +136,9 @@ def _strip_titles(schema: Any) -> Any:
 def tool_definitions(
     extra: Mapping[str, type[BaseModel]] | None = None, only: Collection[str] | None = None
 ) -> list[dict[str, Any]]:
-    """Return the OpenAI-style tool definitions, generated from the argument models.
-
-    Args:
-        extra: Opt-in tools (name → argument model) offered after the standard ones, e.g. ``run_python``.
-        only: Offer only these standard tools (a mode's tool set, e.g. the script mode's); None: all.
-
-    Returns:
-        One ``{"type": "function", "function": {"name", "description", "parameters"}}`` per tool.
+    """The OpenAI-style tool definitions (``{"type": "function", "function": {"name", "description",
+    "parameters"}}``), generated from the argument models: the standard tools (only those in ``only``, a
+    mode's tool set, when given), then the opt-in ``extra`` ones (name → argument model, e.g. ``run_python``).
     """
     out = []
     standard = {k: v for k, v in TOOL_MODELS.items() if only is None or k in only}
