@@ -640,10 +640,7 @@ class GuidedRun:
         parts = [(f"Path of sample {entry.index}", path_parts(entry.relpath))]
         try:
             rows = table_rows(self.task.root, entry.relpath)
-        except (
-            OSError,
-            ValueError,
-        ) as exc:  # an unreadable table leaves the sample without rows, not unwritten
+        except (OSError, ValueError) as exc:  # an unreadable table leaves the sample without rows
             log.warning("guided mode: label-table rows of %s not read: %s", entry.relpath, exc)
             rows = []
         if rows:

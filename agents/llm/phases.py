@@ -28,6 +28,7 @@ from agents.llm.outcome import short_list
 from agents.tools.folder_tools import FOLDER_TOOLS
 from agents.tools.required_parts import missing_part
 from agents.tools.table_tools import TABLE_TOOLS
+from agents.tools.tool_args import validation_problems
 from agents.tools.tools import ToolBox, ToolResult
 from core.atomic import read_json_or_none
 
@@ -151,9 +152,7 @@ def samples_check(output_dir: Path, indices: Sequence[int]) -> Any:
             try:
                 Annotation.model_validate(document)
             except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(map(str, first["loc"])) or "(root)"
-                problems.append(f"sample {i}: schema: {where}: {first['msg']}")
+                problems.append(f"sample {i}: schema: {validation_problems(exc)[0]}")
         return problems
 
     return check
@@ -170,8 +169,7 @@ def meta_check(output_dir: Path) -> Any:
         try:
             DataMeta.model_validate(document)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            return [f"data_meta.json: schema: {'.'.join(map(str, first['loc'])) or '(root)'}: {first['msg']}"]
+            return [f"data_meta.json: schema: {validation_problems(exc)[0]}"]
         return []
 
     return check

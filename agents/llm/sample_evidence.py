@@ -31,19 +31,11 @@ def path_parts(relpath: str) -> str:
     return f"folders {shown}; file {parts[-1] if parts else relpath}"
 
 
-def table_rows(dataset_root: Path, relpath: str, subjects: Sequence[str] = (), limit: int = 3) -> list[str]:
-    """The label-table rows that name a sample, each as ``column=value`` pairs (bare cells without a header).
-
-    Args:
-        dataset_root: The dataset folder.
-        relpath: The sample's source path relative to it.
-        subjects: Subject ids known for the sample.
-        limit: Rows shown at most (the validator takes a key naming more than ten as no key at all).
-
-    Returns:
-        One line per row, each cut to a few hundred characters.
-    """
-    keys = sample_keys(relpath, subjects)
+def table_rows(dataset_root: Path, relpath: str, limit: int = 3) -> list[str]:
+    """The label-table rows that name a sample (at most ``limit``; the validator takes a key naming more than
+    ten as no key at all), one line each as ``column=value`` pairs (bare cells without a header), cut to a
+    few hundred characters."""
+    keys = sample_keys(relpath)
     if not keys:
         return []
     lines = []

@@ -8,6 +8,7 @@ the headers `medio` reports. Never the ground truth (``VLM/``).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,14 +93,7 @@ class DatasetFiles:
 
     @classmethod
     def scan(cls, root: Path) -> DatasetFiles:
-        """List every file under ``root/data`` (`benchmark.discover.Dataset.data_files`).
-
-        Args:
-            root: The dataset root.
-
-        Returns:
-            The listing.
-        """
+        """List every file under ``root/data`` (`benchmark.discover.Dataset.data_files`)."""
         return cls(root, Dataset.from_root(root).data_files())
 
     def texts(self) -> list[str]:
@@ -141,13 +135,9 @@ def _digit_runs(text: str) -> set[str]:
     return {d.lstrip("0") or "0" for d in _DIGITS.findall(text)}
 
 
-def _shared_prefix(a: list[str], b: list[str]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
+def _shared_prefix(a: Sequence[str], b: Sequence[str]) -> int:
+    """How many leading items (folder names, characters) ``a`` and ``b`` share."""
+    return next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
 
 
 def mask_candidates(
@@ -211,9 +201,9 @@ def mask_candidates(
     return _same_study(files.root, source, sorted(out, key=lambda h: -h.score)[:5])
 
 
-def _study_uid(path: Path) -> str | None:
-    """A DICOM file's StudyInstanceUID; None for other files or when absent."""
-    uid = dicom_header(path).get("StudyInstanceUID")
+def _uid(path: Path, tag: str) -> str | None:
+    """A DICOM file's ``StudyInstanceUID``, ``SeriesInstanceUID`` ...; None for other files or when absent."""
+    uid = dicom_header(path).get(tag)
     return str(uid) if uid else None
 
 
@@ -223,9 +213,9 @@ def _same_study(root: Path, source: str, hyps: list[Hypothesis[str]]) -> list[Hy
     A segmentation object always belongs to the study of the image it segments (PS3.3 C.8.20), so a SEG or an
     RT object of another study in the same folder (an export that mixes patients, a decoy) is not its mask.
     """
-    if not hyps or (src_uid := _study_uid(root / source)) is None:
+    if not hyps or (src_uid := _uid(root / source, "StudyInstanceUID")) is None:
         return hyps
-    return [h for h in hyps if _study_uid(root / h.value) in (None, src_uid)]
+    return [h for h in hyps if _uid(root / h.value, "StudyInstanceUID") in (None, src_uid)]
 
 
 def container_shapes(path: Path) -> dict[str, tuple[int, ...]]:
@@ -241,11 +231,6 @@ def container_shapes(path: Path) -> dict[str, tuple[int, ...]]:
             if isinstance(facts, dict) and isinstance(facts.get("shape"), list):
                 out[str(key)] = tuple(int(s) for s in facts["shape"])
     return out
-
-
-def _series_uid(path: Path) -> str | None:
-    uid = dicom_header(path).get("SeriesInstanceUID")
-    return str(uid) if uid else None
 
 
 def read_target_hypotheses(files: DatasetFiles, source: str) -> list[Hypothesis[str]]:
@@ -264,8 +249,8 @@ def read_target_hypotheses(files: DatasetFiles, source: str) -> list[Hypothesis[
         and (f.lower().endswith((".dcm", ".ima")) or (bare and "." not in f.rsplit("/", 1)[-1]))
     ]
     others = [f for f in siblings if f != source][:2]
-    uid = _series_uid(files.root / source) if others else None
-    same = uid is not None and all(_series_uid(files.root / f) == uid for f in others)
+    uid = _uid(files.root / source, "SeriesInstanceUID") if others else None
+    same = uid is not None and all(_uid(files.root / f, "SeriesInstanceUID") == uid for f in others)
     if len(siblings) >= 3 and same:
         return [
             Hypothesis(folder, 3.0, f"{len(siblings)} DICOM slices in the folder: a series", folder),
@@ -381,11 +366,7 @@ def subject_hypotheses(
 
 
 def _common_stem(a: str, b: str) -> str:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
+    n = _shared_prefix(a, b)
     prefix = a[:n]
     cut = max(prefix.rfind(c) for c in "_-. ")
     if n == len(a) or n == len(b):

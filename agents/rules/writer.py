@@ -178,10 +178,9 @@ def _task_branch(result: SampleResult) -> dict[str, Any]:
     return {"schema_variant": variant, "class_names": dict(result.classes), key: boxes}
 
 
-def build_annotation(result: SampleResult, *, leaf_task: str | None = None) -> dict[str, Any]:
-    """The per-image annotation JSON of one sample, in SPEC §2.2 key order; ``leaf_task``
-    (``media.leaf_task``) defaults to ``<task>`` prefixed by the first anatomy word.
-    """
+def build_annotation(result: SampleResult) -> dict[str, Any]:
+    """The per-image annotation JSON of one sample, in SPEC §2.2 key order; ``media.leaf_task`` is ``<task>``
+    prefixed by the first anatomy word."""
     tasks: dict[str, Any] = {"classification": {}, "segmentation": {}, "detection": {}}
     tasks[result.task] = _task_branch(result)
     return sample_annotation(
@@ -192,7 +191,7 @@ def build_annotation(result: SampleResult, *, leaf_task: str | None = None) -> d
         anatomy=list(result.anatomy) or ["NA"],
         extra=_extra(result),
         task=result.task,
-        leaf_task=leaf_task or _leaf_task(result),
+        leaf_task=_leaf_task(result),
         annotation_type=tasks[result.task]["schema_variant"],
         dimension=result.dimension,
         spatial=_spatial(result),
@@ -215,7 +214,6 @@ def build_data_meta(
     task: str,
     classes: Mapping[str, str],
     anatomy: Sequence[str],
-    description: str = "",
 ) -> dict[str, Any]:
     """Build ``data_meta.json`` (schema 1.0.2) from the samples that were written.
 
@@ -226,7 +224,6 @@ def build_data_meta(
         task: The dataset's task type.
         classes: The class table (for ``num_classes_per_task``).
         anatomy: ``anatomical_structure`` entries.
-        description: ``dataset_description`` (e.g. the README's first line).
 
     Returns:
         The dataset JSON.
@@ -243,7 +240,7 @@ def build_data_meta(
         per_task = {"classification": {"num_classes": n_classes}}
     return dataset_meta(
         dataset_name=dataset_name,
-        description=description or f"{dataset_name}: {n} samples standardized by the rules baseline",
+        description=f"{dataset_name}: {n} samples standardized by the rules baseline",
         modality_primary=[modality],
         modality_secondary=modalities or ["NA"],
         anatomy=list(anatomy) or ["NA"],

@@ -32,7 +32,7 @@ from agents.tools.render_cache import RENDERS, InspectedFile, RenderedFile, View
 from agents.tools.review_tools import REVIEW_TOOLS
 from agents.tools.sandbox import Sandbox, SandboxError
 from agents.tools.table_tools import TABLE_TOOLS
-from agents.tools.tool_args import ToolArgs
+from agents.tools.tool_args import ToolArgs, validation_problems
 from benchmark.source_stem import add_source_stem_to_annotation
 
 __all__ = ["TOOL_MODELS", "ToolBox", "ToolResult", "tool_definitions"]
@@ -263,9 +263,7 @@ class ToolBox:
         try:
             args = model.model_validate(parsed)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()
-            )
+            problems = "; ".join(validation_problems(exc))
             return ToolResult(f"Invalid arguments for {name}: {problems}.", "invalid_arguments")
         try:
             result = self._handlers[name](args)
@@ -584,7 +582,5 @@ def _schema_problems(model_name: str, document: dict[str, Any], limit: int = 8) 
     try:
         model.model_validate(document)
     except ValidationError as exc:
-        return [
-            f"schema: {'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()[:limit]
-        ]
+        return [f"schema: {problem}" for problem in validation_problems(exc)[:limit]]
     return []
