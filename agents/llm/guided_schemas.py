@@ -84,13 +84,7 @@ class GuidedPlan:
 
     @classmethod
     def of(cls, answer: Mapping[str, Any]) -> GuidedPlan:
-        """The plan from an answer (a server that ignored the schema may send anything).
-
-        Args:
-            answer: The model's JSON object.
-
-        Returns:
-            The plan.
+        """The plan from the model's JSON object (a server that ignored the schema may send anything).
 
         Raises:
             ValueError: A field is missing or outside the schema.
@@ -148,18 +142,13 @@ _MAX_BOXES = 4
 
 
 def answer_schema(plan: GuidedPlan) -> dict[str, Any]:
-    """What the model answers for one sample: the values only it can decide, the same schema for every sample.
+    """The JSON Schema of what the model answers for one sample of the plan: the values only it can decide,
+    the same schema for every sample.
 
     The rest of the record (paths, sizes, the plan's task, dimension and classes) is the framework's
     (`annotation_record`): a model made to spell out constants spends a decoding step on every token of them,
     and a schema that names the sample makes each request's prompt differ from its very first lines, so a
     server's prefix cache could reuse nothing across samples.
-
-    Args:
-        plan: The candidate's plan.
-
-    Returns:
-        The JSON Schema of the answer.
     """
     fields: dict[str, Any] = {
         "subject_id": _text(40),
@@ -237,19 +226,12 @@ def annotation_record(
     answer: Mapping[str, Any],
     mask_file: str | None = None,
 ) -> dict[str, Any]:
-    """The per-image annotation of one sample: the model's answer (`answer_schema`) in the benchmark's record.
+    """The per-image annotation of one sample: the model's answer (`answer_schema`; a value outside its schema
+    falls back to the schema's first one) in the benchmark's record, which passes its schema checks (SPEC §3.3
+    g_i).
 
-    Args:
-        plan: The candidate's plan.
-        index: The manifest index.
-        source: The sample's raw file (``data/...``).
-        rendered: What ``render`` reported of the image it wrote (``size``, ``slice_index``, ``axis``,
-            ``frame``).
-        answer: The model's answer (a value outside its schema falls back to the schema's first one).
-        mask_file: The raw mask rendered to ``masks/<index>.png``, if one was.
-
-    Returns:
-        An annotation that passes the benchmark's schema checks (SPEC §3.3 g_i).
+    ``rendered`` is what ``render`` reported of the image it wrote (``size``, ``slice_index``, ``axis``,
+    ``frame``); ``mask_file`` the raw mask rendered to ``masks/<index>.png``, if one was.
     """
 
     def pick(key: str, allowed: Sequence[str]) -> str:
@@ -318,16 +300,8 @@ META_SCHEMA: dict[str, Any] = _object(
 def data_meta_record(
     plan: GuidedPlan, written: int, images: int, answer: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """``data_meta.json`` from the plan, the counts of what was written and the model's `META_SCHEMA` answer.
-
-    Args:
-        plan: The candidate's plan.
-        written: Annotations written.
-        images: Images written.
-        answer: The model's answer.
-
-    Returns:
-        The dataset JSON.
+    """``data_meta.json`` from the plan, the counts of annotations and images written and the model's
+    `META_SCHEMA` answer.
     """
 
     def text(key: str) -> str:
