@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import logging
 import shutil
 import time
@@ -24,7 +23,13 @@ from agents.rules.classify import plan_labels
 from agents.rules.context import DatasetContext
 from agents.rules.decisions import Decider
 from agents.rules.pipeline import DatasetPlan, standardize_sample
-from agents.rules.revise import fields_to_rewrite, merge_fields, points_for_fields, self_check_points
+from agents.rules.revise import (
+    decision_events,
+    fields_to_rewrite,
+    merge_fields,
+    points_for_fields,
+    self_check_points,
+)
 from agents.rules.source import EXACT_PAIR_SCORE, container_shapes, mask_candidates, mask_key_hypotheses
 from agents.rules.writer import SampleResult, build_annotation, build_data_meta
 from agents.trace import TraceWriter
@@ -296,17 +301,7 @@ def _load(path: Path) -> dict[str, Any] | None:
 
 
 def _load_replay(trace: Path | None) -> dict[tuple[int | None, str], str]:
-    replay: dict[tuple[int | None, str], str] = {}
-    if trace is None or not Path(trace).is_file():
-        return replay
-    for line in Path(trace).read_text(encoding="utf-8").splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if event.get("event") == "decision":
-            replay[(event.get("sample"), str(event.get("point")))] = str(event.get("chosen"))
-    return replay
+    return {(e.get("sample"), str(e.get("point"))): str(e.get("chosen")) for e in decision_events(trace)}
 
 
 def _majority(values: list[str]) -> str | None:
