@@ -56,17 +56,11 @@ def pick(
 
 
 def cannot_call_tools(states: Mapping[str, ConversationState], mode: str = "tools") -> str | None:
-    """Why a tools-mode candidate showed its model cannot work the tool loop (it is redone guided), or None.
+    """Why a tools-mode candidate showed its model cannot work the tool loop (it is redone guided), in one
+    line naming ``mode`` (a script-mode candidate is redone guided alike); None when it did not.
 
     Either the model answered in prose only (no tool call in the whole candidate, a conversation ended on its
     text replies), or the first request of a conversation already overflowed the window.
-
-    Args:
-        states: The tools-mode (or script-mode) conversations by label.
-        mode: The mode they ran in, named in the line (a script-mode candidate is redone guided alike).
-
-    Returns:
-        One line, or None.
     """
     if any(s.tool_calls for s in states.values()):
         return None

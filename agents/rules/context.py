@@ -270,22 +270,16 @@ class DatasetContext:
         prior: TIFF suggests microscopy.
         """
         scores = modality_scores(tokens(self.name), 1.0)
-        if self.docs.title:
-            for key, val in modality_scores(tokens(self.docs.title), 1.0).items():
-                scores[key] = scores.get(key, 0.0) + val
-        for word_source, weight in (
-            (tokens(" ".join(s[5:] for s in self.sources[:5])), 0.5),
-            (tokens(self.readme[:4000]), 0.5),
-        ):
-            for key, val in modality_scores(word_source, weight).items():
-                scores[key] = scores.get(key, 0.0) + val
-        if dicom_modality:
-            scores[dicom_modality] = scores.get(dicom_modality, 0.0) + 4.0
-        if hu_like:
-            scores["CT"] = scores.get("CT", 0.0) + 2.0
+        votes = [modality_scores(tokens(self.docs.title), 1.0)] if self.docs.title else []
+        votes.append(modality_scores(tokens(" ".join(s[5:] for s in self.sources[:5])), 0.5))
+        votes.append(modality_scores(tokens(self.readme[:4000]), 0.5))
+        votes += [{dicom_modality: 4.0}] if dicom_modality else []
+        votes += [{"CT": 2.0}] if hu_like else []
         prior = _FORMAT_MODALITY.get(file_format or "")
-        if prior is not None and not dicom_modality:
-            scores[prior[0]] = scores.get(prior[0], 0.0) + prior[1]
+        votes += [{prior[0]: prior[1]}] if prior is not None and not dicom_modality else []
+        for vote in votes:
+            for key, val in vote.items():
+                scores[key] = scores.get(key, 0.0) + val
         hyps = [Hypothesis(m, s, "words/tags on disk") for m, s in scores.items()]
         if not hyps:
             hyps = [Hypothesis("NA", 0.0, "no modality evidence")]
