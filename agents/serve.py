@@ -131,9 +131,6 @@ def without_extra_buffer_types(native: Any) -> None:
     ``Llama`` and the server read ``llama_model_default_params()`` from that module at load time, so wrapping
     it there reaches every model they load.
 
-    Args:
-        native: The ``llama_cpp.llama_cpp`` module.
-
     Raises:
         RuntimeError: This llama-cpp-python's ``llama_model_params`` has no ``use_extra_bufts`` field (too
             old to turn them off at run time).

@@ -138,16 +138,11 @@ class LiteLLMAgent:
         self.temperature = options.temperature
         self.max_tokens_per_call = options.max_tokens_per_call
         self.budget = budget
-        self.sandbox_limits = options.sandbox_limits
         known = self.client.vision_support() if options.vision is None else None
         self.vision = resolve_vision(options.vision, model.model, known)
         self.batch_size = options.batch_size
         self.concurrency = options.concurrency
-        self.plans = options.plans
         self.window = ContextWindow(options.keep_results, options.max_images if self.vision else 0)
-        self.max_text_replies = options.max_text_replies
-        self.max_failed_turns = options.max_failed_turns
-        self.max_argument_chars = options.max_argument_chars
         extra_models = {CODE_TOOL: RunPythonArgs} if self.code else {}
         # Script mode offers its own tool set (explore, run_python, review, finish); no render/write tools.
         self.tools = (
@@ -256,9 +251,8 @@ class LiteLLMAgent:
             trace=trace,
             window=self.window,
         )
-        run = _Candidate(
-            task, setup, Sandbox(task.root, out, self.sandbox_limits), extra_tools, {}, asyncio.Event()
-        )
+        sandbox = Sandbox(task.root, out, self.options.sandbox_limits)
+        run = _Candidate(task, setup, sandbox, extra_tools, {}, asyncio.Event())
         # Script mode is one conversation whatever the size: the script, not the context, covers the samples.
         phased = self.mode != "script" and len(task.entries) > self.batch_size
         trace.write(
@@ -298,7 +292,7 @@ class LiteLLMAgent:
                     self.structured,
                     self.max_tokens_per_call or 1024,
                     self.concurrency,
-                    plans=self.plans,
+                    plans=self.options.plans,
                 )
                 await guided.work(instruction_text(task.options, "s0"), revision, plan)
                 run.sample_failures.update(guided.sample_failures)
@@ -355,9 +349,9 @@ class LiteLLMAgent:
             max_turns=task.limits.max_turns,
             max_tool_calls=task.limits.max_tool_calls,
             max_tokens=task.limits.max_tokens,
-            max_text_replies=self.max_text_replies,
-            max_failed_turns=self.max_failed_turns,
-            max_argument_chars=self.max_argument_chars,
+            max_text_replies=self.options.max_text_replies,
+            max_failed_turns=self.options.max_failed_turns,
+            max_argument_chars=self.options.max_argument_chars,
         )
 
     async def _talk(

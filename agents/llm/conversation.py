@@ -164,20 +164,12 @@ async def converse(
     finish_check: FinishCheck | None = None,
     prose: Callable[[Any], list[dict[str, Any]]] | None = None,
 ) -> ConversationState:
-    """Run one conversation to its end; never raises (a fatal provider error is in ``state.fatal``).
+    """Run one conversation (``label`` names it in the trace: ``"plan"``, ``"batch 2/5"`` ...) to its end, its
+    history appended to ``messages``; never raises (a fatal provider error is in ``state.fatal``).
 
-    Args:
-        setup: The candidate's client, tools and trace.
-        messages: The opening messages; the history is appended to it.
-        toolbox: The tools, scoped to this conversation's samples.
-        limits: Its bounds.
-        label: Its name in the trace (``"plan"``, ``"batch 2/5"`` ...).
-        finish_check: Problems that make the first ``finish`` be answered instead of accepted.
-        prose: The tool calls a reply without any means (its text content in, calls out; none: a text
-            reply, as without it); the script mode's fenced script (`agents.llm.script_mode.ProseCalls`).
-
-    Returns:
-        How it ended.
+    ``finish_check`` lists the problems that make the first ``finish`` be answered instead of accepted;
+    ``prose`` gives the tool calls a reply without any means (its text content in, calls out; none: a text
+    reply, as without it): the script mode's fenced script (`agents.llm.script_mode.ProseCalls`).
     """
     state = ConversationState()
     trace = setup.trace

@@ -14,6 +14,7 @@ dataset's sample count:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -30,7 +31,7 @@ from agents.tools.required_parts import missing_part
 from agents.tools.table_tools import TABLE_TOOLS
 from agents.tools.tool_args import validation_problems
 from agents.tools.tools import ToolBox, ToolResult
-from core.atomic import read_json_or_none
+from core.atomic import atomic_write_json, read_json_or_none
 
 __all__ = [
     "PLAN_FILE",
@@ -96,8 +97,6 @@ def plan_handler(out_dir: Path, kept: dict[str, Any]) -> Any:
     """
 
     def handle(args: WritePlanArgs) -> ToolResult:
-        from core.atomic import atomic_write_json
-
         kept.clear()
         kept.update(args.model_dump())
         atomic_write_json(out_dir / PLAN_FILE, kept, durable=False)
@@ -219,8 +218,6 @@ def annotation_summary(output_dir: Path, indices: Sequence[int]) -> str:
 
 def scoped(task: Task, entries: Sequence[ManifestEntry]) -> Task:
     """The task restricted to some samples (a batch's tools may write only those)."""
-    import dataclasses
-
     return dataclasses.replace(task, entries=tuple(entries))
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from agents.base import ManifestEntry
+from agents.llm.prompts import EVIDENCE_HEAD
 from validator.checks.evidence_payload import sample_keys, table_rows_naming
 
 __all__ = ["evidence_line", "evidence_text", "path_parts", "table_rows"]
@@ -58,8 +59,6 @@ def evidence_line(dataset_root: Path, relpath: str) -> str:
 def evidence_text(dataset_root: Path, entries: Sequence[ManifestEntry]) -> str:
     """The evidence section of a tools- or script-mode prompt: `prompts.EVIDENCE_HEAD`, then one line per
     sample (`evidence_line`), at most ``_EVIDENCE_SAMPLES`` of them."""
-    from agents.llm.prompts import EVIDENCE_HEAD
-
     lines = [EVIDENCE_HEAD]
     for entry in entries[:_EVIDENCE_SAMPLES]:
         try:

@@ -121,12 +121,8 @@ class ScriptOptions:
 
 
 def validation_feedback(task: Task, output_dir: Path, options: ScriptOptions) -> dict[str, Any]:
-    """The validator's messages on a candidate folder, grouped by message and bounded.
-
-    Args:
-        task: The dataset (its root and manifest; never its ground truth).
-        output_dir: The candidate's output folder.
-        options: How many message groups and indices to show, and the profile.
+    """The validator's messages on a candidate's ``output_dir`` (read with ``task``'s root and manifest, never
+    its ground truth), grouped by message and bounded by ``options`` (groups, indices, profile).
 
     Returns:
         ``written`` / ``expected`` counts, ``missing`` (indices, at most ``feedback_indices`` of them, and
@@ -181,13 +177,8 @@ def validation_feedback(task: Task, output_dir: Path, options: ScriptOptions) ->
 
 
 class ScriptTool:
-    """``run_python`` of the script mode: the code tool, bounded in runs, then the validator's messages.
-
-    Args:
-        runner: Runs the script (the sandboxed subprocess of `agents.tools.code_tool`).
-        task: The dataset and candidate.
-        output_dir: The candidate's output folder (what the validator reads).
-        options: Bounds and feedback.
+    """``run_python`` of the script mode: the code tool (``runner``, `agents.tools.code_tool`'s sandboxed
+    subprocess), bounded in runs, then the validator's messages on ``output_dir`` (`validation_feedback`).
     """
 
     def __init__(self, runner: CodeRunner, task: Task, output_dir: Path, options: ScriptOptions) -> None:

@@ -247,18 +247,11 @@ def sample_label(
     occurrence: int,
     header: Mapping[str, object] | None = None,
 ) -> tuple[str | None, Join | None, str | None]:
-    """Read one sample's class name.
+    """One sample's class name under the dataset's label plan: ``(class name or None, the table join or None,
+    the file-name class word or None)``.
 
-    Args:
-        ctx: The dataset context.
-        plan: The dataset's label plan.
-        rel: The sample's source path.
-        patient_id: DICOM PatientID, if any.
-        occurrence: How many earlier manifest lines name the same file (picks the row of a shared file).
-        header: Header facts of the sample (UIDs that may key the table).
-
-    Returns:
-        ``(class name or None, the table join or None, the file-name class word or None)``.
+    ``occurrence`` is how many earlier manifest lines name the same file (it picks the row of a shared file);
+    ``patient_id`` the DICOM PatientID and ``header`` the sample's header facts (UIDs that may key the table).
     """
     value: str | None = None
     found: Join | None = None

@@ -15,10 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from agents.rules.decisions import Decider, Hypothesis
-from agents.rules.labels import code_maps_from_text
+from agents.rules.labels import code_maps_from_text, label_column_hypotheses
 from agents.rules.source import DatasetFiles, stem
 from agents.rules.tables import Table, TableSkipped, join, read_table, sample_ids
-from agents.rules.vocab import ANNOTATION_TOKENS, anatomy_from_words, modality_scores, tokens
+from agents.rules.vocab import (
+    ANNOTATION_TOKENS,
+    MODALITY_WORDS,
+    ORGAN_REGION,
+    anatomy_from_words,
+    modality_scores,
+    tokens,
+)
 from medio.dataset_docs import DatasetDocs, bids_entities, read_dataset_docs, read_text_any
 from medio.inspect import dicom_header
 
@@ -240,8 +247,6 @@ class DatasetContext:
 
     def label_table_joins(self) -> int:
         """How many of the first samples a label-like table joins (evidence for image-level labels)."""
-        from agents.rules.labels import label_column_hypotheses
-
         hits = 0
         for rel in self.sources[:3]:
             ids = sample_ids(rel, header=self.header_ids(rel))
@@ -293,8 +298,6 @@ class DatasetContext:
 
     def object_words(self) -> list[str]:
         """Words of the dataset name that are neither format, modality nor anatomy words (``nodule``)."""
-        from agents.rules.vocab import MODALITY_WORDS, ORGAN_REGION
-
         # The documented name says what the dataset is about; a folder id (ds042_x) often says nothing.
         return [
             w

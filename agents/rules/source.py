@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import medio
 from agents.rules.decisions import Hypothesis
 from agents.rules.tables import TABLE_SUFFIXES
 from agents.rules.vocab import ANNOTATION_TOKENS, GENERIC_NAMES, tokens
@@ -222,8 +223,6 @@ def container_shapes(path: Path) -> dict[str, tuple[int, ...]]:
     """``{key: shape}`` of a container's members (npz, HDF5, MATLAB) from `medio.inspect`, without loading
     payloads; empty when the file is not a container or cannot be inspected.
     """
-    import medio
-
     info = medio.inspect(path)
     out: dict[str, tuple[int, ...]] = {}
     for group in ("members", "datasets", "variables"):

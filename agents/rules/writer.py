@@ -215,18 +215,9 @@ def build_data_meta(
     classes: Mapping[str, str],
     anatomy: Sequence[str],
 ) -> dict[str, Any]:
-    """Build ``data_meta.json`` (schema 1.0.2) from the samples that were written.
-
-    Args:
-        dataset_name: The dataset's name.
-        results: The samples written (their count is ``data_volume.total`` and ``valid_image_n.total``).
-        modality: Dataset-level primary modality.
-        task: The dataset's task type.
-        classes: The class table (for ``num_classes_per_task``).
-        anatomy: ``anatomical_structure`` entries.
-
-    Returns:
-        The dataset JSON.
+    """``data_meta.json`` (schema 1.0.2) from the samples written (their count is ``data_volume.total`` and
+    ``valid_image_n.total``), the dataset-level primary modality, task type and ``anatomical_structure``
+    entries, and the class table (for ``num_classes_per_task``).
     """
     n = len(results)
     modalities = sorted({r.modality for r in results if r.modality != modality})

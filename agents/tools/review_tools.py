@@ -26,6 +26,7 @@ from agents.tools.folder_tools import folder_page
 from agents.tools.sandbox import Sandbox, SandboxError
 from agents.tools.tool_args import ToolArgs
 from benchmark.source_stem import add_source_stem_to_annotation
+from core.atomic import atomic_write_json
 from validator.values import set_path
 
 __all__ = [
@@ -137,8 +138,6 @@ _ABSENT = object()
 
 
 def _edit_fields(sandbox: Sandbox, task: Task, args: EditFieldsArgs) -> str:
-    from core.atomic import atomic_write_json
-
     if not args.set and not args.remove:
         raise ValueError("nothing to change: give set and/or remove")
     target = _json_target(sandbox, task.indices, args.path)

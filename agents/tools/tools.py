@@ -21,6 +21,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
+import medio
 from agents.base import Task
 from agents.tools.file_notes import (
     LABEL_MAP_OBJECTS,
@@ -34,6 +35,7 @@ from agents.tools.sandbox import Sandbox, SandboxError
 from agents.tools.table_tools import TABLE_TOOLS
 from agents.tools.tool_args import ToolArgs, validation_problems
 from benchmark.source_stem import add_source_stem_to_annotation
+from core.atomic import atomic_write_json
 
 __all__ = ["TOOL_MODELS", "ToolBox", "ToolResult", "tool_definitions"]
 
@@ -296,8 +298,6 @@ class ToolBox:
     # -- read tools ------------------------------------------------------------------------------
 
     def _inspect(self, args: InspectArgs) -> ToolResult:
-        import medio
-
         target = self.sandbox.read_path(args.path)
         self.sandbox.check_size(target, args.path)
         identity = file_identity(target)
@@ -393,7 +393,6 @@ class ToolBox:
 
     def _render_file(self, args: RenderArgs, source: Path) -> RenderedFile:
         """Read, render and encode one file (what `_render` keeps in `RENDERS`)."""
-        import medio
         from medio.png import encode_png
 
         image = medio.read(
@@ -486,8 +485,6 @@ class ToolBox:
         return ViewedImage(summary, url)
 
     def _write_annotation(self, args: WriteAnnotationArgs) -> ToolResult:
-        from core.atomic import atomic_write_json
-
         self._check_index(args.index)
         # The stem the official scorer needs for a source outside its extension list (docs/scoring.md).
         recorded = add_source_stem_to_annotation(args.annotation)
@@ -500,8 +497,6 @@ class ToolBox:
         return ToolResult(_json({**done, "recorded": [recorded.note()]} if recorded else done))
 
     def _write_data_meta(self, args: WriteDataMetaArgs) -> ToolResult:
-        from core.atomic import atomic_write_json
-
         dest = self.sandbox.write_path("data_meta.json")
         atomic_write_json(dest, args.data_meta, durable=False)
         written = len(self.written_indices())
@@ -533,8 +528,6 @@ def _rendered_image(path: Path) -> Any:
     """A dataset file as medio reads and renders it (the same readers as `render`, the rules baseline and the
     validator), as a Pillow image; a file medio cannot read fails with medio's one-line error."""
     from PIL import Image
-
-    import medio
 
     return Image.fromarray(medio.render(medio.read(path)).pixels)
 
