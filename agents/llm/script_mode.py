@@ -37,7 +37,10 @@ from agents.llm.conversation import (
     opening_messages,
 )
 from agents.tools.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
+from agents.tools.folder_tools import FOLDER_TOOLS
+from agents.tools.review_tools import REVIEW_TOOLS
 from agents.tools.sandbox import Sandbox
+from agents.tools.table_tools import TABLE_TOOLS
 from agents.tools.tools import ToolBox, ToolResult, tool_definitions
 from benchmark.source_stem import add_source_stems_in_folder
 from core.options import positive_options
@@ -55,20 +58,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SCRIPT_MODE_TOOLS = (
-    "list_dir",
-    "tree",
-    "find",
-    "grep",
-    "read_text",
-    "table_head",
-    "inspect",
-    "view_image",
-    "list_output",
-    "read_output",
-    "edit_fields",
-    "finish",
-)
+SCRIPT_MODE_TOOLS = (*FOLDER_TOOLS, *TABLE_TOOLS, "inspect", "view_image", *REVIEW_TOOLS, "finish")
 """The standard tools offered beside ``run_python`` in script mode (no per-sample render or write)."""
 
 SCRIPT_SYSTEM_PROMPT = """\
