@@ -65,15 +65,7 @@ class Usage:
         """Sum two usages field by field (wall times add up too: use it for sequential work)."""
         if not isinstance(other, Usage):
             return NotImplemented
-        return Usage(
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            cost_usd=self.cost_usd + other.cost_usd,
-            wall_s=self.wall_s + other.wall_s,
-            calls=self.calls + other.calls,
-            retries=self.retries + other.retries,
-            cache_hits=self.cache_hits + other.cache_hits,
-        )
+        return Usage(*(getattr(self, f.name) + getattr(other, f.name) for f in dataclasses.fields(self)))
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-able dict (with ``total_tokens``)."""

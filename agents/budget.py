@@ -81,22 +81,18 @@ class LocalLedger:
         self._lock = threading.Lock()
 
     def add(self, tokens: int, usd: float) -> None:
-        """Add spend."""
         with self._lock:
             self._tokens += int(tokens)
             self._usd += float(usd)
 
     def read(self) -> tuple[int, float]:
-        """The ``(tokens, dollars)`` spent."""
         with self._lock:
             return self._tokens, self._usd
 
     def get_hit(self) -> bool:
-        """Whether something found the budget spent."""
         return self._hit
 
     def set_hit(self) -> None:
-        """Record that something found the budget spent."""
         self._hit = True
 
 

@@ -85,13 +85,8 @@ def _alive(pid: int) -> bool:
 
 
 def server_note(api_base: str | None) -> str | None:
-    """What the record of the server behind ``api_base`` says: its log, and whether its process has exited.
-
-    Args:
-        api_base: The endpoint (only a loopback one has a record).
-
-    Returns:
-        ``"its process 123 has exited; its log: /path/server.log"``-like text, or None without a record.
+    """What the record of the server behind a (loopback) ``api_base`` says, its log and whether its process
+    has exited (``"its process 123 has exited; its log: /path/server.log"``), or None without a record.
     """
     if not api_base:
         return None
@@ -135,9 +130,6 @@ def without_extra_buffer_types(native: Any) -> None:
 
     ``Llama`` and the server read ``llama_model_default_params()`` from that module at load time, so wrapping
     it there reaches every model they load.
-
-    Args:
-        native: The ``llama_cpp.llama_cpp`` module.
 
     Raises:
         RuntimeError: This llama-cpp-python's ``llama_model_params`` has no ``use_extra_bufts`` field (too

@@ -33,13 +33,9 @@ _DATA_URL = re.compile(r"data:image/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=]+")
 
 
 def secret_values(extra: Iterable[str | None] = ()) -> tuple[str, ...]:
-    """Collect the secret strings to scrub: credential-like environment variables plus ``extra``.
-
-    Args:
-        extra: Further secrets (e.g. an API key passed explicitly); None entries are ignored.
-
-    Returns:
-        The distinct secrets, longest first (so a key containing another is scrubbed whole).
+    """The secret strings to scrub, longest first (a key containing another is scrubbed whole):
+    credential-like environment variables plus ``extra`` (e.g. an API key passed explicitly; None entries are
+    ignored).
     """
     found = {v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= _MIN_SECRET_LEN}
     found.update(v for v in extra if v and len(v) >= _MIN_SECRET_LEN)
@@ -62,14 +58,8 @@ def shorten(text: str) -> str | dict[str, Any]:
 
 
 def redact(value: Any, secrets: tuple[str, ...]) -> Any:
-    """Return ``value`` with every secret replaced and inline images summarised, recursively.
-
-    Args:
-        value: Any JSON-able value.
-        secrets: Strings to replace by ``[redacted]``.
-
-    Returns:
-        A scrubbed copy (long strings shortened by `shorten`, secrets scrubbed from head and tail too).
+    """A copy of the JSON-able ``value`` with every secret replaced by ``[redacted]`` and inline images
+    summarised, recursively (long strings shortened by `shorten`, secrets scrubbed from head and tail too).
     """
     if isinstance(value, str):
         out = _DATA_URL.sub(lambda m: f"<inline image, {len(m.group(0))} chars>", value)

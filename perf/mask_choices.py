@@ -1,6 +1,6 @@
 """The guided mode's mask choices on a large tree: `mask_choices` against ranking every file by likeness.
 
-`agents.llm.guided_evidence.mask_choices` runs once per sample of a segmentation candidate over every
+`agents.llm.guided.mask_choices` runs once per sample of a segmentation candidate over every
 data file of the dataset. Name likeness (difflib) and path objects were the slow part of its ranking: it
 works on strings, and computes likeness only for the files that tie with the last one kept. This prints
 milliseconds per sample for it and for a ranking that computes likeness for every file with path objects
@@ -19,7 +19,7 @@ import time
 from pathlib import PurePosixPath
 
 from agents.base import ManifestEntry
-from agents.llm.guided_evidence import mask_choices
+from agents.llm.guided import mask_choices
 from validator.dataset_facts import ANNOTATION_WORDS
 
 _WORDS = ["img", "image", "label", "labelsTr", "mask", "seg", "case", "3LABEL", "ct", "scan", "gt"]

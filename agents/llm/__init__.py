@@ -6,7 +6,7 @@ through `agents.model` (LiteLLM today) and the tools are `agents.tools`; this pa
 - `agent`: `LiteLLMAgent`, the `Agent` over any LiteLLM model string (``agent=litellm`` / ``agent=local``);
   it picks the mode and its fallback; `options`: `AgentOptions`, its one typed options object;
 - the modes, as siblings: the tools loop (`conversation`, with `phases` for a dataset larger than a batch),
-  ``guided`` (`guided`, `guided_evidence`, `guided_schemas`: the framework walks the steps, the model answers
+  ``guided`` (`guided`: the framework walks the steps, the model answers
   each with one constrained reply) and ``script`` (`script_mode`: the model writes and runs one conversion
   script);
 - what they share: `prompts`, `context` (the bounded window sent), `outcome` (a candidate's status from its

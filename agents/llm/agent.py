@@ -43,6 +43,7 @@ from agents.llm.conversation import (
     ConversationState,
     FinishCheck,
     converse,
+    opening_messages,
 )
 from agents.llm.guided import GuidedRun, Structured
 from agents.llm.options import AgentOptions
@@ -137,16 +138,11 @@ class LiteLLMAgent:
         self.temperature = options.temperature
         self.max_tokens_per_call = options.max_tokens_per_call
         self.budget = budget
-        self.sandbox_limits = options.sandbox_limits
         known = self.client.vision_support() if options.vision is None else None
         self.vision = resolve_vision(options.vision, model.model, known)
         self.batch_size = options.batch_size
         self.concurrency = options.concurrency
-        self.plans = options.plans
         self.window = ContextWindow(options.keep_results, options.max_images if self.vision else 0)
-        self.max_text_replies = options.max_text_replies
-        self.max_failed_turns = options.max_failed_turns
-        self.max_argument_chars = options.max_argument_chars
         extra_models = {CODE_TOOL: RunPythonArgs} if self.code else {}
         # Script mode offers its own tool set (explore, run_python, review, finish); no render/write tools.
         self.tools = (
@@ -255,9 +251,8 @@ class LiteLLMAgent:
             trace=trace,
             window=self.window,
         )
-        run = _Candidate(
-            task, setup, Sandbox(task.root, out, self.sandbox_limits), extra_tools, {}, asyncio.Event()
-        )
+        sandbox = Sandbox(task.root, out, self.options.sandbox_limits)
+        run = _Candidate(task, setup, sandbox, extra_tools, {}, asyncio.Event())
         # Script mode is one conversation whatever the size: the script, not the context, covers the samples.
         phased = self.mode != "script" and len(task.entries) > self.batch_size
         trace.write(
@@ -297,20 +292,18 @@ class LiteLLMAgent:
                     self.structured,
                     self.max_tokens_per_call or 1024,
                     self.concurrency,
-                    plans=self.plans,
+                    plans=self.options.plans,
                 )
                 await guided.work(instruction_text(task.options, "s0"), revision, plan)
                 run.sample_failures.update(guided.sample_failures)
         except Exception as exc:  # the last line of defence: a candidate never takes the run down
             log.exception("candidate %d of %s crashed", task.candidate_index, task.name)
             run.states["internal"] = ConversationState(failed=f"internal error: {type(exc).__name__}: {exc}")
-        usage = Usage()
-        for state in run.states.values():
-            usage = usage + state.usage
+        usage = sum((state.usage for state in run.states.values()), Usage())
         usage = dataclasses.replace(usage, wall_s=time.perf_counter() - start)
         # One rule for every mode: an annotation whose mask, boxes or image is not written is not a sample.
         gaps = phases.unfinished(out, task.indices)
-        written, missing = [i for i in task.indices if i not in gaps], [i for i in task.indices if i in gaps]
+        written, missing = phases.written_and_missing(task.indices, gaps)
         status, reason = candidate_outcome(run.states, written, gaps, (out / "data_meta.json").is_file())
         if guided_because is not None:
             reason = f"guided mode ({guided_because})" + (f"; {reason}" if reason else "")
@@ -339,10 +332,14 @@ class LiteLLMAgent:
         opening.append(self._task_prompt(task) if not phased else prompts.PLAN_PROMPT)
         return opening + ([revision.prompt(None)] if revision is not None else [])
 
+    def _task_opening(self, task: Task, revision: Revision | None) -> list[str]:
+        """The user texts that open a whole-dataset conversation: instruction, task prompt, revision."""
+        opening = [instruction_text(task.options, "s0"), self._task_prompt(task)]
+        return opening + ([revision.prompt(None)] if revision is not None else [])
+
     async def _script(self, run: _Candidate, revision: Revision | None) -> None:
         """The script mode: one conversation in which the model writes and runs one conversion script."""
-        opening = [instruction_text(run.task.options, "s0"), self._task_prompt(run.task)]
-        opening += [revision.prompt(None)] if revision is not None else []
+        opening = self._task_opening(run.task, revision)
         box = script_toolbox(run.task, run.sandbox, self.vision, self.code_limits, self.script)
         run.states["script"] = await run_script(run.setup, box, opening, self._limits(run.task))
         run.sample_failures.update(box.sample_failures)
@@ -352,9 +349,9 @@ class LiteLLMAgent:
             max_turns=task.limits.max_turns,
             max_tool_calls=task.limits.max_tool_calls,
             max_tokens=task.limits.max_tokens,
-            max_text_replies=self.max_text_replies,
-            max_failed_turns=self.max_failed_turns,
-            max_argument_chars=self.max_argument_chars,
+            max_text_replies=self.options.max_text_replies,
+            max_failed_turns=self.options.max_failed_turns,
+            max_argument_chars=self.options.max_argument_chars,
         )
 
     async def _talk(
@@ -369,10 +366,7 @@ class LiteLLMAgent:
     ) -> ConversationState:
         """One conversation over ``entries`` (its tools may write only those samples)."""
         system = prompts.with_code_tool(prompts.SYSTEM_PROMPT) if self.code else prompts.SYSTEM_PROMPT
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": system},
-            *({"role": "user", "content": text} for text in opening),
-        ]
+        messages = opening_messages(system, opening)
         if plan_tools:
             toolbox = ToolBox(
                 phases.scoped(run.task, ()), run.sandbox, self.vision, extra, only=phases.PLAN_READ_TOOLS
@@ -394,12 +388,8 @@ class LiteLLMAgent:
     async def _single(self, run: _Candidate, revision: Revision | None) -> None:
         """A dataset of at most ``batch_size`` samples: one conversation does everything."""
         task = run.task
-        out = task.output_dir
-        opening = [instruction_text(task.options, "s0"), self._task_prompt(task)]
-        if revision is not None:
-            opening.append(revision.prompt(None))
-        samples, meta = phases.samples_check(out, task.indices), phases.meta_check(out)
-        await self._talk(run, "dataset", opening, task.entries, lambda box: samples(box) + meta(box))
+        check = phases.dataset_check(task.output_dir, task.indices)
+        await self._talk(run, "dataset", self._task_opening(task, revision), task.entries, check)
 
     async def _phases(self, run: _Candidate, revision: Revision | None, plan: dict[str, Any] | None) -> None:
         """A larger dataset: plan (generate only), batches concurrently, then the dataset JSON."""

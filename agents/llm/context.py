@@ -48,16 +48,11 @@ class ContextWindow:
         return ContextWindow(max(1, self.keep_results // 2), self.max_images // 2)
 
     def view(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """The messages to send: the history with what lies beyond the window stubbed.
+        """The messages to send: the history (opening messages first) with what lies beyond the window
+        stubbed, as a new list whose changed messages are new dicts.
 
         Every assistant tool call keeps its tool message (providers reject an unanswered call); only the
         contents shrink. Messages inside the window are passed as they are (not copied).
-
-        Args:
-            messages: The whole history, opening messages first.
-
-        Returns:
-            A new list; messages that changed are new dicts.
         """
         out: list[dict[str, Any]] = [dict(m) if not isinstance(m, dict) else m for m in messages]
         opening = next((k for k, m in enumerate(out) if m.get("role") == "assistant"), len(out))

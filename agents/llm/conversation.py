@@ -42,6 +42,7 @@ __all__ = [
     "ConversationState",
     "FinishCheck",
     "converse",
+    "opening_messages",
     "record_reply",
 ]
 
@@ -163,20 +164,12 @@ async def converse(
     finish_check: FinishCheck | None = None,
     prose: Callable[[Any], list[dict[str, Any]]] | None = None,
 ) -> ConversationState:
-    """Run one conversation to its end; never raises (a fatal provider error is in ``state.fatal``).
+    """Run one conversation (``label`` names it in the trace: ``"plan"``, ``"batch 2/5"`` ...) to its end, its
+    history appended to ``messages``; never raises (a fatal provider error is in ``state.fatal``).
 
-    Args:
-        setup: The candidate's client, tools and trace.
-        messages: The opening messages; the history is appended to it.
-        toolbox: The tools, scoped to this conversation's samples.
-        limits: Its bounds.
-        label: Its name in the trace (``"plan"``, ``"batch 2/5"`` ...).
-        finish_check: Problems that make the first ``finish`` be answered instead of accepted.
-        prose: The tool calls a reply without any means (its text content in, calls out; none: a text
-            reply, as without it); the script mode's fenced script (`agents.llm.script_mode.ProseCalls`).
-
-    Returns:
-        How it ended.
+    ``finish_check`` lists the problems that make the first ``finish`` be answered instead of accepted;
+    ``prose`` gives the tool calls a reply without any means (its text content in, calls out; none: a text
+    reply, as without it): the script mode's fenced script (`agents.llm.script_mode.ProseCalls`).
     """
     state = ConversationState()
     trace = setup.trace
@@ -255,6 +248,11 @@ async def converse(
     return state
 
 
+def opening_messages(system: str, texts: Sequence[str]) -> list[dict[str, Any]]:
+    """A conversation's first messages: the system prompt, then one user message per text."""
+    return [{"role": "system", "content": system}, *({"role": "user", "content": t} for t in texts)]
+
+
 def record_reply(
     setup: ConversationSetup,
     state: ConversationState,
@@ -262,15 +260,7 @@ def record_reply(
     view: Sequence[Mapping[str, Any]],
     label: str,
 ) -> None:
-    """Account one answered call: the state's turns and usage, the run budget, the trace's ``model_call``.
-
-    Args:
-        setup: The candidate's client, budget and trace.
-        state: The conversation (or guided step) the call belongs to.
-        reply: The answer.
-        view: The messages sent.
-        label: The conversation's name in the trace.
-    """
+    """Account one answered call: the state's turns and usage, the run budget, the trace's ``model_call``."""
     state.turns += 1
     state.largest_request_images = max(state.largest_request_images, count_images(view))
     state.usage = state.usage + reply.usage()

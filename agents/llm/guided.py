@@ -3,7 +3,7 @@
 For a model that cannot drive a tool loop (a small local model: prose instead of tool calls, a window of a few
 thousand tokens), the agent takes the loop over. Every request is fresh (a system prompt and one user message
 of evidence, never a history), sized to the server's window, and asks for exactly one JSON object, under a
-schema (`agents.llm.guided_schemas`):
+schema (`PLAN_SCHEMA`, `answer_schema` ...):
 
 1. **plan** (once per candidate): the dataset's name, modality, task, dimension and class names, from the
    folder's tree, its README, the manifest and the first sample's ``inspect``;
@@ -20,6 +20,15 @@ request of the agent. A request the window cannot hold is sent again with its ev
 server named in its error is used from then on). A sample whose step fails is left unwritten with the reason
 (``Candidate.skipped``); only a failed plan fails the candidate.
 
+Servers that honour a schema (llama.cpp, vLLM, Ollama, the hosted APIs) turn it into a grammar, so even a
+small model's answer has the shape asked. Only the JSON Schema subset llama.cpp's grammar converter reads is
+used: ``const``, ``enum``, ``anyOf``, ``required``, ``additionalProperties: false``, string
+``minLength``/``maxLength`` and array ``minItems``/``maxItems`` (every string and list is bounded: a model
+that rambles inside a value still ends). The model answers only what is its to decide; the framework puts each
+answer into the benchmark's record (`annotation_record`: exactly one spatial and one task branch, ``"NA"``/
+``"unknown"`` strings where the scorer refuses null, the record's paths, the size of the image ``render``
+wrote, the plan's decisions), so every record passes the schema checks (SPEC §2).
+
 A local server spends its time evaluating prompts, and reuses the prefix its last request shares with the
 next (llama.cpp). So the schema and the ask of a step are the same for every sample of a candidate, and each
 request opens with what every sample shares (the plan) and ends with the sample's own evidence.
@@ -28,35 +37,19 @@ request opens with what every sample shares (the plan) and ends with the sample'
 from __future__ import annotations
 
 import asyncio
+import difflib
 import json
 import logging
+import os
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agents.base import FatalAgentError, Feedback, ManifestEntry, Task
 from agents.budget import BudgetExceeded
 from agents.llm.conversation import ConversationSetup, ConversationState, record_reply
-from agents.llm.guided_evidence import (
-    answer_object,
-    data_files,
-    extent,
-    fit,
-    mask_choices,
-    mask_of,
-    plain,
-    rendered_info,
-)
-from agents.llm.guided_schemas import (
-    META_SCHEMA,
-    PLAN_SCHEMA,
-    GuidedPlan,
-    annotation_record,
-    answer_of,
-    answer_schema,
-    choice_schema,
-    data_meta_record,
-)
 from agents.llm.outcome import Revision
 from agents.llm.phases import PLAN_FILE, manifest_excerpt
 from agents.llm.sample_evidence import path_parts, table_rows
@@ -64,13 +57,23 @@ from agents.model.client import is_context_window_error
 from agents.tools.tools import ToolBox, ToolResult
 from benchmark.fields import DIMENSION, MODALITY_PRIMARY, TASK_TYPE
 from core.atomic import atomic_write_json, read_json_or_none
+from validator.dataset_facts import ANNOTATION_WORDS
 
 __all__ = [
     "DEFAULT_WINDOW",
     "GUIDED_SYSTEM",
+    "META_SCHEMA",
     "PLANS_FILE",
+    "PLAN_SCHEMA",
+    "GuidedPlan",
     "GuidedRun",
     "Structured",
+    "annotation_record",
+    "answer_of",
+    "answer_schema",
+    "choice_schema",
+    "data_meta_record",
+    "mask_choices",
 ]
 
 log = logging.getLogger(__name__)
@@ -83,6 +86,8 @@ _CHARS_PER_TOKEN = 2.5
 # What the chat template, the system prompt and the message framing take besides the evidence.
 _OVERHEAD_TOKENS = 320
 _MAX_SHRINKS = 3
+_MASK_CHOICES = 12
+_FILES_SCANNED = 20_000
 _TABLES = (".csv", ".tsv", ".xlsx", ".xls", ".parquet")
 PLANS_FILE = "plans.json"
 """Beside ``plan.json`` when several plans were sampled: each with its seed, score and reasons."""
@@ -120,7 +125,7 @@ REPLAN_ASK = (
     "Revise your plan as the feedback asks, from the evidence above; keep what is right. The plan fixes the "
     "dataset_name, modality, task_type, dimension and classes of every record."
 )
-# Record fields the plan fixes (`guided_schemas.annotation_record`, `data_meta_record`): feedback naming one
+# Record fields the plan fixes (`annotation_record`, `data_meta_record`): feedback naming one
 # of them can only be acted on by a new plan.
 _PLAN_PATHS = (
     "record.dataset_name",
@@ -588,7 +593,7 @@ class GuidedRun:
         schema: Mapping[str, Any],
     ) -> None:
         """Say when an answer left its schema (a server that ignored the grammar): a step's record takes the
-        schema's first value for what is off (`guided_schemas.annotation_record`), a plan keeps what
+        schema's first value for what is off (`annotation_record`), a plan keeps what
         `GuidedPlan.of` can use or is refused; neither is silent."""
         from jsonschema import Draft202012Validator  # on use: most answers come from a grammar and pass
 
@@ -620,7 +625,7 @@ class GuidedRun:
         return result
 
     def _tool(self, name: str, args: Mapping[str, Any]) -> str:
-        """Run a tool; its result as plain ``key: value`` lines (`guided_evidence.plain`)."""
+        """Run a tool; its result as plain ``key: value`` lines (`plain`)."""
         return plain(self._run(name, args).text)
 
     def _run_json(self, name: str, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -640,10 +645,7 @@ class GuidedRun:
         parts = [(f"Path of sample {entry.index}", path_parts(entry.relpath))]
         try:
             rows = table_rows(self.task.root, entry.relpath)
-        except (
-            OSError,
-            ValueError,
-        ) as exc:  # an unreadable table leaves the sample without rows, not unwritten
+        except (OSError, ValueError) as exc:  # an unreadable table leaves the sample without rows
             log.warning("guided mode: label-table rows of %s not read: %s", entry.relpath, exc)
             rows = []
         if rows:
@@ -707,3 +709,466 @@ def _label_word(plan: GuidedPlan) -> str:
     return {"classification": " and its class label", "segmentation": "", "detection": " and its boxes"}[
         plan.task_type
     ]
+
+
+# -- evidence: what a request shows the model and reads back -----------------------------------------
+
+
+def plain(text: str) -> str:
+    """A JSON tool result as ``key: value`` lines; other text as it is.
+
+    Small models read lines better than nested JSON, and some servers' chat templates HTML-escape every quote
+    of a message (llama-cpp-python's ``chatml-function-calling``: ``"`` becomes ``&#34;``), which a small
+    model then copies into its answer.
+    """
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(value, dict | list):
+        return text
+    lines: list[str] = []
+
+    def walk(prefix: str, node: Any) -> None:
+        if isinstance(node, dict) and node:
+            for key, item in node.items():
+                walk(f"{prefix}.{key}" if prefix else str(key), item)
+        elif isinstance(node, list) and node and any(isinstance(v, dict | list) for v in node):
+            for k, item in enumerate(node[:20]):
+                walk(f"{prefix}[{k}]", item)
+        else:
+            shown = node if isinstance(node, str) else json.dumps(node, ensure_ascii=False)
+            lines.append(f"{prefix}: {shown}"[:240])
+
+    walk("", value)
+    return "\n".join(lines)
+
+
+def fit(parts: Sequence[tuple[str, str]], budget: int) -> str:
+    """The evidence as titled sections, the longest cut (head kept) until the whole fits ``budget`` chars."""
+    sections = [(title, text or "") for title, text in parts]
+    total = sum(len(t) + len(text) + 6 for t, text in sections)
+    if total > budget:
+        fixed = sum(len(t) + 6 for t, _ in sections)
+        room = max(0, budget - fixed)
+        sizes = [len(text) for _, text in sections]
+        # Water-filling: short sections stay whole, the long ones share what is left equally.
+        cap = room
+        for _ in range(len(sizes)):
+            small = [s for s in sizes if s <= cap]
+            left = len(sizes) - len(small)
+            if not left:
+                break
+            cap = max(0, (room - sum(small)) // left)
+        cut = []
+        for title, text in sections:
+            if len(text) > cap:
+                text = text[: max(0, cap - 40)] + f"\n[... {len(text) - max(0, cap - 40)} chars cut to fit]"
+            cut.append((title, text))
+        sections = cut
+    return "\n\n".join(f"## {title}\n{text}" for title, text in sections)
+
+
+def answer_object(message: Mapping[str, Any], name: str) -> tuple[dict[str, Any] | None, str]:
+    """The JSON object of a reply: the forced call's arguments, else the content; or None and why not."""
+    calls = [c for c in message.get("tool_calls") or [] if (c.get("function") or {}).get("name") == name]
+    raw = (calls[0].get("function") or {}).get("arguments") if calls else message.get("content")
+    if not raw:
+        return None, "an empty answer"
+    try:
+        # strict=False: a raw tab or newline inside a string (small models write them) is no reason to re-ask.
+        value = json.loads(raw, strict=False) if isinstance(raw, str) else raw
+    except ValueError as exc:
+        return None, f"invalid JSON ({exc})"
+    if not isinstance(value, dict):
+        return None, "not an object"
+    return value, ""
+
+
+def extent(inspected: str, dimension: str) -> int | None:
+    """Slices (3D: a volume's first canonical axis, ``Z``) or frames (video) the inspected file has, when it
+    says; None for a 2D file (an RGB bitmap's three axes are no volume)."""
+    try:
+        summary = json.loads(inspected)
+    except ValueError:
+        return None
+    if not isinstance(summary, dict):
+        return None
+    frames = summary.get("n_frames")
+    if dimension == "video":
+        return frames if isinstance(frames, int) else None
+    shape, axes = summary.get("shape"), str(summary.get("axes") or "")
+    if isinstance(shape, list) and len(shape) >= 3 and isinstance(shape[0], int) and axes[:1] in ("Z", "T"):
+        return int(shape[0])
+    return frames if isinstance(frames, int) and frames > 1 else None
+
+
+def data_files(read_root: Path, images: set[str]) -> list[str]:
+    """The dataset's files below ``data/`` (``data/...``, manifest images and dot files excepted), at most
+    ``_FILES_SCANNED`` of them; listed once per candidate, not once per sample."""
+    names: list[str] = []
+    for folder, dirs, files in os.walk(read_root):
+        dirs.sort()
+        for name in sorted(files):
+            rel = "data/" + (Path(folder) / name).relative_to(read_root).as_posix()
+            if rel not in images and not name.startswith("."):
+                names.append(rel)
+            if len(names) >= _FILES_SCANNED:
+                return names
+    return names
+
+
+def mask_choices(files: Sequence[str], entry: ManifestEntry) -> list[str]:
+    """The files (`data_files`) most likely the sample's mask, best first.
+
+    A mask shares the sample's numbers (its case or subject id) and carries an annotation word in its path
+    (`validator.dataset_facts.ANNOTATION_WORDS`, read inside words: ``3LABEL``, ``labelsTr``); another image
+    of the sample's own series (same folder, same suffix) shares the most characters of its name and is
+    none. Name likeness only breaks ties: ranked by it alone, a sample's sibling images filled the list and
+    the mask in another folder fell off it.
+    """
+    sample = PurePosixPath(entry.relpath)
+    target = sample.name.lower()
+    numbers = set(re.findall(r"\d+", sample.name))
+
+    folder = str(sample.parent)
+
+    def rank(rel: str) -> tuple[int, bool, bool]:
+        # String work only: a path object per file costs more than the ranking on a tree of thousands.
+        parent, _, name = rel.rpartition("/")
+        shared = len(numbers & set(re.findall(r"\d+", name)))
+        words = re.findall(r"[a-z]+", rel.lower().removeprefix("data/"))
+        annotated = any(w in ANNOTATION_WORDS for w in words)
+        sibling = parent == folder and PurePosixPath(name).suffixes == sample.suffixes
+        return -shared, not annotated, sibling
+
+    ranked = sorted(((rank(rel), rel) for rel in files), key=lambda pair: pair[0])
+    if len(ranked) > _MASK_CHOICES:
+        # Likeness (difflib, the slow part on a tree of thousands of files) only orders the files that tie
+        # with the last one kept.
+        last = ranked[_MASK_CHOICES - 1][0]
+        ranked = [pair for pair in ranked if pair[0] <= last]
+
+    def likeness(rel: str) -> float:
+        return difflib.SequenceMatcher(None, target, rel.rpartition("/")[2].lower()).ratio()
+
+    ranked.sort(key=lambda pair: (*pair[0], -likeness(pair[1])))
+    return [rel for _key, rel in ranked[:_MASK_CHOICES]]
+
+
+def rendered_info(annotation: Mapping[str, Any], image: Path) -> dict[str, Any]:
+    """What `annotation_schema` needs of an image written earlier: its size and the slice or frame."""
+    from PIL import Image
+
+    with Image.open(image) as img:
+        info: dict[str, Any] = {"size": list(img.size)}
+    spatial = (
+        ((annotation.get("media_geometry") or {}).get("spatial") or {})
+        if isinstance(annotation, dict)
+        else {}
+    )
+    three_d = spatial.get("three_d") if isinstance(spatial, dict) else None
+    video = spatial.get("video") if isinstance(spatial, dict) else None
+    if isinstance(three_d, dict) and isinstance(three_d.get("slice_index"), int):
+        info["slice_index"] = three_d["slice_index"]
+        info["axis"] = three_d.get("slice_axis") if isinstance(three_d.get("slice_axis"), int) else 0
+    if isinstance(video, dict) and isinstance(video.get("frame_index"), int):
+        info["frame"] = video["frame_index"]
+    return info
+
+
+def mask_of(annotation: Mapping[str, Any]) -> str | None:
+    extra = ((annotation.get("context") or {}).get("sample") or {}).get("extra") or {}
+    value = extra.get("mask_file") if isinstance(extra, dict) else None
+    return str(value) if isinstance(value, str) else None
+
+
+# -- the answers' schemas and the records built around them ------------------------------------------
+
+
+TASKS = ("classification", "segmentation", "detection")
+DIMENSIONS = ("2D", "3D", "video")
+_MAX_CLASSES = 8
+
+
+def _text(longest: int) -> dict[str, Any]:
+    return {"type": "string", "minLength": 1, "maxLength": longest}
+
+
+def _object(properties: Mapping[str, Any]) -> dict[str, Any]:
+    """An object with exactly these keys, in this order (the grammar writes them so)."""
+    return {
+        "type": "object",
+        "properties": dict(properties),
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+PLAN_SCHEMA: dict[str, Any] = _object(
+    {
+        "dataset_name": _text(60),
+        "modality": _text(30),
+        "task_type": {"enum": list(TASKS)},
+        "dimension": {"enum": list(DIMENSIONS)},
+        "classes": {"type": "array", "items": _text(40), "minItems": 1, "maxItems": _MAX_CLASSES},
+    }
+)
+"""The dataset-level decisions, made once per candidate and fixed in every later answer."""
+
+
+@dataclass(frozen=True)
+class GuidedPlan:
+    """The model's dataset-level decisions.
+
+    Attributes:
+        dataset_name: The dataset's name.
+        modality: Its imaging modality.
+        task_type: classification, segmentation or detection.
+        dimension: 2D, 3D or video.
+        classes: Class names in id order (segmentation: background first).
+    """
+
+    dataset_name: str
+    modality: str
+    task_type: str
+    dimension: str
+    classes: tuple[str, ...]
+
+    @classmethod
+    def of(cls, answer: Mapping[str, Any]) -> GuidedPlan:
+        """The plan from the model's JSON object (a server that ignored the schema may send anything).
+
+        Raises:
+            ValueError: A field is missing or outside the schema.
+        """
+        try:
+            name = str(answer["dataset_name"]).strip()
+            modality = str(answer["modality"]).strip()
+            task, dim = str(answer["task_type"]), str(answer["dimension"])
+            raw = answer["classes"]
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"the plan lacks {exc}") from None
+        if task not in TASKS or dim not in DIMENSIONS:
+            raise ValueError(f"task_type {task!r} / dimension {dim!r} outside {TASKS} / {DIMENSIONS}")
+        if not isinstance(raw, list) or not raw:
+            raise ValueError("classes must be a non-empty list")
+        classes: list[str] = []
+        for value in raw:
+            text = str(value).strip()
+            if text and text not in classes:  # a repeated name would make two ids of one class
+                classes.append(text)
+        if not name or not modality or not classes:
+            raise ValueError("dataset_name, modality and classes must not be empty")
+        return cls(name, modality, task, dim, tuple(classes[:_MAX_CLASSES]))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able (kept as the candidate's ``plan.json``)."""
+        return {
+            "guided": True,
+            "dataset_name": self.dataset_name,
+            "modality": self.modality,
+            "task_type": self.task_type,
+            "dimension": self.dimension,
+            "classes": list(self.classes),
+        }
+
+    def class_table(self) -> dict[str, str]:
+        """Class id → name: segmentation from 0 (background), detection from 1, classification from 0."""
+        start = 1 if self.task_type == "detection" else 0
+        return {str(k + start): name for k, name in enumerate(self.classes)}
+
+
+def choice_schema(name: str, options: Sequence[Any] | str) -> dict[str, Any]:
+    """One value: one of ``options``, or of a JSON type (``"integer"``); null is always allowed (the tool's
+    default)."""
+    if isinstance(options, str):
+        return _object({name: {"anyOf": [{"type": options}, {"type": "null"}]}})
+    return _object({name: {"enum": [*options, None] if None not in options else list(options)}})
+
+
+_SPATIAL_KEY = {"2D": "common", "3D": "three_d", "video": "video"}
+_SEGMENTATION_VARIANT = {"2D": "2d_coco", "3D": "3d_mask", "video": "video_coco"}
+_SEGMENTATION_PAYLOAD = {"2D": "coco_2d", "3D": "mask_3d", "video": "video_coco"}
+_DETECTION_VARIANT = {"2D": "2d", "3D": "3d", "video": "video"}
+_MAX_BOXES = 4
+
+
+def answer_schema(plan: GuidedPlan) -> dict[str, Any]:
+    """The JSON Schema of what the model answers for one sample of the plan: the values only it can decide,
+    the same schema for every sample.
+
+    The rest of the record (paths, sizes, the plan's task, dimension and classes) is the framework's
+    (`annotation_record`): a model made to spell out constants spends a decoding step on every token of them,
+    and a schema that names the sample makes each request's prompt differ from its very first lines, so a
+    server's prefix cache could reuse nothing across samples.
+    """
+    fields: dict[str, Any] = {
+        "subject_id": _text(40),
+        "sex": {"enum": ["unknown", "M", "F"]},
+        "race_ethnicity": {"enum": ["NA", "unknown"]},
+        "site_id": {"enum": ["NA", "unknown"]},
+    }
+    names = list(plan.class_table().values())
+    if plan.task_type == "classification":
+        fields["label"] = {"enum": names}
+    elif plan.task_type == "detection":
+        box = _object(
+            {
+                "bbox": {"type": "array", "items": {"type": "number"}, "minItems": 4, "maxItems": 4},
+                "category_name": {"enum": names},
+            }
+        )
+        fields["boxes"] = {"type": "array", "items": box, "minItems": 0, "maxItems": _MAX_BOXES}
+    return _object(fields)
+
+
+def _spatial(plan: GuidedPlan, rendered: Mapping[str, Any]) -> dict[str, Any]:
+    size = list(rendered.get("size") or [])
+    branch: dict[str, Any] = {"pixel_size_px": size} if len(size) == 2 else {}
+    if plan.dimension == "3D" and isinstance(rendered.get("slice_index"), int):
+        branch["slice_axis"] = int(rendered.get("axis") or 0)
+        branch["slice_index"] = rendered["slice_index"]
+    if plan.dimension == "video" and isinstance(rendered.get("frame"), int):
+        branch["frame_index"] = rendered["frame"]
+    if not branch:  # an active branch must not be empty (SPEC §3.3, item 11)
+        branch["was_resampled"] = False
+    active = _SPATIAL_KEY[plan.dimension]
+    return {key: branch if key == active else {} for key in ("common", "three_d", "video")}
+
+
+def _task_branch(
+    plan: GuidedPlan, index: int, mask_written: bool, answer: Mapping[str, Any]
+) -> dict[str, Any]:
+    table = plan.class_table()
+    ids = {name: int(key) for key, name in table.items()}
+    first = next(iter(table.values()))
+    if plan.task_type == "classification":
+        # The id is the framework's: it and the name always agree.
+        name = answer.get("label") if answer.get("label") in ids else first
+        return {
+            "schema_variant": "multiclass",
+            "class_names": table,
+            "label": ids[str(name)],
+            "label_name": name,
+        }
+    if plan.task_type == "segmentation":
+        fields: dict[str, Any] = {"schema_variant": _SEGMENTATION_VARIANT[plan.dimension], "classes": table}
+        if mask_written:
+            fields[_SEGMENTATION_PAYLOAD[plan.dimension]] = {
+                "format": "label_map_png",
+                "mask_path": f"masks/{index}.png",
+            }
+        return fields
+    boxes = []
+    for box in answer.get("boxes") or []:
+        if not isinstance(box, Mapping):
+            continue
+        name = box.get("category_name") if box.get("category_name") in ids else first
+        boxes.append(
+            {"bbox": list(box.get("bbox") or []), "category_id": ids[str(name)], "category_name": name}
+        )
+    return {"schema_variant": _DETECTION_VARIANT[plan.dimension], "class_names": table, "boxes2d": boxes}
+
+
+def annotation_record(
+    plan: GuidedPlan,
+    index: int,
+    source: str,
+    rendered: Mapping[str, Any],
+    answer: Mapping[str, Any],
+    mask_file: str | None = None,
+) -> dict[str, Any]:
+    """The per-image annotation of one sample: the model's answer (`answer_schema`; a value outside its schema
+    falls back to the schema's first one) in the benchmark's record, which passes its schema checks (SPEC §3.3
+    g_i).
+
+    ``rendered`` is what ``render`` reported of the image it wrote (``size``, ``slice_index``, ``axis``,
+    ``frame``); ``mask_file`` the raw mask rendered to ``masks/<index>.png``, if one was.
+    """
+
+    def pick(key: str, allowed: Sequence[str]) -> str:
+        value = answer.get(key)
+        return value if isinstance(value, str) and value in allowed else allowed[0]
+
+    extra: dict[str, Any] = {"source_file": source, "original_filename": PurePosixPath(source).name}
+    if mask_file is not None:
+        extra["mask_file"] = mask_file
+    tasks: dict[str, Any] = {task: {} for task in TASKS}
+    tasks[plan.task_type] = _task_branch(plan, index, mask_file is not None, answer)
+    subject = str(answer.get("subject_id") or "").strip()[:40] or "unknown"
+    return {
+        "media_geometry": {
+            "media": {"task_type": plan.task_type, "dimension": plan.dimension},
+            "spatial": _spatial(plan, rendered),
+        },
+        "tasks": tasks,
+        "record": {
+            "schema_version": "1.0.1",
+            "dataset_name": plan.dataset_name,
+            "image_path": f"images/{index}.png",
+        },
+        "context": {
+            "sample": {
+                "subject_id": subject,
+                "sex": pick("sex", ["unknown", "M", "F"]),
+                "race_ethnicity": pick("race_ethnicity", ["NA", "unknown"]),
+                "site_id": pick("site_id", ["NA", "unknown"]),
+                "modality_primary": plan.modality,
+                "extra": extra,
+            }
+        },
+    }
+
+
+def answer_of(annotation: Mapping[str, Any]) -> dict[str, Any]:
+    """The model's answer inside a record `annotation_record` wrote (what a revision shows the model): its
+    values under `answer_schema`, the keys the record has.
+    """
+    sample = (
+        ((annotation.get("context") or {}).get("sample") or {}) if isinstance(annotation, Mapping) else {}
+    )
+    answer = {k: sample[k] for k in ("subject_id", "sex", "race_ethnicity", "site_id") if k in sample}
+    tasks = annotation.get("tasks") or {} if isinstance(annotation, Mapping) else {}
+    if isinstance(tasks.get("classification"), Mapping) and "label_name" in tasks["classification"]:
+        answer["label"] = tasks["classification"]["label_name"]
+    boxes = (
+        (tasks.get("detection") or {}).get("boxes2d") if isinstance(tasks.get("detection"), Mapping) else None
+    )
+    if isinstance(boxes, list):
+        answer["boxes"] = [
+            {"bbox": b.get("bbox"), "category_name": b.get("category_name")}
+            for b in boxes
+            if isinstance(b, Mapping)
+        ]
+    return answer
+
+
+META_SCHEMA: dict[str, Any] = _object(
+    {"anatomical_structure": _text(40), "domain": _text(30), "dataset_description": _text(160)}
+)
+"""The dataset-level values that are the model's to decide (the rest of data_meta is `data_meta_record`'s)."""
+
+
+def data_meta_record(
+    plan: GuidedPlan, written: int, images: int, answer: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``data_meta.json`` from the plan, the counts of annotations and images written and the model's
+    `META_SCHEMA` answer.
+    """
+
+    def text(key: str) -> str:
+        return str(answer.get(key) or "").strip() or "unknown"
+
+    return {
+        "schema_version": "1.0.2",
+        "dataset_name": plan.dataset_name,
+        "modality_primary": [plan.modality],
+        "task_type": [plan.task_type],
+        "anatomical_structure": text("anatomical_structure"),
+        "domain": text("domain"),
+        "dataset_description": text("dataset_description"),
+        "data_volume": {"total": written},
+        "valid_image_n": {"total": images},
+        "num_classes_per_task": {plan.task_type: {"num_classes": len(plan.classes)}},
+    }

@@ -56,17 +56,11 @@ def pick(
 
 
 def cannot_call_tools(states: Mapping[str, ConversationState], mode: str = "tools") -> str | None:
-    """Why a tools-mode candidate showed its model cannot work the tool loop (it is redone guided), or None.
+    """Why a tools-mode candidate showed its model cannot work the tool loop (it is redone guided), in one
+    line naming ``mode`` (a script-mode candidate is redone guided alike); None when it did not.
 
     Either the model answered in prose only (no tool call in the whole candidate, a conversation ended on its
     text replies), or the first request of a conversation already overflowed the window.
-
-    Args:
-        states: The tools-mode (or script-mode) conversations by label.
-        mode: The mode they ran in, named in the line (a script-mode candidate is redone guided alike).
-
-    Returns:
-        One line, or None.
     """
     if any(s.tool_calls for s in states.values()):
         return None
@@ -80,15 +74,8 @@ def cannot_call_tools(states: Mapping[str, ConversationState], mode: str = "tool
 
 
 def opening_overflow(texts: Sequence[str], reply_tokens: int, window: int) -> str | None:
-    """Why a tools-mode opening request (its texts and tool definitions) cannot fit a known window, or None.
-
-    Args:
-        texts: The opening's system prompt, instruction, task prompt and tool definitions (JSON).
-        reply_tokens: The per-call completion cap.
-        window: The server's window in tokens.
-
-    Returns:
-        One line, or None when it fits.
+    """Why a tools-mode opening request (its texts and tool definitions) with its reply cannot fit a known
+    window; None when it fits.
     """
     # Characters per token of our prompts (JSON and English) run at 3-4: 3.5 keeps a near miss sent.
     tokens = int(sum(len(text) for text in texts) / 3.5) + reply_tokens

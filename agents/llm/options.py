@@ -13,6 +13,7 @@ from typing import Any
 
 from agents.llm import modes
 from agents.llm.script_mode import ScriptOptions
+from agents.model.vision import vision_setting
 from agents.tools.code_tool import CodeLimits
 from agents.tools.sandbox import SandboxLimits
 from core.registry import flat_options, given_as
@@ -107,18 +108,4 @@ class AgentOptions:
         object.__setattr__(self, "tools", tool_sets)
         object.__setattr__(self, "code_limits", CodeLimits.of(self.code_limits))
         object.__setattr__(self, "sandbox_limits", self.sandbox_limits or SandboxLimits())
-        object.__setattr__(self, "vision", _vision(self.vision))
-
-
-def _vision(setting: bool | str | None) -> bool | None:
-    """``agent.vision`` as True, False or None (ask LiteLLM).
-
-    Raises:
-        ValueError: Not ``auto``, ``true`` or ``false``.
-    """
-    text = str(setting).lower() if setting is not None else "auto"
-    if text in ("true", "false"):
-        return text == "true"
-    if text != "auto":
-        raise ValueError(f"agent.vision must be auto, true or false, got {setting!r}")
-    return None
+        object.__setattr__(self, "vision", vision_setting(self.vision))

@@ -88,14 +88,9 @@ def short_list(indices: Sequence[int], limit: int = 50) -> str:
 
 
 def unwritten_reasons(gaps: Mapping[int, str], failures: Mapping[int, str]) -> dict[int, str]:
-    """A candidate's ``skipped``: per unwritten sample, why, when there is more to say than "no annotation".
-
-    Args:
-        gaps: `agents.llm.phases.unfinished`: every unwritten sample and what it lacks.
-        failures: Per sample, the error of the step that failed it (a read, a mask render).
-
-    Returns:
-        The step's error where one failed, else the missing part of an annotated sample.
+    """A candidate's ``skipped``: per unwritten sample of ``gaps`` (`agents.llm.phases.unfinished`), the error
+    of the step that failed it (a read, a mask render) where one did, else the missing part of an annotated
+    sample; a sample with no annotation and no failed step has nothing more to say and is left out.
     """
     return {i: failures.get(i) or why for i, why in gaps.items() if i in failures or why != NO_ANNOTATION}
 

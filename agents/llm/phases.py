@@ -14,9 +14,10 @@ dataset's sample count:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,9 @@ from agents.llm.outcome import short_list
 from agents.tools.folder_tools import FOLDER_TOOLS
 from agents.tools.required_parts import missing_part
 from agents.tools.table_tools import TABLE_TOOLS
+from agents.tools.tool_args import validation_problems
 from agents.tools.tools import ToolBox, ToolResult
-from core.atomic import read_json_or_none
+from core.atomic import atomic_write_json, read_json_or_none
 
 __all__ = [
     "PLAN_FILE",
@@ -37,6 +39,7 @@ __all__ = [
     "PLAN_TOOL",
     "WritePlanArgs",
     "annotation_summary",
+    "dataset_check",
     "manifest_excerpt",
     "meta_check",
     "plan_handler",
@@ -89,19 +92,11 @@ class WritePlanArgs(BaseModel):
 
 
 def plan_handler(out_dir: Path, kept: dict[str, Any]) -> Any:
-    """The ``write_plan`` tool: store the plan in ``kept`` and in ``out_dir/plan.json``.
-
-    Args:
-        out_dir: The candidate's folder.
-        kept: Receives the plan's fields (the agent reads it for the later phases).
-
-    Returns:
-        A handler taking `WritePlanArgs` and returning a finishing `ToolResult`.
+    """The ``write_plan`` tool: a handler of `WritePlanArgs` that keeps the plan in ``kept`` (the agent reads
+    it for the later phases) and in ``out_dir/plan.json``, and finishes the conversation.
     """
 
     def handle(args: WritePlanArgs) -> ToolResult:
-        from core.atomic import atomic_write_json
-
         kept.clear()
         kept.update(args.model_dump())
         atomic_write_json(out_dir / PLAN_FILE, kept, durable=False)
@@ -118,13 +113,8 @@ def plan_text(plan: dict[str, Any] | None) -> str:
 
 
 def manifest_excerpt(entries: Sequence[ManifestEntry]) -> tuple[str, int]:
-    """A bounded excerpt of the manifest: the first lines, then an even spread, then the last line.
-
-    Args:
-        entries: The manifest.
-
-    Returns:
-        The lines (``index<TAB>path``) and how many are shown.
+    """A bounded excerpt of the manifest (the first lines, then an even spread, then the last line): its
+    ``index<TAB>path`` lines and how many are shown.
     """
     if len(entries) <= _MANIFEST_EXCERPT:
         chosen = list(entries)
@@ -137,28 +127,12 @@ def manifest_excerpt(entries: Sequence[ManifestEntry]) -> tuple[str, int]:
 
 
 def split_batches(entries: Sequence[ManifestEntry], size: int) -> list[tuple[ManifestEntry, ...]]:
-    """Consecutive batches of ``size`` samples (the last may be smaller), in manifest order.
-
-    Args:
-        entries: The samples.
-        size: Samples per batch (at least 1).
-
-    Returns:
-        The batches.
-    """
+    """Consecutive batches of ``size`` samples (the last may be smaller), in manifest order."""
     return [tuple(entries[k : k + size]) for k in range(0, len(entries), max(1, size))]
 
 
 def samples_check(output_dir: Path, indices: Sequence[int]) -> Any:
-    """The finish check of a batch: its samples' annotations exist and pass the output schema.
-
-    Args:
-        output_dir: The candidate's ``agent1_data_organization``.
-        indices: The batch's samples.
-
-    Returns:
-        A `FinishCheck`.
-    """
+    """The `FinishCheck` of a batch: its samples' annotations exist and pass the output schema."""
     from validator.schema import Annotation
 
     def check(_toolbox: ToolBox) -> list[str]:
@@ -177,23 +151,14 @@ def samples_check(output_dir: Path, indices: Sequence[int]) -> Any:
             try:
                 Annotation.model_validate(document)
             except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(map(str, first["loc"])) or "(root)"
-                problems.append(f"sample {i}: schema: {where}: {first['msg']}")
+                problems.append(f"sample {i}: schema: {validation_problems(exc)[0]}")
         return problems
 
     return check
 
 
 def meta_check(output_dir: Path) -> Any:
-    """The finish check of the meta phase: ``data_meta.json`` exists and passes the schema.
-
-    Args:
-        output_dir: The candidate's ``agent1_data_organization``.
-
-    Returns:
-        A `FinishCheck`.
-    """
+    """The `FinishCheck` of the meta phase: ``data_meta.json`` exists and passes the schema."""
     from validator.schema import DataMeta
 
     def check(_toolbox: ToolBox) -> list[str]:
@@ -203,25 +168,24 @@ def meta_check(output_dir: Path) -> Any:
         try:
             DataMeta.model_validate(document)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            return [f"data_meta.json: schema: {'.'.join(map(str, first['loc'])) or '(root)'}: {first['msg']}"]
+            return [f"data_meta.json: schema: {validation_problems(exc)[0]}"]
         return []
 
     return check
 
 
+def dataset_check(output_dir: Path, indices: Sequence[int]) -> Any:
+    """The finish check of a whole-dataset conversation: `samples_check` and `meta_check` together."""
+    samples, meta = samples_check(output_dir, indices), meta_check(output_dir)
+    return lambda box: samples(box) + meta(box)
+
+
 def annotation_summary(output_dir: Path, indices: Sequence[int]) -> str:
-    """What the written annotations say, counted: task types, modalities, dimensions, labels and classes.
+    """What the written annotations say, counted, one line per field: task types, modalities, dimensions,
+    labels and classes.
 
     Bounded whatever the sample count (the most frequent values only), so the meta phase's prompt does not
     grow with the dataset.
-
-    Args:
-        output_dir: The candidate's ``agent1_data_organization``.
-        indices: The manifest indices.
-
-    Returns:
-        One line per counted field.
     """
     counts: dict[str, Counter[str]] = {
         k: Counter() for k in ("task_type", "modality", "dimension", "label_name", "classes")
@@ -254,8 +218,6 @@ def annotation_summary(output_dir: Path, indices: Sequence[int]) -> str:
 
 def scoped(task: Task, entries: Sequence[ManifestEntry]) -> Task:
     """The task restricted to some samples (a batch's tools may write only those)."""
-    import dataclasses
-
     return dataclasses.replace(task, entries=tuple(entries))
 
 
@@ -265,9 +227,8 @@ def read_plan(path: Path) -> dict[str, Any] | None:
     return plan if isinstance(plan, dict) else None
 
 
-def written_and_missing(output_dir: Path, indices: Sequence[int]) -> tuple[list[int], list[int]]:
-    """The indices written in ``output_dir`` and those not, in manifest order (`unfinished` decides)."""
-    gaps = unfinished(output_dir, indices)
+def written_and_missing(indices: Sequence[int], gaps: Mapping[int, str]) -> tuple[list[int], list[int]]:
+    """The indices written and those not (the ``gaps`` of `unfinished`), in manifest order."""
     return [i for i in indices if i not in gaps], [i for i in indices if i in gaps]
 
 
@@ -290,7 +251,7 @@ def unfinished(output_dir: Path, indices: Sequence[int]) -> dict[int, str]:
 
 def meta_prompt(task: Task, plan: dict[str, Any] | None) -> str:
     """The task prompt of the ``meta`` phase: the plan and a summary counted from the written annotations."""
-    written, missing = written_and_missing(task.output_dir, task.indices)
+    written, missing = written_and_missing(task.indices, unfinished(task.output_dir, task.indices))
     return prompts.META_PROMPT.format(
         name=task.name,
         candidate_index=task.candidate_index,

@@ -164,13 +164,8 @@ have no network access and limited CPU time, wall time and memory."""
 
 
 def with_code_tool(system_prompt: str) -> str:
-    """The system prompt for an agent that also has ``run_python``.
-
-    Args:
-        system_prompt: The tool-only system prompt.
-
-    Returns:
-        The prompt without the no-code sentence, followed by `CODE_TOOL_GUIDE`.
+    """The system prompt for an agent that also has ``run_python``: the tool-only one without its no-code
+    sentence, followed by `CODE_TOOL_GUIDE`.
     """
     text = system_prompt.replace(NO_CODE_SENTENCE, "you can also run Python with run_python")
     return text.rstrip() + "\n\n" + CODE_TOOL_GUIDE

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from agents.base import ManifestEntry
+from agents.llm.prompts import EVIDENCE_HEAD
 from validator.checks.evidence_payload import sample_keys, table_rows_naming
 
 __all__ = ["evidence_line", "evidence_text", "path_parts", "table_rows"]
@@ -31,19 +32,11 @@ def path_parts(relpath: str) -> str:
     return f"folders {shown}; file {parts[-1] if parts else relpath}"
 
 
-def table_rows(dataset_root: Path, relpath: str, subjects: Sequence[str] = (), limit: int = 3) -> list[str]:
-    """The label-table rows that name a sample, each as ``column=value`` pairs (bare cells without a header).
-
-    Args:
-        dataset_root: The dataset folder.
-        relpath: The sample's source path relative to it.
-        subjects: Subject ids known for the sample.
-        limit: Rows shown at most (the validator takes a key naming more than ten as no key at all).
-
-    Returns:
-        One line per row, each cut to a few hundred characters.
-    """
-    keys = sample_keys(relpath, subjects)
+def table_rows(dataset_root: Path, relpath: str, limit: int = 3) -> list[str]:
+    """The label-table rows that name a sample (at most ``limit``; the validator takes a key naming more than
+    ten as no key at all), one line each as ``column=value`` pairs (bare cells without a header), cut to a
+    few hundred characters."""
+    keys = sample_keys(relpath)
     if not keys:
         return []
     lines = []
@@ -66,8 +59,6 @@ def evidence_line(dataset_root: Path, relpath: str) -> str:
 def evidence_text(dataset_root: Path, entries: Sequence[ManifestEntry]) -> str:
     """The evidence section of a tools- or script-mode prompt: `prompts.EVIDENCE_HEAD`, then one line per
     sample (`evidence_line`), at most ``_EVIDENCE_SAMPLES`` of them."""
-    from agents.llm.prompts import EVIDENCE_HEAD
-
     lines = [EVIDENCE_HEAD]
     for entry in entries[:_EVIDENCE_SAMPLES]:
         try:

@@ -29,9 +29,18 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Task
-from agents.llm.conversation import ConversationLimits, ConversationSetup, ConversationState, converse
+from agents.llm.conversation import (
+    ConversationLimits,
+    ConversationSetup,
+    ConversationState,
+    converse,
+    opening_messages,
+)
 from agents.tools.code_tool import CODE_TOOL, CodeLimits, CodeRunner, RunPythonArgs
+from agents.tools.folder_tools import FOLDER_TOOLS
+from agents.tools.review_tools import REVIEW_TOOLS
 from agents.tools.sandbox import Sandbox
+from agents.tools.table_tools import TABLE_TOOLS
 from agents.tools.tools import ToolBox, ToolResult, tool_definitions
 from benchmark.source_stem import add_source_stems_in_folder
 from core.options import positive_options
@@ -49,20 +58,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SCRIPT_MODE_TOOLS = (
-    "list_dir",
-    "tree",
-    "find",
-    "grep",
-    "read_text",
-    "table_head",
-    "inspect",
-    "view_image",
-    "list_output",
-    "read_output",
-    "edit_fields",
-    "finish",
-)
+SCRIPT_MODE_TOOLS = (*FOLDER_TOOLS, *TABLE_TOOLS, "inspect", "view_image", *REVIEW_TOOLS, "finish")
 """The standard tools offered beside ``run_python`` in script mode (no per-sample render or write)."""
 
 SCRIPT_SYSTEM_PROMPT = """\
@@ -115,12 +111,8 @@ class ScriptOptions:
 
 
 def validation_feedback(task: Task, output_dir: Path, options: ScriptOptions) -> dict[str, Any]:
-    """The validator's messages on a candidate folder, grouped by message and bounded.
-
-    Args:
-        task: The dataset (its root and manifest; never its ground truth).
-        output_dir: The candidate's output folder.
-        options: How many message groups and indices to show, and the profile.
+    """The validator's messages on a candidate's ``output_dir`` (read with ``task``'s root and manifest, never
+    its ground truth), grouped by message and bounded by ``options`` (groups, indices, profile).
 
     Returns:
         ``written`` / ``expected`` counts, ``missing`` (indices, at most ``feedback_indices`` of them, and
@@ -175,13 +167,8 @@ def validation_feedback(task: Task, output_dir: Path, options: ScriptOptions) ->
 
 
 class ScriptTool:
-    """``run_python`` of the script mode: the code tool, bounded in runs, then the validator's messages.
-
-    Args:
-        runner: Runs the script (the sandboxed subprocess of `agents.tools.code_tool`).
-        task: The dataset and candidate.
-        output_dir: The candidate's output folder (what the validator reads).
-        options: Bounds and feedback.
+    """``run_python`` of the script mode: the code tool (``runner``, `agents.tools.code_tool`'s sandboxed
+    subprocess), bounded in runs, then the validator's messages on ``output_dir`` (`validation_feedback`).
     """
 
     def __init__(self, runner: CodeRunner, task: Task, output_dir: Path, options: ScriptOptions) -> None:
@@ -230,28 +217,16 @@ class ScriptTool:
 
 
 def script_tool_definitions() -> list[dict[str, Any]]:
-    """The tool definitions sent in script mode: `SCRIPT_MODE_TOOLS` and ``run_python``.
-
-    Returns:
-        OpenAI-style tool definitions.
-    """
+    """The tool definitions sent in script mode: `SCRIPT_MODE_TOOLS` and ``run_python``."""
     return tool_definitions({CODE_TOOL: RunPythonArgs}, only=SCRIPT_MODE_TOOLS)
 
 
 def script_toolbox(
     task: Task, sandbox: Sandbox, vision: bool, code_limits: CodeLimits, options: ScriptOptions
 ) -> ToolBox:
-    """The toolbox of one script-mode candidate: the exploring and review tools, ``run_python``, ``finish``.
-
-    Args:
-        task: The dataset and candidate.
-        sandbox: Where the tools may read and write.
-        vision: Whether ``view_image`` returns the image itself.
-        code_limits: Bounds of each script.
-        options: Script-mode bounds and feedback.
-
-    Returns:
-        The toolbox; any tool outside the mode (``render``, ``write_annotation`` ...) is an unknown tool.
+    """The toolbox of one script-mode candidate: the exploring and review tools, ``run_python`` (bounded by
+    ``code_limits`` and ``options``), ``finish``; any other tool (``render``, ``write_annotation`` ...) is
+    unknown.
     """
     runner = CodeRunner(task.root, sandbox.output_dir, task.out_dir / "workspace", code_limits)
     tool = ScriptTool(runner, task, sandbox.output_dir, options)
@@ -304,28 +279,14 @@ async def run_script(
     setup: ConversationSetup, toolbox: ToolBox, opening: Sequence[str], limits: ConversationLimits
 ) -> ConversationState:
     """One script-mode candidate: the model explores, writes one conversion script, runs it over every sample
-    with ``run_python``, reads the validator's messages and fixes, in one conversation.
-
-    Args:
-        setup: The candidate's client, tools and trace.
-        toolbox: `script_toolbox`.
-        opening: The instruction, the task prompt (and a revision's prompt).
-        limits: The conversation's bounds.
-
-    Returns:
-        How the conversation ended.
+    with ``run_python``, reads the validator's messages and fixes, in one conversation (opened by the
+    instruction, the task prompt and a revision's prompt).
     """
-    from agents.llm.phases import meta_check, samples_check
+    from agents.llm.phases import dataset_check
 
-    out, indices = toolbox.sandbox.output_dir, toolbox.task.indices
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": SCRIPT_SYSTEM_PROMPT},
-        *({"role": "user", "content": text} for text in opening),
-    ]
-    samples, meta = samples_check(out, indices), meta_check(out)
+    messages = opening_messages(SCRIPT_SYSTEM_PROMPT, opening)
+    check = dataset_check(toolbox.sandbox.output_dir, toolbox.task.indices)
     prose = ProseCalls()
-    state = await converse(
-        setup, messages, toolbox, limits, "script", lambda box: samples(box) + meta(box), prose
-    )
+    state = await converse(setup, messages, toolbox, limits, "script", check, prose)
     state.note = prose.note
     return state

@@ -62,14 +62,8 @@ def sampling_seed(seed: int, candidate_index: int, salt: str = "") -> int:
 
 
 def endpoint_of(provider: str, api_base: str | None) -> str:
-    """The endpoint part of a key: the provider LiteLLM routes to and the ``api_base`` (no credentials).
-
-    Args:
-        provider: LiteLLM's provider name (``openai``, ``ollama``, ``hosted_vllm`` ...).
-        api_base: The endpoint override, or None for the provider's default endpoint.
-
-    Returns:
-        ``"<provider> <api_base>"`` with the trailing slash dropped (``"openai "`` for the default).
+    """The endpoint part of a key, no credentials: ``"<provider> <api_base>"`` (LiteLLM's provider name, the
+    endpoint override without its trailing slash; ``"openai "`` for the provider's default endpoint).
     """
     return f"{provider} {(api_base or '').strip().rstrip('/')}"
 

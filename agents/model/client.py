@@ -206,13 +206,6 @@ class ModelClient:
         value = info.get("supports_vision")
         return None if value is None else bool(value)
 
-    def supports_vision(self) -> bool:
-        """Ask LiteLLM whether the model takes images (False when it does not know the model)."""
-        try:
-            return bool(self._litellm.supports_vision(model=self.model))
-        except Exception:  # unknown models make LiteLLM raise; treat them as text-only
-            return False
-
     async def complete(
         self,
         messages: Sequence[Mapping[str, Any]],
@@ -329,10 +322,8 @@ class ModelClient:
         )
 
     async def served_identity(self) -> str | None:
-        """What the server at ``api_base`` serves (`served_model`, asked before this client's first call).
-
-        Returns:
-            The identity, or None for a hosted API or a server that does not say.
+        """What the server at ``api_base`` serves (`served_model`, asked before this client's first call);
+        None for a hosted API or a server that does not say.
         """
         if not self._served_asked:
             self.served = await asyncio.to_thread(served_model, str(self.api_base))

@@ -70,16 +70,9 @@ def _message(model: str, names: tuple[str, ...] | list[str]) -> str:
 def missing_key_message(
     model: str, api_key: str | None = None, env: Mapping[str, str] | None = None
 ) -> str | None:
-    """Check the key of a common hosted provider without importing litellm.
-
-    Args:
-        model: The LiteLLM model string.
-        api_key: An explicit key (then nothing is missing).
-        env: The environment (default: ``os.environ``).
-
-    Returns:
-        One line naming the missing variable, or None when a key is there or the provider is not in
-        `KEY_VARIABLES` (then `litellm_missing_key_message` decides).
+    """One line naming the missing key variable of a common hosted provider, checked in ``env`` (default
+    ``os.environ``) without importing litellm; None when an explicit ``api_key`` or a variable holds a key, or
+    when the provider is not in `KEY_VARIABLES` (then `litellm_missing_key_message` decides).
     """
     if api_key:
         return None
@@ -95,19 +88,12 @@ def missing_key_message(
 def litellm_missing_key_message(
     litellm: ModuleType, model: str, api_key: str | None = None, api_base: str | None = None
 ) -> str | None:
-    """Ask ``litellm.validate_environment`` about a provider `KEY_VARIABLES` does not cover.
+    """Ask ``litellm.validate_environment`` about a provider `KEY_VARIABLES` does not cover: one line naming
+    the missing variable, or None.
 
-    Only missing ``*_API_KEY`` variables count, and only for providers whose key has no other source
-    (cloud profiles, local servers): a false alarm would stop a run that would have worked.
-
-    Args:
-        litellm: The imported litellm module.
-        model: The LiteLLM model string.
-        api_key: An explicit key.
-        api_base: An explicit endpoint (a local server often needs no key).
-
-    Returns:
-        One line naming the missing variable, or None.
+    Only missing ``*_API_KEY`` variables count, and only for providers whose key has no other source (cloud
+    profiles, local servers: one at ``api_base`` often needs no key): a false alarm would stop a run that
+    would have worked.
     """
     provider = _provider(model)
     if api_key or provider in KEY_VARIABLES or provider in _OTHER_CREDENTIALS or "/" not in model:

@@ -178,14 +178,8 @@ class LiteLLMJudge:
 
 
 def parse_choice(message: Mapping[str, Any], choices: int) -> tuple[int | None, str]:
-    """The 1-based candidate a reply names through ``choose_candidate``, or None and why not.
-
-    Args:
-        message: The assistant message (``content``, ``tool_calls``).
-        choices: How many candidates there were.
-
-    Returns:
-        ``(choice, reason)``.
+    """``(choice, reason)``: the 1-based candidate (of ``choices``) a reply names through ``choose_candidate``
+    and its reason, or None and why not.
     """
     calls = [c for c in message.get("tool_calls") or [] if c.get("function", {}).get("name") == CHOOSE_TOOL]
     if len(calls) != 1:

@@ -31,14 +31,7 @@ _TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
 
 
 def is_transient(exc: BaseException) -> bool:
-    """Tell whether a provider error is worth retrying.
-
-    Args:
-        exc: The exception raised by ``litellm.acompletion``.
-
-    Returns:
-        True for rate limits, timeouts, connection errors and 5xx responses.
-    """
+    """Whether a provider error is worth retrying: rate limits, timeouts, connection errors, 5xx answers."""
     # The agent imported litellm already; this never triggers the first (slow, network-prone) import.
     from litellm import exceptions as errors
 
@@ -73,13 +66,8 @@ def _headers(exc: BaseException) -> Mapping[str, Any] | None:
 
 
 def retry_after_s(exc: BaseException) -> float | None:
-    """The wait a provider asked for with its error (``retry-after-ms``, ``retry-after`` seconds or date).
-
-    Args:
-        exc: The provider error.
-
-    Returns:
-        Seconds (0 or more), or None when the error carries no such header.
+    """The seconds (0 or more) a provider asked to wait with its error (``retry-after-ms``, ``retry-after``
+    seconds or date); None when the error carries no such header.
     """
     headers = _headers(exc)
     if headers is None:

@@ -63,14 +63,7 @@ log = logging.getLogger(__name__)
 
 
 def window_from_error(message: str) -> int | None:
-    """The window a server's overflow error names, or None.
-
-    Args:
-        message: The error text.
-
-    Returns:
-        Tokens, or None when the message names no window.
-    """
+    """The window (tokens) a server's overflow error message names, or None."""
     for pattern in _WINDOW_PATTERNS:
         found = pattern.search(message)
         if found:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-__all__ = ["resolve_vision"]
+__all__ = ["resolve_vision", "vision_setting"]
 
 log = logging.getLogger("agents.llm.agent")  # the agent's logger: where users and tests look for the line
 
@@ -12,25 +12,31 @@ log = logging.getLogger("agents.llm.agent")  # the agent's logger: where users a
 _WARNED_VISION: set[str] = set()
 
 
-def resolve_vision(setting: bool | str | None, model: str, known: bool | None) -> bool:
-    """Decide whether images are sent, from ``agent.vision`` and what LiteLLM knows of the model.
-
-    Args:
-        setting: ``True``/``"true"``, ``False``/``"false"``, or ``"auto"``/None (ask LiteLLM).
-        model: The model string (named in the warning).
-        known: LiteLLM's answer for the model: True/False, None when it does not know the model.
-
-    Returns:
-        Whether the agent sends images.
+def vision_setting(setting: bool | str | None) -> bool | None:
+    """``agent.vision`` as True, False or None (ask LiteLLM).
 
     Raises:
-        ValueError: An unknown setting.
+        ValueError: Not ``auto``, ``true`` or ``false``.
     """
     text = str(setting).lower() if setting is not None else "auto"
     if text in ("true", "false"):
         return text == "true"
     if text != "auto":
         raise ValueError(f"agent.vision must be auto, true or false, got {setting!r}")
+    return None
+
+
+def resolve_vision(setting: bool | str | None, model: str, known: bool | None) -> bool:
+    """Whether images are sent: ``agent.vision`` (`vision_setting`) when it says true or false, else what
+    LiteLLM knows of the model (``known``: None when it does not know it; the model then runs text-only, after
+    one warning naming it).
+
+    Raises:
+        ValueError: An unknown setting.
+    """
+    chosen = vision_setting(setting)
+    if chosen is not None:
+        return chosen
     if known is None:
         if model not in _WARNED_VISION:
             _WARNED_VISION.add(model)

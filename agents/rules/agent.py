@@ -9,7 +9,7 @@ real wall time; the trace (JSONL) records every decision and every per-sample er
 from __future__ import annotations
 
 import asyncio
-import json
+import dataclasses
 import logging
 import shutil
 import time
@@ -21,11 +21,18 @@ import medio
 from agents.base import Candidate, Feedback, Task, Usage
 from agents.rules.classify import plan_labels
 from agents.rules.context import DatasetContext
-from agents.rules.decisions import Decider, DecisionRecord
+from agents.rules.decisions import Decider
 from agents.rules.pipeline import DatasetPlan, standardize_sample
-from agents.rules.revise import fields_to_rewrite, merge_fields, points_for_fields, self_check_points
+from agents.rules.revise import (
+    decision_events,
+    fields_to_rewrite,
+    merge_fields,
+    points_for_fields,
+    self_check_points,
+)
 from agents.rules.source import EXACT_PAIR_SCORE, container_shapes, mask_candidates, mask_key_hypotheses
 from agents.rules.writer import SampleResult, build_annotation, build_data_meta
+from agents.trace import TraceWriter
 from benchmark.errors import is_storage_failure
 from benchmark.fields import IMAGE_PATH
 from benchmark.layout import OutputLayout
@@ -86,14 +93,15 @@ class RulesAgent:
         layout = OutputLayout(task.output_dir)
         trace_path = Path(task.out_dir) / TRACE_NAME
         temperature = task.temperature if task.temperature is not None else (self.default_temperature or 0.0)
-        trace = _Trace(trace_path)
+        trace_path.unlink(missing_ok=True)  # the candidate's trace (decisions, per-sample errors) starts anew
+        trace = TraceWriter(trace_path)
         decider = Decider(
             temperature=float(temperature),
             seed=task.seed,
             candidate_index=task.candidate_index,
             replay=replay,
             redecide=redecide,
-            on_record=trace.decision,
+            on_record=lambda record: trace.write("decision", **record.to_dict()),
             scope=task.name,
         )
         trace.write(
@@ -230,10 +238,9 @@ class RulesAgent:
         reason: str | None,
         skipped: dict[int, str] | None = None,
     ) -> Candidate:
-        usage = Usage(wall_s=round(time.perf_counter() - start, 4), calls=0)
         return Candidate(
             output_dir=task.output_dir,
-            usage=usage,
+            usage=Usage(wall_s=round(time.perf_counter() - start, 4)),
             trace_path=trace,
             status=status,  # type: ignore[arg-type]
             reason=reason,
@@ -268,17 +275,7 @@ class RulesAgent:
             redecide,
             only_write,
         )
-        usage = Usage(wall_s=round(time.perf_counter() - start, 4), calls=0)
-        return Candidate(
-            output_dir=revised.output_dir,
-            usage=usage,
-            trace_path=revised.trace_path,
-            status=revised.status,
-            reason=revised.reason,
-            candidate_index=revised.candidate_index,
-            agent=self.name,
-            skipped=revised.skipped,
-        )
+        return dataclasses.replace(revised, usage=Usage(wall_s=round(time.perf_counter() - start, 4)))
 
 
 # What a raw file can make a reader or a table parser raise: the sample's input is at fault.
@@ -298,43 +295,13 @@ def _one_line(exc: BaseException) -> str:
     return " / ".join(part.strip() for part in str(exc).splitlines() if part.strip()) or type(exc).__name__
 
 
-class _Trace:
-    """The candidate's JSONL trace (decisions, per-sample errors), written line by line."""
-
-    def __init__(self, path: Path) -> None:
-        from agents.trace import TraceWriter
-
-        if path.exists():
-            path.unlink()
-        self._writer = TraceWriter(path)
-
-    def write(self, event: str, **fields: Any) -> None:
-        self._writer.write(event, **fields)
-
-    def decision(self, record: DecisionRecord) -> None:
-        self._writer.write("decision", **record.to_dict())
-
-    def close(self) -> None:
-        self._writer.close()
-
-
 def _load(path: Path) -> dict[str, Any] | None:
     data = read_json_or_none(path)
     return data if isinstance(data, dict) else None
 
 
 def _load_replay(trace: Path | None) -> dict[tuple[int | None, str], str]:
-    replay: dict[tuple[int | None, str], str] = {}
-    if trace is None or not Path(trace).is_file():
-        return replay
-    for line in Path(trace).read_text(encoding="utf-8").splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if event.get("event") == "decision":
-            replay[(event.get("sample"), str(event.get("point")))] = str(event.get("chosen"))
-    return replay
+    return {(e.get("sample"), str(e.get("point"))): str(e.get("chosen")) for e in decision_events(trace)}
 
 
 def _majority(values: list[str]) -> str | None:

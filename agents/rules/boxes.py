@@ -86,13 +86,11 @@ def _table(
         origin = list(meta.origin or (0.0, 0.0, 0.0))
         boxes = boxes_from_rows(found.rows, convention, {"origin": origin, "spacing": spacing})
         names, codes = _table_classes(ctx, table.frame)
-        class_col = _class_column(table.frame)
-        out: BoxList = []
-        for box, (_, row) in zip(boxes, found.rows.iterrows(), strict=False):
-            cat = 1
-            if class_col is not None and codes:
-                cat = codes.get(str(row[class_col]).strip(), 1)
-            out.append((box, cat))
+        class_col = _class_column(table.frame) if codes else None
+        out: BoxList = [
+            (box, codes.get(str(row[class_col]).strip(), 1) if class_col is not None else 1)
+            for box, (_, row) in zip(boxes, found.rows.iterrows(), strict=False)
+        ]
         return out, table.relpath, names
     return None
 
@@ -128,19 +126,10 @@ def detection_boxes(
     index: int,
     decider: Decider,
 ) -> tuple[BoxList, str | None, list[str]]:
-    """Find the boxes of one sample in output-image pixels.
-
-    Args:
-        ctx: The dataset context.
-        det_classes: The dataset's class names in id order (the plan's list: filled in place on first use).
-        rel: The sample's source path.
-        image: The decoded image (origin/spacing for world coordinates).
-        size: Output image ``(width, height)``.
-        index: The manifest index.
-        decider: The candidate's decider.
-
-    Returns:
-        ``(boxes as ([x, y, w, h], category id), the file holding them, class names in id order from 1)``.
+    """The boxes of sample ``index`` (source ``rel``) in pixels of its output image of ``size`` ``(width,
+    height)``: ``(boxes as ([x, y, w, h], category id), the file holding them, class names in id order from
+    1)``. ``det_classes`` is the plan's list of class names in id order (filled in place on first use);
+    ``image`` the decoded image (its origin and spacing place world coordinates).
     """
     found_by: list[Hypothesis[tuple[BoxList, str, list[str]]]] = []
     for name, found in (

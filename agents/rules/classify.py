@@ -85,15 +85,9 @@ def _filename_word(ctx: DatasetContext, rel: str) -> tuple[int, str] | None:
 
 
 def plan_labels(ctx: DatasetContext, decider: Decider) -> LabelPlan:
-    """Decide the label source of a classification dataset and build its class table.
-
-    Args:
-        ctx: The dataset context.
-        decider: The candidate's decider (decision points ``label_source``, ``label_column``,
-        ``class_order``).
-
-    Returns:
-        The plan (``kind="none"`` when nothing on disk looks like a label).
+    """Decide the label source of a classification dataset (decision points ``label_source``,
+    ``label_column``, ``class_order``) and build its class table; ``kind="none"`` when nothing on disk looks
+    like a label.
     """
     first = ctx.sources[0]
     hyps: list[Hypothesis[LabelPlan]] = []
@@ -253,18 +247,11 @@ def sample_label(
     occurrence: int,
     header: Mapping[str, object] | None = None,
 ) -> tuple[str | None, Join | None, str | None]:
-    """Read one sample's class name.
+    """One sample's class name under the dataset's label plan: ``(class name or None, the table join or None,
+    the file-name class word or None)``.
 
-    Args:
-        ctx: The dataset context.
-        plan: The dataset's label plan.
-        rel: The sample's source path.
-        patient_id: DICOM PatientID, if any.
-        occurrence: How many earlier manifest lines name the same file (picks the row of a shared file).
-        header: Header facts of the sample (UIDs that may key the table).
-
-    Returns:
-        ``(class name or None, the table join or None, the file-name class word or None)``.
+    ``occurrence`` is how many earlier manifest lines name the same file (it picks the row of a shared file);
+    ``patient_id`` the DICOM PatientID and ``header`` the sample's header facts (UIDs that may key the table).
     """
     value: str | None = None
     found: Join | None = None

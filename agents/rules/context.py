@@ -15,10 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from agents.rules.decisions import Decider, Hypothesis
-from agents.rules.labels import code_maps_from_text
+from agents.rules.labels import code_maps_from_text, label_column_hypotheses
 from agents.rules.source import DatasetFiles, stem
 from agents.rules.tables import Table, TableSkipped, join, read_table, sample_ids
-from agents.rules.vocab import ANNOTATION_TOKENS, anatomy_from_words, modality_scores, tokens
+from agents.rules.vocab import (
+    ANNOTATION_TOKENS,
+    MODALITY_WORDS,
+    ORGAN_REGION,
+    anatomy_from_words,
+    modality_scores,
+    tokens,
+)
 from medio.dataset_docs import DatasetDocs, bids_entities, read_dataset_docs, read_text_any
 from medio.inspect import dicom_header
 
@@ -240,8 +247,6 @@ class DatasetContext:
 
     def label_table_joins(self) -> int:
         """How many of the first samples a label-like table joins (evidence for image-level labels)."""
-        from agents.rules.labels import label_column_hypotheses
-
         hits = 0
         for rel in self.sources[:3]:
             ids = sample_ids(rel, header=self.header_ids(rel))
@@ -265,33 +270,21 @@ class DatasetContext:
     def modality_hypotheses(
         self, dicom_modality: str | None, hu_like: bool, file_format: str | None = None
     ) -> list[Hypothesis[str]]:
-        """Rank modalities from a DICOM tag, HU-like intensities, the documentation and the words on disk.
-
-        Args:
-            dicom_modality: The mapped DICOM Modality, if any.
-            hu_like: True when the intensities look like Hounsfield units (air near -1000).
-            file_format: medio's format family of the source (a weak prior: TIFF suggests microscopy).
-
-        Returns:
-            Hypotheses over modality names.
+        """Rank modalities from a DICOM tag (the mapped Modality), HU-like intensities (air near -1000), the
+        documentation and the words on disk; ``file_format`` (medio's format family of the source) is a weak
+        prior: TIFF suggests microscopy.
         """
         scores = modality_scores(tokens(self.name), 1.0)
-        if self.docs.title:
-            for key, val in modality_scores(tokens(self.docs.title), 1.0).items():
-                scores[key] = scores.get(key, 0.0) + val
-        for word_source, weight in (
-            (tokens(" ".join(s[5:] for s in self.sources[:5])), 0.5),
-            (tokens(self.readme[:4000]), 0.5),
-        ):
-            for key, val in modality_scores(word_source, weight).items():
-                scores[key] = scores.get(key, 0.0) + val
-        if dicom_modality:
-            scores[dicom_modality] = scores.get(dicom_modality, 0.0) + 4.0
-        if hu_like:
-            scores["CT"] = scores.get("CT", 0.0) + 2.0
+        votes = [modality_scores(tokens(self.docs.title), 1.0)] if self.docs.title else []
+        votes.append(modality_scores(tokens(" ".join(s[5:] for s in self.sources[:5])), 0.5))
+        votes.append(modality_scores(tokens(self.readme[:4000]), 0.5))
+        votes += [{dicom_modality: 4.0}] if dicom_modality else []
+        votes += [{"CT": 2.0}] if hu_like else []
         prior = _FORMAT_MODALITY.get(file_format or "")
-        if prior is not None and not dicom_modality:
-            scores[prior[0]] = scores.get(prior[0], 0.0) + prior[1]
+        votes += [{prior[0]: prior[1]}] if prior is not None and not dicom_modality else []
+        for vote in votes:
+            for key, val in vote.items():
+                scores[key] = scores.get(key, 0.0) + val
         hyps = [Hypothesis(m, s, "words/tags on disk") for m, s in scores.items()]
         if not hyps:
             hyps = [Hypothesis("NA", 0.0, "no modality evidence")]
@@ -305,8 +298,6 @@ class DatasetContext:
 
     def object_words(self) -> list[str]:
         """Words of the dataset name that are neither format, modality nor anatomy words (``nodule``)."""
-        from agents.rules.vocab import MODALITY_WORDS, ORGAN_REGION
-
         # The documented name says what the dataset is about; a folder id (ds042_x) often says nothing.
         return [
             w

@@ -14,7 +14,9 @@ the same "mistake" at sample i of every dataset, which no sampled model does.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import itertools
 import math
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -72,15 +74,8 @@ class DecisionRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-able dict for the trace."""
-        return {
-            "sample": self.sample,
-            "point": self.point,
-            "chosen": self.chosen,
-            "rank": self.rank,
-            "temperature": self.temperature,
-            "options": [{"name": n, "score": round(s, 4), "why": w} for n, s, w in self.options],
-            "replayed": self.replayed,
-        }
+        options = [{"name": n, "score": round(s, 4), "why": w} for n, s, w in self.options]
+        return {**dataclasses.asdict(self), "options": options}
 
 
 def softmax(scores: Sequence[float], temperature: float) -> list[float]:
@@ -172,13 +167,8 @@ class Decider:
         elif temperature > 0 and len(options) > 1:
             probs = softmax([h.score for h in options], temperature)
             draw = _stable_rng(self.seed, self.candidate_index, sample, point, self.scope).random()
-            cumulative = 0.0
-            rank = len(options) - 1
-            for k, p in enumerate(probs):
-                cumulative += p
-                if draw < cumulative:
-                    rank = k
-                    break
+            cumulative = itertools.accumulate(probs)
+            rank = next((k for k, c in enumerate(cumulative) if draw < c), len(options) - 1)
         record = DecisionRecord(
             sample=sample,
             point=point,

@@ -94,14 +94,8 @@ _NOT_LABEL_WORDS = {
 
 
 def code_maps_from_text(text: str) -> dict[str, dict[int, str]]:
-    """Numeric code → class name maps written in a README, keyed by the word before the list.
-
-    Args:
-        text: README text.
-
-    Returns:
-        ``{context word: {code: name}}``; the context is the last word before the first pair on the line
-        (``"group_code"``, ``"target"`` ...), or ``""``.
+    """Numeric code → class name maps written in a README: ``{context word: {code: name}}``, the context being
+    the last word before the first pair on the line (``"group_code"``, ``"target"`` ...), or ``""``.
     """
     maps: dict[str, dict[int, str]] = {}
     for line in text.splitlines():
@@ -174,14 +168,8 @@ def _map_key_matches(key: str, words: Sequence[str]) -> bool:
 
 
 def class_order_hypotheses(names: Iterable[str], first_seen: Sequence[str]) -> list[Hypothesis[list[str]]]:
-    """Rank orders of the class names found (ids are the positions in the chosen order).
-
-    Args:
-        names: The distinct class names.
-        first_seen: The names in order of first appearance on disk.
-
-    Returns:
-        Hypotheses: a "normal-like first" order, alphabetical, and first-appearance order.
+    """Rank orders of the distinct class ``names`` (ids are the positions in the chosen order): a "normal-like
+    first" order, alphabetical, and ``first_seen`` (the order of first appearance on disk).
     """
     distinct = list(dict.fromkeys(names))
     alpha = sorted(distinct, key=str.lower)
@@ -210,13 +198,8 @@ def _col(frame: pd.DataFrame, *names: str) -> str | None:
 
 
 def box_convention_hypotheses(frame: pd.DataFrame) -> list[Hypothesis[str]]:
-    """Rank box conventions from a table's column names.
-
-    Args:
-        frame: The box table.
-
-    Returns:
-        Hypotheses over convention names (see the module docstring); empty when no box columns exist.
+    """Rank box conventions (see the module docstring) from a box table's column names; empty when no box
+    columns exist.
     """
     hyps: list[Hypothesis[str]] = []
     if _col(frame, "x_min", "xmin", "x1") and _col(frame, "x_max", "xmax", "x2"):

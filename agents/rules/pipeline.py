@@ -273,18 +273,8 @@ def _modality(ctx: DatasetContext, image: medio.MedImage, index: int, decider: D
 def standardize_sample(
     ctx: DatasetContext, plan: DatasetPlan, index: int, rel: str, occurrence: int, decider: Decider
 ) -> Rendered:
-    """Standardize one manifest sample.
-
-    Args:
-        ctx: The dataset context.
-        plan: Dataset-level decisions.
-        index: The manifest index.
-        rel: The manifest source (``data/...``).
-        occurrence: How many earlier manifest lines name the same file.
-        decider: The candidate's decider.
-
-    Returns:
-        The sample's result and pixels.
+    """Standardize one manifest sample (``rel``, ``data/...``; ``occurrence``: how many earlier manifest lines
+    name the same file): its result and pixels.
 
     Raises:
         medio.MedioError: The raw file cannot be read or rendered.

@@ -9,14 +9,21 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from agents.base import Feedback
 from benchmark.fields import IMAGE_PATH, MODALITY_PRIMARY, SOURCE_FILE, SOURCE_STEM, SUBJECT_ID
 
-__all__ = ["FIELD_POINTS", "fields_to_rewrite", "merge_fields", "points_for_fields", "self_check_points"]
+__all__ = [
+    "FIELD_POINTS",
+    "decision_events",
+    "fields_to_rewrite",
+    "merge_fields",
+    "points_for_fields",
+    "self_check_points",
+]
 
 # field path prefix → decision points that decide it.
 FIELD_POINTS: dict[str, tuple[str, ...]] = {
@@ -165,6 +172,19 @@ def _png_size(path: Path) -> tuple[int, int] | None:
         return None
 
 
+def decision_events(trace: Path | None) -> Iterator[dict[str, Any]]:
+    """The ``decision`` lines of a candidate's trace, in order (none without a trace)."""
+    if trace is None or not Path(trace).is_file():
+        return
+    for line in Path(trace).read_text(encoding="utf-8").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event.get("event") == "decision":
+            yield event
+
+
 def self_check_points(trace: Path | None, output_dir: Path, indices: Iterable[int]) -> frozenset[str]:
     """What the rules agent re-decides for a generic self-check (S1): its own review of its candidate.
 
@@ -182,13 +202,8 @@ def self_check_points(trace: Path | None, output_dir: Path, indices: Iterable[in
         Decision points, ``"point@sample"`` for sample decisions and ``"point"`` for dataset ones.
     """
     points: set[str] = set()
-    lines = Path(trace).read_text(encoding="utf-8").splitlines() if trace and Path(trace).is_file() else []
-    for line in lines:
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if event.get("event") == "decision" and int(event.get("rank") or 0) > 0:
+    for event in decision_events(trace):
+        if int(event.get("rank") or 0) > 0:
             sample, point = event.get("sample"), str(event.get("point"))
             points.add(point if sample is None else f"{point}@{sample}")
     for index in indices:

@@ -8,9 +8,11 @@ the headers `medio` reports. Never the ground truth (``VLM/``).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import medio
 from agents.rules.decisions import Hypothesis
 from agents.rules.tables import TABLE_SUFFIXES
 from agents.rules.vocab import ANNOTATION_TOKENS, GENERIC_NAMES, tokens
@@ -92,14 +94,7 @@ class DatasetFiles:
 
     @classmethod
     def scan(cls, root: Path) -> DatasetFiles:
-        """List every file under ``root/data`` (`benchmark.discover.Dataset.data_files`).
-
-        Args:
-            root: The dataset root.
-
-        Returns:
-            The listing.
-        """
+        """List every file under ``root/data`` (`benchmark.discover.Dataset.data_files`)."""
         return cls(root, Dataset.from_root(root).data_files())
 
     def texts(self) -> list[str]:
@@ -141,13 +136,9 @@ def _digit_runs(text: str) -> set[str]:
     return {d.lstrip("0") or "0" for d in _DIGITS.findall(text)}
 
 
-def _shared_prefix(a: list[str], b: list[str]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
+def _shared_prefix(a: Sequence[str], b: Sequence[str]) -> int:
+    """How many leading items (folder names, characters) ``a`` and ``b`` share."""
+    return next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
 
 
 def mask_candidates(
@@ -211,9 +202,9 @@ def mask_candidates(
     return _same_study(files.root, source, sorted(out, key=lambda h: -h.score)[:5])
 
 
-def _study_uid(path: Path) -> str | None:
-    """A DICOM file's StudyInstanceUID; None for other files or when absent."""
-    uid = dicom_header(path).get("StudyInstanceUID")
+def _uid(path: Path, tag: str) -> str | None:
+    """A DICOM file's ``StudyInstanceUID``, ``SeriesInstanceUID`` ...; None for other files or when absent."""
+    uid = dicom_header(path).get(tag)
     return str(uid) if uid else None
 
 
@@ -223,22 +214,15 @@ def _same_study(root: Path, source: str, hyps: list[Hypothesis[str]]) -> list[Hy
     A segmentation object always belongs to the study of the image it segments (PS3.3 C.8.20), so a SEG or an
     RT object of another study in the same folder (an export that mixes patients, a decoy) is not its mask.
     """
-    if not hyps or (src_uid := _study_uid(root / source)) is None:
+    if not hyps or (src_uid := _uid(root / source, "StudyInstanceUID")) is None:
         return hyps
-    return [h for h in hyps if _study_uid(root / h.value) in (None, src_uid)]
+    return [h for h in hyps if _uid(root / h.value, "StudyInstanceUID") in (None, src_uid)]
 
 
 def container_shapes(path: Path) -> dict[str, tuple[int, ...]]:
-    """Shapes of a container's members (npz, HDF5, MATLAB) from `medio.inspect`, without loading payloads.
-
-    Args:
-        path: The container file.
-
-    Returns:
-        ``{key: shape}`` (empty when the file is not a container or cannot be inspected).
+    """``{key: shape}`` of a container's members (npz, HDF5, MATLAB) from `medio.inspect`, without loading
+    payloads; empty when the file is not a container or cannot be inspected.
     """
-    import medio
-
     info = medio.inspect(path)
     out: dict[str, tuple[int, ...]] = {}
     for group in ("members", "datasets", "variables"):
@@ -248,20 +232,9 @@ def container_shapes(path: Path) -> dict[str, tuple[int, ...]]:
     return out
 
 
-def _series_uid(path: Path) -> str | None:
-    uid = dicom_header(path).get("SeriesInstanceUID")
-    return str(uid) if uid else None
-
-
 def read_target_hypotheses(files: DatasetFiles, source: str) -> list[Hypothesis[str]]:
-    """Should the reader open the listed file or its folder (a DICOM series sliced into files)?
-
-    Args:
-        files: The dataset listing.
-        source: The manifest path.
-
-    Returns:
-        Hypotheses over dataset-relative paths (the file itself, or its folder).
+    """Should the reader open the listed file or its folder (a DICOM series sliced into files)? Hypotheses
+    over both dataset-relative paths.
     """
     if not source.lower().endswith((".dcm", ".dicom", ".ima")) and "." in source.rsplit("/", 1)[-1]:
         return [Hypothesis(source, 3.0, "a self-contained file")]
@@ -275,8 +248,8 @@ def read_target_hypotheses(files: DatasetFiles, source: str) -> list[Hypothesis[
         and (f.lower().endswith((".dcm", ".ima")) or (bare and "." not in f.rsplit("/", 1)[-1]))
     ]
     others = [f for f in siblings if f != source][:2]
-    uid = _series_uid(files.root / source) if others else None
-    same = uid is not None and all(_series_uid(files.root / f) == uid for f in others)
+    uid = _uid(files.root / source, "SeriesInstanceUID") if others else None
+    same = uid is not None and all(_uid(files.root / f, "SeriesInstanceUID") == uid for f in others)
     if len(siblings) >= 3 and same:
         return [
             Hypothesis(folder, 3.0, f"{len(siblings)} DICOM slices in the folder: a series", folder),
@@ -293,14 +266,8 @@ def read_target_hypotheses(files: DatasetFiles, source: str) -> list[Hypothesis[
 def image_key_hypotheses(
     keys: list[str], shapes: dict[str, tuple[int, ...]] | None = None
 ) -> list[Hypothesis[str]]:
-    """Rank container keys (npz members, HDF5 datasets, MATLAB variables) as the image.
-
-    Args:
-        keys: The container's keys.
-        shapes: Known shapes per key (a vector, fewer than 2 dimensions longer than 1, is skipped).
-
-    Returns:
-        Hypotheses over keys, best first.
+    """Rank container keys (npz members, HDF5 datasets, MATLAB variables) as the image, best first; a key
+    whose known shape is a vector (fewer than 2 dimensions longer than 1) is skipped.
     """
     out: list[Hypothesis[str]] = []
     for position, key in enumerate(keys):
@@ -320,14 +287,7 @@ def mask_key_hypotheses(
     keys: list[str], shapes: dict[str, tuple[int, ...]] | None = None
 ) -> list[Hypothesis[str]]:
     """Rank container keys as the label map (``label``, ``mask``, ``seg`` ...); empty when none looks like
-    one.
-
-    Args:
-        keys: The container's keys.
-        shapes: Known shapes per key; a key with fewer than 2 dimensions (a label vector) is not a map.
-
-    Returns:
-        Hypotheses over keys.
+    one. A key whose known shape has fewer than 2 dimensions (a label vector) is not a map.
     """
     out = [
         Hypothesis(k, 3.0 - 0.1 * i, "mask-like key", k)
@@ -405,11 +365,7 @@ def subject_hypotheses(
 
 
 def _common_stem(a: str, b: str) -> str:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
+    n = _shared_prefix(a, b)
     prefix = a[:n]
     cut = max(prefix.rfind(c) for c in "_-. ")
     if n == len(a) or n == len(b):

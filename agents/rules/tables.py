@@ -139,15 +139,7 @@ class TableSkipped(ValueError):
 
 
 def load_table(path: Path, relpath: str) -> Table | None:
-    """`read_table`, or None when the file is not used as a table (the reason is logged at DEBUG).
-
-    Args:
-        path: The file.
-        relpath: Its dataset-relative path.
-
-    Returns:
-        The table, or None.
-    """
+    """`read_table`, or None when the file is not used as a table (the reason is logged at DEBUG)."""
     try:
         return read_table(path, relpath)
     except TableSkipped as exc:

@@ -240,14 +240,8 @@ def tokens(text: str) -> list[str]:
 
 
 def modality_scores(words: list[str], weight: float = 1.0) -> dict[str, float]:
-    """Add up the modality votes of ``words``.
-
-    Args:
-        words: Tokens (see `tokens`); ``x`` followed by ``ray`` counts as ``xray``.
-        weight: Multiplier for this source of words (a folder name counts less than a DICOM tag).
-
-    Returns:
-        ``{modality: score}``.
+    """``{modality: score}``: the modality votes of ``words`` (`tokens`; ``x`` followed by ``ray`` counts as
+    ``xray``), times ``weight`` (a folder name counts less than a DICOM tag).
     """
     joined = list(words) + [a + b for a, b in itertools.pairwise(words)]
     scores: dict[str, float] = {}
@@ -259,14 +253,7 @@ def modality_scores(words: list[str], weight: float = 1.0) -> dict[str, float]:
 
 
 def anatomy_from_words(words: list[str]) -> list[str]:
-    """The ``"Organ (Region)"`` entries named by ``words``, first mention first.
-
-    Args:
-        words: Tokens.
-
-    Returns:
-        Distinct entries (possibly empty).
-    """
+    """The distinct ``"Organ (Region)"`` entries named by ``words``, first mention first."""
     found: list[str] = []
     for word in words:
         entry = ORGAN_REGION.get(word)

@@ -178,16 +178,9 @@ def _task_branch(result: SampleResult) -> dict[str, Any]:
     return {"schema_variant": variant, "class_names": dict(result.classes), key: boxes}
 
 
-def build_annotation(result: SampleResult, *, leaf_task: str | None = None) -> dict[str, Any]:
-    """Build the per-image annotation JSON of one sample.
-
-    Args:
-        result: What was decided about the sample.
-        leaf_task: ``media.leaf_task``; defaults to ``<task>`` prefixed by the first anatomy word.
-
-    Returns:
-        The annotation as a JSON-able dict (SPEC §2.2 key order).
-    """
+def build_annotation(result: SampleResult) -> dict[str, Any]:
+    """The per-image annotation JSON of one sample, in SPEC §2.2 key order; ``media.leaf_task`` is ``<task>``
+    prefixed by the first anatomy word."""
     tasks: dict[str, Any] = {"classification": {}, "segmentation": {}, "detection": {}}
     tasks[result.task] = _task_branch(result)
     return sample_annotation(
@@ -198,7 +191,7 @@ def build_annotation(result: SampleResult, *, leaf_task: str | None = None) -> d
         anatomy=list(result.anatomy) or ["NA"],
         extra=_extra(result),
         task=result.task,
-        leaf_task=leaf_task or _leaf_task(result),
+        leaf_task=_leaf_task(result),
         annotation_type=tasks[result.task]["schema_variant"],
         dimension=result.dimension,
         spatial=_spatial(result),
@@ -221,21 +214,10 @@ def build_data_meta(
     task: str,
     classes: Mapping[str, str],
     anatomy: Sequence[str],
-    description: str = "",
 ) -> dict[str, Any]:
-    """Build ``data_meta.json`` (schema 1.0.2) from the samples that were written.
-
-    Args:
-        dataset_name: The dataset's name.
-        results: The samples written (their count is ``data_volume.total`` and ``valid_image_n.total``).
-        modality: Dataset-level primary modality.
-        task: The dataset's task type.
-        classes: The class table (for ``num_classes_per_task``).
-        anatomy: ``anatomical_structure`` entries.
-        description: ``dataset_description`` (e.g. the README's first line).
-
-    Returns:
-        The dataset JSON.
+    """``data_meta.json`` (schema 1.0.2) from the samples written (their count is ``data_volume.total`` and
+    ``valid_image_n.total``), the dataset-level primary modality, task type and ``anatomical_structure``
+    entries, and the class table (for ``num_classes_per_task``).
     """
     n = len(results)
     modalities = sorted({r.modality for r in results if r.modality != modality})
@@ -249,7 +231,7 @@ def build_data_meta(
         per_task = {"classification": {"num_classes": n_classes}}
     return dataset_meta(
         dataset_name=dataset_name,
-        description=description or f"{dataset_name}: {n} samples standardized by the rules baseline",
+        description=f"{dataset_name}: {n} samples standardized by the rules baseline",
         modality_primary=[modality],
         modality_secondary=modalities or ["NA"],
         anatomy=list(anatomy) or ["NA"],

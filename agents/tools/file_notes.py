@@ -16,17 +16,11 @@ INSPECT_MAX_ENTRIES = 60
 
 
 def bounded_summary(summary: dict[str, Any], limit: int = INSPECT_MAX_ENTRIES) -> dict[str, Any]:
-    """``summary`` with every listing (MATLAB variables, HDF5 datasets, CZI scenes ...) cut to ``limit``.
+    """``summary`` (what ``medio.inspect`` returned) with every listing (MATLAB variables, HDF5 datasets, CZI
+    scenes ...) cut to ``limit`` entries, nested summaries (an AppleDouble stub's ``resolved``) too.
 
     A file may hold thousands of variables or scenes; the model sees the first ``limit`` and how many were
     left out (``"<name>_left_out"``), so one inspect stays a few kilobytes.
-
-    Args:
-        summary: What ``medio.inspect`` returned.
-        limit: Entries kept per listing.
-
-    Returns:
-        The bounded summary (nested summaries, such as an AppleDouble stub's ``resolved``, bounded too).
     """
     out: dict[str, Any] = {}
     for name, value in summary.items():

@@ -84,14 +84,8 @@ def extension(name: str) -> str:
 
 
 def is_text_name(name: str, ext: str | None = None) -> bool:
-    """Whether a file name looks like a text or table file (README*, or an extension in `TEXT_EXTENSIONS`).
-
-    Args:
-        name: A file name.
-        ext: Its `extension`, when the caller has it already (a listing computes it once per entry).
-
-    Returns:
-        True for a text or table file.
+    """Whether a file name looks like a text or table file (README*, or an extension in `TEXT_EXTENSIONS`);
+    ``ext`` is its `extension` when the caller has it already (a listing computes it once per entry).
     """
     return (ext if ext is not None else extension(name)) in TEXT_EXTENSIONS or name[:6].lower() == "readme"
 
@@ -214,22 +208,13 @@ def _size(entry: os.DirEntry[str]) -> int:
 
 
 def folder_page(sandbox: Sandbox, folder: Path, offset: int, limit: int, call: str) -> str:
-    """One page of a folder's entries as the model sees them (``list_dir``, ``list_output``).
+    """The text of one page of a folder's entries as the model sees them (``list_dir``, ``list_output``):
+    ``limit`` entries (capped by ``max_dir_entries``) from ``offset``.
 
-    Text and table files first, then folders (ending with ``/``), then the other files, each group by name;
-    a header with the counts per group (and the other files' commonest extensions); sizes for the entries
-    shown only; a last line with the number of entries left and the call that shows the next page.
-
-    Args:
-        sandbox: Caps the page size and renders the header path.
-        folder: A resolved folder inside the sandbox.
-        offset: Entries to skip.
-        limit: Entries to show (capped by ``max_dir_entries``).
-        call: The call that lists this folder, without its offset (e.g. ``list_dir(path='data')``), for the
-            last line.
-
-    Returns:
-        The listing text.
+    Text and table files first, then folders (ending with ``/``), then the other files, each group by name; a
+    header with the counts per group (and the other files' commonest extensions); sizes for the entries shown
+    only; a last line with the number of entries left and ``call`` (the call that lists this folder, without
+    its offset, e.g. ``list_dir(path='data')``) for the next page.
     """
     with os.scandir(folder) as it:
         entries = list(it)

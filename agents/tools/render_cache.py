@@ -26,13 +26,8 @@ __all__ = ["RENDERS", "InspectedFile", "RenderCache", "RenderedFile", "ViewedIma
 
 
 def file_identity(path: Path) -> tuple[str, int, int, int, int] | None:
-    """The identity of a regular file for a cache key, or None for a folder or an unreadable path.
-
-    Args:
-        path: A resolved path.
-
-    Returns:
-        ``(path, device, inode, size, mtime_ns)``, or None when the path is not a regular file.
+    """The identity of a regular file for a cache key, ``(path, device, inode, size, mtime_ns)``; None for a
+    folder or an unreadable path.
     """
     try:
         st = os.stat(path)
@@ -146,19 +141,13 @@ class RenderCache:
             return found
 
     def get_or_make(self, key: Hashable, make: Callable[[], Cached]) -> Cached:
-        """The item kept for ``key``, or ``make()``'s, kept; made once when several threads ask at once.
+        """The item kept for ``key``, or ``make()``'s (its exceptions reach the caller that called it), kept;
+        made once when several threads ask at once.
 
         The candidates of S3/S4 render the same files with the same arguments, often at the same moment (their
         model calls return together): a caller that finds ``key`` being made by another thread waits for it
-        instead of making it again. If that maker fails (or its item is too large to keep), the waiters
-        make it themselves, one at a time, as if they had asked first.
-
-        Args:
-            key: From the caller.
-            make: Builds the item (exceptions reach the caller that called it).
-
-        Returns:
-            The kept or made item.
+        instead of making it again. If that maker fails (or its item is too large to keep), the waiters make
+        it themselves, one at a time, as if they had asked first.
         """
         while True:
             with self._lock:

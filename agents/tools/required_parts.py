@@ -62,15 +62,8 @@ def _detection_gap(branch: Mapping[str, Any]) -> str | None:
 
 
 def missing_part(output_dir: Path, index: int) -> str | None:
-    """Why sample ``index`` is not complete although (or because no) annotation file is written.
-
-    Args:
-        output_dir: The candidate's ``agent1_data_organization``.
-        index: The manifest index.
-
-    Returns:
-        None when the annotation and every part its task requires are written; else one line naming what
-        is missing (`NO_ANNOTATION` when there is no annotation file at all).
+    """Why sample ``index`` is not complete: None when its annotation and every part its task requires are
+    written; else one line naming what is missing (`NO_ANNOTATION` when there is no annotation file at all).
     """
     path = output_dir / "standardized_annotations" / f"{index}.json"
     if not path.is_file():

@@ -26,6 +26,7 @@ from agents.tools.folder_tools import folder_page
 from agents.tools.sandbox import Sandbox, SandboxError
 from agents.tools.tool_args import ToolArgs
 from benchmark.source_stem import add_source_stem_to_annotation
+from core.atomic import atomic_write_json
 from validator.values import set_path
 
 __all__ = [
@@ -76,15 +77,7 @@ class EditFieldsArgs(ToolArgs):
 
 
 def text_head(target: Path, max_bytes: int) -> str | None:
-    """The first ``max_bytes`` of a text file, with a truncation note; None for a binary file (a NUL byte).
-
-    Args:
-        target: A resolved file.
-        max_bytes: How many bytes to read at most.
-
-    Returns:
-        The decoded head, or None.
-    """
+    """The first ``max_bytes`` of a text file, with a truncation note; None for a binary file (a NUL byte)."""
     size = target.stat().st_size
     with target.open("rb") as handle:
         head = handle.read(max_bytes)
@@ -145,8 +138,6 @@ _ABSENT = object()
 
 
 def _edit_fields(sandbox: Sandbox, task: Task, args: EditFieldsArgs) -> str:
-    from core.atomic import atomic_write_json
-
     if not args.set and not args.remove:
         raise ValueError("nothing to change: give set and/or remove")
     target = _json_target(sandbox, task.indices, args.path)
@@ -197,15 +188,8 @@ REVIEW_TOOLS: Mapping[str, tuple[type[ToolArgs], Callable[[Sandbox, Task, Any], 
 
 
 def current_value(output_dir: Path, index: int | None, path: str) -> tuple[bool, Any]:
-    """The value a candidate holds at a field (``data_meta.`` paths and index None read ``data_meta.json``).
-
-    Args:
-        output_dir: The candidate folder.
-        index: The sample index, or None for the dataset file.
-        path: The dotted field path (``""`` = the whole document).
-
-    Returns:
-        ``(found, value)``; ``found`` is False when the file or the field is absent.
+    """``(found, value)`` of a candidate's field (a dotted path, ``""`` for the whole document; ``data_meta.``
+    paths and index None read ``data_meta.json``); ``found`` is False when the file or the field is absent.
     """
     meta = index is None or path.startswith("data_meta")
     file = output_dir / ("data_meta.json" if meta else f"standardized_annotations/{index}.json")
@@ -227,15 +211,8 @@ def _short(value: Any) -> str:
 
 
 def feedback_with_values(feedback: Feedback | str, output_dir: Path) -> str:
-    """Render feedback for the revise prompt, each item followed by the field's current value.
-
-    Args:
-        feedback: The strategy's feedback (free text and/or per-field items).
-        output_dir: The candidate being revised.
-
-    Returns:
-        The message, then one line per item: ``- sample 3 · tasks.classification.label: <why> (current
-        value: 1)``.
+    """Feedback as the revise prompt shows it: its message, then one line per item with the field's current
+    value (``- sample 3 · tasks.classification.label: <why> (current value: 1)``).
     """
     if not isinstance(feedback, Feedback):
         return str(feedback)

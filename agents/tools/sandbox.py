@@ -96,13 +96,8 @@ class Sandbox:
         return target
 
     def output_path(self, path: str) -> Path:
-        """Resolve a path inside the candidate folder (``images/0.png``), for reading back or writing.
-
-        Args:
-            path: Relative to the candidate folder.
-
-        Returns:
-            The resolved absolute path (it may not exist).
+        """Resolve a path relative to the candidate folder (``images/0.png``; it may not exist), for reading
+        back or writing.
 
         Raises:
             SandboxError: The path is malformed or leaves the candidate folder.
@@ -114,13 +109,8 @@ class Sandbox:
         return target
 
     def write_path(self, relpath: str) -> Path:
-        """Resolve an output file to write and create its parent folder.
-
-        Args:
-            relpath: Relative to the candidate folder (built by the tools, e.g. ``masks/3.png``).
-
-        Returns:
-            The absolute destination.
+        """Resolve an output file to write (relative to the candidate folder, built by the tools, e.g.
+        ``masks/3.png``) and create its parent folder.
 
         Raises:
             SandboxError: The destination leaves the candidate folder (e.g. a planted symlink).
@@ -162,13 +152,8 @@ class Sandbox:
         return size
 
     def to_model(self, target: Path) -> str:
-        """Express a resolved path the way the model addresses it (relative, POSIX).
-
-        Args:
-            target: A path under the dataset root or the output folder.
-
-        Returns:
-            ``data/...`` for dataset files, the path relative to the output folder otherwise.
+        """A resolved path the way the model addresses it (POSIX): ``data/...`` for dataset files, the path
+        relative to the output folder otherwise.
         """
         if target.is_relative_to(self.output_dir):
             return target.relative_to(self.output_dir).as_posix() or "."

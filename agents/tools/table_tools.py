@@ -96,13 +96,9 @@ def _read(path: Path, sheet: str | None, cap: int) -> tuple[Any, int | None, lis
 def table_summary(
     path: Path, rows: int = 5, sheet: str | None = None, cap: int = 64 * 1024**2
 ) -> dict[str, Any]:
-    """Summarise a table file: columns, their dtypes and value statistics, the first rows.
-
-    Args:
-        path: A CSV/TSV/XLSX/XLS/parquet file.
-        rows: First rows to include.
-        sheet: Excel sheet (default the first).
-        cap: Largest text table whose rows are counted.
+    """Summarise a CSV/TSV/XLSX/XLS/parquet table: columns, their dtypes and value statistics, its first
+    ``rows`` rows (of ``sheet``, default the first, in a workbook); the rows of a text table up to ``cap``
+    bytes are counted.
 
     Returns:
         ``n_rows`` (None when not counted), ``summarized_rows``, ``n_columns``, ``columns`` (per column:

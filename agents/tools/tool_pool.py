@@ -71,13 +71,8 @@ class BoxSpec:
 
     @classmethod
     def of(cls, toolbox: ToolBox) -> BoxSpec:
-        """The spec of an existing toolbox (built by the agent for its candidate).
-
-        Args:
-            toolbox: The agent's toolbox.
-
-        Returns:
-            The spec; ``spec.build()`` runs the pooled tools exactly as ``toolbox`` does.
+        """The spec of the agent's toolbox: ``spec.build()`` runs the pooled tools exactly as ``toolbox``
+        does.
         """
         return cls(toolbox.task, toolbox.sandbox.limits, toolbox.vision)
 
@@ -243,10 +238,8 @@ class ToolPool:
                 self._warming = False
 
     def _acquire(self) -> _Worker | None:
-        """An idle worker, else a new one while fewer than ``processes`` exist, else the next one released.
-
-        Returns:
-            The worker, or None once the pool is closed.
+        """An idle worker, else a new one while fewer than ``processes`` exist, else the next one released;
+        None once the pool is closed.
         """
         with self._cond:
             while True:

@@ -21,6 +21,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
+import medio
 from agents.base import Task
 from agents.tools.file_notes import (
     LABEL_MAP_OBJECTS,
@@ -32,8 +33,9 @@ from agents.tools.render_cache import RENDERS, InspectedFile, RenderedFile, View
 from agents.tools.review_tools import REVIEW_TOOLS
 from agents.tools.sandbox import Sandbox, SandboxError
 from agents.tools.table_tools import TABLE_TOOLS
-from agents.tools.tool_args import ToolArgs
+from agents.tools.tool_args import ToolArgs, validation_problems
 from benchmark.source_stem import add_source_stem_to_annotation
+from core.atomic import atomic_write_json
 
 __all__ = ["TOOL_MODELS", "ToolBox", "ToolResult", "tool_definitions"]
 
@@ -136,14 +138,9 @@ def _strip_titles(schema: Any) -> Any:
 def tool_definitions(
     extra: Mapping[str, type[BaseModel]] | None = None, only: Collection[str] | None = None
 ) -> list[dict[str, Any]]:
-    """Return the OpenAI-style tool definitions, generated from the argument models.
-
-    Args:
-        extra: Opt-in tools (name → argument model) offered after the standard ones, e.g. ``run_python``.
-        only: Offer only these standard tools (a mode's tool set, e.g. the script mode's); None: all.
-
-    Returns:
-        One ``{"type": "function", "function": {"name", "description", "parameters"}}`` per tool.
+    """The OpenAI-style tool definitions (``{"type": "function", "function": {"name", "description",
+    "parameters"}}``), generated from the argument models: the standard tools (only those in ``only``, a
+    mode's tool set, when given), then the opt-in ``extra`` ones (name → argument model, e.g. ``run_python``).
     """
     out = []
     standard = {k: v for k, v in TOOL_MODELS.items() if only is None or k in only}
@@ -268,9 +265,7 @@ class ToolBox:
         try:
             args = model.model_validate(parsed)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()
-            )
+            problems = "; ".join(validation_problems(exc))
             return ToolResult(f"Invalid arguments for {name}: {problems}.", "invalid_arguments")
         try:
             result = self._handlers[name](args)
@@ -303,8 +298,6 @@ class ToolBox:
     # -- read tools ------------------------------------------------------------------------------
 
     def _inspect(self, args: InspectArgs) -> ToolResult:
-        import medio
-
         target = self.sandbox.read_path(args.path)
         self.sandbox.check_size(target, args.path)
         identity = file_identity(target)
@@ -400,7 +393,6 @@ class ToolBox:
 
     def _render_file(self, args: RenderArgs, source: Path) -> RenderedFile:
         """Read, render and encode one file (what `_render` keeps in `RENDERS`)."""
-        import medio
         from medio.png import encode_png
 
         image = medio.read(
@@ -493,8 +485,6 @@ class ToolBox:
         return ViewedImage(summary, url)
 
     def _write_annotation(self, args: WriteAnnotationArgs) -> ToolResult:
-        from core.atomic import atomic_write_json
-
         self._check_index(args.index)
         # The stem the official scorer needs for a source outside its extension list (docs/scoring.md).
         recorded = add_source_stem_to_annotation(args.annotation)
@@ -507,8 +497,6 @@ class ToolBox:
         return ToolResult(_json({**done, "recorded": [recorded.note()]} if recorded else done))
 
     def _write_data_meta(self, args: WriteDataMetaArgs) -> ToolResult:
-        from core.atomic import atomic_write_json
-
         dest = self.sandbox.write_path("data_meta.json")
         atomic_write_json(dest, args.data_meta, durable=False)
         written = len(self.written_indices())
@@ -540,8 +528,6 @@ def _rendered_image(path: Path) -> Any:
     """A dataset file as medio reads and renders it (the same readers as `render`, the rules baseline and the
     validator), as a Pillow image; a file medio cannot read fails with medio's one-line error."""
     from PIL import Image
-
-    import medio
 
     return Image.fromarray(medio.render(medio.read(path)).pixels)
 
@@ -589,7 +575,5 @@ def _schema_problems(model_name: str, document: dict[str, Any], limit: int = 8) 
     try:
         model.model_validate(document)
     except ValidationError as exc:
-        return [
-            f"schema: {'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()[:limit]
-        ]
+        return [f"schema: {problem}" for problem in validation_problems(exc)[:limit]]
     return []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agents.base import ManifestEntry
-from agents.llm.guided_evidence import mask_choices
+from agents.llm.guided import mask_choices
 
 
 def test_the_mask_that_shares_the_samples_id_comes_before_its_sibling_images() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 from agent_scripts import make_agent, make_task
 
 from agents.base import Feedback
-from agents.llm.guided_schemas import (
+from agents.llm.guided import (
     PLAN_SCHEMA,
     GuidedPlan,
     annotation_record,

@@ -28,8 +28,6 @@ ALLOWED = {
 }
 # Satellites the agents' and the forecast's restructurings (issue 55) fold back; nothing may join them.
 PENDING_SATELLITES = {
-    "agents.llm.guided_evidence",
-    "agents.llm.guided_schemas",
     "experiments.run.forecast_pilot",
     "experiments.run.forecast_price",
     "experiments.run.forecast_rates",

@@ -30,7 +30,7 @@ from real_runs import (
     trace_calls,
 )
 
-from agents.llm.guided_schemas import answer_of
+from agents.llm.guided import answer_of
 
 pytestmark = pytest.mark.realmodel
 
