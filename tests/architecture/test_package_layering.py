@@ -26,13 +26,10 @@ ALLOWED = {
     "strategies": {"core", "medio", "benchmark", "validator", "agents"},
     "experiments": {"core", "medio", "benchmark", "validator", "agents", "testbed", "strategies"},
 }
-# Satellites the agents' and the forecast's restructurings (issue 55) fold back; nothing may join them.
+# Satellites the agents' restructuring (issue 55) folds back; nothing may join them.
 PENDING_SATELLITES = {
     "agents.llm.guided_evidence",
     "agents.llm.guided_schemas",
-    "experiments.run.forecast_pilot",
-    "experiments.run.forecast_price",
-    "experiments.run.forecast_rates",
 }
 
 
