@@ -41,7 +41,6 @@ from typing import Any
 
 import pandas as pd
 
-from agents.base import Candidate
 from benchmark.score.analysis import to_markdown
 from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_candidate
@@ -49,15 +48,12 @@ from core.atomic import atomic_write_text
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from experiments.publish.stats import bootstrap_ci
 from experiments.publish.tables import write_csv
-from experiments.selection.leaderboard import StoredDataset, _selector_names, load_stored
+from experiments.selection.leaderboard import ReportCache, StoredDataset, _selector_names, load_stored
 from experiments.selection.reselect import ReselectError
 from experiments.stored.run_folder import run_info
-from strategies.base import DONE_MARKER, REPORTS_DIR
 from strategies.mechanics import stored_annotations
 from strategies.selectors import build_selector, choose
 from validator.report import Report
-from validator.report_store import validate_stored
-from validator.validate import get_profile
 
 __all__ = [
     "DEFAULT_MAX_SUBSETS",
@@ -161,16 +157,6 @@ def candidate_passes(stored: StoredDataset) -> dict[int, list[bool]]:
     return passes
 
 
-def _report(candidate: Candidate, stored: StoredDataset, profile: str) -> Report:
-    folder = Path(candidate.output_dir)
-    prof = get_profile(profile)
-    if (folder.parent / DONE_MARKER).is_file():
-        return validate_stored(folder, stored.task.root, prof, folder.parent / REPORTS_DIR)[0]
-    from validator.validate import validate
-
-    return validate(folder, stored.task.root, profile=prof)
-
-
 @dataclass
 class DatasetCurves:
     """The curves of one dataset: per k, the per-dataset mean of every curve.
@@ -266,7 +252,8 @@ def passk_curves(
     for run in runs:
         for stored in load_stored(Path(run)):
             passes = candidate_passes(stored)
-            reports = {v: [_report(c, stored, v) for c in stored.candidates] for v in validators}
+            cache = ReportCache()
+            reports = {v: [cache.get(c, stored.task, v) for c in stored.candidates] for v in validators}
             out.append(dataset_curves(stored, passes, reports, names, max_subsets))
     return out
 

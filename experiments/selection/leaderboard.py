@@ -575,13 +575,6 @@ def _read_mistakes(candidate: Candidate) -> dict[int, frozenset[str]]:
         return {}
 
 
-def _miss_rates(
-    chosen: Mapping[int, int], mistakes: Sequence[Mapping[int, frozenset[str]]]
-) -> dict[str, tuple[int, int]]:
-    """Per mistake type, (misses, opportunities) (`testbed.perturb.miss_rates`)."""
-    return miss_rates(chosen, mistakes)
-
-
 def _selector_names(wanted: Sequence[str] | None, judges: bool = False) -> list[str]:
     names = list(wanted) if wanted else [n for n in selectors.names() if n != ORACLE]
     unique: list[str] = []
@@ -758,7 +751,7 @@ def leaderboard(
                     e2e[res.key] = float(metrics["official"]["E2E"])
                 if labelled:
                     kept = {i: k for i, k in chosen.items() if k is not None}
-                    for t, (m, o) in _miss_rates(kept, labels[res.key]).items():
+                    for t, (m, o) in miss_rates(kept, labels[res.key]).items():
                         acc = misses.setdefault(t, [0, 0])
                         acc[0] += m
                         acc[1] += o
