@@ -89,18 +89,6 @@ STAT_COLUMNS = (
 )
 
 
-def _cost(run: RunData) -> dict[str, float]:
-    total = run.usage.get("total", {})
-    return {
-        "candidates": float(run.usage.get("candidates") or 0),
-        "calls": float(total.get("calls") or 0),
-        "prompt_tokens": float(total.get("prompt_tokens") or 0),
-        "completion_tokens": float(total.get("completion_tokens") or 0),
-        "USD": float(total.get("cost_usd") or 0.0),
-        "wall_s": float(run.wall_s if run.wall_s is not None else total.get("wall_s") or 0.0),
-    }
-
-
 def _seed_mean(rows: Sequence[RunData], metric: str = "E2E") -> dict[str, float]:
     """Per dataset, the metric averaged over the runs (seeds) that scored it."""
     values: dict[str, list[float]] = {}
@@ -136,7 +124,7 @@ def summary_frame(runs: Sequence[RunData], baseline: str = "s0") -> pd.DataFrame
             row[k] = mean_spread([r.metrics.get("macro", {}).get(k) for r in members])[0]
         row["E2E_sd"] = mean_spread([r.metrics.get("macro", {}).get("E2E") for r in members])[1]
         row["seeds"] = len(members)
-        costs = [_cost(r) for r in members]
+        costs = [r.cost() for r in members]
         for c in COST_COLUMNS:
             row[c] = sum(x[c] for x in costs) / len(costs)
         row["tokens"] = row["prompt_tokens"] + row["completion_tokens"]

@@ -47,6 +47,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 PROFILES = ("official", "strict")
+_SCORES = ("pair_valid", "source_score", "schema_valid_score", "semantic_score", "content_fidelity_score")
+"""The scorer's per-sample values ``samples.jsonl`` keeps (with ``e2e``)."""
 
 
 def export_dataset(dataset: Dataset, selected: Path, export_root: Path, run_name: str) -> Path:
@@ -142,33 +144,21 @@ def metrics_document(
         model = res.get("models", {}).get(run_name) or {}
         if model.get("metrics") and not model.get("error"):
             datasets[name] = {k: float(model["metrics"][k]) for k in names}
-    doc: dict[str, Any] = {
+    flags = {"incomplete": incomplete, "upper_bound": upper_bound, "simulation": simulation}
+    return {
         "profile": profile,
         "macro": {k: (float(agg["metrics"][k]) if agg["metrics"] else None) for k in names},
         "datasets": datasets,
+        **{flag: True for flag, on in flags.items() if on},
     }
-    if incomplete:
-        doc["incomplete"] = True
-    if upper_bound:
-        doc["upper_bound"] = True
-    if simulation:
-        doc["simulation"] = True
-    return doc
 
 
 def _per_sample(results: Mapping[str, Any], dataset: str, run_name: str) -> dict[str, dict[str, Any]]:
     model = results.get(dataset, {}).get("models", {}).get(run_name) or {}
-    out = {}
-    for ps in model.get("per_sample", []):
-        out[str(ps["index"])] = {
-            "pair_valid": ps["pair_valid"],
-            "source_score": ps["source_score"],
-            "schema_valid_score": ps["schema_valid_score"],
-            "semantic_score": ps["semantic_score"],
-            "content_fidelity_score": ps["content_fidelity_score"],
-            "e2e": e2e_pass(ps),
-        }
-    return out
+    return {
+        str(ps["index"]): {**{k: ps[k] for k in _SCORES}, "e2e": e2e_pass(ps)}
+        for ps in model.get("per_sample", [])
+    }
 
 
 def write_outputs(
@@ -247,12 +237,13 @@ def write_outputs(
                 row["mistakes"] = mistakes.samples[(dataset, int(key))]
             lines.append(json.dumps(row, sort_keys=True))
     atomic_write_text(run_dir / "samples.jsonl", "".join(line + "\n" for line in lines))
-    total = Usage()
-    for u in usage.values():
-        total = total + u
     atomic_write_json(
         run_dir / "usage.json",
-        {"total": total.to_dict(), "datasets": {k: u.to_dict() for k, u in usage.items()}, **extra_usage},
+        {
+            "total": sum(usage.values(), Usage()).to_dict(),
+            "datasets": {k: u.to_dict() for k, u in usage.items()},
+            **extra_usage,
+        },
     )
     return docs
 

@@ -112,9 +112,8 @@ def record_run(
         store = _store(settings)
         if store is None:
             return
-        parent = stored_link(sweep_dir) if sweep_dir is not None else None
-        if parent is not None and parent.get("tracking_uri") != settings.uri:
-            parent = None  # the sweep folder was logged to another store (an earlier sweep into it)
+        # None too when the sweep folder was logged to another store (an earlier sweep into it)
+        parent = stored_link(sweep_dir, settings.uri) if sweep_dir is not None else None
         _log_run(
             store,
             run_dir,
@@ -158,16 +157,14 @@ def record_sweep_end(settings: TrackingSettings, sweep_dir: Path) -> None:
         sweep_dir: The sweep folder.
     """
     with guarded(settings):
-        link = stored_link(sweep_dir)
-        if link is not None and link.get("tracking_uri") != settings.uri:
-            link = None
+        link = stored_link(sweep_dir, settings.uri)
         store = _store(settings) if link is not None else None
         if store is None or link is None:
             return
         store.log_files(link["run_id"], sweep_artifacts(sweep_dir))
         for job in sorted(p for p in sweep_dir.iterdir() if p.is_dir()):
-            child = stored_link(job)
-            if child is not None and child.get("tracking_uri") == settings.uri:
+            child = stored_link(job, settings.uri)
+            if child is not None:
                 page = [f for f in artifact_files(job) if f.name in ("report.html", "assets")]
                 store.log_files(child["run_id"], page)
         store.finish(link["run_id"])

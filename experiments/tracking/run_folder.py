@@ -13,7 +13,7 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -123,15 +123,16 @@ def run_params(run_dir: Path) -> dict[str, str]:
     return out
 
 
+def _numbers(prefix: str, values: Any) -> dict[str, float]:
+    """``<prefix>/<key>`` for every number of a mapping (None: nothing)."""
+    numbers = (values or {}).items()
+    return {safe_key(f"{prefix}/{k}"): float(v) for k, v in numbers if isinstance(v, int | float)}
+
+
 def _profile_metrics(profile: str, doc: Mapping[str, Any]) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for name, value in (doc.get("macro") or {}).items():
-        if isinstance(value, int | float):
-            out[f"{profile}/{name}"] = float(value)
+    out = _numbers(profile, doc.get("macro"))
     for dataset, values in (doc.get("datasets") or {}).items():
-        for name, value in (values or {}).items():
-            if isinstance(value, int | float):
-                out[safe_key(f"{profile}/{dataset}/{name}")] = float(value)
+        out.update(_numbers(f"{profile}/{dataset}", values))
     return out
 
 
@@ -180,12 +181,8 @@ def run_metrics(run_dir: Path) -> dict[str, float]:
     roles = _read_json(run_dir / ROLES)
     if isinstance(roles, Mapping):
         for label, row in (roles.get("agents") or {}).items():
-            for key, value in (row or {}).items():
-                if isinstance(value, int | float):
-                    out[safe_key(f"roles/{label}/{key}")] = float(value)
-        for key, value in (roles.get("judge") or {}).items():
-            if isinstance(value, int | float):
-                out[f"roles/judge/{key}"] = float(value)
+            out.update(_numbers(f"roles/{label}", row))
+        out.update(_numbers("roles/judge", roles.get("judge")))
     return out
 
 
@@ -210,10 +207,10 @@ def _forecast_metrics(run_dir: Path) -> dict[str, float]:
     return out
 
 
-def artifact_files(run_dir: Path) -> list[Path]:
+def artifact_files(run_dir: Path, names: Sequence[str] = RUN_ARTIFACTS) -> list[Path]:
     """The run's report, metrics files and role table that exist, with the report's ``assets/`` folder (the
     page links its style sheet, script and thumbnails relative to itself)."""
-    files = [run_dir / name for name in RUN_ARTIFACTS if (run_dir / name).is_file()]
+    files = [run_dir / name for name in names if (run_dir / name).is_file()]
     if (run_dir / "report.html").is_file() and (run_dir / "assets").is_dir():
         files.append(run_dir / "assets")
     return files
@@ -221,10 +218,7 @@ def artifact_files(run_dir: Path) -> list[Path]:
 
 def sweep_artifacts(sweep_dir: Path) -> list[Path]:
     """The ablation tables, figures and sweep report that exist in ``sweep_dir`` (with the page's assets)."""
-    files = [sweep_dir / name for name in SWEEP_ARTIFACTS if (sweep_dir / name).is_file()]
-    if (sweep_dir / "report.html").is_file() and (sweep_dir / "assets").is_dir():
-        files.append(sweep_dir / "assets")
-    return files
+    return artifact_files(sweep_dir, SWEEP_ARTIFACTS)
 
 
 def _git_commit(folder: Path) -> str | None:
