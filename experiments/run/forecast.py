@@ -229,21 +229,11 @@ def _floor(bound: Cost, expected: Cost, factor: float, pick: Any) -> Cost:
 
 
 def _range(low: Cost, mid: Cost, high: Cost, price: Price) -> dict[str, Any]:
-    def values(c: Cost) -> dict[str, float]:
-        return {k: round(float(getattr(c, k)), 1) for k in KEYS}
-
-    doc: dict[str, Any] = {
-        k: {"low": values(low)[k], "expected": values(mid)[k], "high": values(high)[k]} for k in KEYS
-    }
-    doc["usd"] = _usd(low, mid, high, price)
+    bounds = dict(zip(BOUNDS, (low, mid, high), strict=True))
+    doc: dict[str, Any] = {k: {b: round(float(getattr(c, k)), 1) for b, c in bounds.items()} for k in KEYS}
+    usd = {b: price.usd(c.prompt_tokens, c.completion_tokens) for b, c in bounds.items()}
+    doc["usd"] = None if None in usd.values() else {b: float(v or 0.0) for b, v in usd.items()}
     return doc
-
-
-def _usd(low: Cost, mid: Cost, high: Cost, price: Price) -> dict[str, float] | None:
-    costs = [price.usd(c.prompt_tokens, c.completion_tokens) for c in (low, mid, high)]
-    if any(c is None for c in costs):
-        return None
-    return {"low": float(costs[0] or 0.0), "expected": float(costs[1] or 0.0), "high": float(costs[2] or 0.0)}
 
 
 def _sum(docs: Sequence[Mapping[str, Any]], rounded: bool = True) -> dict[str, Any]:
