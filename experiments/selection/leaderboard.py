@@ -64,6 +64,7 @@ from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from core.registry import OptionError
 from experiments.publish.stats import CI_METHOD, TEST_METHOD, bootstrap_ci, cluster_diffs, paired_cluster_test
 from experiments.publish.tables import write_tables
+from experiments.run.mistakes import add_counts
 from experiments.run.plan import import_plugins, task_options
 from experiments.run.served import served_label
 from experiments.selection.reselect import ReselectError, load_source_config
@@ -751,10 +752,7 @@ def leaderboard(
                     e2e[res.key] = float(metrics["official"]["E2E"])
                 if labelled:
                     kept = {i: k for i, k in chosen.items() if k is not None}
-                    for t, (m, o) in miss_rates(kept, labels[res.key]).items():
-                        acc = misses.setdefault(t, [0, 0])
-                        acc[0] += m
-                        acc[1] += o
+                    add_counts(misses, miss_rates(kept, labels[res.key]))
             per_dataset[name] = e2e
             by_dataset[f"{Path(profile).stem}/{name}"] = e2e
             for p, tag in (("official", ""), ("strict", "strict_")):
