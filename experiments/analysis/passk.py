@@ -318,18 +318,14 @@ def passk_figure(frame: pd.DataFrame, path: Path) -> Path:
 
 def passk_markdown(frame: pd.DataFrame) -> str:
     """The table as the sweep report shows it: one row per curve, one column per k (``value [lo, hi]``)."""
-    table: dict[str, list[str]] = {"curve": list(dict.fromkeys(frame["curve"]))}
-    for k in sorted(frame["k"].unique()):
-        col = []
-        for name in table["curve"]:
-            row = frame[(frame["curve"] == name) & (frame["k"] == k)]
-            col.append(
-                ""
-                if row.empty
-                else f"{row['value'].iloc[0]:.3f} [{row['lo'].iloc[0]:.2f}, {row['hi'].iloc[0]:.2f}]"
-            )
-        table[f"k={k}"] = col
-    return to_markdown(pd.DataFrame(table))
+    cells = [
+        f"{v:.3f} [{lo:.2f}, {hi:.2f}]"
+        for v, lo, hi in zip(frame["value"], frame["lo"], frame["hi"], strict=True)
+    ]
+    table = frame.assign(cell=cells).pivot(index="curve", columns="k", values="cell")
+    table = table.reindex(list(dict.fromkeys(frame["curve"]))).fillna("")
+    table.columns = [f"k={k}" for k in table.columns]
+    return to_markdown(table.reset_index())
 
 
 def write_passk(frame: pd.DataFrame, out: Path, *, figure: bool = True) -> list[Path]:

@@ -27,6 +27,7 @@ from benchmark.score.forked import map_forked, processes_for
 from benchmark.score.profiles import ScoringRules
 from core.atomic import atomic_write_json, atomic_write_text
 from core.cli_errors import one_line
+from experiments.stored.run_folder import METRICS
 
 if TYPE_CHECKING:
     from experiments.run.mistakes import RunMistakes
@@ -205,8 +206,8 @@ def write_outputs(
     if fallbacks is not None:
         for doc in docs.values():
             doc["selector_fallbacks"] = fallbacks
-    atomic_write_json(run_dir / "metrics.json", docs["official"])
-    atomic_write_json(run_dir / "metrics_strict.json", docs["strict"])
+    for p in PROFILES:
+        atomic_write_json(run_dir / METRICS[p], docs[p])
     lines = []
     for dataset, rec in records.items():
         per = {p: _per_sample(scores[p], dataset, run_name) for p in PROFILES}
