@@ -1106,18 +1106,17 @@ def profiles_from_json(data: Mapping[str, Any]) -> dict[str, dict[str, Profile]]
     return out
 
 
-def load_prior(
-    path: Path = PRIOR_FILE, mode: str = "tools"
-) -> tuple[dict[str, dict[str, Profile]], dict[str, Any]]:
-    """The prior profiles of an agent mode and their provenance (how and when they were measured).
+def load_prior(mode: str = "tools") -> tuple[dict[str, dict[str, Profile]], dict[str, Any]]:
+    """The prior profiles (`PRIOR_FILE`) of an agent mode and their provenance (how and when they were
+    measured).
 
     Args:
-        path: The prior file.
         mode: ``tools`` (also the script mode's stand-in) or ``guided`` (its own key of the file).
 
     Raises:
         ValueError: The file is missing or unreadable (a broken install).
     """
+    path = PRIOR_FILE
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
