@@ -72,7 +72,7 @@ def budget_curve(run_dir: Path, selector: str = "validator_max", validator: str 
             for s in stored:
                 part = StoredDataset(f"{s.key}@{n}", s.task, s.candidates[:n])
                 reps = [reports.get(c, s.task, validator) for c in part.candidates]
-                _, scored = scores.score(part, sel, validator, reps)
+                _, scored = scores.score_decisions(part, sel, validator, reps)
                 if scored.metrics["official"]:
                     e2e.append(float(scored.metrics["official"]["E2E"]))
                 usages += [c.usage for c in part.candidates]

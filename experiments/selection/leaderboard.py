@@ -507,17 +507,11 @@ class ScoreCache:
     _readable_meta: dict[str, list[int]] = field(default_factory=dict)
     assembled: int = 0
 
-    def score(
-        self, stored: StoredDataset, sel: Selector, profile: str, reports: Sequence[Report]
-    ) -> tuple[dict[int, int | None], _Scored]:
-        """Choose with ``sel``, assemble (unless this choice was scored before) and score."""
-        decisions, scored = self.score_decisions(stored, sel, profile, reports)
-        return {i: d.candidate for i, d in decisions.items()}, scored
-
     def score_decisions(
         self, stored: StoredDataset, sel: Selector, profile: str, reports: Sequence[Report]
     ) -> tuple[dict[int, SampleDecision], _Scored]:
-        """`score`, with the selector's whole decisions (``fallback`` flags, a judge's verdicts and usage)."""
+        """Choose with ``sel``, assemble (unless this choice was scored before) and score; with the selector's
+        whole decisions (``fallback`` flags, a judge's verdicts and usage)."""
         from strategies.selectors import choose
 
         decisions = choose(sel, stored.task, stored.candidates, reports)
