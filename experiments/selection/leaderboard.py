@@ -284,8 +284,7 @@ def role_columns(
     wins = dict.fromkeys(agents, 0)
     decided = 0
     for candidates, chosen, spend in cells:
-        for c in candidates:
-            made = made + c.usage
+        made = sum((c.usage for c in candidates), made)
         judge = judge + spend.usage
         for k in chosen.values():
             if k is not None:
@@ -797,11 +796,10 @@ def _miss_table(frame: pd.DataFrame) -> pd.DataFrame:
     types = sorted(c[len("miss_") :] for c in frame.columns if c.startswith("miss_"))
     table: dict[str, list[str]] = {"mistake": types}
     for _, row in frame.iterrows():
-        cells = []
-        for t in types:
-            rate, n = row.get(f"miss_{t}"), row.get(f"n_{t}")
-            cells.append("n/a" if rate is None or pd.isna(rate) else f"{rate:.2f} ({int(n)})")
-        table[f"{row['validator']}/{row['selector']}"] = cells
+        table[f"{row['validator']}/{row['selector']}"] = [
+            "n/a" if pd.isna(row.get(f"miss_{t}")) else f"{row[f'miss_{t}']:.2f} ({int(row[f'n_{t}'])})"
+            for t in types
+        ]
     return pd.DataFrame(table)
 
 
