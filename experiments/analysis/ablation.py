@@ -380,13 +380,10 @@ def draw_ablation(summary: pd.DataFrame, *, banner: str | None = None) -> Figure
     strategies = list(summary["strategy"])
     colours = [plt.get_cmap("tab10")(i % 10) for i in range(len(strategies))]
     fig, axes = plt.subplots(1, 1 + len(groups), figsize=(WIDTH_IN, 4.2), squeeze=False)
-    if "avg11" in summary:
-        avg = summary["avg11"].astype(float)
-    else:
-        avg = summary[list(METRIC_NAMES)].astype(float).mean(axis=1)
     ax0 = axes[0][0]
     bar_style: dict[str, Any] = {"capsize": 2, "error_kw": {"elinewidth": 0.8, "ecolor": "black"}}
-    ax0.bar(range(len(strategies)), avg, color=colours, yerr=_yerr(summary, "avg11"), **bar_style)
+    avg = summary[AVG].astype(float)
+    ax0.bar(range(len(strategies)), avg, color=colours, yerr=_yerr(summary, AVG), **bar_style)
     ax0.set_xticks(range(len(strategies)), strategies, rotation=30, ha="right", fontsize="small")
     ax0.set_title("Avg of 11 metrics", fontsize="medium")
     ax0.set_ylabel("score (macro over datasets)", fontsize="small")
