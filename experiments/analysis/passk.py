@@ -328,8 +328,8 @@ def passk_markdown(frame: pd.DataFrame) -> str:
     return to_markdown(table.reset_index())
 
 
-def write_passk(frame: pd.DataFrame, out: Path, *, figure: bool = True) -> list[Path]:
-    """Write ``passk.csv``, ``passk.md`` (and ``passk.png``) into ``out``."""
+def write_passk(frame: pd.DataFrame, out: Path) -> list[Path]:
+    """Write ``passk.csv``, ``passk.md`` and ``passk.png`` into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "passk.csv", out / "passk.md"]
     write_csv(written[0], frame)
@@ -338,9 +338,7 @@ def write_passk(frame: pd.DataFrame, out: Path, *, figure: bool = True) -> list[
         "# pass@k, pass^k and selected@k (official E2E; macro over datasets, 95 % bootstrap CI over "
         "datasets)\n\n" + passk_markdown(frame) + "\n",
     )
-    if figure:
-        written.append(passk_figure(frame, out / "passk.png"))
-    return written
+    return [*written, passk_figure(frame, out / "passk.png")]
 
 
 def _own_validator(run_dir: Path) -> str:

@@ -486,8 +486,8 @@ def show_span(span: Mapping[str, float] | None, show: Callable[[float], str]) ->
     return f"{show(span['expected'])} ({show(span['low'])}-{show(span['high'])})"
 
 
-def format_forecast(doc: Mapping[str, Any], *, per_dataset: bool = True) -> str:
-    """The forecast as a terminal table: a title, one row per dataset (optional), the total, the notes."""
+def format_forecast(doc: Mapping[str, Any]) -> str:
+    """The forecast as a terminal table: a title, one row per dataset, the total, the notes."""
     job, total, price = doc["job"], doc["total"], doc["price"]
     agent = job["agent"] + (f" {job['model']} ({job['mode']})" if job.get("model") else "")
     priced = (
@@ -504,10 +504,7 @@ def format_forecast(doc: Mapping[str, Any], *, per_dataset: bool = True) -> str:
         f"{'dataset':<32} {'samples':>7} {'cand':>5} {'conv':>6} {'calls':>18} {'prompt tok':>22} "
         f"{'compl tok':>22} {'USD':>26}"
     )
-    rows = [title, head]
-    names = list(doc["datasets"]) if per_dataset else []
-    for name in names:
-        rows.append(_row(name[:32], doc["datasets"][name]))
+    rows = [title, head, *(_row(name[:32], r) for name, r in doc["datasets"].items())]
     rows.append(_row(f"total ({total['datasets']} datasets)", total))
     wall = _wall_line(doc.get("wall"))
     if wall is not None:
