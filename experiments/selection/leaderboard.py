@@ -673,7 +673,6 @@ def leaderboard(
     selector_names: Sequence[str] | None = None,
     validators: Sequence[str] = ("evidence", "mdsbench"),
     *,
-    work: Path | None = None,
     workers: int | None = None,
     on_error: str = "raise",
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -683,7 +682,6 @@ def leaderboard(
         runs: Finished S3 (or S4) run folders.
         selector_names: Registered selector names (default: every registered one but the oracle).
         validators: Validator profiles (names or YAML paths).
-        work: Scratch folder for assembled outputs (default: a temporary folder).
         workers: Processes (datasets are evaluated in parallel); default the CPU count, 1 in-process.
         on_error: ``raise`` (a selector that raises stops the leaderboard) or ``fallback`` (validator_max
             chooses there; the ``fallbacks`` column counts those samples per row).
@@ -712,7 +710,7 @@ def leaderboard(
     profiles = [str(v) for v in validators]
     labels = {s.key: [_read_mistakes(c) for c in s.candidates] for s in stored}
     labelled = any(any(m) for ms in labels.values() for m in ms)
-    with tempfile.TemporaryDirectory(dir=work) as scratch:
+    with tempfile.TemporaryDirectory() as scratch:  # the assembled outputs
         results = _evaluate_all(
             stored, names, profiles, scratch, workers or os.cpu_count() or 1, on_error, sources
         )

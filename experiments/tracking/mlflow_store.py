@@ -255,9 +255,9 @@ class MlflowStore:
             self.client: MlflowClient = _client(settings.uri)
         self._experiments: dict[str, str] = {}
 
-    def experiment_id(self, name: str | None = None) -> str:
-        """The id of the experiment ``name`` (default: the settings'), created on first use."""
-        name = name or self.settings.experiment
+    def experiment_id(self) -> str:
+        """The id of the settings' experiment, created on first use."""
+        name = self.settings.experiment
         if name not in self._experiments:
             found = self.client.get_experiment_by_name(name)
             if found is not None:
