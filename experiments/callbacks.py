@@ -42,7 +42,7 @@ class AblationCallback(Callback):
     @staticmethod
     def _forecast(sweep_dir: Path) -> None:
         """A dry-run sweep: one row per job and the total, printed and written (``forecast.json``/``.md``)."""
-        from experiments.run.forecast_sweep import write_sweep_forecast
+        from experiments.run.forecast import write_sweep_forecast
 
         try:
             text = write_sweep_forecast(sweep_dir)

@@ -6,7 +6,7 @@ suite against the fake server replaying the rules baseline on every dataset (`te
 data_meta step, each a fresh request sized to the window) against the fake server answering every
 constrained request with the first object its schema allows (`testbed.fakeserver.schema_answers`), through
 the real LiteLLM path. Either keeps each dataset's measured conversations
-(`experiments.run.forecast_rates.profiles_from_folder`): the per-call prompt and completion tokens of its
+(`experiments.run.forecast.profiles_from_folder`): the per-call prompt and completion tokens of its
 plan, sample (or batch) and ``data_meta`` calls, under that mode's key of the file. Those are the fake
 server's token estimates (characters / 4, a fixed count per image), a shape of the calls, not a model's bill::
 
@@ -31,7 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from experiments.run.forecast_rates import PRIOR_FILE, profiles_from_folder, profiles_to_json  # noqa: E402
+from experiments.run.forecast import PRIOR_FILE, profiles_from_folder, profiles_to_json  # noqa: E402
 from experiments.run.suite import ensure_bundled_suite  # noqa: E402
 from testbed.fakeserver import ByDataset, FakeServer  # noqa: E402
 from testbed.fakeserver.replay import replay_script  # noqa: E402

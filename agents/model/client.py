@@ -74,7 +74,7 @@ class ModelReply:
         retries: Transient failures retried before the answer.
         latency_s: Seconds spent in this call (retries and waits included).
         waited_s: Of those, seconds spent waiting for the server's slot (`agent.server.slots`): the rest is
-            the server's time (the forecast's measured speed, `experiments.run.forecast_rates`).
+            the server's time (the forecast's measured speed, `experiments.run.forecast`).
     """
 
     message: dict[str, Any]

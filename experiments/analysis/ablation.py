@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,8 +47,6 @@ __all__ = [
     "QF_VALUES",
     "STAT_COLUMNS",
     "RunData",
-    "ablation_figure",
-    "cost_figure",
     "draw_ablation",
     "draw_cost",
     "load_runs",
@@ -57,7 +54,6 @@ __all__ = [
     "summary_frame",
     "threshold_frame",
     "write_ablation",
-    "zoomed_floor",
 ]
 
 log = logging.getLogger(__name__)
@@ -76,6 +72,8 @@ REVISION_MEANING = {
 """What an S1/S2 row measures for agents whose `revise` is not a model reviewing its output."""
 
 COST_COLUMNS = ("candidates", "calls", "prompt_tokens", "completion_tokens", "USD", "wall_s")
+"""Per-run cost, averaged over seeds: agent invocations (candidates and revisions made), model calls (0 for an
+offline agent such as ``rules``), tokens, dollars and the run's wall-clock seconds."""
 # The statistics table (ablation.md, the sweep report): CIs, the paired test against S0, the oracle bound.
 STAT_COLUMNS = (
     "strategy",
@@ -89,20 +87,6 @@ STAT_COLUMNS = (
     "n_datasets",
     "oracle_bestofn_E2E",
 )
-"""Per-run cost, averaged over seeds: agent invocations (candidates and revisions made), model calls (0 for an
-offline agent such as ``rules``), tokens, dollars and the run's wall-clock seconds."""
-
-
-def _cost(run: RunData) -> dict[str, float]:
-    total = run.usage.get("total", {})
-    return {
-        "candidates": float(run.usage.get("candidates") or 0),
-        "calls": float(total.get("calls") or 0),
-        "prompt_tokens": float(total.get("prompt_tokens") or 0),
-        "completion_tokens": float(total.get("completion_tokens") or 0),
-        "USD": float(total.get("cost_usd") or 0.0),
-        "wall_s": float(run.wall_s if run.wall_s is not None else total.get("wall_s") or 0.0),
-    }
 
 
 def _seed_mean(rows: Sequence[RunData], metric: str = "E2E") -> dict[str, float]:
@@ -140,7 +124,7 @@ def summary_frame(runs: Sequence[RunData], baseline: str = "s0") -> pd.DataFrame
             row[k] = mean_spread([r.metrics.get("macro", {}).get(k) for r in members])[0]
         row["E2E_sd"] = mean_spread([r.metrics.get("macro", {}).get("E2E") for r in members])[1]
         row["seeds"] = len(members)
-        costs = [_cost(r) for r in members]
+        costs = [r.cost() for r in members]
         for c in COST_COLUMNS:
             row[c] = sum(x[c] for x in costs) / len(costs)
         row["tokens"] = row["prompt_tokens"] + row["completion_tokens"]
@@ -315,8 +299,10 @@ def write_ablation(sweep_dir: Path, *, figure: bool = True) -> list[Path]:
     tables = write_tables(sweep_dir / "ablation", summary, page, shown[[*main_cols, *cost_cols[1:]]])
     written = [tables[0], written[0], *tables[1:], *written[1:]]  # .csv, _thresholds.csv, .md, .tex, ...
     if figure:
-        written.append(ablation_figure(summary, sweep_dir / "ablation.png", banner=mechanics))
-        written.append(cost_figure(summary, sweep_dir / "ablation_cost.png", banner=mechanics))
+        from experiments.publish.figures import save_figure  # pyplot: only when a figure is drawn
+
+        written.append(save_figure(draw_ablation(summary, banner=mechanics), sweep_dir / "ablation.png"))
+        written.append(save_figure(draw_cost(summary, banner=mechanics), sweep_dir / "ablation_cost.png"))
     return written
 
 
@@ -352,25 +338,6 @@ COST_AXES = (
 """The cost axis of `cost_figure`: the first column with a non-zero value."""
 
 
-def zoomed_floor(values: Sequence[float], *, span: float = 0.25) -> float:
-    """The y-axis floor: 0 when values spread widely, else just below the smallest one (in 0.05 steps).
-
-    Only for point plots (a line or a dot has no length to misread); every bar plot here starts at 0. The
-    axis label of a zoomed plot says where it starts.
-
-    Args:
-        values: The plotted values (NaNs ignored).
-        span: Zoom only when every value lies within this distance below 1.
-
-    Returns:
-        The floor in [0, 1).
-    """
-    finite = [v for v in values if v is not None and not math.isnan(v)]
-    if not finite or min(finite) < 1.0 - span:
-        return 0.0
-    return max(0.0, math.floor((min(finite) - 0.02) * 20) / 20)
-
-
 def _yerr(summary: pd.DataFrame, column: str) -> list[list[float]] | None:
     """Matplotlib's asymmetric error bars from ``<column>_lo``/``_hi`` (None when the CI is missing)."""
     from experiments.publish.figures import error_bars  # pyplot: only when a figure is drawn
@@ -388,38 +355,6 @@ def _caption(fig: Figure, text: str, banner: str | None) -> None:
 
 
 CAPTION = f"Bars: macro mean over datasets (mean over seeds); error bars: {CI_METHOD}; y-axis from 0."
-
-
-def ablation_figure(summary: pd.DataFrame, path: Path, *, banner: str | None = None) -> Path:
-    """Draw the ablation bars (`draw_ablation`) and save them as PNG.
-
-    Args:
-        summary: `experiments.analysis.ablation.summary_frame` output.
-        path: Target PNG.
-        banner: A line shown above the caption (the mechanics-check banner), or None.
-
-    Returns:
-        ``path``.
-    """
-    from experiments.publish.figures import save_figure  # pyplot: only when a figure is drawn
-
-    return save_figure(draw_ablation(summary, banner=banner), path)
-
-
-def cost_figure(summary: pd.DataFrame, path: Path, *, banner: str | None = None) -> Path:
-    """Draw E2E against cost (`draw_cost`) and save it as PNG.
-
-    Args:
-        summary: `experiments.analysis.ablation.summary_frame` output.
-        path: Target PNG.
-        banner: A line shown above the caption (the mechanics-check banner), or None.
-
-    Returns:
-        ``path``.
-    """
-    from experiments.publish.figures import save_figure  # pyplot: only when a figure is drawn
-
-    return save_figure(draw_cost(summary, banner=banner), path)
 
 
 def draw_ablation(summary: pd.DataFrame, *, banner: str | None = None) -> Figure:
@@ -445,13 +380,10 @@ def draw_ablation(summary: pd.DataFrame, *, banner: str | None = None) -> Figure
     strategies = list(summary["strategy"])
     colours = [plt.get_cmap("tab10")(i % 10) for i in range(len(strategies))]
     fig, axes = plt.subplots(1, 1 + len(groups), figsize=(WIDTH_IN, 4.2), squeeze=False)
-    if "avg11" in summary:
-        avg = summary["avg11"].astype(float)
-    else:
-        avg = summary[list(METRIC_NAMES)].astype(float).mean(axis=1)
     ax0 = axes[0][0]
     bar_style: dict[str, Any] = {"capsize": 2, "error_kw": {"elinewidth": 0.8, "ecolor": "black"}}
-    ax0.bar(range(len(strategies)), avg, color=colours, yerr=_yerr(summary, "avg11"), **bar_style)
+    avg = summary[AVG].astype(float)
+    ax0.bar(range(len(strategies)), avg, color=colours, yerr=_yerr(summary, AVG), **bar_style)
     ax0.set_xticks(range(len(strategies)), strategies, rotation=30, ha="right", fontsize="small")
     ax0.set_title("Avg of 11 metrics", fontsize="medium")
     ax0.set_ylabel("score (macro over datasets)", fontsize="small")

@@ -25,6 +25,7 @@ import pandas as pd
 
 from agents.base import Usage
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
+from experiments.analysis.passk import is_best_of_n_run
 from experiments.publish.stats import format_pm, mean_spread
 from experiments.selection.leaderboard import ReportCache, ScoreCache, StoredDataset, is_judge, load_stored
 from experiments.stored.run_folder import RUN_INFO, json_or_empty
@@ -71,7 +72,7 @@ def budget_curve(run_dir: Path, selector: str = "validator_max", validator: str 
             for s in stored:
                 part = StoredDataset(f"{s.key}@{n}", s.task, s.candidates[:n])
                 reps = [reports.get(c, s.task, validator) for c in part.candidates]
-                _, scored = scores.score(part, sel, validator, reps)
+                _, scored = scores.score_decisions(part, sel, validator, reps)
                 if scored.metrics["official"]:
                     e2e.append(float(scored.metrics["official"]["E2E"]))
                 usages += [c.usage for c in part.candidates]
@@ -82,12 +83,6 @@ def budget_curve(run_dir: Path, selector: str = "validator_max", validator: str 
 def _info(run: RunData) -> dict[str, Any]:
     info = json_or_empty(run.run_dir / RUN_INFO)
     return info if isinstance(info, dict) else {}
-
-
-def _is_best_of_n(run: RunData) -> bool:
-    info = _info(run)
-    kind = str(((info.get("config") or {}).get("strategy") or {}).get("kind") or "")
-    return kind == "best_of_n" or (not kind and info.get("strategy") == "s3")
 
 
 def _mean_curve(curves: Sequence[pd.DataFrame]) -> pd.DataFrame:
@@ -126,7 +121,7 @@ def budget_matched(runs: Sequence[RunData]) -> pd.DataFrame:
         ``dE2E``/``dE2E_sd`` (S3 at that n' minus the other).
     """
     by_label = groups(runs)
-    s3s = {label: members for label, members in by_label.items() if _is_best_of_n(members[0])}
+    s3s = {label: members for label, members in by_label.items() if is_best_of_n_run(members[0].run_dir)}
     others = {label: members for label, members in by_label.items() if label not in s3s}
     for label, members in list(s3s.items()):
         judged = [r for r in members if is_judge(_selector_of(r)["selector"])]
@@ -146,7 +141,7 @@ def budget_matched(runs: Sequence[RunData]) -> pd.DataFrame:
             del s3s[label]
     if not s3s:
         return pd.DataFrame()
-    spent = {label: [_run_cost(r) for r in members] for label, members in by_label.items()}
+    spent = {label: [r.cost() for r in members] for label, members in by_label.items()}
     axis = next(
         (a for a in COST_AXES if any(c[a] > 0 for costs in spent.values() for c in costs)), "candidates"
     )
@@ -203,15 +198,6 @@ def _paired_difference(
     if s3_mean is None or other_mean is None:
         return None, None
     return float(s3_mean) - float(other_mean), None
-
-
-def _run_cost(run: RunData) -> dict[str, float]:
-    total = run.usage.get("total", {})
-    return {
-        "USD": float(total.get("cost_usd") or 0.0),
-        "calls": float(total.get("calls") or 0),
-        "candidates": float(run.usage.get("candidates") or 0),
-    }
 
 
 def _selector_of(run: RunData) -> dict[str, str]:

@@ -41,7 +41,6 @@ from typing import Any
 
 import pandas as pd
 
-from agents.base import Candidate
 from benchmark.score.analysis import to_markdown
 from benchmark.score.dataset import e2e_pass
 from benchmark.score.evaluate import score_candidate
@@ -49,15 +48,12 @@ from core.atomic import atomic_write_text
 from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from experiments.publish.stats import bootstrap_ci
 from experiments.publish.tables import write_csv
-from experiments.selection.leaderboard import StoredDataset, _selector_names, load_stored
+from experiments.selection.leaderboard import ReportCache, StoredDataset, _selector_names, load_stored
 from experiments.selection.reselect import ReselectError
 from experiments.stored.run_folder import run_info
-from strategies.base import DONE_MARKER, REPORTS_DIR
 from strategies.mechanics import stored_annotations
 from strategies.selectors import build_selector, choose
 from validator.report import Report
-from validator.report_store import validate_stored
-from validator.validate import get_profile
 
 __all__ = [
     "DEFAULT_MAX_SUBSETS",
@@ -161,16 +157,6 @@ def candidate_passes(stored: StoredDataset) -> dict[int, list[bool]]:
     return passes
 
 
-def _report(candidate: Candidate, stored: StoredDataset, profile: str) -> Report:
-    folder = Path(candidate.output_dir)
-    prof = get_profile(profile)
-    if (folder.parent / DONE_MARKER).is_file():
-        return validate_stored(folder, stored.task.root, prof, folder.parent / REPORTS_DIR)[0]
-    from validator.validate import validate
-
-    return validate(folder, stored.task.root, profile=prof)
-
-
 @dataclass
 class DatasetCurves:
     """The curves of one dataset: per k, the per-dataset mean of every curve.
@@ -266,7 +252,8 @@ def passk_curves(
     for run in runs:
         for stored in load_stored(Path(run)):
             passes = candidate_passes(stored)
-            reports = {v: [_report(c, stored, v) for c in stored.candidates] for v in validators}
+            cache = ReportCache()
+            reports = {v: [cache.get(c, stored.task, v) for c in stored.candidates] for v in validators}
             out.append(dataset_curves(stored, passes, reports, names, max_subsets))
     return out
 
@@ -331,22 +318,18 @@ def passk_figure(frame: pd.DataFrame, path: Path) -> Path:
 
 def passk_markdown(frame: pd.DataFrame) -> str:
     """The table as the sweep report shows it: one row per curve, one column per k (``value [lo, hi]``)."""
-    table: dict[str, list[str]] = {"curve": list(dict.fromkeys(frame["curve"]))}
-    for k in sorted(frame["k"].unique()):
-        col = []
-        for name in table["curve"]:
-            row = frame[(frame["curve"] == name) & (frame["k"] == k)]
-            col.append(
-                ""
-                if row.empty
-                else f"{row['value'].iloc[0]:.3f} [{row['lo'].iloc[0]:.2f}, {row['hi'].iloc[0]:.2f}]"
-            )
-        table[f"k={k}"] = col
-    return to_markdown(pd.DataFrame(table))
+    cells = [
+        f"{v:.3f} [{lo:.2f}, {hi:.2f}]"
+        for v, lo, hi in zip(frame["value"], frame["lo"], frame["hi"], strict=True)
+    ]
+    table = frame.assign(cell=cells).pivot(index="curve", columns="k", values="cell")
+    table = table.reindex(list(dict.fromkeys(frame["curve"]))).fillna("")
+    table.columns = [f"k={k}" for k in table.columns]
+    return to_markdown(table.reset_index())
 
 
-def write_passk(frame: pd.DataFrame, out: Path, *, figure: bool = True) -> list[Path]:
-    """Write ``passk.csv``, ``passk.md`` (and ``passk.png``) into ``out``."""
+def write_passk(frame: pd.DataFrame, out: Path) -> list[Path]:
+    """Write ``passk.csv``, ``passk.md`` and ``passk.png`` into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "passk.csv", out / "passk.md"]
     write_csv(written[0], frame)
@@ -355,9 +338,7 @@ def write_passk(frame: pd.DataFrame, out: Path, *, figure: bool = True) -> list[
         "# pass@k, pass^k and selected@k (official E2E; macro over datasets, 95 % bootstrap CI over "
         "datasets)\n\n" + passk_markdown(frame) + "\n",
     )
-    if figure:
-        written.append(passk_figure(frame, out / "passk.png"))
-    return written
+    return [*written, passk_figure(frame, out / "passk.png")]
 
 
 def _own_validator(run_dir: Path) -> str:

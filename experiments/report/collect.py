@@ -197,12 +197,17 @@ def _kept_candidates_checks(
         theirs = read_json(folder / ANNOTATIONS_DIR / f"{index}.json")
         if sample is None or mine is None or _without_image_path(mine) != _without_image_path(theirs):
             return None
-        checks = [
-            {"name": o.name, "score": o.score, "weight": o.weight, "message": o.result.message}
-            for o in sample.checks.values()
-        ]
-        out[index] = (sample.total, checks)
+        out[index] = _checks(sample)
     return out
+
+
+def _checks(sample: Any) -> tuple[float, list[dict[str, Any]]]:
+    """A validated sample's total and its check outcomes as the page shows them."""
+    checks = [
+        {"name": o.name, "score": o.score, "weight": o.weight, "message": o.result.message}
+        for o in sample.checks.values()
+    ]
+    return sample.total, checks
 
 
 def _validator_checks(
@@ -223,14 +228,7 @@ def _validator_checks(
     except Exception as exc:  # the report degrades to "no checks" rather than failing
         log.warning("report: validator failed on %s: %s", selected, exc)
         return {}
-    out = {}
-    for index, sample in report.samples.items():
-        checks = [
-            {"name": o.name, "score": o.score, "weight": o.weight, "message": o.result.message}
-            for o in sample.checks.values()
-        ]
-        out[index] = (sample.total, checks)
-    return out
+    return {index: _checks(sample) for index, sample in report.samples.items()}
 
 
 def _task_of(annotation: Any, gt: dict[str, Any] | None) -> str:

@@ -310,8 +310,7 @@ def _finish(
     agent_name = settings.agent_name
     if plan.pool:
         agent_name = "+".join(f"{label}×{n}" for label, n in plan.pool)
-    tokens = sum(u.total_tokens for u in usage.values())
-    usd = sum(u.cost_usd for u in usage.values())
+    spent = sum(usage.values(), Usage())
     models = role_models(plan.agent, plan.judge)
     served = served_label(models)
     if served is not None:  # agent=local's name says nothing of the weights: say what the server served
@@ -319,9 +318,10 @@ def _finish(
     limit = settings.samples
     shown = f" · first {limit} samples each" if limit is not None else ""
     title = (
-        f"{plan.name} · {len(datasets)} datasets{shown} · agent {agent_name} · {tokens} tokens · ${usd:.4f}"
+        f"{plan.name} · {len(datasets)} datasets{shown} · agent {agent_name} · {spent.total_tokens} tokens · "
+        f"${spent.cost_usd:.4f}"
     )
-    calls, hits = sum(u.calls for u in usage.values()), sum(u.cache_hits for u in usage.values())
+    calls, hits = spent.calls, spent.cache_hits
     if calls:  # an agent that calls a model: what this seed bought, what the request cache answered (free)
         title += f" · seed {settings.seed}: {calls - hits} calls bought, {hits} from the cache"
     fitted = settings.fitted
@@ -372,8 +372,7 @@ def _finish(
     if settings.run.get("forecast"):
         from experiments.run.forecast import compare_with_actual
 
-        total = {"total": sum(usage.values(), Usage()).to_dict()}
-        versus = compare_with_actual(run_dir, total, time.perf_counter() - start)
+        versus = compare_with_actual(run_dir, {"total": spent.to_dict()}, time.perf_counter() - start)
         if versus is not None:
             table += "\n" + versus
     mechanics = mechanics_agent(settings.agent)

@@ -27,7 +27,6 @@ __all__ = [
     "RunFolderBusy",
     "abandon_run_folder",
     "hold_run_folder",
-    "holder_pid",
     "refuse_if_busy",
     "release_run_folder",
     "run_folder_lock",
@@ -73,22 +72,6 @@ _guard = threading.Lock()
 def _read_pid(fd: int) -> int | None:
     os.lseek(fd, 0, os.SEEK_SET)
     text = os.read(fd, 64).decode("ascii", "replace").strip()
-    return int(text) if text.isdigit() else None
-
-
-def holder_pid(run_dir: str | Path) -> int | None:
-    """The pid written in a run folder's lock file (None when there is none).
-
-    Args:
-        run_dir: The run folder.
-
-    Returns:
-        The pid of the last process that took the lock and has not released it cleanly.
-    """
-    try:
-        text = (Path(run_dir) / LOCK_NAME).read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
     return int(text) if text.isdigit() else None
 
 

@@ -9,7 +9,6 @@ summed.
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,10 +18,9 @@ from benchmark.score.constants import METRIC_NAMES
 from core.atomic import atomic_write_json, atomic_write_text, read_json_or_none
 from core.cli_errors import OneLineParser, cli_main, existing_dir
 from experiments.run.results import PROFILES, format_table
+from experiments.stored.run_folder import METRICS, USAGE, json_or_empty, run_file
 
 __all__ = ["main", "merge_runs"]
-
-_FILES = {"official": "metrics.json", "strict": "metrics_strict.json"}
 
 
 def _merge_docs(docs: Sequence[dict[str, Any]], profile: str) -> dict[str, Any]:
@@ -65,13 +63,10 @@ def merge_runs(run_dirs: Sequence[Path], out: Path) -> dict[str, dict[str, Any]]
         if not (run / "metrics.json").is_file():
             raise FileNotFoundError(f"{run}: no metrics.json (not a finished run folder)")
     _check_out(run_dirs, out)
-    docs = {
-        p: _merge_docs([json.loads((r / _FILES[p]).read_text(encoding="utf-8")) for r in run_dirs], p)
-        for p in PROFILES
-    }
+    docs = {p: _merge_docs([run_file(r, METRICS[p]) for r in run_dirs], p) for p in PROFILES}
     out.mkdir(parents=True, exist_ok=True)
     for p in PROFILES:
-        atomic_write_json(out / _FILES[p], docs[p])
+        atomic_write_json(out / METRICS[p], docs[p])
     lines: list[str] = []
     for run in run_dirs:
         path = run / "samples.jsonl"
@@ -80,12 +75,7 @@ def merge_runs(run_dirs: Sequence[Path], out: Path) -> dict[str, dict[str, Any]]
     atomic_write_text(out / "samples.jsonl", "".join(line + "\n" for line in lines))
     total: dict[str, float] = {}
     for run in run_dirs:
-        usage = (
-            json.loads((run / "usage.json").read_text(encoding="utf-8"))
-            if (run / "usage.json").is_file()
-            else {}
-        )
-        for key, value in usage.get("total", {}).items():
+        for key, value in json_or_empty(run / USAGE).get("total", {}).items():
             total[key] = total.get(key, 0) + value
     atomic_write_json(out / "usage.json", {"total": total, "runs": [str(r) for r in run_dirs]})
     return docs
@@ -104,7 +94,7 @@ def _check_out(run_dirs: Sequence[Path], out: Path) -> None:
     merge = isinstance(before, list) and not (out / "run.json").exists()  # what this command writes
     if any(out.resolve() == run.resolve() for run in run_dirs) or (held_run(out) is not None and not merge):
         raise ValueError(f"--out {out} is a run folder; merging there would overwrite its metrics.json")
-    if not any((out / name).exists() for name in (*_FILES.values(), "samples.jsonl", "usage.json")):
+    if not any((out / name).exists() for name in (*METRICS.values(), "samples.jsonl", "usage.json")):
         return
     same = isinstance(before, list) and {Path(str(r)).resolve() for r in before} == {
         r.resolve() for r in run_dirs

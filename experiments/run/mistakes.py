@@ -18,7 +18,6 @@ from agents.base import Candidate, Task
 from benchmark.discover import Dataset
 from strategies.selectors import choose, random, validator_max
 from testbed.perturb import MISTAKES, miss_rates, read_mistakes
-from validator.report import Report
 from validator.validate import validate
 
 __all__ = [
@@ -46,20 +45,17 @@ def candidate_labels(candidates: Sequence[Candidate | Path]) -> list[dict[int, f
     return labels if any(labels) else None
 
 
-def reference_choices(
-    task: Task, candidates: Sequence[Candidate], mdsbench_reports: Sequence[Report] | None = None
-) -> dict[str, dict[int, int]]:
+def reference_choices(task: Task, candidates: Sequence[Candidate]) -> dict[str, dict[int, int]]:
     """What the reference selectors keep on these candidates: ``{"mdsbench": ..., "random": ...}``.
 
     Args:
         task: The dataset task (``random`` is seeded by its seed and name).
-        candidates: The candidates.
-        mdsbench_reports: Their reports under the ``mdsbench`` profile (computed when None).
+        candidates: The candidates (validated here under the ``mdsbench`` profile).
 
     Returns:
         Per reference selector, per index, the chosen position (samples no candidate wrote are left out).
     """
-    reports = mdsbench_reports or [validate(c.output_dir, task.root, profile="mdsbench") for c in candidates]
+    reports = [validate(c.output_dir, task.root, profile="mdsbench") for c in candidates]
     out: dict[str, dict[int, int]] = {}
     for name, sel in (("mdsbench", validator_max), ("random", random)):
         decisions = choose(sel, task, candidates, reports)

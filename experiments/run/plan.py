@@ -151,15 +151,12 @@ def _selector_spec(strategy_cfg: Mapping[str, Any], selector_cfg: Any) -> Any:
     return _plain(selector_cfg)
 
 
-def build_strategy(
-    cfg: Mapping[str, Any] | DictConfig, selector_cfg: Any = None, *, allow_oracle: bool = False
-) -> Strategy:
+def build_strategy(cfg: Mapping[str, Any] | DictConfig, selector_cfg: Any = None) -> Strategy:
     """Construct the strategy: the factory named by ``kind`` called with the other keys.
 
     Args:
         cfg: The ``strategy`` node (``name``, ``kind``, factory options, optional ``selector._target_``).
         selector_cfg: The top-level ``selector`` node, used when ``strategy.selector._target_`` is unset.
-        allow_oracle: ``analysis.oracle``.
 
     Returns:
         The strategy.
@@ -167,14 +164,14 @@ def build_strategy(
     Raises:
         UnknownNameError: An unknown strategy kind or selector name (the message lists the valid ones).
         OptionError: An option the strategy factory does not take, or a value it refuses (``n=0``).
-        OracleNotAllowed: The oracle selector without ``analysis.oracle=true``.
+        OracleNotAllowed: The oracle selector (``analysis.oracle`` is for a run: `build_components`).
     """
     data = dict(_plain(cfg))
     kind = strategy_kind(data)
     selector = None
     if "selector" in inspect.signature(strategies.get(kind)).parameters:
         spec = _selector_spec(data, selector_cfg)
-        selector = build_selector(spec, allow_oracle=allow_oracle, on_error=_on_error(selector_cfg))
+        selector = build_selector(spec, on_error=_on_error(selector_cfg))
     return _create(kind, data, selector)
 
 

@@ -27,6 +27,7 @@ from benchmark.score.forked import map_forked, processes_for
 from benchmark.score.profiles import ScoringRules
 from core.atomic import atomic_write_json, atomic_write_text
 from core.cli_errors import one_line
+from experiments.stored.run_folder import METRICS
 
 if TYPE_CHECKING:
     from experiments.run.mistakes import RunMistakes
@@ -47,6 +48,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 PROFILES = ("official", "strict")
+_SCORES = ("pair_valid", "source_score", "schema_valid_score", "semantic_score", "content_fidelity_score")
+"""The scorer's per-sample values ``samples.jsonl`` keeps (with ``e2e``)."""
 
 
 def export_dataset(dataset: Dataset, selected: Path, export_root: Path, run_name: str) -> Path:
@@ -142,33 +145,21 @@ def metrics_document(
         model = res.get("models", {}).get(run_name) or {}
         if model.get("metrics") and not model.get("error"):
             datasets[name] = {k: float(model["metrics"][k]) for k in names}
-    doc: dict[str, Any] = {
+    flags = {"incomplete": incomplete, "upper_bound": upper_bound, "simulation": simulation}
+    return {
         "profile": profile,
         "macro": {k: (float(agg["metrics"][k]) if agg["metrics"] else None) for k in names},
         "datasets": datasets,
+        **{flag: True for flag, on in flags.items() if on},
     }
-    if incomplete:
-        doc["incomplete"] = True
-    if upper_bound:
-        doc["upper_bound"] = True
-    if simulation:
-        doc["simulation"] = True
-    return doc
 
 
 def _per_sample(results: Mapping[str, Any], dataset: str, run_name: str) -> dict[str, dict[str, Any]]:
     model = results.get(dataset, {}).get("models", {}).get(run_name) or {}
-    out = {}
-    for ps in model.get("per_sample", []):
-        out[str(ps["index"])] = {
-            "pair_valid": ps["pair_valid"],
-            "source_score": ps["source_score"],
-            "schema_valid_score": ps["schema_valid_score"],
-            "semantic_score": ps["semantic_score"],
-            "content_fidelity_score": ps["content_fidelity_score"],
-            "e2e": e2e_pass(ps),
-        }
-    return out
+    return {
+        str(ps["index"]): {**{k: ps[k] for k in _SCORES}, "e2e": e2e_pass(ps)}
+        for ps in model.get("per_sample", [])
+    }
 
 
 def write_outputs(
@@ -215,8 +206,8 @@ def write_outputs(
     if fallbacks is not None:
         for doc in docs.values():
             doc["selector_fallbacks"] = fallbacks
-    atomic_write_json(run_dir / "metrics.json", docs["official"])
-    atomic_write_json(run_dir / "metrics_strict.json", docs["strict"])
+    for p in PROFILES:
+        atomic_write_json(run_dir / METRICS[p], docs[p])
     lines = []
     for dataset, rec in records.items():
         per = {p: _per_sample(scores[p], dataset, run_name) for p in PROFILES}
@@ -247,12 +238,13 @@ def write_outputs(
                 row["mistakes"] = mistakes.samples[(dataset, int(key))]
             lines.append(json.dumps(row, sort_keys=True))
     atomic_write_text(run_dir / "samples.jsonl", "".join(line + "\n" for line in lines))
-    total = Usage()
-    for u in usage.values():
-        total = total + u
     atomic_write_json(
         run_dir / "usage.json",
-        {"total": total.to_dict(), "datasets": {k: u.to_dict() for k, u in usage.items()}, **extra_usage},
+        {
+            "total": sum(usage.values(), Usage()).to_dict(),
+            "datasets": {k: u.to_dict() for k, u in usage.items()},
+            **extra_usage,
+        },
     )
     return docs
 

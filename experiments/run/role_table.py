@@ -123,11 +123,7 @@ def role_table(
         "judge": (
             {
                 "samples": judged,
-                "chosen": judge["chosen"],
-                "tie": judge["tie"],
-                "single": judge["single"],
-                "invalid": judge["invalid"],
-                "budget": judge["budget"],
+                **{status: judge[status] for status in ("chosen", "tie", "single", "invalid", "budget")},
                 "calls": judge_usage.calls,
                 "tokens": judge_usage.total_tokens,
                 "cost_usd": round(judge_usage.cost_usd, 6),

@@ -22,9 +22,8 @@ __all__ = [
     "NoDatasetsError",
     "benchmark_root",
     "ensure_bundled_suite",
-    "ensure_foreign_suite",
-    "ensure_realfiles_suite",
     "ensure_replica_suite",
+    "ensure_testbed_suite",
     "format_families",
     "parse_shard",
     "select_datasets",
@@ -49,10 +48,8 @@ def benchmark_root(benchmark: Mapping[str, Any]) -> Path:
     """
     if benchmark.get("root"):
         return Path(str(benchmark["root"])).expanduser()
-    if benchmark.get("suite") == "realfiles":
-        return ensure_realfiles_suite(benchmark.get("cache_dir"))
-    if benchmark.get("suite") == "foreign":
-        return ensure_foreign_suite(benchmark.get("cache_dir"))
+    if benchmark.get("suite") in ("realfiles", "foreign"):
+        return ensure_testbed_suite(str(benchmark["suite"]), benchmark.get("cache_dir"))
     if benchmark.get("suite") == "replica":
         return ensure_replica_suite(benchmark.get("source"), benchmark.get("cache_dir"))
     size, seed = str(benchmark.get("size", "small")), int(benchmark.get("seed", 0))
@@ -95,48 +92,29 @@ def ensure_bundled_suite(
     return _cached_suite(key, build, f"the bundled suite ({shown}, seed {seed})", cache_dir)
 
 
-def ensure_realfiles_suite(cache_dir: str | Path | None = None) -> Path:
-    """Return the realfiles suite's root (``benchmark=realfiles``), building it first if it is not cached.
+def ensure_testbed_suite(name: str, cache_dir: str | Path | None = None) -> Path:
+    """Return the realfiles or the foreign suite's root (``benchmark=realfiles|foreign``), building it first
+    if it is not cached.
 
-    The cache key covers what the suite's bytes depend on: the pydicom and nibabel versions (their test files)
-    and the source of the suite builder and of ``medio`` (the ground truth is rendered with it).
+    The cache key covers what the suite's bytes depend on: the versions of the packages whose test files,
+    pixels and writers make it (``testbed.<name>.sources.source_versions``: pydicom and nibabel for
+    realfiles) and the source of its builder and of ``medio`` (the ground truth is rendered with it).
 
     Args:
+        name: ``realfiles`` or ``foreign``.
         cache_dir: Cache folder (default: `cache_root`).
 
     Returns:
-        ``<cache>/realfiles-<key>``.
+        ``<cache>/<name>-<key>``.
     """
+    import importlib
+
     import medio
-    import testbed.realfiles
-    from testbed.realfiles import build_realfiles
-    from testbed.realfiles.sources import source_versions
 
-    key = _source_key([json.dumps(source_versions(), sort_keys=True)], testbed.realfiles, medio)
-    return _cached_suite(
-        f"realfiles-{key}", lambda out: build_realfiles(out), "the realfiles suite", cache_dir
-    )
-
-
-def ensure_foreign_suite(cache_dir: str | Path | None = None) -> Path:
-    """Return the foreign suite's root (``benchmark=foreign``), building it first if it is not cached.
-
-    The key covers the versions of the packages whose pixels and writers make the suite and the source of its
-    builder and of ``medio``.
-
-    Args:
-        cache_dir: Cache folder (default: `cache_root`).
-
-    Returns:
-        ``<cache>/foreign-<key>``.
-    """
-    import medio
-    import testbed.foreign
-    from testbed.foreign import build_foreign
-    from testbed.foreign.sources import source_versions
-
-    key = _source_key([json.dumps(source_versions(), sort_keys=True)], testbed.foreign, medio)
-    return _cached_suite(f"foreign-{key}", lambda out: build_foreign(out), "the foreign suite", cache_dir)
+    package = importlib.import_module(f"testbed.{name}")
+    versions = importlib.import_module(f"testbed.{name}.sources").source_versions()
+    key = _source_key([json.dumps(versions, sort_keys=True)], package, medio)
+    return _cached_suite(f"{name}-{key}", getattr(package, f"build_{name}"), f"the {name} suite", cache_dir)
 
 
 def ensure_replica_suite(source: str | Path | None = None, cache_dir: str | Path | None = None) -> Path:

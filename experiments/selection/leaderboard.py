@@ -64,6 +64,7 @@ from core.cli_errors import CliError, OneLineParser, cli_main, existing_dir
 from core.registry import OptionError
 from experiments.publish.stats import CI_METHOD, TEST_METHOD, bootstrap_ci, cluster_diffs, paired_cluster_test
 from experiments.publish.tables import write_tables
+from experiments.run.mistakes import add_counts
 from experiments.run.plan import import_plugins, task_options
 from experiments.run.served import served_label
 from experiments.selection.reselect import ReselectError, load_source_config
@@ -283,8 +284,7 @@ def role_columns(
     wins = dict.fromkeys(agents, 0)
     decided = 0
     for candidates, chosen, spend in cells:
-        for c in candidates:
-            made = made + c.usage
+        made = sum((c.usage for c in candidates), made)
         judge = judge + spend.usage
         for k in chosen.values():
             if k is not None:
@@ -506,17 +506,11 @@ class ScoreCache:
     _readable_meta: dict[str, list[int]] = field(default_factory=dict)
     assembled: int = 0
 
-    def score(
-        self, stored: StoredDataset, sel: Selector, profile: str, reports: Sequence[Report]
-    ) -> tuple[dict[int, int | None], _Scored]:
-        """Choose with ``sel``, assemble (unless this choice was scored before) and score."""
-        decisions, scored = self.score_decisions(stored, sel, profile, reports)
-        return {i: d.candidate for i, d in decisions.items()}, scored
-
     def score_decisions(
         self, stored: StoredDataset, sel: Selector, profile: str, reports: Sequence[Report]
     ) -> tuple[dict[int, SampleDecision], _Scored]:
-        """`score`, with the selector's whole decisions (``fallback`` flags, a judge's verdicts and usage)."""
+        """Choose with ``sel``, assemble (unless this choice was scored before) and score; with the selector's
+        whole decisions (``fallback`` flags, a judge's verdicts and usage)."""
         from strategies.selectors import choose
 
         decisions = choose(sel, stored.task, stored.candidates, reports)
@@ -573,13 +567,6 @@ def _read_mistakes(candidate: Candidate) -> dict[int, frozenset[str]]:
     except ValueError as exc:  # one broken label file must not stop the leaderboard
         log.warning("%s", exc)
         return {}
-
-
-def _miss_rates(
-    chosen: Mapping[int, int], mistakes: Sequence[Mapping[int, frozenset[str]]]
-) -> dict[str, tuple[int, int]]:
-    """Per mistake type, (misses, opportunities) (`testbed.perturb.miss_rates`)."""
-    return miss_rates(chosen, mistakes)
 
 
 def _selector_names(wanted: Sequence[str] | None, judges: bool = False) -> list[str]:
@@ -686,7 +673,6 @@ def leaderboard(
     selector_names: Sequence[str] | None = None,
     validators: Sequence[str] = ("evidence", "mdsbench"),
     *,
-    work: Path | None = None,
     workers: int | None = None,
     on_error: str = "raise",
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -696,7 +682,6 @@ def leaderboard(
         runs: Finished S3 (or S4) run folders.
         selector_names: Registered selector names (default: every registered one but the oracle).
         validators: Validator profiles (names or YAML paths).
-        work: Scratch folder for assembled outputs (default: a temporary folder).
         workers: Processes (datasets are evaluated in parallel); default the CPU count, 1 in-process.
         on_error: ``raise`` (a selector that raises stops the leaderboard) or ``fallback`` (validator_max
             chooses there; the ``fallbacks`` column counts those samples per row).
@@ -725,7 +710,7 @@ def leaderboard(
     profiles = [str(v) for v in validators]
     labels = {s.key: [_read_mistakes(c) for c in s.candidates] for s in stored}
     labelled = any(any(m) for ms in labels.values() for m in ms)
-    with tempfile.TemporaryDirectory(dir=work) as scratch:
+    with tempfile.TemporaryDirectory() as scratch:  # the assembled outputs
         results = _evaluate_all(
             stored, names, profiles, scratch, workers or os.cpu_count() or 1, on_error, sources
         )
@@ -758,10 +743,7 @@ def leaderboard(
                     e2e[res.key] = float(metrics["official"]["E2E"])
                 if labelled:
                     kept = {i: k for i, k in chosen.items() if k is not None}
-                    for t, (m, o) in _miss_rates(kept, labels[res.key]).items():
-                        acc = misses.setdefault(t, [0, 0])
-                        acc[0] += m
-                        acc[1] += o
+                    add_counts(misses, miss_rates(kept, labels[res.key]))
             per_dataset[name] = e2e
             by_dataset[f"{Path(profile).stem}/{name}"] = e2e
             for p, tag in (("official", ""), ("strict", "strict_")):
@@ -812,11 +794,10 @@ def _miss_table(frame: pd.DataFrame) -> pd.DataFrame:
     types = sorted(c[len("miss_") :] for c in frame.columns if c.startswith("miss_"))
     table: dict[str, list[str]] = {"mistake": types}
     for _, row in frame.iterrows():
-        cells = []
-        for t in types:
-            rate, n = row.get(f"miss_{t}"), row.get(f"n_{t}")
-            cells.append("n/a" if rate is None or pd.isna(rate) else f"{rate:.2f} ({int(n)})")
-        table[f"{row['validator']}/{row['selector']}"] = cells
+        table[f"{row['validator']}/{row['selector']}"] = [
+            "n/a" if pd.isna(row.get(f"miss_{t}")) else f"{row[f'miss_{t}']:.2f} ({int(row[f'n_{t}'])})"
+            for t in types
+        ]
     return pd.DataFrame(table)
 
 

@@ -46,8 +46,6 @@ __all__ = ["ReplayAgent", "ReselectError", "load_source_config", "main", "resele
 
 log = logging.getLogger(__name__)
 
-"""Strategy kinds whose candidates are n independent generations ``0..n-1`` (S3, S4)."""
-
 GROUPS = ("strategy", "selector", "validator")
 
 

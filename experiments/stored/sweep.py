@@ -48,6 +48,19 @@ class RunData:
         """The run stopped early (budget) or lost a dataset."""
         return bool(self.metrics.get("incomplete"))
 
+    def cost(self) -> dict[str, float]:
+        """What the run spent: agent invocations (``candidates``), model ``calls``, ``prompt_tokens``,
+        ``completion_tokens``, ``USD`` and its wall-clock seconds (``wall_s``)."""
+        total = self.usage.get("total", {})
+        return {
+            "candidates": float(self.usage.get("candidates") or 0),
+            "calls": float(total.get("calls") or 0),
+            "prompt_tokens": float(total.get("prompt_tokens") or 0),
+            "completion_tokens": float(total.get("completion_tokens") or 0),
+            "USD": float(total.get("cost_usd") or 0.0),
+            "wall_s": float(self.wall_s if self.wall_s is not None else total.get("wall_s") or 0.0),
+        }
+
     def per_dataset(self, metric: str = "E2E") -> dict[str, float]:
         """Dataset → the metric (official profile)."""
         return {d: float(m[metric]) for d, m in self.metrics.get("datasets", {}).items()}

@@ -223,13 +223,13 @@ def _client(uri: str) -> MlflowClient:
             time.sleep(0.5)
 
 
-def stored_link(folder: Path) -> dict[str, str] | None:
-    """The folder's ``tracking.json`` (its MLflow run), or None when it was never logged."""
+def stored_link(folder: Path, uri: str | None = None) -> dict[str, str] | None:
+    """The folder's ``tracking.json`` (its MLflow run), or None when it was never logged (or, given ``uri``,
+    logged to another store)."""
     path = folder / TRACKING_FILE
-    if not path.is_file():
-        return None
-    data = read_json_or_none(path)
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else None
+    data = read_json_or_none(path) if path.is_file() else None
+    link = {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else None
+    return None if link is None or (uri is not None and link.get("tracking_uri") != uri) else link
 
 
 def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
@@ -255,9 +255,9 @@ class MlflowStore:
             self.client: MlflowClient = _client(settings.uri)
         self._experiments: dict[str, str] = {}
 
-    def experiment_id(self, name: str | None = None) -> str:
-        """The id of the experiment ``name`` (default: the settings'), created on first use."""
-        name = name or self.settings.experiment
+    def experiment_id(self) -> str:
+        """The id of the settings' experiment, created on first use."""
+        name = self.settings.experiment
         if name not in self._experiments:
             found = self.client.get_experiment_by_name(name)
             if found is not None:
@@ -307,8 +307,8 @@ class MlflowStore:
         all_tags = {**tags, "mlflow.runName": run_name}
         if parent_run_id is not None:
             all_tags["mlflow.parentRunId"] = parent_run_id
-        link = stored_link(folder)
-        if link is not None and link.get("tracking_uri") == self.settings.uri:
+        link = stored_link(folder, self.settings.uri)
+        if link is not None:
             with contextlib.suppress(Exception):  # deleted from the store since: a new run is made below
                 run = self.client.get_run(link["run_id"])
                 if run.info.lifecycle_stage == "active":

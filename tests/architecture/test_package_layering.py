@@ -26,14 +26,6 @@ ALLOWED = {
     "strategies": {"core", "medio", "benchmark", "validator", "agents"},
     "experiments": {"core", "medio", "benchmark", "validator", "agents", "testbed", "strategies"},
 }
-# Satellites the agents' and the forecast's restructurings (issue 55) fold back; nothing may join them.
-PENDING_SATELLITES = {
-    "experiments.run.forecast_pilot",
-    "experiments.run.forecast_price",
-    "experiments.run.forecast_rates",
-}
-
-
 def _top(module: str) -> str:
     return module.split(".")[0]
 
@@ -159,7 +151,7 @@ def test_no_module_is_a_satellite_of_another() -> None:
     # Split when a second concept moves in, never to meet a line count: a `leaderboard_figure.py` that only
     # `leaderboard.py` imports is part of the leaderboard. Give a second concept a name of its own.
     found = _satellites(edges(with_typing=True), {module_name(p) for p in source_files()})
-    assert found <= PENDING_SATELLITES, sorted(found - PENDING_SATELLITES)
+    assert not found, sorted(found)
 
 
 def test_the_satellite_check_sees_a_figure_split_from_its_module() -> None:

@@ -211,7 +211,7 @@ def test_a_dry_run_sweep_prints_one_row_per_job_and_their_total(
 
 
 def test_a_forecast_and_its_comparison_are_what_tracking_logs(tmp_path: Path) -> None:
-    from experiments.tracking.run_folder import artifact_files, run_metrics
+    from experiments.tracking.record import artifact_files, run_metrics
 
     span = {"low": 80.0, "expected": 100.0, "high": 125.0}
     total = {"calls": span, "tokens": span, "usd": None}

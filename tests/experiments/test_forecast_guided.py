@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from cli_in_process import run_cli_in_process
 
-from experiments.run.forecast_rates import Cost, fit_speed
+from experiments.run.forecast import Cost, fit_speed
 from testbed.fakeserver import FakeServer
 from testbed.fakeserver.schema_answers import SchemaAnswers
 

@@ -111,11 +111,11 @@ def test_every_decodable_sample_is_written_or_its_failure_is_reported(
 
 
 def test_benchmark_realfiles_builds_the_suite_once_into_the_cache(tmp_path: Path) -> None:
-    from experiments.run.suite import ensure_realfiles_suite
+    from experiments.run.suite import ensure_testbed_suite
 
-    root = ensure_realfiles_suite(tmp_path)
+    root = ensure_testbed_suite("realfiles", tmp_path)
     assert root.parent == tmp_path and root.name.startswith("realfiles-")
     manifest = root / "rf-mr-transfer-syntaxes" / "VLM" / "random.txt"
     stamp = manifest.stat().st_mtime_ns
-    assert ensure_realfiles_suite(tmp_path) == root
+    assert ensure_testbed_suite("realfiles", tmp_path) == root
     assert manifest.stat().st_mtime_ns == stamp  # found in the cache, not rebuilt

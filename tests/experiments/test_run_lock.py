@@ -17,7 +17,13 @@ from cli_process import run_cli as _cli
 from cli_process import start_as_terminal_command
 from gated_agent import ARRIVED, OPEN
 
-from experiments.run.lock import LOCK_NAME, RunFolderBusy, hold_run_folder, holder_pid, release_run_folder
+from experiments.run.lock import LOCK_NAME, RunFolderBusy, hold_run_folder, release_run_folder
+
+
+def holder_pid(run: Path) -> int | None:
+    """The pid written in the run folder's lock file (None when it is empty or absent)."""
+    text = (run / LOCK_NAME).read_text(encoding="ascii").strip() if (run / LOCK_NAME).is_file() else ""
+    return int(text) if text.isdigit() else None
 
 
 def _rules_run(suite: Path, run: Path, *extra: str, strategy: str = "s0") -> list[str]:

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from benchmark.score.constants import METRIC_NAMES
-from experiments.analysis.ablation import load_runs, summary_frame, write_ablation, zoomed_floor
+from experiments.analysis.ablation import load_runs, summary_frame, write_ablation
 from experiments.publish.stats import cluster_diffs, mean_spread, paired_cluster_test
 
 
@@ -30,12 +30,6 @@ def test_mean_spread_over_seeds() -> None:
     assert mean_spread([0.5, 0.7, None, 0.9]) == pytest.approx((0.7, 0.2))
     assert mean_spread([0.4]) == (0.4, 0.0)
     assert mean_spread([None]) == (None, None)
-
-
-def test_zoomed_floor_only_when_values_are_close_to_one() -> None:
-    assert zoomed_floor([0.2, 0.9]) == 0.0
-    assert zoomed_floor([0.93, 0.97]) == pytest.approx(0.9)
-    assert zoomed_floor([1.0, 1.0]) == pytest.approx(0.95)
 
 
 def _fake_run(folder: Path, strategy: str, seed: int, per_dataset: dict[str, float], calls: int) -> None:
