@@ -26,6 +26,8 @@ ALLOWED = {
     "strategies": {"core", "medio", "benchmark", "validator", "agents"},
     "experiments": {"core", "medio", "benchmark", "validator", "agents", "testbed", "strategies"},
 }
+
+
 def _top(module: str) -> str:
     return module.split(".")[0]
 
