@@ -429,7 +429,8 @@ def load_stored(run_dir: Path, label: str | None = None) -> list[StoredDataset]:
         One entry per dataset with at least one finished candidate.
 
     Raises:
-        ReselectError: Not a finished run, or no candidates.
+        ReselectError: Not a finished run, no candidates, or a `samples_per_dataset` that is not a positive
+            integer.
     """
     from benchmark.discover import discover
     from experiments.run.experiment import benchmark_root
@@ -444,8 +445,12 @@ def load_stored(run_dir: Path, label: str | None = None) -> list[StoredDataset]:
     # The run's sample limit (benchmark.samples): its candidates and scores cover only the first N entries;
     # scored against the whole manifest, a 3-sample run of a 20-sample dataset had SV 0.15 here, 1.0 there.
     limit = info.get("samples_per_dataset")
+    if limit is not None and (type(limit) is not int or limit < 1):
+        raise ReselectError(
+            f"{run_dir / 'run.json'}: samples_per_dataset is {limit!r}, not a positive integer"
+        )
     for found in discover(root, names=names or None):
-        dataset = found.first(int(limit)) if limit is not None else found
+        dataset = found.first(limit) if limit is not None else found
         folder = run_dir / CANDIDATES / dataset.name
         keys = (
             sorted((p for p in folder.iterdir() if p.name.isdigit()), key=lambda p: int(p.name))

@@ -240,6 +240,24 @@ def test_a_run_limited_to_n_samples_is_re_scored_on_those_n(rules_s3_run, tmp_pa
     assert all(len(s.task.entries) > 1 for s in load_stored(src))
 
 
+@pytest.mark.parametrize("limit", ["3", 2.5, 0, True])
+def test_a_run_json_sample_limit_that_is_not_a_positive_integer_is_refused_in_one_line(
+    rules_s3_run, tmp_path: Path, limit: object
+) -> None:
+    from experiments.selection.leaderboard import load_stored
+    from experiments.selection.reselect import ReselectError
+
+    _, src = rules_s3_run
+    run = tmp_path / "run"
+    shutil.copytree(src, run, symlinks=True)
+    info = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**info, "samples_per_dataset": limit}))
+
+    with pytest.raises(ReselectError, match=r"samples_per_dataset is .* not a positive integer") as err:
+        load_stored(run)
+    assert "\n" not in str(err.value) and "run.json" in str(err.value)
+
+
 def test_an_output_of_the_first_samples_scores_whole_on_those_samples(rules_s3_run, tmp_path: Path) -> None:
     from benchmark.score.evaluate import score_candidate
     from experiments.selection.leaderboard import load_stored
