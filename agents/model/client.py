@@ -51,7 +51,22 @@ def import_litellm() -> ModuleType:
     litellm.suppress_debug_info = True  # its "Give Feedback" banner goes to stdout on every error
     for name in ("LiteLLM", "LiteLLM Proxy", "LiteLLM Router", "httpx"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    if not any(isinstance(f, _LoopChangeFilter) for f in logging.getLogger("LiteLLM").filters):
+        logging.getLogger("LiteLLM").addFilter(_LoopChangeFilter())
     return litellm
+
+
+class _LoopChangeFilter(logging.Filter):
+    """Drops LiteLLM's "LoggingWorker: event loop changed" warning.
+
+    LiteLLM keeps one logging worker per process, bound to the event loop it last ran in. Each run starts a
+    new loop (`core.cli_errors.run_coroutine`: each job of a sequential multirun, each in-process CLI call),
+    and a success-logging task still queued by the last run is moved onto it with this warning. Nothing is
+    lost and nothing is for the user to do, yet it was a second stderr line beside a run's one-line error.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("LoggingWorker: event loop changed")
 
 
 def is_context_window_error(exc: BaseException) -> bool:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from agent_scripts import FAKE_KEY, make_agent, make_task, standard_script
 
 from agents.base import Agent, Candidate, ManifestEntry, Task, Usage
@@ -121,3 +123,29 @@ def test_fakeserver_command_line_prints_its_url_and_serves_the_script(tmp_path: 
         except subprocess.TimeoutExpired:
             proc.kill()
             raise
+
+
+def test_litellms_event_loop_change_warning_is_dropped_and_its_other_warnings_are_kept(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    # Its logging worker is re-homed when a second run in one process starts a new event loop; that warning
+    # was a second stderr line beside a run's one-line error (tests/experiments/test_server_died.py).
+    from agents.model.client import import_litellm
+
+    import_litellm()
+    import_litellm()  # a second import adds no second filter
+    logger = logging.getLogger("LiteLLM")
+    capfd.readouterr()
+
+    logger.warning(
+        "LoggingWorker: event loop changed; carried %d pending and revived %d dequeued logging task(s) "
+        "onto the new loop",
+        0,
+        1,
+    )
+    logger.warning("LiteLLM: some other warning %d", 7)
+
+    err = capfd.readouterr().err
+    assert "event loop changed" not in err
+    assert "some other warning 7" in err
+    assert sum(type(f).__name__ == "_LoopChangeFilter" for f in logger.filters) == 1
