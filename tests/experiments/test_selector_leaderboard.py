@@ -225,14 +225,20 @@ def test_run_labels_take_parents_only_where_names_clash(tmp_path: Path) -> None:
     assert run_labels([tmp_path / "r", tmp_path / "r"]) == ["r", "r"]
 
 
+def _copy_with_sample_limit(src: Path, tmp_path: Path, limit: object) -> Path:
+    """A copy of the stored run whose run.json says it was cut to ``limit`` samples per dataset."""
+    run = tmp_path / "run"
+    shutil.copytree(src, run, symlinks=True)
+    info = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**info, "samples_per_dataset": limit}))
+    return run
+
+
 def test_a_run_limited_to_n_samples_is_re_scored_on_those_n(rules_s3_run, tmp_path: Path) -> None:
     from experiments.selection.leaderboard import load_stored
 
     _, src = rules_s3_run
-    run = tmp_path / "run"
-    shutil.copytree(src, run, symlinks=True)
-    info = json.loads((run / "run.json").read_text())
-    (run / "run.json").write_text(json.dumps({**info, "samples_per_dataset": 1}))
+    run = _copy_with_sample_limit(src, tmp_path, 1)
 
     stored = load_stored(run)
 
@@ -247,11 +253,7 @@ def test_a_run_json_sample_limit_that_is_not_a_positive_integer_is_refused_in_on
     from experiments.selection.leaderboard import load_stored
     from experiments.selection.reselect import ReselectError
 
-    _, src = rules_s3_run
-    run = tmp_path / "run"
-    shutil.copytree(src, run, symlinks=True)
-    info = json.loads((run / "run.json").read_text())
-    (run / "run.json").write_text(json.dumps({**info, "samples_per_dataset": limit}))
+    run = _copy_with_sample_limit(rules_s3_run[1], tmp_path, limit)
 
     with pytest.raises(ReselectError, match=r"samples_per_dataset is .* not a positive integer") as err:
         load_stored(run)
@@ -280,10 +282,7 @@ def test_an_output_of_the_first_samples_scores_whole_on_those_samples(rules_s3_r
 
 def test_the_board_says_how_many_datasets_came_from_cut_runs(rules_s3_run, tmp_path: Path) -> None:
     _, src = rules_s3_run
-    run = tmp_path / "run"
-    shutil.copytree(src, run, symlinks=True)
-    info = json.loads((run / "run.json").read_text())
-    (run / "run.json").write_text(json.dumps({**info, "samples_per_dataset": 1}))
+    run = _copy_with_sample_limit(src, tmp_path, 1)
 
     frame, stats = leaderboard([run], ["validator_max"], ["evidence"], workers=1)
     write_leaderboard(frame, stats, tmp_path / "board")
